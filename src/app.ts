@@ -1,0 +1,99 @@
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Db } from './db/index.js';
+import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
+import { addSharedSchema, ProblemSchema, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import { registerFeatures } from './features.js';
+import type { Logger } from './lib/logger.js';
+
+export const API_PREFIX = '/agent/voice/dialer';
+export const VERSION = '0.1.0';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  logger?: Logger;
+}
+
+/** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, db } = deps;
+  const app = Fastify({
+    loggerInstance: (deps.logger ?? undefined) as FastifyBaseLogger | undefined,
+    bodyLimit: config.bodyLimitBytes,
+    // Request IDs: honour a caller's X-Request-Id, echo it back, put it on every log line.
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    ajv: { customOptions: { strict: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  addSharedSchema(ProblemSchema as typeof ProblemSchema & { $id: string });
+  app.addSchema(ProblemSchema);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  // Before the auth hook, which refuses routes that are neither public nor permissioned.
+  app.addHook('onRoute', (route) => {
+    // The interactive docs are public; swagger-ui registers its own routes under /docs.
+    if (route.url.startsWith(`${API_PREFIX}/docs`)) route.config = { ...(route.config ?? {}), public: true };
+  });
+
+
+  const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
+  const auth = new AuthService(new AuthRepository(db), signer);
+  registerAuth(app, auth, API_PREFIX);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Dialer API',
+        version: VERSION,
+        description: 'Outbound AI voice-agent calling: leads, templates, configurations, numbers, merchants, blacklist, analytics.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'A login JWT (POST /login) or an s2s_ token' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+
+  await app.register(
+    async (api) => {
+      const scoped = api as unknown as App;
+      scoped.get('/health', {
+        config: { public: true },
+        schema: {
+          tags: ['service'],
+          summary: 'Liveness: 200 once the database is migrated and requests are served',
+          security: [],
+          response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String(), database: Type.String() }) },
+        },
+        handler: async () => {
+          await db.query('SELECT 1');
+          return { status: 'ok' as const, version: VERSION, database: db.kind };
+        },
+      });
+      scoped.get('/openapi.json', {
+        config: { public: true },
+        schema: { hide: true },
+        handler: async () => api.swagger(),
+      });
+      registerAuthRoutes(scoped, auth);
+      await registerFeatures(scoped, { config, db, log: app.log });
+    },
+    { prefix: API_PREFIX },
+  );
+  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+  return app;
+}

@@ -1,0 +1,145 @@
+import { newId } from '../lib/ids.js';
+import { forbidden, notFound, unauthorized, unprocessable } from '../lib/errors.js';
+import { verifyPassword } from './passwords.js';
+import type { Principal, RoleName } from './principal.js';
+import type { AuthRepository, TokenRow, UserRow } from './repository.js';
+import { scopeCondition } from './scope.js';
+import { hashS2sToken, newS2sToken, S2S_PREFIX, type JwtSigner } from './tokens.js';
+
+export interface LoginResult {
+  access_token: string;
+  token_type: 'bearer';
+  expires_in: number;
+  user: { id: string; email: string; role: RoleName; reseller_id: string | null; merchant_id: string | null };
+}
+
+export interface IssueTokenInput {
+  name: string;
+  role: string;
+  reseller_id: string;
+  merchant_id?: string | null;
+}
+
+function principalOfUser(user: UserRow): Principal {
+  return {
+    kind: 'user',
+    id: user.id,
+    label: user.email,
+    role: user.role,
+    resellerId: user.reseller_id,
+    merchantId: user.merchant_id,
+  };
+}
+
+function principalOfToken(token: TokenRow): Principal {
+  return {
+    kind: 's2s',
+    id: token.id,
+    label: token.name,
+    role: token.role,
+    resellerId: token.reseller_id,
+    merchantId: token.merchant_id,
+  };
+}
+
+const ISSUABLE: readonly RoleName[] = ['reseller', 'merchant', 'user'];
+
+export class AuthService {
+  constructor(
+    private readonly repo: AuthRepository,
+    private readonly signer: JwtSigner,
+  ) {}
+
+  async login(email: string, password: string): Promise<LoginResult> {
+    const user = await this.repo.userByEmail(email);
+    const ok = await verifyPassword(user?.password_hash, password);
+    if (!user || !ok) throw unprocessable('The email or password is incorrect', undefined, 'invalid_credentials');
+    return {
+      access_token: await this.signer.sign(user.id),
+      token_type: 'bearer',
+      expires_in: this.signer.ttlSeconds,
+      user: { id: user.id, email: user.email, role: user.role, reseller_id: user.reseller_id, merchant_id: user.merchant_id },
+    };
+  }
+
+  async authenticate(token: string): Promise<Principal> {
+    if (token.startsWith(S2S_PREFIX)) {
+      const row = await this.repo.liveTokenByHash(hashS2sToken(token));
+      if (!row) throw unauthorized('The server-to-server token is unknown or has been revoked');
+      await this.repo.touchToken(row.id);
+      return principalOfToken(row);
+    }
+    const userId = await this.signer.verify(token);
+    const user = await this.repo.userById(userId);
+    if (!user) throw unauthorized('The user of this token no longer exists');
+    return principalOfUser(user);
+  }
+
+  /**
+   * Issues an s2s token (spec 4.1, 5.5). Who may issue what: admin any role at any reseller; a
+   * reseller reseller/merchant/user tokens inside its reseller; a merchant merchant/user tokens for
+   * its own merchant; a user none.
+   */
+  async issueToken(caller: Principal, input: IssueTokenInput): Promise<TokenRow & { token: string }> {
+    const role = input.role as RoleName;
+    if (!ISSUABLE.includes(role)) {
+      throw forbidden(`Tokens can be issued for the roles ${ISSUABLE.join(', ')} only`, 'role_not_issuable');
+    }
+    const merchantId = input.merchant_id ?? null;
+    if ((role === 'merchant' || role === 'user') && !merchantId) {
+      throw unprocessable(`merchant_id is required for a ${role} token`, [{ path: '/merchant_id', message: 'is required' }]);
+    }
+    if (role === 'reseller' && merchantId) {
+      throw unprocessable('A reseller token has no merchant_id', [{ path: '/merchant_id', message: 'must be omitted for role reseller' }]);
+    }
+    this.assertMayIssue(caller, role, input.reseller_id, merchantId);
+    if (!(await this.repo.resellerExists(input.reseller_id))) {
+      throw unprocessable(`reseller_id ${input.reseller_id} is unknown`, [{ path: '/reseller_id', message: 'is unknown' }]);
+    }
+    if (merchantId) {
+      const owner = await this.repo.merchantReseller(merchantId);
+      if (owner !== input.reseller_id) {
+        throw unprocessable(`merchant_id ${merchantId} is not a merchant of reseller ${input.reseller_id}`, [
+          { path: '/merchant_id', message: 'is unknown for this reseller' },
+        ]);
+      }
+    }
+    const token = newS2sToken();
+    const row = await this.repo.insertToken({
+      id: newId(),
+      token_hash: hashS2sToken(token),
+      token_hint: token.slice(0, S2S_PREFIX.length + 6),
+      name: input.name,
+      role: role as TokenRow['role'],
+      reseller_id: input.reseller_id,
+      merchant_id: merchantId,
+      created_by: `${caller.kind}:${caller.id}`,
+    });
+    return { ...row, token };
+  }
+
+  private assertMayIssue(caller: Principal, role: RoleName, resellerId: string, merchantId: string | null): void {
+    if (caller.role === 'admin') return;
+    const refuse = () => {
+      throw forbidden(`A ${caller.role} cannot issue a ${role} token at this scope`, 'scope_not_grantable');
+    };
+    if (caller.role === 'user' || caller.resellerId !== resellerId) refuse();
+    if (caller.role === 'merchant' && (role === 'reseller' || merchantId !== caller.merchantId)) refuse();
+  }
+
+  listTokens(caller: Principal, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const where = scopeCondition(caller, { reseller: 't.reseller_id', merchant: 't.merchant_id' }, params);
+    return this.repo.listTokens(where, params, limit, offset);
+  }
+
+  async revokeToken(caller: Principal, id: string): Promise<TokenRow> {
+    const row = await this.repo.tokenById(id);
+    const visible =
+      row &&
+      (caller.role === 'admin' ||
+        (caller.resellerId === row.reseller_id && (caller.role === 'reseller' || caller.merchantId === row.merchant_id)));
+    if (!row || !visible) throw notFound(`Token ${id}`);
+    return (await this.repo.revokeToken(id))!;
+  }
+}

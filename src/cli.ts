@@ -1,0 +1,114 @@
+/**
+ * The `dialer` command: serve, migrate, user create (and the feature commands registered below).
+ * Errors a user can fix (configuration, a locked data directory, bad arguments) print one clear
+ * line and exit 1; nothing else is swallowed.
+ */
+import { Command, Option } from 'commander';
+import { ConfigError, loadConfig } from './config.js';
+import { DataDirLockedError, openAndMigrate } from './db/index.js';
+import { AppError } from './lib/errors.js';
+import { createLogger } from './lib/logger.js';
+import { startServer } from './server.js';
+import { tenantsService } from './tenants/index.js';
+import { VERSION, API_PREFIX } from './app.js';
+import { ROLES, type Principal, type RoleName } from './auth/index.js';
+import { registerCommands } from './commands.js';
+
+const program = new Command()
+  .name('dialer')
+  .description('Dialer: outbound AI voice-agent calling service')
+  .version(VERSION);
+
+program
+  .command('serve')
+  .description('Serve the API (and, in the default role, the scheduler and call runners)')
+  .addOption(new Option('--role <role>', 'which parts to run').choices(['all', 'api', 'worker']).default('all'))
+  .action(async (opts: { role: 'all' | 'api' | 'worker' }) => {
+    const config = loadConfig();
+    const logger = createLogger(config.logLevel);
+    const server = await startServer(config, logger, (admin) => {
+      if (admin.generatedPassword) {
+        process.stdout.write(
+          `\nCreated the first admin: ${admin.email} / ${admin.generatedPassword}\n` +
+            'This password is shown once. Set DIALER_ADMIN_EMAIL and DIALER_ADMIN_PASSWORD to choose your own.\n\n',
+        );
+      } else {
+        logger.info({ email: admin.email }, 'created the first admin from DIALER_ADMIN_EMAIL');
+      }
+    });
+    logger.info(
+      { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, database: server.db.kind, role: opts.role },
+      'Dialer is serving',
+    );
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      try {
+        await server.close();
+        process.exit(0);
+      } catch (err) {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      }
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('Apply the database migrations and exit')
+  .action(async () => {
+    const config = loadConfig();
+    const db = await openAndMigrate(config);
+    await db.close();
+    process.stdout.write(`Database migrated (${db.kind}).\n`);
+  });
+
+const SYSTEM: Principal = { kind: 'user', id: 'cli', label: 'dialer CLI', role: 'admin', resellerId: null, merchantId: null };
+
+program
+  .command('user')
+  .description('Manage users')
+  .command('create')
+  .description('Create a user (as an admin would through POST /users)')
+  .requiredOption('--email <email>', 'login email')
+  .requiredOption('--password <password>', 'password (at least 8 characters)')
+  .addOption(new Option('--role <role>', 'role').choices([...ROLES]).default('admin'))
+  .option('--reseller-id <id>', 'reseller of a reseller, merchant or user')
+  .option('--merchant-id <id>', 'merchant of a merchant or user')
+  .action(async (opts: { email: string; password: string; role: RoleName; resellerId?: string; merchantId?: string }) => {
+    if (opts.password.length < 8) throw new ConfigError('--password must be at least 8 characters');
+    const config = loadConfig();
+    const db = await openAndMigrate(config);
+    try {
+      const user = await tenantsService(db).createUser(SYSTEM, {
+        email: opts.email,
+        password: opts.password,
+        role: opts.role,
+        reseller_id: opts.resellerId ?? null,
+        merchant_id: opts.merchantId ?? null,
+      });
+      process.stdout.write(`Created ${user.role} ${user.email} (${user.id}).\n`);
+    } finally {
+      await db.close();
+    }
+  });
+
+registerCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof ConfigError || err instanceof DataDirLockedError) {
+    process.stderr.write(`dialer: ${err.message}\n`);
+    process.exit(1);
+  }
+  if (err instanceof AppError) {
+    process.stderr.write(`dialer: ${err.message}${err.errors ? ` (${err.errors.map((e) => `${e.path} ${e.message}`).join('; ')})` : ''}\n`);
+    process.exit(1);
+  }
+  throw err;
+}

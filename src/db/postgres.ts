@@ -1,0 +1,50 @@
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './types.js';
+
+// Timestamps come back as Date (pg's default); int8 (counts) as JavaScript numbers, since no count
+// Dialer keeps comes near 2^53; numeric stays a string and repositories convert it.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
+      const result = await client.query(sql, params as unknown[]);
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      await client.query(sql);
+    },
+  };
+}
+
+export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Db> {
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  // Fail fast with a clear message when the server is unreachable.
+  const probe = await pool.connect();
+  probe.release();
+  const root = wrap(pool);
+  return {
+    kind: 'postgres',
+    query: root.query,
+    exec: root.exec,
+    async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The database seen by the rest of Dialer: plain SQL with positional parameters, the same on
+ * embedded PGlite and on PostgreSQL. Repositories are the only callers.
+ */
+export interface QueryResult<T> {
+  rows: T[];
+  /** Rows changed by an INSERT, UPDATE or DELETE; rows returned otherwise. */
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements (no parameters): migrations. */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,90 @@
+/**
+ * One error type for everything the service reports to a client. It carries a stable code and an
+ * HTTP status and is rendered as RFC 9457 problem details by the HTTP error handler.
+ */
+
+export interface FieldError {
+  /** JSON pointer-like path of the offending field, e.g. `/payload/customer_mobile_number`. */
+  path: string;
+  message: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function statusTitle(status: number): string {
+  return TITLES[status] ?? (status >= 500 ? 'Server Error' : 'Client Error');
+}
+
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors?: FieldError[],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  toProblem(): Problem {
+    const problem: Problem = {
+      type: `urn:dialer:problem:${this.code}`,
+      title: statusTitle(this.status),
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+    };
+    if (this.errors && this.errors.length > 0) problem.errors = this.errors;
+    return problem;
+  }
+}
+
+export const badRequest = (message: string, errors?: FieldError[], code = 'bad_request') =>
+  new AppError(400, code, message, errors);
+export const unauthorized = (message = 'A valid bearer token is required') => new AppError(401, 'unauthorized', message);
+export const forbidden = (message: string, code = 'forbidden') => new AppError(403, code, message);
+export const notFound = (what: string, code = 'not_found') => new AppError(404, code, `${what} was not found`);
+export const conflict = (message: string, code = 'conflict') => new AppError(409, code, message);
+export const unprocessable = (message: string, errors?: FieldError[], code = 'unprocessable') =>
+  new AppError(422, code, message, errors);
+
+/** Coerces anything thrown into an Error, keeping the original as `cause`. */
+export function toError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  return new Error(typeof thrown === 'string' ? thrown : 'Non-error thrown', { cause: thrown });
+}
+
+/** PostgreSQL error code of a driver error (pg and PGlite both expose `code`). */
+export function pgErrorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof (err as { code: unknown }).code === 'string') {
+    return (err as { code: string }).code;
+  }
+  return undefined;
+}
+
+export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
+export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';

@@ -1,0 +1,24 @@
+import { pino, type Logger, type LoggerOptions } from 'pino';
+import type { LogLevel } from '../config.js';
+
+export type { Logger };
+
+/** Structured JSON logs; secrets never reach them (redacted by path). */
+export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logger {
+  return pino({
+    level,
+    base: { service: 'dialer' },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'password',
+        '*.password',
+        'token',
+        '*.token',
+        'access_token',
+      ],
+      censor: '[redacted]',
+    },
+    ...options,
+  });
+}

@@ -1,0 +1,194 @@
+import { Type } from 'typebox';
+import type { App } from '../http/index.js';
+import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
+import { isoRequired } from '../lib/time.js';
+import type { MerchantRow, ResellerRow, UserRecord } from './repository.js';
+import type { TenantsService } from './service.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
+const Email = Type.String({ format: 'email', maxLength: 320 });
+
+const Reseller = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp, updated_at: Timestamp });
+const Merchant = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  reseller_id: Type.String(),
+  contact_email: Type.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+const User = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.String(),
+  reseller_id: Type.Union([Type.String(), Type.Null()]),
+  merchant_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const resellerView = (r: ResellerRow) => ({ id: r.id, name: r.name, created_at: isoRequired(r.created_at), updated_at: isoRequired(r.updated_at) });
+const merchantView = (m: MerchantRow) => ({
+  id: m.id,
+  name: m.name,
+  reseller_id: m.reseller_id,
+  contact_email: m.contact_email,
+  created_at: isoRequired(m.created_at),
+  updated_at: isoRequired(m.updated_at),
+});
+const userView = (u: UserRecord) => ({
+  id: u.id,
+  email: u.email,
+  role: u.role,
+  reseller_id: u.reseller_id,
+  merchant_id: u.merchant_id,
+  created_at: isoRequired(u.created_at),
+  updated_at: isoRequired(u.updated_at),
+});
+
+/** Resellers, merchants (spec 4.6) and users (DESIGN 5). */
+export function registerTenantRoutes(app: App, tenants: TenantsService): void {
+  app.post('/resellers', {
+    config: { permission: ['resellers', 'write'] },
+    schema: {
+      tags: ['tenants'],
+      summary: 'Create a reseller (admin)',
+      body: Type.Object({ name: Name }, { additionalProperties: false }),
+      response: { 200: Reseller, ...problems(400, 401, 403, 409) },
+    },
+    handler: async (request) => resellerView(await tenants.createReseller(request.body.name.trim())),
+  });
+
+  app.get('/resellers', {
+    config: { permission: ['resellers', 'read'] },
+    schema: { tags: ['tenants'], summary: 'List resellers in scope', querystring: PageQuery, response: { 200: listOf(Reseller), ...problems(400, 401, 403) } },
+    handler: async (request) => {
+      const page = toPage(request.query);
+      const { rows, total } = await tenants.listResellers(request.principal, page.limit, page.offset);
+      return paged(rows.map(resellerView), total, page);
+    },
+  });
+
+  app.get('/resellers/:id', {
+    config: { permission: ['resellers', 'read'] },
+    schema: { tags: ['tenants'], summary: 'Read a reseller', params: IdParams, response: { 200: Reseller, ...problems(401, 403, 404) } },
+    handler: async (request) => resellerView(await tenants.getReseller(request.principal, request.params.id)),
+  });
+
+  const MerchantBody = Type.Object(
+    { name: Name, reseller_id: Id, contact_email: Email },
+    { additionalProperties: false },
+  );
+
+  app.post('/merchants', {
+    config: { permission: ['merchants', 'write'] },
+    schema: { tags: ['merchants'], summary: 'Create a merchant', body: MerchantBody, response: { 200: Merchant, ...problems(400, 401, 403, 409) } },
+    handler: async (request) => {
+      const body = request.body;
+      const row = await tenants.createMerchant(request.principal, { ...body, name: body.name.trim() });
+      return merchantView(row);
+    },
+  });
+
+  app.get('/merchants', {
+    config: { permission: ['merchants', 'read'] },
+    schema: {
+      tags: ['merchants'],
+      summary: 'List merchants in scope',
+      querystring: Type.Intersect([PageQuery, Type.Object({ reseller_id: Type.Optional(Id) })]),
+      response: { 200: listOf(Merchant), ...problems(400, 401, 403) },
+    },
+    handler: async (request) => {
+      const page = toPage(request.query);
+      const { rows, total } = await tenants.listMerchants(request.principal, { reseller_id: request.query.reseller_id }, page.limit, page.offset);
+      return paged(rows.map(merchantView), total, page);
+    },
+  });
+
+  app.get('/merchants/:id', {
+    config: { permission: ['merchants', 'read'] },
+    schema: { tags: ['merchants'], summary: 'Read a merchant', params: IdParams, response: { 200: Merchant, ...problems(401, 403, 404) } },
+    handler: async (request) => merchantView(await tenants.getMerchant(request.principal, request.params.id)),
+  });
+
+  app.put('/merchants/:id', {
+    config: { permission: ['merchants', 'write'] },
+    schema: {
+      tags: ['merchants'],
+      summary: 'Replace a merchant\'s fields (name, contact_email; reseller_id cannot change)',
+      params: IdParams,
+      body: Type.Object(
+        { id: Type.Optional(Id), name: Name, contact_email: Email, reseller_id: Type.Optional(Id), created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+      response: { 200: Merchant, ...problems(400, 401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const body = request.body;
+      const row = await tenants.updateMerchant(request.principal, request.params.id, body.id, {
+        name: body.name.trim(),
+        contact_email: body.contact_email,
+        reseller_id: body.reseller_id,
+      });
+      return merchantView(row);
+    },
+  });
+
+  app.delete('/merchants/:id', {
+    config: { permission: ['merchants', 'write'] },
+    schema: {
+      tags: ['merchants'],
+      summary: 'Delete a merchant with nothing left that refers to it (409 otherwise)',
+      params: IdParams,
+      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...problems(401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const row = await tenants.deleteMerchant(request.principal, request.params.id);
+      return { id: row.id, deleted: true as const };
+    },
+  });
+
+  app.post('/users', {
+    config: { permission: ['users', 'write'] },
+    schema: {
+      tags: ['tenants'],
+      summary: 'Create a user (admin; a reseller for its own reseller)',
+      body: Type.Object(
+        {
+          email: Email,
+          password: Type.String({ minLength: 8, maxLength: 1024 }),
+          role: Type.Union([Type.Literal('admin'), Type.Literal('reseller'), Type.Literal('merchant'), Type.Literal('user')]),
+          reseller_id: Type.Optional(Type.Union([Id, Type.Null()])),
+          merchant_id: Type.Optional(Type.Union([Id, Type.Null()])),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: User, ...problems(400, 401, 403, 409) },
+    },
+    handler: async (request) => userView(await tenants.createUser(request.principal, request.body)),
+  });
+
+  app.get('/users', {
+    config: { permission: ['users', 'read'] },
+    schema: { tags: ['tenants'], summary: 'List users in scope', querystring: PageQuery, response: { 200: listOf(User), ...problems(400, 401, 403) } },
+    handler: async (request) => {
+      const page = toPage(request.query);
+      const { rows, total } = await tenants.listUsers(request.principal, page.limit, page.offset);
+      return paged(rows.map(userView), total, page);
+    },
+  });
+
+  app.delete('/users/:id', {
+    config: { permission: ['users', 'write'] },
+    schema: {
+      tags: ['tenants'],
+      summary: 'Delete a user',
+      params: IdParams,
+      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...problems(401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const row = await tenants.deleteUser(request.principal, request.params.id);
+      return { id: row.id, deleted: true as const };
+    },
+  });
+}

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { assertOwnerInScope, hashPassword, inScope, scopeCondition, type Principal, type RoleName } from '../auth/index.js';
+import { badRequest, conflict, forbidden, isUniqueViolation, notFound } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import type { MerchantRow, ResellerRow, TenantsRepository, UserRecord } from './repository.js';
+
+export interface NewUser {
+  email: string;
+  password: string;
+  role: RoleName;
+  reseller_id?: string | null;
+  merchant_id?: string | null;
+}
+
+export class TenantsService {
+  constructor(private readonly repo: TenantsRepository) {}
+
+  // Resellers
+
+  async createReseller(name: string): Promise<ResellerRow> {
+    try {
+      return await this.repo.insertReseller(newId(), name);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A reseller named "${name}" already exists`, 'duplicate_reseller');
+      throw err;
+    }
+  }
+
+  listResellers(caller: Principal, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const where = scopeCondition(caller, { reseller: 'id' }, params);
+    return this.repo.listResellers(where, params, limit, offset);
+  }
+
+  async getReseller(caller: Principal, id: string): Promise<ResellerRow> {
+    const row = await this.repo.reseller(id);
+    if (!row || !inScope(caller, row.id, null, { resellerWide: true })) throw notFound(`Reseller ${id}`);
+    return row;
+  }
+
+  // Merchants
+
+  async createMerchant(caller: Principal, input: { name: string; reseller_id: string; contact_email: string }): Promise<MerchantRow> {
+    assertOwnerInScope(caller, input.reseller_id, caller.role === 'reseller' || caller.role === 'admin' ? undefined : caller.merchantId);
+    if (!(await this.repo.reseller(input.reseller_id))) {
+      throw badRequest(`reseller_id ${input.reseller_id} is unknown`, [{ path: '/reseller_id', message: 'is unknown' }]);
+    }
+    try {
+      return await this.repo.insertMerchant({ id: newId(), ...input });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A merchant named "${input.name}" already exists in this reseller`, 'duplicate_merchant');
+      throw err;
+    }
+  }
+
+  listMerchants(caller: Principal, filter: { reseller_id?: string }, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const conds = [scopeCondition(caller, { reseller: 'm.reseller_id', merchant: 'm.id' }, params)];
+    if (filter.reseller_id) {
+      params.push(filter.reseller_id);
+      conds.push(`m.reseller_id = $${params.length}`);
+    }
+    return this.repo.listMerchants(conds.join(' AND '), params, limit, offset);
+  }
+
+  async getMerchant(caller: Principal, id: string): Promise<MerchantRow> {
+    const row = await this.repo.merchant(id);
+    if (!row || !inScope(caller, row.reseller_id, row.id)) throw notFound(`Merchant ${id}`);
+    return row;
+  }
+
+  async updateMerchant(
+    caller: Principal,
+    id: string,
+    bodyId: string | undefined,
+    input: { name: string; contact_email: string; reseller_id?: string },
+  ): Promise<MerchantRow> {
+    if (bodyId !== undefined && bodyId !== id) {
+      throw badRequest(`Body id ${bodyId} does not match the path id ${id}`, [{ path: '/id', message: 'must equal the id in the path' }]);
+    }
+    const current = await this.getMerchant(caller, id);
+    if (input.reseller_id !== undefined && input.reseller_id !== current.reseller_id) {
+      throw badRequest('A merchant cannot move to another reseller', [{ path: '/reseller_id', message: 'cannot be changed' }]);
+    }
+    try {
+      return (await this.repo.updateMerchant(id, input.name, input.contact_email))!;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A merchant named "${input.name}" already exists in this reseller`, 'duplicate_merchant');
+      throw err;
+    }
+  }
+
+  async deleteMerchant(caller: Principal, id: string): Promise<MerchantRow> {
+    const current = await this.getMerchant(caller, id);
+    const refs = await this.repo.merchantReferences(id);
+    const inUse = Object.entries(refs).filter(([, n]) => n > 0);
+    if (inUse.length > 0) {
+      throw conflict(
+        `Merchant ${id} is still referenced by ${inUse.map(([k, n]) => `${n} ${k}`).join(', ')}; remove those first`,
+        'merchant_in_use',
+      );
+    }
+    await this.repo.deleteMerchant(id);
+    return current;
+  }
+
+  // Users
+
+  async createUser(caller: Principal, input: NewUser): Promise<UserRecord> {
+    const resellerId = input.role === 'admin' ? null : (input.reseller_id ?? null);
+    const merchantId = input.role === 'merchant' || input.role === 'user' ? (input.merchant_id ?? null) : null;
+    if (input.role === 'admin' && caller.role !== 'admin') throw forbidden('Only an admin can create admins');
+    if (input.role !== 'admin') {
+      if (!resellerId) throw badRequest(`reseller_id is required for a ${input.role}`, [{ path: '/reseller_id', message: 'is required' }]);
+      assertOwnerInScope(caller, resellerId, caller.role === 'admin' || caller.role === 'reseller' ? undefined : merchantId);
+      if (!(await this.repo.reseller(resellerId))) {
+        throw badRequest(`reseller_id ${resellerId} is unknown`, [{ path: '/reseller_id', message: 'is unknown' }]);
+      }
+    }
+    if (input.role === 'merchant' || input.role === 'user') {
+      if (!merchantId) throw badRequest(`merchant_id is required for a ${input.role}`, [{ path: '/merchant_id', message: 'is required' }]);
+      const merchant = await this.repo.merchant(merchantId);
+      if (!merchant || merchant.reseller_id !== resellerId) {
+        throw badRequest(`merchant_id ${merchantId} is not a merchant of reseller ${resellerId}`, [
+          { path: '/merchant_id', message: 'is unknown for this reseller' },
+        ]);
+      }
+    }
+    try {
+      return await this.repo.insertUser({
+        id: newId(),
+        email: input.email,
+        password_hash: await hashPassword(input.password),
+        role: input.role,
+        reseller_id: resellerId,
+        merchant_id: merchantId,
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A user with email ${input.email} already exists`, 'duplicate_user');
+      throw err;
+    }
+  }
+
+  listUsers(caller: Principal, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const where = scopeCondition(caller, { reseller: 'u.reseller_id', merchant: 'u.merchant_id' }, params);
+    return this.repo.listUsers(where, params, limit, offset);
+  }
+
+  async deleteUser(caller: Principal, id: string): Promise<UserRecord> {
+    const row = await this.repo.user(id);
+    const visible = row && (caller.role === 'admin' || (row.reseller_id !== null && inScope(caller, row.reseller_id, row.merchant_id)));
+    if (!row || !visible) throw notFound(`User ${id}`);
+    if (row.id === caller.id) throw conflict('You cannot delete your own user', 'self_delete');
+    if (row.role === 'admin' && (await this.repo.adminCount()) <= 1) throw conflict('The last admin cannot be deleted', 'last_admin');
+    await this.repo.deleteUser(id);
+    return row;
+  }
+
+  /**
+   * Makes sure an admin exists (DESIGN 5, bootstrap). Returns the generated password when one had
+   * to be invented, so the CLI can print it once; undefined otherwise.
+   */
+  async ensureAdmin(email: string | undefined, password: string | undefined): Promise<{ email: string; generatedPassword?: string } | undefined> {
+    if ((await this.repo.adminCount()) > 0) return undefined;
+    const adminEmail = email ?? 'admin@localhost';
+    const generated = password === undefined ? randomBytes(12).toString('base64url') : undefined;
+    try {
+      await this.repo.insertUser({
+        id: newId(),
+        email: adminEmail,
+        password_hash: await hashPassword(password ?? generated!),
+        role: 'admin',
+        reseller_id: null,
+        merchant_id: null,
+      });
+    } catch (err) {
+      // Another process created it at the same moment: fine.
+      if (isUniqueViolation(err)) return undefined;
+      throw err;
+    }
+    return generated ? { email: adminEmail, generatedPassword: generated } : { email: adminEmail };
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * `dialer serve` as a newcomer runs it: a real process on embedded PGlite, a real port. Data written
+ * through the API survives a restart; a second process on the same data directory is refused.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const PREFIX = '/agent/voice/dialer';
+
+interface Serving {
+  child: ChildProcess;
+  url: string;
+  stdout: string;
+}
+
+const children: ChildProcess[] = [];
+
+function serve(env: Record<string, string>): Promise<Serving> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+      cwd: root,
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      const m = /"url":"(http:\/\/[^"]+?)\/agent\/voice\/dialer"/.exec(stdout);
+      if (m) resolve({ child, url: m[1]!, stdout });
+    });
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.on('exit', (code) => reject(Object.assign(new Error(`exited ${code}: ${stderr}`), { code, stderr, stdout })));
+  });
+}
+
+function stop(s: Serving): Promise<number | null> {
+  return new Promise((resolve) => {
+    s.child.removeAllListeners('exit');
+    s.child.on('exit', (code) => resolve(code));
+    s.child.kill('SIGTERM');
+  });
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers ?? {}) } });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const dirs: string[] = [];
+after(() => {
+  children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
+  dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+});
+
+describe('dialer serve (embedded PGlite)', () => {
+  it('keeps data across a restart and refuses a second process on the same data directory', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+    dirs.push(dataDir);
+    const env = { DIALER_DATA_DIR: dataDir, DIALER_ADMIN_EMAIL: 'boss@example.com', DIALER_ADMIN_PASSWORD: 'boss-password' };
+    const first = await serve(env);
+    const health = await json(`${first.url}${PREFIX}/health`);
+    assert.deepEqual(health.body, { status: 'ok', version: health.body.version, database: 'pglite' });
+    const login = await json(`${first.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'boss@example.com', password: 'boss-password' }) });
+    assert.equal(login.status, 200);
+    const auth = { authorization: `Bearer ${login.body.access_token}` };
+    const created = await json(`${first.url}${PREFIX}/resellers`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Survivor' }) });
+    assert.equal(created.status, 200);
+
+    const second = await serve(env).then(
+      () => assert.fail('a second process must not start'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(second.code, 1);
+    assert.match(second.stderr, /in use by another Dialer process/);
+
+    assert.equal(await stop(first), 0);
+    assert.equal(fs.existsSync(path.join(dataDir, 'dialer.lock')), false);
+
+    const again = await serve(env);
+    // The signing key was kept in the data directory: the old token still works.
+    const read = await json(`${again.url}${PREFIX}/resellers/${created.body.id}`, { headers: auth });
+    assert.equal(read.status, 200);
+    assert.equal(read.body.name, 'Survivor');
+    assert.equal(await stop(again), 0);
+  });
+
+  it('creates admin@localhost with a generated password, shown once, when no admin is configured', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+    dirs.push(dataDir);
+    const s = await serve({ DIALER_DATA_DIR: dataDir, DIALER_ADMIN_EMAIL: '', DIALER_ADMIN_PASSWORD: '' });
+    await new Promise((r) => setTimeout(r, 50));
+    const m = /Created the first admin: admin@localhost \/ (\S+)/.exec(s.stdout);
+    assert.ok(m, s.stdout);
+    const login = await json(`${s.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'admin@localhost', password: m[1] }) });
+    assert.equal(login.status, 200);
+    assert.equal(await stop(s), 0);
+  });
+});

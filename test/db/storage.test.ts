@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { DataDirLockedError, loadMigrations, migrate, openDatabase, openPostgres } from '../../src/db/index.js';
+import { createPgDatabase, testBackend } from '../helpers/db.js';
+
+const backend = testBackend();
+
+async function openFresh(): Promise<{ open: () => ReturnType<typeof openDatabase>; cleanup: () => Promise<void> }> {
+  if (backend === 'pglite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+    return { open: () => openDatabase({ databaseUrl: undefined, dataDir: dir }), cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const created = await createPgDatabase();
+  return { open: () => openDatabase({ databaseUrl: created.url, dataDir: '/nonexistent' }), cleanup: created.drop };
+}
+
+describe(`storage on ${backend}`, () => {
+  it('data survives closing and opening again', async () => {
+    const { open, cleanup } = await openFresh();
+    try {
+      const db1 = await open();
+      await migrate(db1);
+      await db1.query("INSERT INTO resellers (id, name) VALUES ('r-keep', 'Kept')");
+      await db1.close();
+      const db2 = await open();
+      assert.deepEqual(await migrate(db2), [], 'nothing left to migrate');
+      const { rows } = await db2.query<{ name: string }>("SELECT name FROM resellers WHERE id = 'r-keep'");
+      assert.deepEqual(rows, [{ name: 'Kept' }]);
+      await db2.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('a transaction that throws leaves nothing behind', async () => {
+    const { open, cleanup } = await openFresh();
+    try {
+      const db = await open();
+      await migrate(db);
+      await assert.rejects(
+        db.tx(async (q) => {
+          await q.query("INSERT INTO resellers (id, name) VALUES ('r-tx', 'Tx')");
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal((await db.query("SELECT 1 FROM resellers WHERE id = 'r-tx'")).rows.length, 0);
+      await db.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('migrations are numbered and each applied once', async () => {
+    const migrations = loadMigrations();
+    assert.ok(migrations.length >= 1);
+    migrations.forEach((m, i) => i > 0 && assert.ok(m.version > migrations[i - 1]!.version, `${m.name} has a number of its own`));
+  });
+
+  if (backend === 'pglite') {
+    it('a second opener of the same data directory is refused with a clear message', async () => {
+      const { open, cleanup } = await openFresh();
+      try {
+        const db = await open();
+        await assert.rejects(open(), (err: unknown) => err instanceof DataDirLockedError && /in use by another Dialer process/.test(err.message));
+        await db.close();
+        const again = await open();
+        await again.close();
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('a lock left by a dead process is taken over', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+      try {
+        const dead = spawnSync(process.execPath, ['-e', '0']).pid;
+        fs.writeFileSync(path.join(dir, 'dialer.lock'), `${dead}\n`);
+        const db = await openDatabase({ databaseUrl: undefined, dataDir: dir });
+        assert.equal(fs.readFileSync(path.join(dir, 'dialer.lock'), 'utf8').trim(), String(process.pid));
+        await db.close();
+        assert.equal(fs.existsSync(path.join(dir, 'dialer.lock')), false, 'released on close');
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  if (backend === 'postgres') {
+    it('two processes migrating at once take turns and apply each migration once', async () => {
+      const created = await createPgDatabase();
+      try {
+        const a = await openPostgres(created.url);
+        const b = await openPostgres(created.url);
+        const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
+        assert.deepEqual([...ra, ...rb].sort(), loadMigrations().map((m) => m.version));
+        const { rows } = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+        assert.equal(rows[0]!.n, loadMigrations().length);
+        await a.close();
+        await b.close();
+      } finally {
+        await created.drop();
+      }
+    });
+  }
+});

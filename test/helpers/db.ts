@@ -1,0 +1,61 @@
+/**
+ * A fresh, migrated database per test file, on the backend `npm test` chose: in-memory PGlite, or
+ * a database of its own created in the test PostgreSQL server (dropped on close).
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { migrate, openPglite, openPostgres, type Db } from '../../src/db/index.js';
+
+export type Backend = 'pglite' | 'postgres';
+
+export function testBackend(): Backend {
+  return process.env.DIALER_TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+}
+
+/** Connection string of a new, empty database in the test server (postgres backend only). */
+export async function createPgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const serverUrl = process.env.DIALER_TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!serverUrl) throw new Error('DIALER_TEST_DB=postgres needs DIALER_TEST_DATABASE_URL (npm test sets it)');
+  const name = `dialer_test_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+/** A migrated database; `close()` also removes it. */
+export async function createTestDb(backend: Backend = testBackend()): Promise<Db & { url?: string }> {
+  if (backend === 'pglite') {
+    const db = await openPglite(undefined);
+    await migrate(db);
+    return db;
+  }
+  const created = await createPgDatabase();
+  const db = await openPostgres(created.url);
+  await migrate(db);
+  return {
+    ...db,
+    url: created.url,
+    async close() {
+      await db.close();
+      await created.drop();
+    },
+  };
+}
