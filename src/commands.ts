@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
+import { registerLeadsCommands } from './leads/commands.js';
+import { registerAnalyticsCommands } from './analytics/commands.js';
 
-/** Feature commands of the CLI (e.g. `dialer leads import`), each from its feature's door. */
+/** Feature commands of the CLI (`dialer leads import`, `dialer demo seed`), each from its feature. */
 export function registerCommands(program: Command): void {
-  void program;
+  registerLeadsCommands(program);
+  registerAnalyticsCommands(program);
 }

@@ -2,6 +2,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
 import type { App } from './http/index.js';
+import { registerAnalytics } from './analytics/index.js';
+import { registerBlacklist } from './blacklist/index.js';
+import { registerConfigurations } from './configurations/index.js';
+import { registerLeads } from './leads/index.js';
+import { registerNumbers } from './numbers/index.js';
+import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
 
 export interface FeatureDeps {
@@ -16,4 +22,10 @@ export interface FeatureDeps {
  */
 export async function registerFeatures(app: App, deps: FeatureDeps): Promise<void> {
   registerTenants(app, deps.db);
+  registerTemplates(app, deps);
+  registerConfigurations(app, deps);
+  registerNumbers(app, deps);
+  registerBlacklist(app, deps);
+  registerLeads(app, deps);
+  registerAnalytics(app, deps);
 }
