@@ -32,6 +32,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
+  // JSON only (spec: all bodies are JSON); a text body answers 415 instead of a confusing type error.
+  app.removeContentTypeParser('text/plain');
   addSharedSchema(ProblemSchema as typeof ProblemSchema & { $id: string });
   app.addSchema(ProblemSchema);
   app.addHook('onSend', async (request, reply) => {
