@@ -19,7 +19,7 @@ export const ADMIN_PASSWORD = 'admin-password-1';
 export interface Response<T = any> {
   status: number;
   body: T;
-  headers: Record<string, string | string[] | undefined>;
+  headers: Record<string, string | string[] | number | undefined>;
 }
 
 export interface Client {
