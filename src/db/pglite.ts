@@ -19,15 +19,20 @@ function wrap(target: PGlite | Transaction): Queryable {
   };
 }
 
+export interface PgliteDb extends Db {
+  readonly pglite: PGlite;
+}
+
 /**
  * Embedded PostgreSQL (WASM). `dataDir` undefined keeps everything in memory (tests).
  * PGlite is single-process: the caller holds the data-directory lock (see lock.ts).
  */
-export async function openPglite(dataDir: string | undefined): Promise<Db> {
-  const db = await PGlite.create(dataDir ? { dataDir } : {});
+export async function openPglite(dataDir: string | undefined, options: { loadDataDir?: Blob } = {}): Promise<PgliteDb> {
+  const db = await PGlite.create({ ...(dataDir ? { dataDir } : {}), ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}) });
   const root = wrap(db);
   return {
     kind: 'pglite',
+    pglite: db,
     query: root.query,
     exec: root.exec,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -37,4 +42,9 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
       await db.close();
     },
   };
+}
+
+/** A tarball of an in-memory PGlite's files (tests start from a migrated snapshot). */
+export async function dumpPglite(db: PgliteDb): Promise<Blob> {
+  return db.pglite.dumpDataDir('none');
 }
