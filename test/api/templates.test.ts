@@ -1,0 +1,467 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { buildTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { buildWorld, type World } from '../helpers/world.js';
+
+let t: TestApp;
+let w: World;
+before(async () => {
+  t = await buildTestApp();
+  w = await buildWorld(t);
+});
+after(() => t.close());
+
+let seq = 0;
+const uniqueName = (prefix = 'tpl') => `${prefix}-${++seq}`;
+
+/** A two-node flow using every node, function, hook and action field. */
+function fullFlow(): any {
+  return {
+    initial_node: 'greet',
+    nodes: [
+      {
+        node_name: 'greet',
+        role_messages: [{ role: 'system', content: 'You call for {clinic_name}.' }],
+        task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm {appointment_date}.' }],
+        functions: [
+          {
+            name: 'confirm_appointment',
+            description: 'The customer confirmed',
+            properties: { note: { type: 'string', description: 'What they said' }, seats: { type: ['integer', 'null'] } },
+            required: ['note'],
+            transition_to: 'bye',
+            hooks: [
+              {
+                name: 'crm',
+                http_request: {
+                  url: 'https://crm.example.com/appointments/{appointment_id}',
+                  method: 'PATCH',
+                  headers: { Authorization: 'Bearer {crm_token}' },
+                  query_params: { source: 'dialer', attempt: 1, live: true },
+                  body: { status: 'confirmed', nested: { lead: '{lead_id}' } },
+                  timeout: 10,
+                },
+              },
+            ],
+          },
+          { name: 'log_only' },
+        ],
+        pre_actions: [{ type: 'tts_say', text: 'Hello!' }],
+        post_actions: [{ type: 'function', name: 'log_only' }],
+        respond_immediately: true,
+        vad: { stop_secs: 0.8 },
+        idle_timeout_seconds: 8,
+        idle_prompt: 'Are you still there?',
+      },
+      {
+        node_name: 'bye',
+        task_messages: [{ role: 'system', content: 'Say goodbye.' }],
+        post_actions: [{ type: 'end_conversation', outcome: 'confirmed' }],
+        outcome: 'confirmed',
+      },
+    ],
+  };
+}
+
+const simpleFlow = (): any => ({
+  initial_node: 'only',
+  nodes: [{ node_name: 'only', task_messages: [{ role: 'system', content: 'Hi' }], post_actions: [{ type: 'end_conversation' }] }],
+});
+
+async function create(client: Client, body: Record<string, unknown>) {
+  const res = await client.post('/templates', { name: uniqueName(), flow: simpleFlow(), ...body });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body;
+}
+
+const TEMPLATE_KEYS = ['created_at', 'flow', 'id', 'merchant_id', 'name', 'reseller_id', 'updated_at'];
+
+describe('templates: create, read, list, replace, delete', () => {
+  it('POST creates with exactly the template fields; GET returns the same; flow round-trips whole', async () => {
+    const flow = fullFlow();
+    const res = await t.admin.post('/templates', { name: '  Appointment  ', reseller_id: w.r1, flow });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(Object.keys(res.body).sort(), TEMPLATE_KEYS);
+    assert.equal(res.body.name, 'Appointment');
+    assert.equal(res.body.reseller_id, w.r1);
+    assert.equal(res.body.merchant_id, null);
+    assert.deepEqual(res.body.flow, flow);
+    assert.equal(new Date(res.body.created_at).toISOString(), res.body.created_at);
+    assert.equal(new Date(res.body.updated_at).toISOString(), res.body.updated_at);
+    const read = await t.admin.get(`/templates/${res.body.id}`);
+    assert.equal(read.status, 200);
+    assert.deepEqual(read.body, res.body);
+  });
+
+  it('creates a merchant template; lists paged with total', async () => {
+    const created = await create(w.reseller1, { reseller_id: w.r1, merchant_id: w.m1 });
+    assert.equal(created.merchant_id, w.m1);
+    const list = await t.admin.get('/templates?page_size=1000');
+    assert.equal(list.status, 200);
+    assert.deepEqual(Object.keys(list.body).sort(), ['data', 'page', 'page_size', 'total']);
+    assert.equal(list.body.total, list.body.data.length);
+    const listed = list.body.data.find((x: { id: string }) => x.id === created.id);
+    assert.deepEqual(listed, created);
+    const page = await t.admin.get('/templates?page=2&page_size=1');
+    assert.equal(page.body.page, 2);
+    assert.equal(page.body.page_size, 1);
+    assert.equal(page.body.data.length, 1);
+  });
+
+  it('PUT replaces name, merchant_id and flow; a field dropped from the flow is gone; timestamps in the body are ignored', async () => {
+    const created = await create(t.admin, { reseller_id: w.r1, merchant_id: w.m1, flow: fullFlow() });
+    const flow = fullFlow();
+    delete flow.nodes[0].respond_immediately;
+    delete flow.nodes[0].functions[0].hooks;
+    const put = await w.reseller1.put(`/templates/${created.id}`, {
+      ...created,
+      name: 'Renamed',
+      merchant_id: w.m1b,
+      flow,
+      created_at: '1999-01-01T00:00:00.000Z',
+      updated_at: '1999-01-01T00:00:00.000Z',
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.deepEqual(Object.keys(put.body).sort(), TEMPLATE_KEYS);
+    assert.equal(put.body.id, created.id);
+    assert.equal(put.body.name, 'Renamed');
+    assert.equal(put.body.merchant_id, w.m1b);
+    assert.equal(put.body.created_at, created.created_at);
+    assert.ok(put.body.updated_at >= created.updated_at);
+    const read = (await t.admin.get(`/templates/${created.id}`)).body;
+    assert.deepEqual(read, put.body);
+    assert.equal('respond_immediately' in read.flow.nodes[0], false);
+    assert.equal('hooks' in read.flow.nodes[0].functions[0], false);
+    // merchant_id left out means reseller-level: the whole object is replaced.
+    const { merchant_id: _m, ...withoutMerchant } = read;
+    const shared = await t.admin.put(`/templates/${created.id}`, withoutMerchant);
+    assert.equal(shared.status, 200);
+    assert.equal(shared.body.merchant_id, null);
+  });
+
+  it('PUT: 400 for a mismatched or missing id, a missing name or flow, a changed reseller_id, an invalid flow', async () => {
+    const created = await create(t.admin, { reseller_id: w.r1 });
+    const mismatch = await t.admin.put(`/templates/${created.id}`, { ...created, id: randomUUID() });
+    assert.equal(mismatch.status, 400);
+    assert.equal(mismatch.body.errors[0].path, '/id');
+    const { id: _id, ...noId } = created;
+    assert.deepEqual((await t.admin.put(`/templates/${created.id}`, noId)).body.errors, [{ path: '/id', message: 'is required' }]);
+    const { flow: _f, ...noFlow } = created;
+    const missingFlow = await t.admin.put(`/templates/${created.id}`, noFlow);
+    assert.equal(missingFlow.status, 400);
+    assert.deepEqual(missingFlow.body.errors, [{ path: '/flow', message: 'is required' }]);
+    const { name: _n, ...noName } = created;
+    assert.deepEqual((await t.admin.put(`/templates/${created.id}`, noName)).body.errors, [{ path: '/name', message: 'is required' }]);
+    const moved = await t.admin.put(`/templates/${created.id}`, { ...created, reseller_id: w.r2 });
+    assert.equal(moved.status, 400);
+    assert.equal(moved.body.errors[0].path, '/reseller_id');
+    const badFlow = await t.admin.put(`/templates/${created.id}`, { ...created, flow: { ...created.flow, initial_node: 'nowhere' } });
+    assert.equal(badFlow.status, 400);
+    assert.equal(badFlow.body.errors[0].path, '/flow/initial_node');
+    assert.deepEqual((await t.admin.get(`/templates/${created.id}`)).body, created);
+  });
+
+  it('PUT: 409 for a name another template of the reseller has; 404 for an unknown id', async () => {
+    const a = await create(t.admin, { reseller_id: w.r1 });
+    const b = await create(t.admin, { reseller_id: w.r1 });
+    const dup = await t.admin.put(`/templates/${b.id}`, { ...b, name: a.name });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.code, 'duplicate_template');
+    const unknown = randomUUID();
+    assert.equal((await t.admin.put(`/templates/${unknown}`, { ...b, id: unknown })).status, 404);
+  });
+
+  it('DELETE answers {id, deleted: true}; the template is gone; unknown ids answer 404', async () => {
+    const created = await create(t.admin, { reseller_id: w.r1 });
+    const del = await w.reseller1.delete(`/templates/${created.id}`);
+    assert.equal(del.status, 200);
+    assert.deepEqual(del.body, { id: created.id, deleted: true });
+    assert.equal((await t.admin.get(`/templates/${created.id}`)).status, 404);
+    assert.equal((await t.admin.delete(`/templates/${created.id}`)).status, 404);
+    assert.equal((await t.admin.get(`/templates/${randomUUID()}`)).status, 404);
+  });
+
+  it('DELETE answers 409 template_in_use while a lead references the template, and keeps it', async () => {
+    const created = await create(t.admin, { reseller_id: w.r1, merchant_id: w.m1 });
+    await t.db.query(
+      `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, payload)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb)`,
+      [randomUUID(), w.r1, w.m1, created.id, created.name, 'order-1', JSON.stringify({ customer_mobile_number: '+14155550100' })],
+    );
+    const del = await w.merchant1.delete(`/templates/${created.id}`);
+    assert.equal(del.status, 409);
+    assert.equal(del.body.code, 'template_in_use');
+    assert.match(del.body.detail, /leads/);
+    assert.deepEqual((await t.admin.get(`/templates/${created.id}`)).body, created);
+  });
+
+  it('DELETE answers 409 while a configuration references the template', async () => {
+    const created = await create(t.admin, { reseller_id: w.r2 });
+    await t.db.query(`INSERT INTO configurations (id, reseller_id, template_id, calling_provider) VALUES ($1, $2, $3, 'PROVIDER_A')`, [
+      randomUUID(),
+      w.r2,
+      created.id,
+    ]);
+    const del = await t.admin.delete(`/templates/${created.id}`);
+    assert.equal(del.status, 409);
+    assert.equal(del.body.code, 'template_in_use');
+    assert.match(del.body.detail, /configurations/);
+    assert.equal((await t.admin.get(`/templates/${created.id}`)).status, 200);
+  });
+
+  it('needs a token', async () => {
+    assert.equal((await t.anon.get('/templates')).status, 401);
+  });
+
+  it('is documented in OpenAPI with tags, summaries and a body example', async () => {
+    const doc = (await t.anon.get('/openapi.json')).body;
+    const list = doc.paths['/agent/voice/dialer/templates'];
+    const one = doc.paths['/agent/voice/dialer/templates/{id}'];
+    for (const op of [list.post, list.get, one.get, one.put, one.delete]) {
+      assert.deepEqual(op.tags, ['templates']);
+      assert.ok(op.summary);
+    }
+    const example = list.post.requestBody.content['application/json'].example;
+    assert.equal(example?.flow?.nodes?.length, 2, 'the create body has a two-node example');
+    // The documented example is itself a valid template.
+    await create(t.admin, { ...example, name: uniqueName('example'), reseller_id: w.r1 });
+  });
+});
+
+describe('templates: field validation', () => {
+  it('400 validation_failed for missing, mistyped or unknown fields', async () => {
+    const missing = await t.admin.post('/templates', {});
+    assert.equal(missing.status, 400);
+    assert.equal(missing.body.code, 'validation_failed');
+    assert.deepEqual(missing.body.errors.map((e: { path: string }) => e.path).sort(), ['/flow', '/name', '/reseller_id']);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: '', reseller_id: w.r1, flow: simpleFlow() }, '/name'],
+      [{ name: '   ', reseller_id: w.r1, flow: simpleFlow() }, '/name'],
+      [{ name: 7, reseller_id: w.r1, flow: simpleFlow() }, '/name'],
+      [{ name: 'x', reseller_id: w.r1, flow: [] }, '/flow'],
+      [{ name: 'x', reseller_id: w.r1, flow: 'a flow' }, '/flow'],
+      [{ name: 'x', reseller_id: w.r1, merchant_id: 5, flow: simpleFlow() }, '/merchant_id'],
+      [{ name: 'x', reseller_id: w.r1, flow: simpleFlow(), extra: 1 }, '/extra'],
+    ];
+    for (const [body, path] of cases) {
+      const res = await t.admin.post('/templates', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.code, 'validation_failed');
+      assert.ok(res.body.errors.some((e: { path: string }) => e.path === path), `${path} in ${JSON.stringify(res.body.errors)}`);
+    }
+  });
+
+  it('400 for an unknown reseller, an unknown merchant, or a merchant of another reseller', async () => {
+    const reseller = await t.admin.post('/templates', { name: 'x', reseller_id: randomUUID(), flow: simpleFlow() });
+    assert.equal(reseller.status, 400);
+    assert.equal(reseller.body.errors[0].path, '/reseller_id');
+    const unknown = await t.admin.post('/templates', { name: 'x', reseller_id: w.r1, merchant_id: randomUUID(), flow: simpleFlow() });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.errors[0].path, '/merchant_id');
+    const foreign = await w.reseller1.post('/templates', { name: 'x', reseller_id: w.r1, merchant_id: w.m2, flow: simpleFlow() });
+    assert.equal(foreign.status, 400);
+    assert.equal(foreign.body.errors[0].path, '/merchant_id');
+  });
+
+  it('409 duplicate_template for a name already used in the reseller; another reseller may reuse it', async () => {
+    const name = uniqueName('dup');
+    await create(t.admin, { name, reseller_id: w.r1 });
+    const dup = await w.merchant1.post('/templates', { name, reseller_id: w.r1, flow: simpleFlow() });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.code, 'duplicate_template');
+    await create(t.admin, { name, reseller_id: w.r2 });
+  });
+});
+
+/** Each case breaks one rule of a valid flow; the 400 must point at `path`, naming `mentions` when given. */
+type FlowCase = [label: string, mutate: (f: any) => void, path: string, mentions?: string];
+
+const fn0 = (f: any) => f.nodes[0].functions[0];
+const req0 = (f: any) => fn0(f).hooks[0].http_request;
+
+const FLOW_CASES: FlowCase[] = [
+  ['unknown flow field', (f) => (f.start = 'greet'), '/flow/start', 'is not a known field'],
+  ['missing initial_node', (f) => delete f.initial_node, '/flow/initial_node', 'is required'],
+  ['initial_node not a string', (f) => (f.initial_node = 3), '/flow/initial_node', '3'],
+  ['initial_node names no node', (f) => (f.initial_node = 'gret'), '/flow/initial_node', '"gret"'],
+  ['missing nodes', (f) => delete f.nodes, '/flow/nodes', 'is required'],
+  ['nodes not an array', (f) => (f.nodes = { greet: {} }), '/flow/nodes', 'array'],
+  ['nodes empty', (f) => (f.nodes = []), '/flow/nodes', 'at least one'],
+  ['node not an object', (f) => f.nodes.push('node'), '/flow/nodes/2', '"node"'],
+  ['node_name missing', (f) => delete f.nodes[1].node_name, '/flow/nodes/1/node_name', 'is required'],
+  ['node_name blank', (f) => (f.nodes[1].node_name = ' '), '/flow/nodes/1/node_name', 'blank'],
+  ['node_name duplicated', (f) => (f.nodes[1].node_name = 'greet'), '/flow/nodes/1/node_name', '"greet"'],
+  ['unknown node field (typo)', (f) => (f.nodes[0].task_message = []), '/flow/nodes/0/task_message', 'is not a known field'],
+  ['task_messages missing', (f) => delete f.nodes[1].task_messages, '/flow/nodes/1/task_messages', 'is required'],
+  ['task_messages not an array', (f) => (f.nodes[1].task_messages = 'hi'), '/flow/nodes/1/task_messages', '"hi"'],
+  ['message role unknown', (f) => (f.nodes[0].task_messages[0].role = 'robot'), '/flow/nodes/0/task_messages/0/role', '"robot"'],
+  ['message content missing', (f) => delete f.nodes[0].task_messages[0].content, '/flow/nodes/0/task_messages/0/content', 'is required'],
+  ['message content not a string', (f) => (f.nodes[0].task_messages[0].content = ['x']), '/flow/nodes/0/task_messages/0/content', '["x"]'],
+  ['role_messages item has an unknown field', (f) => (f.nodes[0].role_messages[0].name = 'x'), '/flow/nodes/0/role_messages/0/name', 'is not a known field'],
+  ['functions not an array', (f) => (f.nodes[1].functions = {}), '/flow/nodes/1/functions', 'array'],
+  ['function name missing', (f) => delete fn0(f).name, '/flow/nodes/0/functions/0/name', 'is required'],
+  ['function name not identifier-like', (f) => (fn0(f).name = 'confirm it'), '/flow/nodes/0/functions/0/name', '"confirm it"'],
+  ['function name duplicated in the node', (f) => (f.nodes[0].functions[1].name = 'confirm_appointment'), '/flow/nodes/0/functions/1/name', '"confirm_appointment"'],
+  ['unknown function field', (f) => (fn0(f).transitionTo = 'bye'), '/flow/nodes/0/functions/0/transitionTo', 'is not a known field'],
+  ['transition_to names no node', (f) => (fn0(f).transition_to = 'by'), '/flow/nodes/0/functions/0/transition_to', '"by"'],
+  ['properties not an object', (f) => (fn0(f).properties = ['note']), '/flow/nodes/0/functions/0/properties', 'object'],
+  ['property without a type', (f) => (fn0(f).properties.note = { description: 'x' }), '/flow/nodes/0/functions/0/properties/note/type', 'is required'],
+  ['property with an unknown type', (f) => (fn0(f).properties.note.type = 'text'), '/flow/nodes/0/functions/0/properties/note/type', '"text"'],
+  ['property not an object', (f) => (fn0(f).properties.note = 'string'), '/flow/nodes/0/functions/0/properties/note', '"string"'],
+  ['required names no property', (f) => (fn0(f).required = ['notes']), '/flow/nodes/0/functions/0/required/0', '"notes"'],
+  ['required not an array', (f) => (fn0(f).required = 'note'), '/flow/nodes/0/functions/0/required', '"note"'],
+  ['hooks not an array', (f) => (fn0(f).hooks = {}), '/flow/nodes/0/functions/0/hooks', 'array'],
+  ['hook name missing', (f) => delete fn0(f).hooks[0].name, '/flow/nodes/0/functions/0/hooks/0/name', 'is required'],
+  ['hook name duplicated', (f) => fn0(f).hooks.push(structuredClone(fn0(f).hooks[0])), '/flow/nodes/0/functions/0/hooks/1/name', '"crm"'],
+  ['hook without http_request', (f) => delete fn0(f).hooks[0].http_request, '/flow/nodes/0/functions/0/hooks/0/http_request', 'is required'],
+  ['unknown hook field', (f) => (fn0(f).hooks[0].retries = 3), '/flow/nodes/0/functions/0/hooks/0/retries', 'is not a known field'],
+  ['url missing', (f) => delete req0(f).url, '/flow/nodes/0/functions/0/hooks/0/http_request/url', 'is required'],
+  ['url relative', (f) => (req0(f).url = '/appointments/{id}'), '/flow/nodes/0/functions/0/hooks/0/http_request/url', '"/appointments/{id}"'],
+  ['url not http(s)', (f) => (req0(f).url = 'ftp://crm.example.com/x'), '/flow/nodes/0/functions/0/hooks/0/http_request/url', '"ftp://crm.example.com/x"'],
+  ['method unknown', (f) => (req0(f).method = 'FETCH'), '/flow/nodes/0/functions/0/hooks/0/http_request/method', '"FETCH"'],
+  ['header value not a string', (f) => (req0(f).headers['X-Count'] = 5), '/flow/nodes/0/functions/0/hooks/0/http_request/headers/X-Count', '5'],
+  ['headers not an object', (f) => (req0(f).headers = ['a']), '/flow/nodes/0/functions/0/hooks/0/http_request/headers', '["a"]'],
+  ['query param nested', (f) => (req0(f).query_params.filter = { a: 1 }), '/flow/nodes/0/functions/0/hooks/0/http_request/query_params/filter', '{"a":1}'],
+  ['body not an object', (f) => (req0(f).body = 'status=ok'), '/flow/nodes/0/functions/0/hooks/0/http_request/body', '"status=ok"'],
+  ['timeout zero', (f) => (req0(f).timeout = 0), '/flow/nodes/0/functions/0/hooks/0/http_request/timeout', '0'],
+  ['timeout over 60 seconds', (f) => (req0(f).timeout = 61), '/flow/nodes/0/functions/0/hooks/0/http_request/timeout', '61'],
+  ['timeout not a number', (f) => (req0(f).timeout = '10'), '/flow/nodes/0/functions/0/hooks/0/http_request/timeout', '"10"'],
+  ['unknown http_request field', (f) => (req0(f).params = {}), '/flow/nodes/0/functions/0/hooks/0/http_request/params', 'is not a known field'],
+  ['pre_actions not an array', (f) => (f.nodes[0].pre_actions = { type: 'tts_say' }), '/flow/nodes/0/pre_actions', 'array'],
+  ['action without type', (f) => delete f.nodes[0].pre_actions[0].type, '/flow/nodes/0/pre_actions/0/type', 'is required'],
+  ['action type unknown', (f) => (f.nodes[0].pre_actions[0].type = 'say'), '/flow/nodes/0/pre_actions/0/type', '"say"'],
+  ['tts_say without text', (f) => delete f.nodes[0].pre_actions[0].text, '/flow/nodes/0/pre_actions/0/text', 'is required'],
+  ['tts_say with a field of another action', (f) => (f.nodes[0].pre_actions[0].outcome = 'x'), '/flow/nodes/0/pre_actions/0/outcome', 'is not a known field'],
+  ['end_conversation outcome not a string', (f) => (f.nodes[1].post_actions[0].outcome = 1), '/flow/nodes/1/post_actions/0/outcome', '1'],
+  ['function action naming no function of the node', (f) => (f.nodes[0].post_actions[0].name = 'log'), '/flow/nodes/0/post_actions/0/name', '"log"'],
+  ['function action naming a function with required arguments', (f) => (f.nodes[0].post_actions[0].name = 'confirm_appointment'), '/flow/nodes/0/post_actions/0/name', 'required'],
+  ['respond_immediately not a boolean', (f) => (f.nodes[0].respond_immediately = 'yes'), '/flow/nodes/0/respond_immediately', '"yes"'],
+  ['vad not an object', (f) => (f.nodes[0].vad = 0.8), '/flow/nodes/0/vad', '0.8'],
+  ['vad stop_secs negative', (f) => (f.nodes[0].vad.stop_secs = -1), '/flow/nodes/0/vad/stop_secs', '-1'],
+  ['unknown vad field', (f) => (f.nodes[0].vad.start_secs = 1), '/flow/nodes/0/vad/start_secs', 'is not a known field'],
+  ['idle_timeout_seconds zero', (f) => (f.nodes[0].idle_timeout_seconds = 0), '/flow/nodes/0/idle_timeout_seconds', '0'],
+  ['idle_prompt not a string', (f) => (f.nodes[0].idle_prompt = 5), '/flow/nodes/0/idle_prompt', '5'],
+  ['node outcome blank', (f) => (f.nodes[1].outcome = ''), '/flow/nodes/1/outcome', 'blank'],
+];
+
+describe('templates: flow validation (400 with a JSON pointer to the bad value)', () => {
+  for (const [label, mutate, path, mentions] of FLOW_CASES) {
+    it(label, async () => {
+      const flow = fullFlow();
+      mutate(flow);
+      const res = await t.admin.post('/templates', { name: uniqueName('bad'), reseller_id: w.r1, flow });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      const hit = res.body.errors?.find((e: { path: string }) => e.path === path);
+      assert.ok(hit, `expected an error at ${path}, got ${JSON.stringify(res.body.errors)}`);
+      if (mentions) assert.ok(hit.message.includes(mentions), `"${hit.message}" mentions ${mentions}`);
+    });
+  }
+
+  it('accepts {variable} placeholders in hook URLs', async () => {
+    const flow = fullFlow();
+    fn0(flow).hooks[0].http_request.url = 'https://{crm_host}/leads/{lead_id}?x={y}';
+    await create(t.admin, { reseller_id: w.r1, flow });
+  });
+
+  it('reports every problem at once; the detail names the first', async () => {
+    const flow = fullFlow();
+    flow.initial_node = 'nowhere';
+    fn0(flow).transition_to = 'nowhere';
+    flow.nodes[1].outcome = 7;
+    const res = await t.admin.post('/templates', { name: uniqueName('bad'), reseller_id: w.r1, flow });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, 'invalid_flow');
+    assert.deepEqual(res.body.errors.map((e: { path: string }) => e.path).sort(), [
+      '/flow/initial_node',
+      '/flow/nodes/0/functions/0/transition_to',
+      '/flow/nodes/1/outcome',
+    ]);
+    assert.ok(res.body.detail.includes(res.body.errors[0].path));
+    assert.match(res.body.detail, /and 2 more/);
+  });
+});
+
+describe('templates: tenancy', () => {
+  let shared: any; // reseller-level, r1
+  let ofM1: any;
+  let ofM1b: any;
+  let ofR2: any;
+  before(async () => {
+    shared = await create(w.reseller1, { reseller_id: w.r1 });
+    ofM1 = await create(w.reseller1, { reseller_id: w.r1, merchant_id: w.m1 });
+    ofM1b = await create(w.reseller1, { reseller_id: w.r1, merchant_id: w.m1b });
+    ofR2 = await create(w.reseller2, { reseller_id: w.r2 });
+  });
+  const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((x) => x.id);
+
+  it('another reseller neither sees nor changes r1 templates (404, never 403)', async () => {
+    for (const other of [w.reseller2, w.merchant2, w.user2]) {
+      const list = await other.get('/templates?page_size=1000');
+      assert.equal(list.status, 200);
+      assert.ok(list.body.data.every((x: { reseller_id: string }) => x.reseller_id === w.r2));
+      assert.ok(ids(list).includes(ofR2.id));
+      assert.equal((await other.get(`/templates/${shared.id}`)).status, 404);
+    }
+    for (const other of [w.reseller2, w.merchant2]) {
+      assert.equal((await other.put(`/templates/${ofM1.id}`, { ...ofM1, name: 'hijack' })).status, 404);
+      assert.equal((await other.delete(`/templates/${shared.id}`)).status, 404);
+    }
+    assert.equal((await t.admin.get(`/templates/${shared.id}`)).body.name, shared.name);
+  });
+
+  it('a reseller cannot create for another reseller (403)', async () => {
+    const res = await w.reseller2.post('/templates', { name: uniqueName(), reseller_id: w.r1, flow: simpleFlow() });
+    assert.equal(res.status, 403);
+  });
+
+  it('a merchant sees reseller-level and its own templates, not a sibling merchant\'s', async () => {
+    const list = ids(await w.merchant1.get('/templates?page_size=1000'));
+    assert.ok(list.includes(shared.id));
+    assert.ok(list.includes(ofM1.id));
+    assert.ok(!list.includes(ofM1b.id));
+    assert.ok(!list.includes(ofR2.id));
+    assert.equal((await w.merchant1.get(`/templates/${shared.id}`)).status, 200);
+    assert.equal((await w.merchant1.get(`/templates/${ofM1b.id}`)).status, 404);
+    assert.equal((await w.merchant1.put(`/templates/${ofM1b.id}`, ofM1b)).status, 404);
+    assert.equal((await w.merchant1.delete(`/templates/${ofM1b.id}`)).status, 404);
+  });
+
+  it('a merchant creates for its own merchant only, and cannot change reseller-level templates', async () => {
+    const own = await w.merchant1.post('/templates', { name: uniqueName(), reseller_id: w.r1, flow: simpleFlow() });
+    assert.equal(own.status, 200);
+    assert.equal(own.body.merchant_id, w.m1);
+    assert.equal((await w.merchant1.post('/templates', { name: uniqueName(), reseller_id: w.r1, merchant_id: w.m1b, flow: simpleFlow() })).status, 403);
+    assert.equal((await w.merchant1.post('/templates', { name: uniqueName(), reseller_id: w.r2, flow: simpleFlow() })).status, 403);
+    const put = await w.merchant1.put(`/templates/${own.body.id}`, { ...own.body, name: uniqueName('mine') });
+    assert.equal(put.status, 200);
+    assert.equal(put.body.merchant_id, w.m1);
+    assert.equal((await w.merchant1.put(`/templates/${own.body.id}`, { ...own.body, merchant_id: w.m1b })).status, 403);
+    assert.equal((await w.merchant1.put(`/templates/${shared.id}`, shared)).status, 403);
+    assert.equal((await w.merchant1.delete(`/templates/${shared.id}`)).status, 403);
+    assert.equal((await w.merchant1.delete(`/templates/${own.body.id}`)).status, 200);
+  });
+
+  it('a user reads in its merchant but cannot write (403)', async () => {
+    const list = ids(await w.user1.get('/templates?page_size=1000'));
+    assert.ok(list.includes(shared.id) && list.includes(ofM1.id) && !list.includes(ofM1b.id));
+    assert.equal((await w.user1.get(`/templates/${ofM1.id}`)).status, 200);
+    assert.equal((await w.user1.post('/templates', { name: uniqueName(), reseller_id: w.r1, flow: simpleFlow() })).status, 403);
+    assert.equal((await w.user1.put(`/templates/${ofM1.id}`, ofM1)).status, 403);
+    assert.equal((await w.user1.delete(`/templates/${ofM1.id}`)).status, 403);
+    assert.equal((await t.admin.get(`/templates/${ofM1.id}`)).status, 200);
+  });
+
+  it('query filters narrow and never widen', async () => {
+    const byMerchant = await w.reseller1.get(`/templates?merchant_id=${w.m1}&page_size=1000`);
+    assert.ok(byMerchant.body.data.length > 0);
+    assert.ok(byMerchant.body.data.every((x: { merchant_id: string }) => x.merchant_id === w.m1));
+    const byName = await w.reseller1.get(`/templates?name=${encodeURIComponent(ofM1b.name)}`);
+    assert.deepEqual(ids(byName), [ofM1b.id]);
+    assert.equal((await w.reseller1.get(`/templates?reseller_id=${w.r2}`)).body.total, 0);
+    assert.equal((await w.merchant1.get(`/templates?merchant_id=${w.m1b}`)).body.total, 0);
+    const adminR2 = await t.admin.get(`/templates?reseller_id=${w.r2}&page_size=1000`);
+    assert.ok(adminR2.body.data.length > 0);
+    assert.ok(adminR2.body.data.every((x: { reseller_id: string }) => x.reseller_id === w.r2));
+  });
+});
