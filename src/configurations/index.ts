@@ -1,8 +1,13 @@
 import type { FeatureDeps } from '../features.js';
 import type { App } from '../http/index.js';
+import { registerConfigurationRoutes } from './routes.js';
+import { ConfigurationsService } from './service.js';
 
-/** The configurations feature's only door. (Routes are being written: see the issue.) */
+export { findConfiguration } from './service.js';
+export type { ConfigurationRow } from './repository.js';
+export { PROVIDERS, type Provider, type PreCheck } from './schema.js';
+
+/** The configurations feature's only door: CRUD of call execution configurations (spec 4.4). */
 export function registerConfigurations(app: App, deps: FeatureDeps): void {
-  void app;
-  void deps;
+  registerConfigurationRoutes(app, new ConfigurationsService(deps.db));
 }

@@ -1,0 +1,98 @@
+import type { Queryable } from '../db/index.js';
+import type { PreCheck, Provider } from './schema.js';
+
+export interface ConfigurationRow {
+  id: string;
+  reseller_id: string;
+  template_id: string;
+  merchant_id: string | null;
+  initial_offset: number;
+  retry_offset: number;
+  call_start_time: string;
+  call_end_time: string;
+  call_timezone: string;
+  max_retry: number;
+  calling_provider: Provider;
+  enable_calling: boolean;
+  enable_international_call: boolean;
+  enable_inbound: boolean;
+  inbound_call_start_time: string | null;
+  inbound_call_end_time: string | null;
+  inbound_call_timezone: string | null;
+  inbound_block_action: string | null;
+  inbound_redirect_number: string | null;
+  inbound_block_message: string | null;
+  enforce_blacklist: boolean;
+  rate_limit_enabled: boolean;
+  rate_limit_max_calls: number | null;
+  rate_limit_window_seconds: number | null;
+  rate_limit_whitelist: string[];
+  pre_checks: PreCheck[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type ConfigurationWrite = Omit<ConfigurationRow, 'id' | 'created_at' | 'updated_at'>;
+
+/** The written columns, in one order for INSERT and UPDATE. jsonb columns are passed as JSON text. */
+const COLUMNS = [
+  'reseller_id', 'template_id', 'merchant_id', 'initial_offset', 'retry_offset', 'call_start_time', 'call_end_time',
+  'call_timezone', 'max_retry', 'calling_provider', 'enable_calling', 'enable_international_call', 'enable_inbound',
+  'inbound_call_start_time', 'inbound_call_end_time', 'inbound_call_timezone', 'inbound_block_action',
+  'inbound_redirect_number', 'inbound_block_message', 'enforce_blacklist', 'rate_limit_enabled', 'rate_limit_max_calls',
+  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks',
+] as const satisfies readonly (keyof ConfigurationWrite)[];
+const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks']);
+
+const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) ? JSON.stringify(row[c]) : row[c]));
+const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;
+
+export class ConfigurationsRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async insert(id: string, row: ConfigurationWrite): Promise<ConfigurationRow> {
+    const { rows } = await this.db.query<ConfigurationRow>(
+      `INSERT INTO configurations (id, ${COLUMNS.join(', ')})
+       VALUES ($1, ${COLUMNS.map((c, i) => placeholder(c, i + 2)).join(', ')}) RETURNING *`,
+      [id, ...values(row)],
+    );
+    return rows[0]!;
+  }
+
+  async update(id: string, row: ConfigurationWrite): Promise<ConfigurationRow | undefined> {
+    const { rows } = await this.db.query<ConfigurationRow>(
+      `UPDATE configurations SET ${COLUMNS.map((c, i) => `${c} = ${placeholder(c, i + 2)}`).join(', ')}, updated_at = now()
+       WHERE id = $1 RETURNING *`,
+      [id, ...values(row)],
+    );
+    return rows[0];
+  }
+
+  async byId(id: string): Promise<ConfigurationRow | undefined> {
+    const { rows } = await this.db.query<ConfigurationRow>('SELECT * FROM configurations WHERE id = $1', [id]);
+    return rows[0];
+  }
+
+  async byResellerTemplate(resellerId: string, templateId: string): Promise<ConfigurationRow | undefined> {
+    const { rows } = await this.db.query<ConfigurationRow>(
+      'SELECT * FROM configurations WHERE reseller_id = $1 AND template_id = $2',
+      [resellerId, templateId],
+    );
+    return rows[0];
+  }
+
+  /** `where` is built by the service from scope and filters, over alias `c`. */
+  async list(where: string, params: unknown[], limit: number, offset: number): Promise<{ rows: ConfigurationRow[]; total: number }> {
+    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM configurations c WHERE ${where}`, params);
+    const { rows } = await this.db.query<ConfigurationRow>(
+      `SELECT c.* FROM configurations c WHERE ${where} ORDER BY c.created_at, c.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, limit, offset],
+    );
+    return { rows, total: total.rows[0]!.n };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const { rowCount } = await this.db.query('DELETE FROM configurations WHERE id = $1', [id]);
+    return rowCount > 0;
+  }
+}

@@ -1,0 +1,164 @@
+import { Type, type Static } from 'typebox';
+import { Id, Timestamp } from '../http/index.js';
+
+/**
+ * The call execution configuration (spec 2.4) as the API speaks it. One schema serves the create
+ * body (defaults fill what is omitted), the full-object PUT body (the same plus `id`) and the
+ * response, so the documented shape and the validated shape cannot drift apart.
+ */
+
+export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'HANGUP', 'MESSAGE'] as const;
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+const HhMm = (description: string) =>
+  Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: `${description} (HH:MM, 24-hour)` });
+const Seconds = (description: string, dflt: number) => Type.Integer({ minimum: 0, maximum: 31_536_000, default: dflt, description });
+const Phone = Type.String({ minLength: 1, maxLength: 32, description: 'E.164, e.g. +14155550123' });
+
+export const HttpRequest = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2000, description: 'May contain {variable} placeholders filled from the lead payload' }),
+    method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    query_params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
+    body: Type.Optional(Type.Unknown()),
+    timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 60, description: 'Seconds (default 5)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const PreCheck = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    type: Type.Literal('external_api'),
+    enabled: Type.Boolean({ default: true }),
+    default_on_failure: Type.Union([Type.Literal('proceed'), Type.Literal('skip')], {
+      default: 'proceed',
+      description: 'What to do when the API errors or times out: dial anyway (proceed) or finish the lead PRECHECK_FAILED (skip)',
+    }),
+    http_request: HttpRequest,
+    response_config: Type.Object(
+      {
+        response_field: Type.String({ minLength: 1, description: 'Dot path into the JSON response, e.g. data.allowed' }),
+        response_field_value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()], {
+          description: 'The check passes when the field equals this value',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PreCheck = Static<typeof PreCheck>;
+
+/** Every writable field, with its default. */
+export const ConfigurationFields = {
+  reseller_id: Id,
+  template: Type.String({ minLength: 1, maxLength: 64, description: 'The template id' }),
+  merchant_id: Type.Optional(Type.Union([Id, Type.Null()], { description: 'Defaults to the template\'s merchant (null: reseller level)' })),
+  initial_offset: Seconds('Seconds between the push and the first attempt', 0),
+  retry_offset: Seconds('Seconds between a failed attempt and the next', 3600),
+  call_start_time: HhMm('Start of the daily calling window'),
+  call_end_time: HhMm('End of the daily calling window; before the start means the window crosses midnight'),
+  call_timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the calling window (beyond the spec)' }),
+  max_retry: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: 'Retries after the first attempt' }),
+  calling_provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
+  enable_calling: Type.Boolean({ default: true }),
+  enable_international_call: Type.Boolean({ default: false }),
+  enable_inbound: Type.Boolean({ default: false }),
+  inbound_call_start_time: Type.Optional(Type.Union([HhMm('Inbound window start'), Type.Null()])),
+  inbound_call_end_time: Type.Optional(Type.Union([HhMm('Inbound window end'), Type.Null()])),
+  inbound_call_timezone: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
+  inbound_block_action: Type.Optional(Type.Union([...INBOUND_BLOCK_ACTIONS.map((a) => Type.Literal(a)), Type.Null()])),
+  inbound_redirect_number: Type.Optional(Type.Union([Phone, Type.Null()])),
+  inbound_block_message: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+  enforce_blacklist: Type.Boolean({ default: true }),
+  rate_limit_enabled: Type.Boolean({ default: false }),
+  rate_limit_max_calls: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()])),
+  rate_limit_window_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Null()])),
+  rate_limit_whitelist: Type.Array(Phone, { default: [], maxItems: 10_000 }),
+  pre_checks: Type.Array(PreCheck, { default: [], maxItems: 20 }),
+};
+
+const EXAMPLE = {
+  reseller_id: 'a-reseller-id',
+  template: 'a-template-id',
+  merchant_id: null,
+  initial_offset: 0,
+  retry_offset: 1800,
+  call_start_time: '09:00',
+  call_end_time: '20:00',
+  call_timezone: 'America/New_York',
+  max_retry: 2,
+  calling_provider: 'PROVIDER_A',
+  enable_calling: true,
+  enable_international_call: false,
+  enable_inbound: false,
+  enforce_blacklist: true,
+  rate_limit_enabled: true,
+  rate_limit_max_calls: 60,
+  rate_limit_window_seconds: 60,
+  rate_limit_whitelist: ['+14155550123'],
+  pre_checks: [
+    {
+      name: 'dnc-check',
+      type: 'external_api',
+      enabled: true,
+      default_on_failure: 'proceed',
+      http_request: { url: 'https://crm.example.com/dnc?phone={customer_mobile_number}', method: 'GET', timeout: 5 },
+      response_config: { response_field: 'allowed', response_field_value: true },
+    },
+  ],
+};
+
+export const CreateConfigurationBody = Type.Object(
+  { ...ConfigurationFields, call_start_time: { ...ConfigurationFields.call_start_time, default: '09:00' }, call_end_time: { ...ConfigurationFields.call_end_time, default: '21:00' } },
+  { additionalProperties: false, examples: [EXAMPLE] },
+);
+export type CreateConfigurationBody = Static<typeof CreateConfigurationBody>;
+
+export const ReplaceConfigurationBody = Type.Object(
+  {
+    id: Id,
+    ...CreateConfigurationBody.properties,
+    created_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+    updated_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+  },
+  { additionalProperties: false, examples: [{ id: 'the-configuration-id', ...EXAMPLE }] },
+);
+export type ReplaceConfigurationBody = Static<typeof ReplaceConfigurationBody>;
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Configuration = Type.Object({
+  id: Type.String(),
+  reseller_id: Type.String(),
+  template: Type.String({ description: 'The template id' }),
+  merchant_id: Nullable(Type.String()),
+  initial_offset: Type.Integer(),
+  retry_offset: Type.Integer(),
+  call_start_time: Type.String(),
+  call_end_time: Type.String(),
+  call_timezone: Type.String(),
+  max_retry: Type.Integer(),
+  calling_provider: Type.String(),
+  enable_calling: Type.Boolean(),
+  enable_international_call: Type.Boolean(),
+  enable_inbound: Type.Boolean(),
+  inbound_call_start_time: Nullable(Type.String()),
+  inbound_call_end_time: Nullable(Type.String()),
+  inbound_call_timezone: Nullable(Type.String()),
+  inbound_block_action: Nullable(Type.String()),
+  inbound_redirect_number: Nullable(Type.String()),
+  inbound_block_message: Nullable(Type.String()),
+  enforce_blacklist: Type.Boolean(),
+  rate_limit_enabled: Type.Boolean(),
+  rate_limit_max_calls: Nullable(Type.Integer()),
+  rate_limit_window_seconds: Nullable(Type.Integer()),
+  rate_limit_whitelist: Type.Array(Type.String()),
+  pre_checks: Type.Array(PreCheck),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});

@@ -1,0 +1,176 @@
+import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../auth/index.js';
+import type { Db, Queryable } from '../db/index.js';
+import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { E164_HINT, isE164 } from '../lib/phone.js';
+import { isTimeZone } from '../lib/time.js';
+import { findTemplateById } from '../templates/index.js';
+import { ConfigurationsRepository, type ConfigurationRow, type ConfigurationWrite } from './repository.js';
+import type { CreateConfigurationBody } from './schema.js';
+
+export interface ConfigurationFilter {
+  reseller_id?: string;
+  template?: string;
+  merchant_id?: string;
+}
+
+/** The configuration the scheduler dials a lead with: the one of its reseller and template. */
+export async function findConfiguration(db: Queryable, resellerId: string, templateId: string): Promise<ConfigurationRow | undefined> {
+  return new ConfigurationsRepository(db).byResellerTemplate(resellerId, templateId);
+}
+
+const duplicate = () => conflict('A configuration for this reseller and template already exists', 'duplicate_configuration');
+
+function invalid(errors: FieldError[]): AppError {
+  const first = errors[0]!;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+  return new AppError(400, 'invalid_configuration', `Invalid configuration: ${first.path} ${first.message}${more}`, errors);
+}
+
+/** Checks the schema cannot express: time zones, phone numbers, fields that go together. */
+function fieldErrors(input: CreateConfigurationBody): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!isTimeZone(input.call_timezone)) {
+    errors.push({ path: '/call_timezone', message: `${JSON.stringify(input.call_timezone)} is not an IANA time zone such as Europe/London` });
+  }
+  if (input.inbound_call_timezone != null && !isTimeZone(input.inbound_call_timezone)) {
+    errors.push({ path: '/inbound_call_timezone', message: `${JSON.stringify(input.inbound_call_timezone)} is not an IANA time zone` });
+  }
+  if (input.call_start_time === input.call_end_time) {
+    errors.push({ path: '/call_end_time', message: 'must differ from call_start_time (the window would be empty)' });
+  }
+  if (input.inbound_redirect_number != null && !isE164(input.inbound_redirect_number)) {
+    errors.push({ path: '/inbound_redirect_number', message: E164_HINT });
+  }
+  if (input.inbound_block_action === 'REDIRECT' && input.inbound_redirect_number == null) {
+    errors.push({ path: '/inbound_redirect_number', message: 'is required when inbound_block_action is REDIRECT' });
+  }
+  input.rate_limit_whitelist.forEach((n, i) => {
+    if (!isE164(n)) errors.push({ path: `/rate_limit_whitelist/${i}`, message: E164_HINT });
+  });
+  if (input.rate_limit_enabled) {
+    if (input.rate_limit_max_calls == null) errors.push({ path: '/rate_limit_max_calls', message: 'is required when rate_limit_enabled is true' });
+    if (input.rate_limit_window_seconds == null) {
+      errors.push({ path: '/rate_limit_window_seconds', message: 'is required when rate_limit_enabled is true' });
+    }
+  }
+  const names = new Set<string>();
+  input.pre_checks.forEach((check, i) => {
+    if (names.has(check.name)) errors.push({ path: `/pre_checks/${i}/name`, message: `${JSON.stringify(check.name)} is used twice` });
+    names.add(check.name);
+    const url = check.http_request.url.replace(/\{[A-Za-z0-9_.]+\}/g, 'x');
+    if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+      errors.push({ path: `/pre_checks/${i}/http_request/url`, message: 'must be an http(s) URL' });
+    }
+  });
+  return errors;
+}
+
+export class ConfigurationsService {
+  private readonly repo: ConfigurationsRepository;
+
+  constructor(private readonly db: Db) {
+    this.repo = new ConfigurationsRepository(db);
+  }
+
+  async create(caller: Principal, input: CreateConfigurationBody): Promise<ConfigurationRow> {
+    const row = await this.resolve(caller, input);
+    try {
+      return await this.repo.insert(newId(), row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicate();
+      throw err;
+    }
+  }
+
+  list(caller: Principal, filter: ConfigurationFilter, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const conds = [scopeCondition(caller, { reseller: 'c.reseller_id', merchant: 'c.merchant_id' }, params, { resellerWide: true })];
+    const narrow = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      params.push(value);
+      conds.push(`${column} = $${params.length}`);
+    };
+    narrow('c.reseller_id', filter.reseller_id);
+    narrow('c.template_id', filter.template);
+    narrow('c.merchant_id', filter.merchant_id);
+    return this.repo.list(conds.join(' AND '), params, limit, offset);
+  }
+
+  async get(caller: Principal, id: string): Promise<ConfigurationRow> {
+    const row = await this.repo.byId(id);
+    if (!row || !inScope(caller, row.reseller_id, row.merchant_id, { resellerWide: true })) throw notFound(`Configuration ${id}`);
+    return row;
+  }
+
+  async replace(caller: Principal, id: string, input: CreateConfigurationBody & { id: string }): Promise<ConfigurationRow> {
+    if (input.id !== id) throw invalid([{ path: '/id', message: `${JSON.stringify(input.id)} must equal the id in the path (${id})` }]);
+    const current = await this.get(caller, id);
+    if (input.reseller_id !== current.reseller_id) {
+      throw invalid([{ path: '/reseller_id', message: `cannot be changed (is ${current.reseller_id}, got ${input.reseller_id})` }]);
+    }
+    const row = await this.resolve(caller, input);
+    try {
+      const updated = await this.repo.update(id, row);
+      if (!updated) throw notFound(`Configuration ${id}`);
+      return updated;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicate();
+      throw err;
+    }
+  }
+
+  async delete(caller: Principal, id: string): Promise<ConfigurationRow> {
+    const row = await this.get(caller, id);
+    if (!(await this.repo.delete(id))) throw notFound(`Configuration ${id}`);
+    return row;
+  }
+
+  /** Validates a create or replace body and turns it into the row to write. */
+  private async resolve(caller: Principal, input: CreateConfigurationBody): Promise<ConfigurationWrite> {
+    assertOwnerInScope(caller, input.reseller_id, input.merchant_id ?? null);
+    const errors = fieldErrors(input);
+    const template = await findTemplateById(this.db, input.template);
+    let merchantId = input.merchant_id ?? null;
+    if (!template || template.reseller_id !== input.reseller_id) {
+      errors.unshift({ path: '/template', message: `${JSON.stringify(input.template)} is not a template id of reseller ${input.reseller_id}` });
+    } else {
+      if (input.merchant_id === undefined) merchantId = template.merchant_id;
+      if (template.merchant_id !== null && merchantId !== template.merchant_id) {
+        errors.push({ path: '/merchant_id', message: `must be the template's merchant (${template.merchant_id})` });
+      }
+    }
+    if (merchantId !== null && template && errors.every((e) => e.path !== '/merchant_id')) {
+      const { rows } = await this.db.query('SELECT 1 FROM merchants WHERE id = $1 AND reseller_id = $2', [merchantId, input.reseller_id]);
+      if (rows.length === 0) errors.push({ path: '/merchant_id', message: `${JSON.stringify(merchantId)} is not a merchant of reseller ${input.reseller_id}` });
+    }
+    if (errors.length > 0) throw invalid(errors);
+    return {
+      reseller_id: input.reseller_id,
+      template_id: input.template,
+      merchant_id: merchantId,
+      initial_offset: input.initial_offset,
+      retry_offset: input.retry_offset,
+      call_start_time: input.call_start_time,
+      call_end_time: input.call_end_time,
+      call_timezone: input.call_timezone,
+      max_retry: input.max_retry,
+      calling_provider: input.calling_provider,
+      enable_calling: input.enable_calling,
+      enable_international_call: input.enable_international_call,
+      enable_inbound: input.enable_inbound,
+      inbound_call_start_time: input.inbound_call_start_time ?? null,
+      inbound_call_end_time: input.inbound_call_end_time ?? null,
+      inbound_call_timezone: input.inbound_call_timezone ?? null,
+      inbound_block_action: input.inbound_block_action ?? null,
+      inbound_redirect_number: input.inbound_redirect_number ?? null,
+      inbound_block_message: input.inbound_block_message ?? null,
+      enforce_blacklist: input.enforce_blacklist,
+      rate_limit_enabled: input.rate_limit_enabled,
+      rate_limit_max_calls: input.rate_limit_max_calls ?? null,
+      rate_limit_window_seconds: input.rate_limit_window_seconds ?? null,
+      rate_limit_whitelist: input.rate_limit_whitelist,
+      pre_checks: input.pre_checks,
+    };
+  }
+}
