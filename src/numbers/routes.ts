@@ -1,0 +1,115 @@
+import { Type } from 'typebox';
+import type { App } from '../http/index.js';
+import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { badRequest } from '../lib/errors.js';
+import { isoRequired } from '../lib/time.js';
+import type { OutboundNumberRow } from './pool.js';
+import type { NumbersService } from './service.js';
+
+const Provider = Type.Union([Type.Literal('PROVIDER_A'), Type.Literal('PROVIDER_B'), Type.Literal('PROVIDER_C')]);
+const Status = Type.Union([Type.Literal('AVAILABLE'), Type.Literal('IN_USE'), Type.Literal('DISABLED')]);
+
+const Fields = {
+  phone_number: Type.String({ minLength: 1, maxLength: 32, description: 'E.164, e.g. +14155550123; formatted numbers are refused' }),
+  provider: Provider,
+  status: Type.Union([Type.Literal('AVAILABLE'), Type.Literal('DISABLED'), Type.Literal('IN_USE')], {
+    default: 'AVAILABLE',
+    description: 'AVAILABLE or DISABLED; IN_USE is set only by the dialler while a call holds the number',
+  }),
+  channel: Type.String({ minLength: 1, maxLength: 32, default: 'voice' }),
+};
+const CreateBody = Type.Object(Fields, {
+  additionalProperties: false,
+  examples: [{ phone_number: '+14155550123', provider: 'PROVIDER_A', status: 'AVAILABLE', channel: 'voice' }],
+});
+const ReplaceBody = Type.Object(
+  {
+    id: Type.Optional(Type.String({ description: 'When given, must equal the id in the path' })),
+    ...Fields,
+    lead_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Accepted and ignored' })),
+    created_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+    updated_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+  },
+  { additionalProperties: false },
+);
+
+const OutboundNumber = Type.Object({
+  id: Type.String(),
+  phone_number: Type.String(),
+  provider: Provider,
+  status: Status,
+  channel: Type.String(),
+  lead_id: Type.Union([Type.String(), Type.Null()], { description: 'The lead whose call holds the number while IN_USE' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const ListQuery = Type.Intersect([
+  PageQuery,
+  Type.Object({ provider: Type.Optional(Provider), status: Type.Optional(Status), phone_number: Type.Optional(Type.String({ maxLength: 32 })) }),
+]);
+
+const view = (n: OutboundNumberRow) => ({ ...n, created_at: isoRequired(n.created_at), updated_at: isoRequired(n.updated_at) });
+
+/** Outbound numbers (spec 2.5, 4.5). */
+export function registerNumberRoutes(app: App, numbers: NumbersService): void {
+  app.post('/numbers', {
+    config: { permission: ['numbers', 'write'] },
+    schema: { tags: ['numbers'], summary: 'Add an outbound number', body: CreateBody, response: { 200: OutboundNumber, ...problems(400, 401, 403, 409) } },
+    handler: async (request) => view(await numbers.create(request.body)),
+  });
+
+  app.get('/numbers', {
+    config: { permission: ['numbers', 'read'] },
+    schema: {
+      tags: ['numbers'],
+      summary: 'List outbound numbers; provider, status and phone_number narrow it',
+      querystring: ListQuery,
+      response: { 200: listOf(OutboundNumber), ...problems(400, 401, 403) },
+    },
+    handler: async (request) => {
+      const page = toPage(request.query);
+      const { provider, status, phone_number } = request.query;
+      const { rows, total } = await numbers.list({ provider, status, phone_number }, page.limit, page.offset);
+      return paged(rows.map(view), total, page);
+    },
+  });
+
+  app.get('/numbers/:id', {
+    config: { permission: ['numbers', 'read'] },
+    schema: { tags: ['numbers'], summary: 'Read an outbound number', params: IdParams, response: { 200: OutboundNumber, ...problems(401, 403, 404) } },
+    handler: async (request) => view(await numbers.get(request.params.id)),
+  });
+
+  app.put('/numbers/:id', {
+    config: { permission: ['numbers', 'write'] },
+    schema: {
+      tags: ['numbers'],
+      summary: 'Replace an outbound number (409 while a call holds it)',
+      params: IdParams,
+      body: ReplaceBody,
+      response: { 200: OutboundNumber, ...problems(400, 401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const { id, phone_number, provider, status, channel } = request.body;
+      if (id !== undefined && id !== request.params.id) {
+        throw badRequest(`id ${id} must equal the id in the path`, [{ path: '/id', message: `must equal ${request.params.id}` }]);
+      }
+      return view(await numbers.replace(request.params.id, { phone_number, provider, status, channel }));
+    },
+  });
+
+  app.delete('/numbers/:id', {
+    config: { permission: ['numbers', 'write'] },
+    schema: {
+      tags: ['numbers'],
+      summary: 'Delete an outbound number (409 while a call holds it)',
+      params: IdParams,
+      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...problems(401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const row = await numbers.delete(request.params.id);
+      return { id: row.id, deleted: true as const };
+    },
+  });
+}

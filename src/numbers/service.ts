@@ -1,0 +1,103 @@
+import type { Db } from '../db/index.js';
+import { badRequest, conflict, isUniqueViolation, notFound } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { E164_HINT, isE164 } from '../lib/phone.js';
+import type { OutboundNumberRow } from './pool.js';
+
+export interface NumberInput {
+  phone_number: string;
+  provider: OutboundNumberRow['provider'];
+  status: 'AVAILABLE' | 'IN_USE' | 'DISABLED';
+  channel: string;
+}
+
+export interface NumberFilter {
+  provider?: string;
+  status?: string;
+  phone_number?: string;
+}
+
+const inUse = (id: string, what: string) =>
+  conflict(`Number ${id} is IN_USE by a live call; ${what} it once the call ends`, 'number_in_use');
+
+function check(input: NumberInput): void {
+  if (!isE164(input.phone_number)) throw badRequest(`phone_number ${E164_HINT}`, [{ path: '/phone_number', message: E164_HINT }], 'invalid_phone_number');
+  if (input.status === 'IN_USE') {
+    throw badRequest('status IN_USE is set by the dialler while a call holds the number; use AVAILABLE or DISABLED', [
+      { path: '/status', message: 'must be AVAILABLE or DISABLED' },
+    ]);
+  }
+}
+
+const duplicate = (phone: string) => conflict(`The number ${phone} already exists`, 'duplicate_number');
+
+/**
+ * Outbound caller-ID numbers (spec 2.5, 4.5), shared by the platform: admins change them,
+ * resellers read them. IN_USE belongs to the dialler: a number held by a call cannot be changed
+ * or deleted (409), checked in the same statement that writes, so a call cannot take it in between.
+ */
+export class NumbersService {
+  constructor(private readonly db: Db) {}
+
+  async create(input: NumberInput): Promise<OutboundNumberRow> {
+    check(input);
+    try {
+      const { rows } = await this.db.query<OutboundNumberRow>(
+        'INSERT INTO outbound_numbers (id, phone_number, provider, status, channel) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [newId(), input.phone_number, input.provider, input.status, input.channel],
+      );
+      return rows[0]!;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicate(input.phone_number);
+      throw err;
+    }
+  }
+
+  async list(filter: NumberFilter, limit: number, offset: number): Promise<{ rows: OutboundNumberRow[]; total: number }> {
+    const params: unknown[] = [];
+    const conds = ['TRUE'];
+    for (const key of ['provider', 'status', 'phone_number'] as const) {
+      if (filter[key] === undefined) continue;
+      params.push(filter[key]);
+      conds.push(`${key} = $${params.length}`);
+    }
+    const where = conds.join(' AND ');
+    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_numbers WHERE ${where}`, params);
+    const { rows } = await this.db.query<OutboundNumberRow>(
+      `SELECT * FROM outbound_numbers WHERE ${where} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, limit, offset],
+    );
+    return { rows, total: total.rows[0]!.n };
+  }
+
+  async get(id: string): Promise<OutboundNumberRow> {
+    const { rows } = await this.db.query<OutboundNumberRow>('SELECT * FROM outbound_numbers WHERE id = $1', [id]);
+    if (!rows[0]) throw notFound(`Number ${id}`);
+    return rows[0];
+  }
+
+  async replace(id: string, input: NumberInput): Promise<OutboundNumberRow> {
+    check(input);
+    let rows: OutboundNumberRow[];
+    try {
+      ({ rows } = await this.db.query<OutboundNumberRow>(
+        `UPDATE outbound_numbers SET phone_number = $2, provider = $3, status = $4, channel = $5, updated_at = now()
+         WHERE id = $1 AND status <> 'IN_USE' RETURNING *`,
+        [id, input.phone_number, input.provider, input.status, input.channel],
+      ));
+    } catch (err) {
+      if (isUniqueViolation(err)) throw duplicate(input.phone_number);
+      throw err;
+    }
+    if (rows[0]) return rows[0];
+    await this.get(id); // 404 when missing
+    throw inUse(id, 'change');
+  }
+
+  async delete(id: string): Promise<OutboundNumberRow> {
+    const { rows } = await this.db.query<OutboundNumberRow>("DELETE FROM outbound_numbers WHERE id = $1 AND status <> 'IN_USE' RETURNING *", [id]);
+    if (rows[0]) return rows[0];
+    await this.get(id);
+    throw inUse(id, 'delete');
+  }
+}
