@@ -5,7 +5,7 @@ import { ConfigurationsService } from './service.js';
 
 export { findConfiguration } from './service.js';
 export type { ConfigurationRow } from './repository.js';
-export { PROVIDERS, type Provider, type PreCheck } from './schema.js';
+export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from './schema.js';
 
 /** The configurations feature's only door: CRUD of call execution configurations (spec 4.4). */
 export function registerConfigurations(app: App, deps: FeatureDeps): void {

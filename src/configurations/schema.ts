@@ -162,3 +162,18 @@ export const Configuration = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+
+/**
+ * A playground lead's `configurations_override`: any of the scheduling and calling fields, none
+ * required, no defaults (an omitted field keeps the configuration's value), unknown keys refused.
+ */
+const { reseller_id: _r, template: _t, merchant_id: _m, ...overridable } = ConfigurationFields;
+export const ConfigurationOverride = Type.Object(
+  Object.fromEntries(
+    Object.entries(overridable).map(([key, schema]) => {
+      const { default: _d, ...rest } = schema as unknown as { default?: unknown } & Record<string, unknown>;
+      return [key, Type.Optional(rest as unknown as typeof schema)];
+    }),
+  ),
+  { additionalProperties: false, description: 'Fields of a configuration merged over it at run time (playground leads only)' },
+);

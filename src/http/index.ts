@@ -1,6 +1,6 @@
 export type { App } from './app-types.js';
 export { registerAuth, type Authenticator } from './auth.js';
 export { registerErrorHandling, sendProblem, type ValidationStatus } from './errors.js';
-export { validatorCompiler, addSharedSchema } from './validation.js';
+export { validatorCompiler, addSharedSchema, compileBodyValidator } from './validation.js';
 export * from './schemas.js';
 import './types.js';

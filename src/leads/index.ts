@@ -1,8 +1,14 @@
 import type { FeatureDeps } from '../features.js';
 import type { App } from '../http/index.js';
+import { registerLeadRoutes } from './routes.js';
+import { LeadsService } from './service.js';
 
-/** The leads feature's only door. (Routes are being written: see the issue.) */
+export { LeadsService } from './service.js';
+export { leadView } from './routes.js';
+export type { LeadRow } from './repository.js';
+export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
+
+/** The leads feature's only door: push (single and batch), read, list, abort, recordings. */
 export function registerLeads(app: App, deps: FeatureDeps): void {
-  void app;
-  void deps;
+  registerLeadRoutes(app, new LeadsService(deps.db));
 }

@@ -420,3 +420,27 @@ function validateAction(r: Report, path: string, action: unknown, functions: Map
     }
   }
 }
+
+/** Values the voice engine fills itself; a lead's payload need not carry them. */
+export const CALL_VARIABLES = new Set(['lead_id', 'call_id', 'request_id', 'template', 'execution_mode', 'attempt_count', 'customer_mobile_number']);
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * The payload variables a flow's conversation needs: `{placeholders}` in what the agent is told
+ * (role and task messages) and says (`tts_say`), less the call values. Hook requests are left out:
+ * their placeholders may also be filled from function arguments at call time.
+ */
+export function promptVariables(flow: Flow): string[] {
+  const found = new Set<string>();
+  const scan = (text: unknown) => {
+    if (typeof text !== 'string') return;
+    for (const m of text.matchAll(PLACEHOLDER)) if (!CALL_VARIABLES.has(m[1]!)) found.add(m[1]!);
+  };
+  for (const node of flow.nodes ?? []) {
+    for (const message of [...(node.role_messages ?? []), ...(node.task_messages ?? [])]) scan(message.content);
+    for (const action of [...(node.pre_actions ?? []), ...(node.post_actions ?? [])]) {
+      if (action.type === 'tts_say') scan((action as { text?: unknown }).text);
+    }
+  }
+  return [...found].sort();
+}

@@ -7,6 +7,8 @@ export { TemplatesService, findTemplateByName, findTemplateById, type TemplateRe
 export type { TemplateRow } from './repository.js';
 export {
   validateFlow,
+  promptVariables,
+  CALL_VARIABLES,
   FlowSchema,
   ACTION_TYPES,
   HTTP_METHODS,

@@ -1,0 +1,140 @@
+/**
+ * Terminology
+ * - push: turning one POST /leads body into a lead row, or into the problem that refuses it.
+ * - batch: up to 1,000 pushes checked independently and inserted by one statement.
+ *
+ * Checks run in the order of spec 4.2: schema (400 missing field or bad execution_mode, 422 other
+ * schema failures), scope (403), template under the reseller/merchant (404), payload variables the
+ * template needs (422), the destination number (422 malformed, 403 blacklisted).
+ */
+import type { ErrorObject } from 'ajv';
+import { assertOwnerInScope, type Principal } from '../auth/index.js';
+import { isBlacklisted } from '../blacklist/index.js';
+import { ConfigurationOverride, findConfiguration, type ConfigurationRow } from '../configurations/index.js';
+import type { Queryable } from '../db/index.js';
+import { compileBodyValidator } from '../http/index.js';
+import { AppError, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import { E164_HINT, isE164 } from '../lib/phone.js';
+import { findTemplateByName, promptVariables, type TemplateRef } from '../templates/index.js';
+import type { NewLead } from './repository.js';
+import { PushBody, pushValidationStatus } from './schema.js';
+
+const validatePush = compileBodyValidator(PushBody);
+const validateOverride = compileBodyValidator(ConfigurationOverride);
+
+export interface Pushed {
+  lead: NewLead;
+  message: string;
+}
+
+function schemaProblem(raw: ErrorObject[], errors: FieldError[]): AppError {
+  const status = pushValidationStatus(raw);
+  const first = errors[0]!;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+  return new AppError(status, status === 400 ? 'validation_failed' : 'schema_validation_failed', `Request body: ${first.path} ${first.message}${more}`, errors);
+}
+
+const templateNotFound = (name: string, resellerId: string, merchantId: string | null) =>
+  new AppError(404, 'template_not_found', `No template named ${JSON.stringify(name)} exists under reseller ${resellerId}${merchantId ? ` and merchant ${merchantId}` : ''}`, [
+    { path: '/template', message: 'names no template in this reseller/merchant' },
+  ]);
+
+/** What a push needs from the database, looked up once per batch. */
+export class PushContext {
+  private readonly templates = new Map<string, Promise<TemplateRef | undefined>>();
+  private readonly configurations = new Map<string, Promise<ConfigurationRow | undefined>>();
+  private readonly merchants = new Map<string, Promise<string | undefined>>();
+
+  constructor(private readonly db: Queryable) {}
+
+  template(resellerId: string, name: string) {
+    return memo(this.templates, `${resellerId}\u0000${name}`, () => findTemplateByName(this.db, resellerId, name));
+  }
+
+  configuration(resellerId: string, templateId: string) {
+    return memo(this.configurations, `${resellerId}\u0000${templateId}`, () => findConfiguration(this.db, resellerId, templateId));
+  }
+
+  merchantReseller(merchantId: string) {
+    return memo(this.merchants, merchantId, async () => {
+      const { rows } = await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [merchantId]);
+      return rows[0]?.reseller_id;
+    });
+  }
+
+  blacklisted(resellerId: string, phone: string) {
+    return isBlacklisted(this.db, resellerId, phone);
+  }
+}
+
+function memo<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = load();
+    cache.set(key, hit);
+  }
+  return hit;
+}
+
+/** Checks one push body and builds its lead; throws the AppError POST /leads would answer. */
+export async function preparePush(caller: Principal, raw: unknown, ctx: PushContext): Promise<Pushed> {
+  const invalid = validatePush(raw);
+  if (invalid) throw schemaProblem(invalid.raw, invalid.errors);
+  const body = raw as PushBody;
+
+  const merchantId = body.merchant_id ?? (caller.role === 'merchant' || caller.role === 'user' ? caller.merchantId : null);
+  assertOwnerInScope(caller, body.reseller_id, merchantId);
+
+  const template = await ctx.template(body.reseller_id, body.template);
+  if (!template) throw templateNotFound(body.template, body.reseller_id, merchantId);
+  if (template.merchant_id !== null && template.merchant_id !== merchantId) throw templateNotFound(body.template, body.reseller_id, merchantId);
+  if (merchantId !== null && template.merchant_id === null && (await ctx.merchantReseller(merchantId)) !== body.reseller_id) {
+    throw templateNotFound(body.template, body.reseller_id, merchantId);
+  }
+
+  const payload: Record<string, unknown> = { ...body.payload };
+  if (body.reporting_webhook_url !== undefined) payload.reporting_webhook_url = body.reporting_webhook_url;
+
+  const errors: FieldError[] = promptVariables(template.flow)
+    .filter((v) => payload[v] === undefined || payload[v] === null)
+    .map((v) => ({ path: `/payload/${v}`, message: `is required: template ${template.name} uses {${v}}` }));
+  const phone = payload.customer_mobile_number as string | undefined;
+  if (phone !== undefined && !isE164(phone)) errors.unshift({ path: '/payload/customer_mobile_number', message: E164_HINT });
+
+  const isPlayground = body.is_playground ?? false;
+  const override = isPlayground ? ((body.configurations_override ?? null) as Record<string, unknown> | null) : null;
+  if (override !== null) {
+    const bad = validateOverride(structuredClone(override));
+    if (bad) errors.push(...bad.errors.map((e) => ({ path: `/configurations_override${e.path === '/' ? '' : e.path}`, message: e.message })));
+  }
+  if (errors.length > 0) {
+    throw unprocessable(`Request body: ${errors[0]!.path} ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'schema_validation_failed');
+  }
+
+  const configuration = await ctx.configuration(body.reseller_id, template.id);
+  if (phone !== undefined && (configuration?.enforce_blacklist ?? true) && (await ctx.blacklisted(body.reseller_id, phone))) {
+    throw forbidden(`payload.customer_mobile_number ${phone} is blacklisted`, 'blacklisted');
+  }
+
+  const notes: string[] = [];
+  if (phone === undefined) notes.push('payload.customer_mobile_number is missing: the lead stays in BACKLOG and will not be dialled');
+  if (!configuration) notes.push(`no configuration exists yet for template ${template.name}: the lead waits until one is created`);
+  if (body.configurations_override != null && !isPlayground) notes.push('configurations_override was ignored because is_playground is not true');
+  return {
+    lead: {
+      id: newId(),
+      reseller_id: body.reseller_id,
+      merchant_id: merchantId,
+      template_id: template.id,
+      template_name: template.name,
+      request_id: body.request_id,
+      execution_mode: body.execution_mode ?? 'TELEPHONY',
+      is_playground: isPlayground,
+      configurations_override: override,
+      payload,
+      due_in_seconds: phone === undefined ? null : (configuration?.initial_offset ?? 0),
+    },
+    message: notes.length === 0 ? 'Lead queued' : `Lead queued; ${notes.join('; ')}`,
+  };
+}

@@ -1,0 +1,146 @@
+import { Type, type Static } from 'typebox';
+import type { ErrorObject } from 'ajv';
+import { NullableTimestamp, Timestamp } from '../http/index.js';
+
+export const EXECUTION_MODES = ['TELEPHONY', 'TELEPHONY_TEST', 'WEBRTC', 'WEBRTC_TEST', 'WEBRTC_STREAM'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
+/** Fields whose absence is "a missing required field" (400) rather than a schema failure (422). */
+export const REQUIRED_FIELDS = ['request_id', 'template', 'payload', 'reseller_id'] as const;
+
+const ExecutionMode = Type.Union(EXECUTION_MODES.map((m) => Type.Literal(m)), { default: 'TELEPHONY' });
+
+export const PushBody = Type.Object(
+  {
+    request_id: Type.String({ minLength: 1, maxLength: 200, description: 'Client correlation tag, echoed as order_id; not an idempotency key' }),
+    template: Type.String({ minLength: 1, maxLength: 200, description: 'Template name' }),
+    payload: Type.Object(
+      {
+        customer_mobile_number: Type.Optional(Type.String({ maxLength: 32, description: 'E.164; without it the lead stays in BACKLOG' })),
+      },
+      { additionalProperties: true, description: 'Template variables and the destination number' },
+    ),
+    reseller_id: Type.String({ minLength: 1, maxLength: 64 }),
+    merchant_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'Required if the template belongs to a merchant' })),
+    reporting_webhook_url: Type.Optional(
+      Type.String({ maxLength: 2000, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'Called when the lead finishes; stored in payload' }),
+    ),
+    execution_mode: Type.Optional(ExecutionMode),
+    is_playground: Type.Optional(Type.Boolean({ default: false })),
+    configurations_override: Type.Optional(
+      Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Partial configuration; kept only when is_playground' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        request_id: 'order-1042',
+        template: 'appointment-confirmation',
+        reseller_id: 'a-reseller-id',
+        payload: { customer_mobile_number: '+14155550123', customer_name: 'Ada', appointment_date: 'Monday 10:00' },
+        reporting_webhook_url: 'https://crm.example.com/dialer/webhook',
+      },
+    ],
+  },
+);
+export type PushBody = Static<typeof PushBody>;
+
+/**
+ * The status of a push that fails its schema: 400 for a missing (or empty) required field or an
+ * unknown execution_mode, as spec 4.2 lists; 422 for everything else (type mismatches, unknown
+ * fields, malformed URLs).
+ */
+export function pushValidationStatus(raw: ErrorObject[]): number {
+  const is400 = (e: ErrorObject) =>
+    (e.keyword === 'required' && e.instancePath === '' && (REQUIRED_FIELDS as readonly string[]).includes((e.params as { missingProperty: string }).missingProperty)) ||
+    (e.keyword === 'minLength' && ['/request_id', '/template', '/reseller_id'].includes(e.instancePath)) ||
+    e.instancePath === '/execution_mode';
+  return raw.some(is400) ? 400 : 422;
+}
+
+export const PushResult = Type.Object({
+  status: Type.Literal('queued'),
+  lead_call_tracker_id: Type.String(),
+  order_id: Type.String(),
+  message: Type.String(),
+});
+
+export const BatchBody = Type.Object(
+  { leads: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'Up to 1,000 bodies of POST /leads, each validated on its own' }) },
+  { additionalProperties: false },
+);
+
+const Problem = Type.Ref('Problem');
+export const BatchResult = Type.Object({
+  queued: Type.Integer(),
+  rejected: Type.Integer(),
+  results: Type.Array(
+    Type.Object({
+      index: Type.Integer({ description: 'Position in the request' }),
+      status: Type.Integer({ description: 'What POST /leads would have answered for this item' }),
+      result: Type.Optional(PushResult),
+      problem: Type.Optional(Problem),
+    }),
+  ),
+});
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const Lead = Type.Object({
+  id: Type.String({ description: 'Equals lead_call_tracker_id' }),
+  reseller_id: Type.String(),
+  merchant_id: Nullable(Type.String()),
+  template: Type.String({ description: 'Template name' }),
+  template_id: Type.String(),
+  request_id: Type.String(),
+  status: Type.Union([Type.Literal('BACKLOG'), Type.Literal('PROCESSING'), Type.Literal('RETRY'), Type.Literal('FINISHED')]),
+  outcome: Nullable(Type.String()),
+  attempt_count: Type.Integer(),
+  call_id: Nullable(Type.String()),
+  call_initiated_time: NullableTimestamp,
+  call_end_time: NullableTimestamp,
+  duration_seconds: Nullable(Type.Integer()),
+  recording_url: Nullable(Type.String()),
+  cost: Nullable(Type.Number()),
+  sentiment: Nullable(Type.Number()),
+  provider: Nullable(Type.String()),
+  execution_mode: Type.String(),
+  call_direction: Type.String(),
+  outbound_number_id: Nullable(Type.String()),
+  trace_scores: Type.Record(Type.String(), Type.Number()),
+  payload: Type.Object({}, { additionalProperties: true }),
+  metaData: Type.Object({}, { additionalProperties: true, description: 'transcription, call_ended_by, node_traversal, errors, pre_check_results' }),
+  is_playground: Type.Boolean(),
+  configurations_override: Nullable(Type.Object({}, { additionalProperties: true })),
+  cancellation_reason: Nullable(Type.String()),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the lead is next due; null when it will not be dialled' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const AbortBody = Type.Object(
+  {
+    leads: Type.Array(
+      Type.Object(
+        {
+          lead_id: Type.String({ minLength: 1, maxLength: 64 }),
+          cancellation_reason: Type.String({ minLength: 1, maxLength: 1000 }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 1000 },
+    ),
+  },
+  { additionalProperties: false, examples: [{ leads: [{ lead_id: 'a-lead-id', cancellation_reason: 'customer called in' }] }] },
+);
+
+export const AbortResult = Type.Object({
+  leads: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      status: Type.Union([Type.Literal('success'), Type.Literal('already_aborted'), Type.Literal('processing'), Type.Literal('error')]),
+      message: Type.String(),
+    }),
+  ),
+});

@@ -1,0 +1,149 @@
+import { scopeCondition, type Principal } from '../auth/index.js';
+import type { Db } from '../db/index.js';
+import { AppError, notFound, toError } from '../lib/errors.js';
+import { preparePush, PushContext, type Pushed } from './push.js';
+import { LeadsRepository, type LeadRow } from './repository.js';
+
+export interface PushOutcome {
+  status: 'queued';
+  lead_call_tracker_id: string;
+  order_id: string;
+  message: string;
+}
+
+export type BatchItem = { index: number; status: 201; result: PushOutcome } | { index: number; status: number; problem: ReturnType<AppError['toProblem']> };
+
+export interface LeadFilter {
+  status?: string;
+  template?: string;
+  request_id?: string;
+  reseller_id?: string;
+  merchant_id?: string;
+  execution_mode?: string;
+}
+
+export interface AbortItem {
+  id: string;
+  status: 'success' | 'already_aborted' | 'processing' | 'error';
+  message: string;
+}
+
+const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
+
+/** The write failed: nothing was queued and the client may retry (spec 4.2's 500). */
+function notQueued(err: unknown): AppError {
+  return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, { cause: toError(err) });
+}
+
+const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tracker_id: p.lead.id, order_id: p.lead.request_id, message: p.message });
+
+export class LeadsService {
+  private readonly repo: LeadsRepository;
+
+  constructor(private readonly db: Db) {
+    this.repo = new LeadsRepository(db);
+  }
+
+  /** POST /leads: one lead, or the AppError that refuses it. */
+  async push(caller: Principal, body: unknown): Promise<PushOutcome> {
+    const prepared = await preparePush(caller, body, new PushContext(this.db));
+    try {
+      await this.repo.insertMany([prepared.lead]);
+    } catch (err) {
+      throw notQueued(err);
+    }
+    return outcomeOf(prepared);
+  }
+
+  /**
+   * POST /leads/batch: each body checked on its own (the same checks and answers as POST /leads),
+   * the valid ones inserted by one statement. A failed insert fails the whole request (500) with
+   * nothing queued, so a client can simply resend it.
+   */
+  async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
+    const ctx = new PushContext(this.db);
+    const results: BatchItem[] = [];
+    const accepted: Pushed[] = [];
+    for (const [index, body] of bodies.entries()) {
+      try {
+        const prepared = await preparePush(caller, body, ctx);
+        accepted.push(prepared);
+        results.push({ index, status: 201, result: outcomeOf(prepared) });
+      } catch (err) {
+        if (!(err instanceof AppError) || err.status >= 500) throw err;
+        results.push({ index, status: err.status, problem: err.toProblem() });
+      }
+    }
+    try {
+      await this.repo.insertMany(accepted.map((p) => p.lead));
+    } catch (err) {
+      throw notQueued(err);
+    }
+    return { queued: accepted.length, rejected: bodies.length - accepted.length, results };
+  }
+
+  /** 404 both when missing and when out of scope. */
+  async get(caller: Principal, id: string): Promise<LeadRow> {
+    const params: unknown[] = [id];
+    const { rows } = await this.db.query<LeadRow>(`SELECT l.* FROM leads l WHERE l.id = $1 AND ${scopeCondition(caller, SCOPE, params)}`, params);
+    if (!rows[0]) throw notFound(`Lead ${id}`);
+    return rows[0];
+  }
+
+  list(caller: Principal, filter: LeadFilter, limit: number, offset: number) {
+    const params: unknown[] = [];
+    const conds = [scopeCondition(caller, SCOPE, params)];
+    const narrow = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      params.push(value);
+      conds.push(`${column} = $${params.length}`);
+    };
+    narrow('l.status', filter.status);
+    narrow('l.template_name', filter.template);
+    narrow('l.request_id', filter.request_id);
+    narrow('l.reseller_id', filter.reseller_id);
+    narrow('l.merchant_id', filter.merchant_id);
+    narrow('l.execution_mode', filter.execution_mode);
+    return this.repo.list(conds.join(' AND '), params, limit, offset);
+  }
+
+  /** POST /lead/abort: one answer per requested lead, in request order. */
+  async abort(caller: Principal, requests: { lead_id: string; cancellation_reason: string }[]): Promise<AbortItem[]> {
+    // The first request for a lead decides its reason; repeats get the same answer.
+    const firstWins = new Map<string, { lead_id: string; cancellation_reason: string }>();
+    for (const r of requests) if (!firstWins.has(r.lead_id)) firstWins.set(r.lead_id, r);
+    const params: unknown[] = [null];
+    const scope = scopeCondition(caller, SCOPE, params);
+    let outcomes;
+    try {
+      outcomes = await this.repo.abort([...firstWins.values()], scope, params.slice(1));
+    } catch (err) {
+      const message = `The database failed while aborting: ${toError(err).message}; retry`;
+      return requests.map((r) => ({ id: r.lead_id, status: 'error' as const, message }));
+    }
+    const byId = new Map(outcomes.map((o) => [o.id, o]));
+    return requests.map(({ lead_id: id }): AbortItem => {
+      const o = byId.get(id)!;
+      if (o.aborted) return { id, status: 'success', message: 'Lead aborted: it will not be dialled' };
+      switch (o.status) {
+        case 'PROCESSING':
+          return { id, status: 'processing', message: 'The call is dialling or in conversation; it cannot be aborted' };
+        case 'FINISHED':
+          return { id, status: 'already_aborted', message: `The lead is already FINISHED (outcome ${o.outcome ?? 'none'})` };
+        default:
+          return { id, status: 'error', message: `Lead ${id} was not found` };
+      }
+    });
+  }
+
+  /** The lead whose call is `callId`, in scope; 404 otherwise. */
+  async byCallId(caller: Principal, callId: string): Promise<LeadRow> {
+    const params: unknown[] = [callId];
+    const { rows } = await this.db.query<LeadRow>(
+      `SELECT l.* FROM leads l WHERE l.call_id = $1 AND ${scopeCondition(caller, SCOPE, params)} ORDER BY l.updated_at DESC LIMIT 1`,
+      params,
+    );
+    if (!rows[0]) throw notFound(`Call ${callId}`, 'call_not_found');
+    return rows[0];
+  }
+}
