@@ -1,6 +1,112 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { API_PREFIX } from '../app.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { EXECUTION_MODES } from './schema.js';
+import { importCsv, ImportError, type ImportSummary } from './import.js';
 
-/** CLI commands of this feature (being written: see the issue). */
+interface ImportFlags {
+  template: string;
+  resellerId?: string;
+  merchantId?: string;
+  executionMode?: string;
+  url?: string;
+  token?: string;
+  allowMissingPhone?: boolean;
+  rejects?: string;
+}
+
+/** Exit status when the import ran but some rows were rejected. */
+export const EXIT_SOME_REJECTED = 2;
+
+/** CLI commands of the leads feature: `dialer leads import`. */
 export function registerLeadsCommands(program: Command): void {
-  void program;
+  program
+    .command('leads')
+    .description('Work with leads')
+    .command('import')
+    .description('Push every row of a CSV file as a lead, through POST /leads/batch of a running Dialer')
+    .argument('<file>', 'CSV with a header row; customer_mobile_number and the template variables as columns')
+    .requiredOption('--template <name>', 'template name')
+    .option('--reseller-id <id>', 'reseller of the leads (or a reseller_id column)')
+    .option('--merchant-id <id>', 'merchant of the leads (or a merchant_id column)')
+    .option('--execution-mode <mode>', `one of ${EXECUTION_MODES.join(', ')} (default TELEPHONY)`)
+    .option('--url <url>', 'API base URL (default http://HOST:PORT from the environment, with the API prefix)')
+    .option('--token <token>', 'bearer token: an s2s token or a login JWT (default: DIALER_TOKEN)')
+    .option('--allow-missing-phone', 'push rows even though the file has no customer_mobile_number column')
+    .option('--rejects <file>', 'where to write rejected rows (default: <file>.rejected.csv, only when some are)')
+    .addHelpText(
+      'after',
+      '\nColumns request_id, reseller_id, merchant_id, execution_mode and reporting_webhook_url set those fields;' +
+        '\nevery other non-empty cell goes into payload. request_id defaults to <file name>:<line>.' +
+        `\nExit status: 0 all rows queued, ${EXIT_SOME_REJECTED} some rows rejected (see the summary), 1 the import failed.`,
+    )
+    .action(async (file: string, flags: ImportFlags) => {
+      const token = flags.token ?? process.env.DIALER_TOKEN;
+      if (!token) throw new ConfigError('a token is needed: pass --token or set DIALER_TOKEN (POST /s2s-token issues one)');
+      if (flags.executionMode && !(EXECUTION_MODES as readonly string[]).includes(flags.executionMode)) {
+        throw new ConfigError(`--execution-mode must be one of ${EXECUTION_MODES.join(', ')}`);
+      }
+      const apiUrl = flags.url ?? defaultUrl();
+      const bar = process.stderr.isTTY
+        ? new cliProgress.SingleBar(
+            { format: 'Importing {bar} {percentage}% | {rows} rows: {queued} queued, {rejected} rejected | ETA {eta_formatted}', stream: process.stderr },
+            cliProgress.Presets.shades_classic,
+          )
+        : undefined;
+      bar?.start(1, 0, { rows: 0, queued: 0, rejected: 0 });
+      let summary: ImportSummary;
+      try {
+        summary = await importCsv({
+          file,
+          template: flags.template,
+          apiUrl,
+          token,
+          ...(flags.resellerId ? { resellerId: flags.resellerId } : {}),
+          ...(flags.merchantId ? { merchantId: flags.merchantId } : {}),
+          ...(flags.executionMode ? { executionMode: flags.executionMode } : {}),
+          ...(flags.allowMissingPhone ? { allowMissingPhone: true } : {}),
+          onProgress: (p) => {
+            bar?.setTotal(Math.max(1, p.totalBytes));
+            bar?.update(p.bytes, { rows: p.rows, queued: p.queued, rejected: p.rejected });
+          },
+        });
+      } catch (err) {
+        bar?.stop();
+        if (err instanceof ImportError) throw new ConfigError(`import failed: ${err.message}`);
+        throw err;
+      }
+      bar?.stop();
+      process.stdout.write(report(file, summary, flags.rejects));
+      if (summary.rejected.length > 0) process.exitCode = EXIT_SOME_REJECTED;
+    });
+}
+
+function defaultUrl(): string {
+  const config = loadConfig();
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}${API_PREFIX}`;
+}
+
+/** The final summary: counts, rejection reasons grouped with example lines, and the rejects file. */
+function report(file: string, s: ImportSummary, rejectsPath?: string): string {
+  const rate = s.seconds > 0 ? Math.round(s.rows / s.seconds) : s.rows;
+  let out = `Imported ${file}: ${s.rows} rows, ${s.queued} queued, ${s.rejected.length} rejected in ${s.seconds.toFixed(1)} s (${rate} rows/s).\n`;
+  if (s.rejected.length === 0) return out;
+  const reasons = new Map<string, number[]>();
+  for (const r of s.rejected) {
+    const key = `${r.status} ${r.detail}`;
+    reasons.set(key, [...(reasons.get(key) ?? []), r.line]);
+  }
+  out += 'Rejected:\n';
+  for (const [reason, lines] of [...reasons].sort((a, b) => b[1].length - a[1].length)) {
+    const shown = lines.slice(0, 5).join(', ') + (lines.length > 5 ? `, ... (${lines.length - 5} more)` : '');
+    out += `  ${lines.length} x ${reason} (line${lines.length > 1 ? 's' : ''} ${shown})\n`;
+  }
+  const target = rejectsPath ?? `${file}.rejected.csv`;
+  const csv = ['line,status,reason', ...s.rejected.map((r) => `${r.line},${r.status},"${r.detail.replace(/"/g, '""')}"`)].join('\n') + '\n';
+  fs.writeFileSync(target, csv);
+  out += `Rejected rows with reasons: ${target}\n`;
+  return out;
 }

@@ -1,0 +1,197 @@
+/**
+ * `dialer leads import`: pushes a CSV of leads to a running Dialer through POST /leads/batch, 1,000
+ * rows a request, a few requests in flight. Each row becomes one push body: the columns
+ * request_id, reseller_id, merchant_id, execution_mode and reporting_webhook_url go to the top
+ * level, every other non-empty cell into `payload`. The file is streamed, so its size is unbounded.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'csv-parse';
+
+export const TOP_LEVEL_COLUMNS = ['request_id', 'reseller_id', 'merchant_id', 'execution_mode', 'reporting_webhook_url'] as const;
+const BATCH_SIZE = 1000;
+const IN_FLIGHT = 3;
+const RETRIES = 3;
+
+export interface ImportOptions {
+  file: string;
+  template: string;
+  /** Base URL of the API including the prefix, e.g. http://127.0.0.1:8080/agent/voice/dialer */
+  apiUrl: string;
+  token: string;
+  resellerId?: string;
+  merchantId?: string;
+  executionMode?: string;
+  /** Push rows that have no customer_mobile_number column (they are queued but never dialled). */
+  allowMissingPhone?: boolean;
+  onProgress?: (p: ImportProgress) => void;
+}
+
+export interface ImportProgress {
+  bytes: number;
+  totalBytes: number;
+  rows: number;
+  queued: number;
+  rejected: number;
+}
+
+export interface Rejection {
+  /** Line of the file where the row starts (the header is line 1). */
+  line: number;
+  status: number;
+  detail: string;
+}
+
+export interface ImportSummary {
+  rows: number;
+  queued: number;
+  rejected: Rejection[];
+  seconds: number;
+}
+
+/** A failure that stops the import (bad file, bad token, service unreachable). */
+export class ImportError extends Error {
+  override name = 'ImportError';
+}
+
+interface Row {
+  line: number;
+  body: Record<string, unknown>;
+}
+
+export async function importCsv(options: ImportOptions): Promise<ImportSummary> {
+  const started = Date.now();
+  let totalBytes: number;
+  try {
+    totalBytes = fs.statSync(options.file).size;
+  } catch {
+    throw new ImportError(`cannot read ${options.file}`);
+  }
+  const defaultRequestId = path.basename(options.file).replace(/\.[^.]*$/, '');
+  const progress: ImportProgress = { bytes: 0, totalBytes, rows: 0, queued: 0, rejected: 0 };
+  const rejected: Rejection[] = [];
+
+  const parser = fs.createReadStream(options.file).pipe(
+    parse({ columns: (header: string[]) => checkHeader(header, options), bom: true, skip_empty_lines: true, trim: true, info: true, relax_column_count: false }),
+  );
+
+  const inFlight = new Set<Promise<void>>();
+  let batch: Row[] = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const rows = batch;
+    batch = [];
+    while (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+    const job = sendBatch(options, rows).then((results) => {
+      for (const r of results) {
+        if (r.status === 201) progress.queued++;
+        else {
+          progress.rejected++;
+          rejected.push(r);
+        }
+      }
+      options.onProgress?.({ ...progress });
+    });
+    const tracked = job.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+  };
+
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number; bytes: number } }>) {
+      progress.rows++;
+      progress.bytes = info.bytes;
+      const line = info.lines; // the line the record ends on; equal to its start for one-line rows
+      batch.push({ line, body: toPushBody(record, line, defaultRequestId, options) });
+      if (batch.length >= BATCH_SIZE) await flush();
+    }
+  } catch (err) {
+    if (err instanceof ImportError) throw err;
+    throw new ImportError(`${options.file}: ${(err as Error).message}`);
+  }
+  await flush();
+  await Promise.all(inFlight);
+  progress.bytes = totalBytes;
+  options.onProgress?.({ ...progress });
+  rejected.sort((a, b) => a.line - b.line);
+  return { rows: progress.rows, queued: progress.queued, rejected, seconds: (Date.now() - started) / 1000 };
+}
+
+function checkHeader(header: string[], options: ImportOptions): string[] {
+  const columns = header.map((h) => h.trim());
+  const dup = columns.find((c, i) => columns.indexOf(c) !== i);
+  if (dup) throw new ImportError(`the column ${JSON.stringify(dup)} appears twice in the header`);
+  if (columns.some((c) => c === '')) throw new ImportError('the header has an empty column name');
+  if (!columns.includes('customer_mobile_number') && !options.allowMissingPhone) {
+    throw new ImportError(
+      'the CSV has no customer_mobile_number column: its leads would be queued but never dialled. Rename the phone column, or pass --allow-missing-phone',
+    );
+  }
+  if (!columns.includes('reseller_id') && !options.resellerId) throw new ImportError('pass --reseller-id or add a reseller_id column');
+  return columns;
+}
+
+function toPushBody(record: Record<string, string>, line: number, defaultRequestId: string, options: ImportOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { template: options.template, request_id: `${defaultRequestId}:${line}` };
+  if (options.resellerId) body.reseller_id = options.resellerId;
+  if (options.merchantId) body.merchant_id = options.merchantId;
+  if (options.executionMode) body.execution_mode = options.executionMode;
+  const payload: Record<string, string> = {};
+  for (const [column, value] of Object.entries(record)) {
+    if (value === '') continue;
+    if ((TOP_LEVEL_COLUMNS as readonly string[]).includes(column)) body[column] = value;
+    else payload[column] = value;
+  }
+  body.payload = payload;
+  return body;
+}
+
+interface BatchResponse {
+  results: { index: number; status: number; problem?: { detail: string; errors?: { path: string; message: string }[] } }[];
+}
+
+async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection[]> {
+  const url = `${options.apiUrl.replace(/\/+$/, '')}/leads/batch`;
+  let lastError = '';
+  for (let attempt = 0; attempt <= RETRIES; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 500 * 2 ** (attempt - 1)));
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}` },
+        body: JSON.stringify({ leads: rows.map((r) => r.body) }),
+      });
+    } catch (err) {
+      lastError = `cannot reach ${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`;
+      continue;
+    }
+    const text = await res.text();
+    if (res.status === 200) {
+      const body = JSON.parse(text) as BatchResponse;
+      return body.results.map((r) => ({ line: rows[r.index]!.line, status: r.status, detail: r.status === 201 ? '' : describe(r.problem) }));
+    }
+    const detail = safeDetail(text);
+    // 5xx: nothing of the batch was queued, so sending it again is safe.
+    if (res.status >= 500) {
+      lastError = `${res.status} ${detail}`;
+      continue;
+    }
+    throw new ImportError(`the service refused the import: ${res.status} ${detail}`);
+  }
+  throw new ImportError(`giving up after ${RETRIES + 1} tries: ${lastError}`);
+}
+
+function describe(problem: BatchResponse['results'][number]['problem']): string {
+  if (!problem) return 'rejected';
+  const fields = problem.errors?.map((e) => `${e.path} ${e.message}`).join('; ');
+  return fields && !problem.detail.includes(fields) ? `${problem.detail} [${fields}]` : problem.detail;
+}
+
+function safeDetail(text: string): string {
+  try {
+    const body = JSON.parse(text) as { detail?: string };
+    return body.detail ?? text.slice(0, 200);
+  } catch {
+    return text.slice(0, 200);
+  }
+}
