@@ -54,6 +54,8 @@ export function leadView(l: LeadRow) {
   };
 }
 
+const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /** Leads (spec 4.2) and the bulk push beyond it. */
 export function registerLeadRoutes(app: App, leads: LeadsService): void {
   app.post('/leads', {
@@ -76,6 +78,8 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
 
   app.post('/leads/batch', {
     config: { permission: ['leads', 'write'] },
+    // 1,000 leads with generous payloads: larger than the default body limit.
+    bodyLimit: BATCH_BODY_LIMIT_BYTES,
     schema: {
       tags: ['leads'],
       summary: 'Push up to 1,000 leads at once (beyond the spec); each is checked like POST /leads and answered on its own',
