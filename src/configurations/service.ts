@@ -36,9 +36,6 @@ function fieldErrors(input: CreateConfigurationBody): FieldError[] {
   if (input.inbound_call_timezone != null && !isTimeZone(input.inbound_call_timezone)) {
     errors.push({ path: '/inbound_call_timezone', message: `${JSON.stringify(input.inbound_call_timezone)} is not an IANA time zone` });
   }
-  if (input.call_start_time === input.call_end_time) {
-    errors.push({ path: '/call_end_time', message: 'must differ from call_start_time (the window would be empty)' });
-  }
   if (input.inbound_redirect_number != null && !isE164(input.inbound_redirect_number)) {
     errors.push({ path: '/inbound_redirect_number', message: E164_HINT });
   }

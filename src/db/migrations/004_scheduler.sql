@@ -1,0 +1,13 @@
+-- The lead lifecycle engine (DESIGN 1, issue 4).
+
+-- One row per dial counted by a configuration's rate limit; the sliding window counts the rows of
+-- the last rate_limit_window_seconds. Writers of one configuration take turns on an advisory lock.
+CREATE TABLE rate_limit_events (
+  configuration_id text NOT NULL,
+  at timestamptz NOT NULL,
+  lead_id text NOT NULL
+);
+CREATE INDEX rate_limit_events_idx ON rate_limit_events (configuration_id, at);
+
+ALTER TABLE call_attempts ADD COLUMN error text;
+ALTER TABLE call_attempts ADD COLUMN worker_id text;

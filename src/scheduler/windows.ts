@@ -1,0 +1,54 @@
+/**
+ * Calling windows and due times, pure. A window is `start`-`end` (HH:MM, 24-hour) in an IANA time
+ * zone; an end before the start means the window crosses midnight (22:00-06:00); an end equal to
+ * the start means all day. Wall-clock times
+ * that a DST change skips open at the first instant after the gap; a repeated hour counts once.
+ */
+import { DateTime } from 'luxon';
+
+const minutesOf = (hhmm: string): number => {
+  const [h, m] = hhmm.split(':').map(Number);
+  return h! * 60 + m!;
+};
+
+/** Minutes since local midnight of `at` in `zone`. */
+function localMinutes(at: Date, zone: string): number {
+  const local = DateTime.fromJSDate(at, { zone });
+  return local.hour * 60 + local.minute;
+}
+
+/** Whether `at` falls inside the window (start inclusive, end exclusive). */
+export function inWindow(at: Date, start: string, end: string, zone: string): boolean {
+  const now = localMinutes(at, zone);
+  const s = minutesOf(start);
+  const e = minutesOf(end);
+  if (s === e) return true;
+  return s < e ? now >= s && now < e : now >= s || now < e;
+}
+
+/**
+ * The next instant at or after `at` when the window is open: `at` itself when it already is,
+ * otherwise the coming opening (`start` on the local day it next occurs).
+ */
+export function nextOpening(at: Date, start: string, end: string, zone: string): Date {
+  if (inWindow(at, start, end, zone)) return at;
+  const local = DateTime.fromJSDate(at, { zone });
+  const s = minutesOf(start);
+  for (let day = 0; day <= 2; day++) {
+    const candidate = local.startOf('day').plus({ days: day }).set({ hour: Math.floor(s / 60), minute: s % 60 });
+    // luxon moves a time inside a DST gap forward; it stays in the right local day.
+    if (candidate.toMillis() > at.getTime()) return candidate.toJSDate();
+  }
+  /* c8 ignore next */
+  throw new Error(`no opening found for ${start}-${end} in ${zone}`);
+}
+
+/** The zone a lead is called in: its payload's `timezone` when that is a known IANA zone. */
+export function leadZone(payload: Record<string, unknown>, configured: string): string {
+  const tz = payload.timezone;
+  if (typeof tz === 'string' && tz.length > 0 && DateTime.local().setZone(tz).isValid) return tz;
+  return configured;
+}
+
+/** When an attempt is due: `from` plus `offsetSeconds`. */
+export const dueAfter = (from: Date, offsetSeconds: number): Date => new Date(from.getTime() + offsetSeconds * 1000);

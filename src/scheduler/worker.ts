@@ -1,0 +1,223 @@
+/**
+ * The scheduler of one worker process: a loop that recovers expired leases, claims due leads up
+ * to its free call slots, and runs each claimed lead (pre-checks, dial through the provider's
+ * driver, outcome) while renewing its lease. Any number of workers share one PostgreSQL.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Queryable } from '../db/index.js';
+import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
+import { claimBatch, type Claimed } from './claim.js';
+import { runPreChecks } from './prechecks.js';
+import { finishAttempt, finishPrecheckFailed, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from './transitions.js';
+
+export interface SchedulerOptions {
+  db: Db;
+  drivers: Drivers;
+  log: FastifyBaseLogger;
+  /** Called in the transaction that finishes a lead (the reporting webhook is queued there). */
+  onFinished?: OnFinished;
+  workerId?: string;
+  /** Calls this worker carries at once. */
+  maxConcurrentCalls?: number;
+  /** Lease on a claimed lead, renewed every third of it while its call lives. */
+  leaseSeconds?: number;
+  /** Idle poll interval; `wake()` runs a round at once. */
+  pollMs?: number;
+  /** How often expired leases are looked for. */
+  recoverEveryMs?: number;
+  /** On stop: how long live calls may take to end before they are hung up. */
+  shutdownGraceMs?: number;
+}
+
+export interface SchedulerStats {
+  claimed: number;
+  dialled: number;
+  finished: number;
+  retried: number;
+  released: number;
+}
+
+export class Scheduler {
+  readonly workerId: string;
+  readonly stats: SchedulerStats = { claimed: 0, dialled: 0, finished: 0, retried: 0, released: 0 };
+  private readonly db: Db;
+  private readonly drivers: Drivers;
+  private readonly log: FastifyBaseLogger;
+  private readonly onFinished: OnFinished;
+  private readonly maxCalls: number;
+  private readonly leaseSeconds: number;
+  private readonly pollMs: number;
+  private readonly recoverEveryMs: number;
+  private readonly graceMs: number;
+  private readonly live = new Set<Promise<void>>();
+  private readonly hangUp = new AbortController();
+  private running = false;
+  private stopping = false;
+  private loop: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wakeUp: (() => void) | undefined;
+  private lastRecovery = 0;
+  private callsEnded = 0;
+
+  constructor(options: SchedulerOptions) {
+    this.db = options.db;
+    this.drivers = options.drivers;
+    this.log = options.log;
+    this.onFinished = options.onFinished ?? (async () => {});
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.maxCalls = options.maxConcurrentCalls ?? 50;
+    this.leaseSeconds = options.leaseSeconds ?? 30;
+    this.pollMs = options.pollMs ?? 500;
+    this.recoverEveryMs = options.recoverEveryMs ?? 5000;
+    this.graceMs = options.shutdownGraceMs ?? 30_000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Runs a round now (a lead was pushed, a number or call slot freed). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /**
+   * Stops claiming, lets live calls end for up to the grace period, then hangs up the rest
+   * (their leads are recorded as errors and retried). Claimed leads not yet dialled are released.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    const grace = new Promise<'timeout'>((resolve) => {
+      this.timer = setTimeout(() => resolve('timeout'), this.graceMs);
+    });
+    if ((await Promise.race([Promise.all(this.live).then(() => 'done' as const), grace])) === 'timeout') {
+      this.log.warn({ calls: this.live.size }, 'shutdown grace period over: hanging up live calls');
+      this.hangUp.abort(new Error('Dialer is shutting down'));
+      await Promise.all(this.live);
+    }
+    clearTimeout(this.timer);
+    this.running = false;
+  }
+
+  /** One round: recover, claim, start calls. Returns how many leads it claimed. */
+  async round(): Promise<number> {
+    if (Date.now() - this.lastRecovery >= this.recoverEveryMs) {
+      this.lastRecovery = Date.now();
+      const recovered = await this.db.tx((q) => recoverExpired(q, this.onFinished));
+      if (recovered.retried + recovered.finished > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
+    }
+    const free = this.maxCalls - this.live.size;
+    if (free <= 0 || this.stopping) return 0;
+    const report = await this.db.tx((q) =>
+      claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished }),
+    );
+    this.stats.claimed += report.claimed.length;
+    this.stats.finished += report.finished;
+    for (const claimed of report.claimed) {
+      const call = this.carry(claimed).catch((err: unknown) => this.log.error({ err, leadId: claimed.lead.id }, 'call runner failed'));
+      const tracked = call.finally(() => {
+        this.callsEnded++;
+        this.live.delete(tracked);
+        this.wake();
+      });
+      this.live.add(tracked);
+    }
+    return report.claimed.length;
+  }
+
+  /** Resolves when no lead is due that this worker could take and no call is live (tests, benches). */
+  async drain(): Promise<void> {
+    for (;;) {
+      const ended = this.callsEnded;
+      const claimed = await this.round();
+      // A call that ended during the round may have made its lead due again: look once more.
+      if (claimed === 0 && this.live.size === 0 && this.callsEnded === ended) return;
+      if (claimed === 0 && this.live.size > 0) await Promise.race(this.live);
+    }
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let claimed = 0;
+      try {
+        claimed = await this.round();
+      } catch (err) {
+        this.log.error({ err }, 'scheduler round failed');
+      }
+      if (claimed > 0 && this.live.size < this.maxCalls) continue;
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        this.timer = setTimeout(resolve, this.pollMs);
+      });
+      clearTimeout(this.timer);
+      this.wakeUp = undefined;
+    }
+  }
+
+  /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
+  private async carry(claimed: Claimed): Promise<void> {
+    const { lead, configuration, number, attempt } = claimed;
+    const log = this.log.child({ leadId: lead.id, attempt });
+    const renew = setInterval(() => {
+      void renewLease(this.db, lead.id, this.workerId, this.leaseSeconds)
+        .then((held) => held || log.error('lost the lease of a live call'))
+        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
+    }, (this.leaseSeconds * 1000) / 3);
+    try {
+      const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, this.hangUp.signal) : undefined;
+      if (checks && !checks.proceed) {
+        await this.db.tx((q) => finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished }));
+        this.stats.finished++;
+        return;
+      }
+      if (this.stopping) {
+        await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt, ...(checks ? { preCheckResults: checks.results } : {}) }));
+        this.stats.released++;
+        return;
+      }
+      if (checks) await this.db.query(`UPDATE leads SET meta_data = meta_data || $2::jsonb WHERE id = $1`, [lead.id, JSON.stringify({ pre_check_results: checks.results })]);
+      const driver = this.drivers.get(number.provider)!;
+      this.stats.dialled++;
+      let callIdWritten: Promise<void> = Promise.resolve();
+      const result = await dialSafely(driver, {
+        leadId: lead.id,
+        attempt,
+        to: lead.payload.customer_mobile_number as string,
+        from: number.phone_number,
+        templateId: lead.template_id,
+        payload: lead.payload,
+        executionMode: lead.execution_mode,
+        signal: this.hangUp.signal,
+        onCallId: (callId) => {
+          callIdWritten = recordCallId(this.db, lead.id, this.workerId, attempt, callId).catch((err: unknown) => log.warn({ err }, 'could not record the call id'));
+        },
+      });
+      await callIdWritten;
+      const status = await this.db.tx((q: Queryable) =>
+        finishAttempt(q, { leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result, onFinished: this.onFinished }),
+      );
+      if (status === 'FINISHED') this.stats.finished++;
+      else if (status === 'RETRY') this.stats.retried++;
+      else log.error('the attempt ended after its lease was lost; its outcome was not recorded');
+    } finally {
+      clearInterval(renew);
+    }
+  }
+}
+
+/** A driver that throws (it should not) still yields an attempt outcome. */
+async function dialSafely(driver: Driver, request: DialRequest): Promise<CallResult> {
+  try {
+    return await driver.dial(request);
+  } catch (err) {
+    return { end: { kind: 'error', error: `the ${driver.label} driver failed: ${(err as Error).message}` } };
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
+ * place one call and waits for it to end; the driver (Twilio, Exotel, Plivo, or the emulator's)
+ * carries the call and its conversation and reports how it ended.
+ */
+
+/** How an attempt ended, from the lifecycle's point of view. */
+export type CallEnd =
+  /** The callee answered and a conversation took place; `outcome` is the flow's own. */
+  | { kind: 'completed'; outcome?: string; durationSeconds?: number; metaData?: Record<string, unknown>; recordingUrl?: string; cost?: number; sentiment?: number }
+  /** The callee was not reached. */
+  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
+  /** The provider or Dialer failed while placing or carrying the call. */
+  | { kind: 'error'; error: string };
+
+export interface DialRequest {
+  leadId: string;
+  attempt: number;
+  /** E.164 number to call. */
+  to: string;
+  /** E.164 caller ID from the outbound number pool. */
+  from: string;
+  templateId: string;
+  payload: Record<string, unknown>;
+  executionMode: string;
+  /** Called once the provider has accepted the call, with its call SID. */
+  onCallId(callId: string): void;
+  /** Aborted when Dialer shuts down past its grace period: hang up and resolve. */
+  signal: AbortSignal;
+}
+
+export interface CallResult {
+  callId?: string;
+  end: CallEnd;
+}
+
+export interface Driver {
+  /** PROVIDER_A, PROVIDER_B or PROVIDER_C. */
+  readonly provider: string;
+  readonly label: string;
+  /** Places the call and resolves when it has ended. Never rejects: failures are `{kind: 'error'}`. */
+  dial(request: DialRequest): Promise<CallResult>;
+}
+
+/** The drivers a worker can dial with, by provider. */
+export type Drivers = ReadonlyMap<string, Driver>;

@@ -1,0 +1,1 @@
+export type { CallEnd, CallResult, DialRequest, Driver, Drivers } from './driver.js';
