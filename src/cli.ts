@@ -35,7 +35,7 @@ program
       } else {
         logger.info({ email: admin.email }, 'created the first admin from DIALER_ADMIN_EMAIL');
       }
-    });
+    }, { role: opts.role });
     logger.info(
       { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, database: server.db.kind, role: opts.role },
       'Dialer is serving',

@@ -24,6 +24,16 @@ export interface Config {
   logLevel: LogLevel;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
+  scheduler: {
+    /** Calls one worker process carries at once. */
+    maxConcurrentCalls: number;
+    /** Lease on a claimed lead; a worker that stops renewing it for this long is presumed dead. */
+    leaseSeconds: number;
+    /** Idle poll interval (a push wakes workers at once through NOTIFY). */
+    pollMs: number;
+    /** On SIGTERM: how long live calls may take to end before they are hung up. */
+    shutdownGraceSeconds: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -87,5 +97,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminPassword,
     logLevel,
     bodyLimitBytes: integer(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    scheduler: {
+      maxConcurrentCalls: integer(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
+      leaseSeconds: integer(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600),
+      pollMs: integer(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
+      shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+    },
   };
 }

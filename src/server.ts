@@ -1,4 +1,6 @@
-import type { Config } from './config.js';
+import type { Config, Role } from './config.js';
+import { Scheduler } from './scheduler/index.js';
+import type { Drivers } from './telephony/index.js';
 import { buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
@@ -10,6 +12,8 @@ export interface RunningServer {
   db: Db;
   /** The address the API listens on, e.g. http://127.0.0.1:8080. */
   url: string;
+  /** The scheduler of this process (roles all and worker). */
+  scheduler: Scheduler | undefined;
   close(): Promise<void>;
 }
 
@@ -18,10 +22,18 @@ export interface RunningServer {
  * `onAdminCreated` receives the bootstrap admin when this start created it (with the generated
  * password when none was configured), so the caller can show it once.
  */
+export interface ServeOptions {
+  /** all: API and scheduler; api: HTTP only; worker: scheduler (and the HTTP its calls need). */
+  role?: Role;
+  /** Telephony drivers by provider (the telephony feature supplies them). */
+  drivers?: Drivers;
+}
+
 export async function startServer(
   config: Config,
   logger: Logger,
   onAdminCreated?: (admin: { email: string; generatedPassword?: string }) => void,
+  options: ServeOptions = {},
 ): Promise<RunningServer> {
   const db = await openAndMigrate(config);
   let app: App | undefined;
@@ -39,12 +51,29 @@ export async function startServer(
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const running = app;
+  const role = options.role ?? 'all';
+  const scheduler =
+    role === 'api'
+      ? undefined
+      : new Scheduler({
+          db,
+          drivers: options.drivers ?? new Map(),
+          log: logger,
+          maxConcurrentCalls: config.scheduler.maxConcurrentCalls,
+          leaseSeconds: config.scheduler.leaseSeconds,
+          pollMs: config.scheduler.pollMs,
+          shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
+        });
+  scheduler?.start();
   return {
     app: running,
     db,
     url: `http://${host}:${port}`,
+    scheduler,
     async close() {
       try {
+        // Stop claiming and let live calls end first; the API answers meanwhile.
+        await scheduler?.stop();
         await running.close();
       } finally {
         await db.close();

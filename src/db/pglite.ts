@@ -41,6 +41,9 @@ export async function openPglite(dataDir: string | undefined, options: { loadDat
     async close() {
       await db.close();
     },
+    async listen(channel, onNotify) {
+      return db.listen(channel, () => onNotify());
+    },
   };
 }
 

@@ -25,6 +25,7 @@ export async function openPostgres(connectionString: string, options: { max?: nu
   const probe = await pool.connect();
   probe.release();
   const root = wrap(pool);
+  const listeners = new Set<() => Promise<void>>();
   return {
     kind: 'postgres',
     query: root.query,
@@ -44,7 +45,25 @@ export async function openPostgres(connectionString: string, options: { max?: nu
       }
     },
     async close() {
+      await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
+    },
+    async listen(channel, onNotify) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+      // A dedicated connection: LISTEN lasts as long as the session.
+      const client = new pg.Client({ connectionString });
+      client.on('error', () => {});
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify();
+      });
+      await client.connect();
+      await client.query(`LISTEN ${channel}`);
+      const stop = async () => {
+        listeners.delete(stop);
+        await client.end().catch(() => {});
+      };
+      listeners.add(stop);
+      return stop;
     },
   };
 }

@@ -19,4 +19,9 @@ export interface Db extends Queryable {
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Calls `onNotify` on every NOTIFY on `channel` (PostgreSQL LISTEN, or PGlite's in-process
+   * equivalent). Resolves to a function that stops listening. Best effort: callers also poll.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
 }

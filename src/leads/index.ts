@@ -5,7 +5,7 @@ import { LeadsService } from './service.js';
 
 export { LeadsService } from './service.js';
 export { leadView } from './routes.js';
-export type { LeadRow } from './repository.js';
+export { LEADS_CHANNEL, type LeadRow } from './repository.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
 /** The leads feature's only door: push (single and batch), read, list, abort, recordings. */

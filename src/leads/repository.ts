@@ -50,6 +50,9 @@ export interface NewLead {
 
 export type AbortOutcome = { id: string; aborted: true } | { id: string; aborted: false; status: LeadRow['status'] | null; outcome: string | null };
 
+/** NOTIFY channel that tells idle schedulers new leads were queued. */
+export const LEADS_CHANNEL = 'dialer_leads';
+
 export class LeadsRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -70,6 +73,7 @@ export class LeadsRepository {
          execution_mode text, is_playground boolean, configurations_override jsonb, payload jsonb, due_in_seconds integer)`,
       [JSON.stringify(leads)],
     );
+    if (leads.some((l) => l.due_in_seconds === 0)) await this.db.query(`SELECT pg_notify('${LEADS_CHANNEL}', '')`);
   }
 
   /** `where` is built by the service from scope and filters, over alias `l`. Newest first. */

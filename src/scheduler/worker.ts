@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Queryable } from '../db/index.js';
+import { LEADS_CHANNEL } from '../leads/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
 import { claimBatch, type Claimed } from './claim.js';
 import { runPreChecks } from './prechecks.js';
@@ -60,6 +61,7 @@ export class Scheduler {
   private wakeUp: (() => void) | undefined;
   private lastRecovery = 0;
   private callsEnded = 0;
+  private unlisten: Promise<() => Promise<void>> | undefined;
 
   constructor(options: SchedulerOptions) {
     this.db = options.db;
@@ -77,6 +79,10 @@ export class Scheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.unlisten = this.db.listen(LEADS_CHANNEL, () => this.wake()).catch((err: unknown) => {
+      this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
+      return async () => {};
+    });
     this.loop = this.run();
   }
 
@@ -94,6 +100,7 @@ export class Scheduler {
     this.stopping = true;
     this.wake();
     await this.loop;
+    await (await this.unlisten)?.();
     const grace = new Promise<'timeout'>((resolve) => {
       this.timer = setTimeout(() => resolve('timeout'), this.graceMs);
     });

@@ -196,6 +196,7 @@ describe('POST /leads', () => {
       exec: (sql) => t.db.exec(sql),
       tx: (fn) => t.db.tx(fn),
       close: async () => {},
+      listen: (channel, onNotify) => t.db.listen(channel, onNotify),
     } as Db & { query: Queryable['query'] };
     const broken = await buildTestApp({ db: failing });
     try {
