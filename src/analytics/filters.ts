@@ -1,0 +1,84 @@
+/**
+ * What every analytics query reads: the leads in the caller's scope that pass the filters of the
+ * request, test leads excluded, as one WHERE clause over `leads l`. Each query adds its own SQL.
+ *
+ * Terminology
+ * - live lead: a lead that is not a test: not from the playground (`is_playground`) and not in a
+ *   `*_TEST` execution mode. Analytics only ever count live leads (DESIGN 5).
+ * - activity time: when a lead happened for analytics, `coalesce(call_initiated_time, created_at)`:
+ *   the start of its (latest) call, or its push time when it was never dialled. Date filters, time
+ *   buckets and the hourly heatmap all use it; migration 002 indexes exactly this expression.
+ */
+import { scopeCondition, type Principal } from '../auth/index.js';
+
+/** The activity time of a lead (alias `l`); written exactly as in the indexes of migration 002. */
+export const ACTIVITY_AT = 'coalesce(l.call_initiated_time, l.created_at)';
+
+/** Live (non-test) leads; written exactly as the partial-index predicate of migration 002. */
+export const LIVE_LEADS = "NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST')";
+
+/**
+ * Outcomes that mean no conversation took place (DESIGN 5, outcomes). Anything else a finished,
+ * dialled lead ends with (`confirmed`, `rescheduled`, `not_interested`, ...) came from the flow:
+ * the callee was reached.
+ */
+export const NOT_REACHED_OUTCOMES = [
+  'no_answer',
+  'busy',
+  'failed',
+  'voicemail',
+  'PRECHECK_FAILED',
+  'BLACKLISTED',
+  'aborted',
+  'worker_lost',
+  'error',
+] as const;
+
+/** SQL: the lead finished with a conversation (alias `l`). */
+export const REACHED = `(l.status = 'FINISHED' AND l.outcome IS NOT NULL AND l.outcome NOT IN (${NOT_REACHED_OUTCOMES.map((o) => `'${o}'`).join(', ')}))`;
+
+/** Positional parameters of one statement: `add` returns the placeholder of the value. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** The filters of a request, checked and resolved (dates as instants). */
+export interface ResolvedFilters {
+  templateId?: string;
+  merchantId?: string;
+  resellerId?: string;
+  /** Inclusive lower bound of the activity time. */
+  from?: Date;
+  /** Upper bound of the activity time; exclusive when the request gave a date without a time. */
+  to?: { at: Date; inclusive: boolean };
+  minDurationSeconds?: number;
+  maxDurationSeconds?: number;
+  sentimentMin?: number;
+  sentimentMax?: number;
+  payload?: Record<string, unknown>;
+}
+
+/**
+ * The shared WHERE clause over leads (alias `l`). The reseller, merchant and template filters are
+ * ANDed with the scope, so they only ever narrow it: another tenant's ID yields no rows, not its data.
+ */
+export function leadsWhere(principal: Principal, filters: ResolvedFilters, params: Params): string {
+  const conds = [LIVE_LEADS, scopeCondition(principal, { reseller: 'l.reseller_id', merchant: 'l.merchant_id' }, params.values)];
+  if (filters.resellerId !== undefined) conds.push(`l.reseller_id = ${params.add(filters.resellerId)}`);
+  if (filters.merchantId !== undefined) conds.push(`l.merchant_id = ${params.add(filters.merchantId)}`);
+  if (filters.templateId !== undefined) conds.push(`l.template_id = ${params.add(filters.templateId)}`);
+  if (filters.from) conds.push(`${ACTIVITY_AT} >= ${params.add(filters.from.toISOString())}::timestamptz`);
+  if (filters.to) conds.push(`${ACTIVITY_AT} ${filters.to.inclusive ? '<=' : '<'} ${params.add(filters.to.at.toISOString())}::timestamptz`);
+  if (filters.minDurationSeconds !== undefined) conds.push(`l.duration_seconds >= ${params.add(filters.minDurationSeconds)}::int`);
+  if (filters.maxDurationSeconds !== undefined) conds.push(`l.duration_seconds <= ${params.add(filters.maxDurationSeconds)}::int`);
+  // sentiment is a real: compare as real, or 0.7 (float8) would exceed a stored 0.7 (float4).
+  if (filters.sentimentMin !== undefined) conds.push(`l.sentiment >= ${params.add(filters.sentimentMin)}::real`);
+  if (filters.sentimentMax !== undefined) conds.push(`l.sentiment <= ${params.add(filters.sentimentMax)}::real`);
+  // Containment, so the GIN (jsonb_path_ops) index of migration 002 serves it.
+  if (filters.payload && Object.keys(filters.payload).length > 0) conds.push(`l.payload @> ${params.add(JSON.stringify(filters.payload))}::jsonb`);
+  return conds.join(' AND ');
+}

@@ -1,0 +1,45 @@
+/**
+ * What every analytics query function receives, and the one statement shape they all share: the
+ * query's own SQL wrapped so that a single round trip returns the requested page and the total
+ * number of rows (also when the page lies past the end).
+ */
+import type { Queryable } from '../../db/index.js';
+import type { Params } from '../filters.js';
+import type { Granularity } from '../schemas.js';
+
+export interface QueryContext {
+  /** WHERE clause over `leads l`: live leads in scope passing the filters; its values are in `params`. */
+  where: string;
+  params: Params;
+  timeZone: string;
+  granularity: Granularity;
+  byWeekday: boolean;
+  /** The request's date range, which bounds a time series (`to` inclusive). */
+  range: { from?: Date; to?: Date };
+  limit: number;
+  offset: number;
+}
+
+export interface RowsPage<T> {
+  rows: T[];
+  total: number;
+}
+
+export type AnalyticsQuery<T> = (q: Queryable, c: QueryContext) => Promise<RowsPage<T>>;
+
+/**
+ * Runs `sql` (the rows of a query type) and returns the page and the total. `orderBy` names columns
+ * of those rows; a column called `ord` only orders and is left out of the rows.
+ */
+export async function runPaged<T>(q: Queryable, c: QueryContext, sql: string, orderBy: string): Promise<RowsPage<T>> {
+  const limit = c.params.add(c.limit);
+  const offset = c.params.add(c.offset);
+  const { rows } = await q.query<{ total: number; data: T[] }>(
+    `WITH result AS (${sql})
+     SELECT (SELECT count(*) FROM result)::int AS total,
+            coalesce((SELECT json_agg(to_jsonb(page) - 'ord' ORDER BY ${orderBy})
+                      FROM (SELECT * FROM result ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}) AS page), '[]') AS data`,
+    c.params.values,
+  );
+  return { rows: rows[0]!.data, total: rows[0]!.total };
+}

@@ -1,0 +1,20 @@
+/** call_count and call_duration: one row each. */
+import type { CountRow, DurationRow } from '../schemas.js';
+import { runPaged, type AnalyticsQuery } from './context.js';
+
+export const callCount: AnalyticsQuery<CountRow> = (q, c) =>
+  runPaged(q, c, `SELECT count(*)::int AS count FROM leads l WHERE ${c.where}`, 'count');
+
+/** Over leads with a duration; avg, min and max are null when there is none. */
+export const callDuration: AnalyticsQuery<DurationRow> = (q, c) =>
+  runPaged(
+    q,
+    c,
+    `SELECT round(avg(l.duration_seconds), 2)::float8 AS avg,
+            min(l.duration_seconds) AS min,
+            max(l.duration_seconds) AS max,
+            coalesce(sum(l.duration_seconds), 0)::bigint AS total
+     FROM leads l
+     WHERE ${c.where}`,
+    'total',
+  );
