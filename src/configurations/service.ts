@@ -4,7 +4,7 @@ import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from
 import { newId } from '../lib/ids.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
-import { findTemplateById } from '../templates/index.js';
+import { findTemplateById, type TemplateRef } from '../templates/index.js';
 import { ConfigurationsRepository, type ConfigurationRow, type ConfigurationWrite } from './repository.js';
 import type { CreateConfigurationBody } from './schema.js';
 
@@ -17,6 +17,31 @@ export interface ConfigurationFilter {
 /** The configuration the scheduler dials a lead with: the one of its reseller and template. */
 export async function findConfiguration(db: Queryable, resellerId: string, templateId: string): Promise<ConfigurationRow | undefined> {
   return new ConfigurationsRepository(db).byResellerTemplate(resellerId, templateId);
+}
+
+export interface PushTarget {
+  template: TemplateRef;
+  configuration: ConfigurationRow | undefined;
+  /** Whether `phone` is on the reseller's or the platform blacklist (false without a phone). */
+  blacklisted: boolean;
+}
+
+/**
+ * Everything a lead push needs, in one round trip: the template by name within the reseller, its
+ * configuration, and whether the destination number is blacklisted.
+ */
+export async function findPushTarget(db: Queryable, resellerId: string, templateName: string, phone: string | undefined): Promise<PushTarget | undefined> {
+  const { rows } = await db.query<TemplateRef & { configuration: ConfigurationRow | null; blacklisted: boolean }>(
+    `SELECT t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
+            $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = $3 AND (b.reseller_id = $1 OR b.reseller_id IS NULL)) AS blacklisted
+     FROM templates t LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id
+     WHERE t.reseller_id = $1 AND t.name = $2`,
+    [resellerId, templateName, phone ?? null],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const { configuration, blacklisted, ...template } = row;
+  return { template, configuration: configuration ?? undefined, blacklisted };
 }
 
 const duplicate = () => conflict('A configuration for this reseller and template already exists', 'duplicate_configuration');

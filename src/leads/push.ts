@@ -9,14 +9,13 @@
  */
 import type { ErrorObject } from 'ajv';
 import { assertOwnerInScope, type Principal } from '../auth/index.js';
-import { isBlacklisted } from '../blacklist/index.js';
-import { ConfigurationOverride, findConfiguration, type ConfigurationRow } from '../configurations/index.js';
+import { ConfigurationOverride, findPushTarget, type PushTarget } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
 import { AppError, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
-import { findTemplateByName, promptVariables, type TemplateRef } from '../templates/index.js';
+import { promptVariables } from '../templates/index.js';
 import type { NewLead } from './repository.js';
 import { PushBody, pushValidationStatus } from './schema.js';
 
@@ -40,20 +39,16 @@ const templateNotFound = (name: string, resellerId: string, merchantId: string |
     { path: '/template', message: 'names no template in this reseller/merchant' },
   ]);
 
-/** What a push needs from the database, looked up once per batch. */
+/** What pushes need from the database, looked up once per batch. */
 export class PushContext {
-  private readonly templates = new Map<string, Promise<TemplateRef | undefined>>();
-  private readonly configurations = new Map<string, Promise<ConfigurationRow | undefined>>();
+  private readonly targets = new Map<string, Promise<PushTarget | undefined>>();
   private readonly merchants = new Map<string, Promise<string | undefined>>();
 
   constructor(private readonly db: Queryable) {}
 
-  template(resellerId: string, name: string) {
-    return memo(this.templates, `${resellerId}\u0000${name}`, () => findTemplateByName(this.db, resellerId, name));
-  }
-
-  configuration(resellerId: string, templateId: string) {
-    return memo(this.configurations, `${resellerId}\u0000${templateId}`, () => findConfiguration(this.db, resellerId, templateId));
+  /** The template by name, its configuration, and whether `phone` is blacklisted: one query. */
+  target(resellerId: string, name: string, phone: string | undefined) {
+    return memo(this.targets, `${resellerId}\u0000${name}\u0000${phone ?? ''}`, () => findPushTarget(this.db, resellerId, name, phone));
   }
 
   merchantReseller(merchantId: string) {
@@ -61,10 +56,6 @@ export class PushContext {
       const { rows } = await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [merchantId]);
       return rows[0]?.reseller_id;
     });
-  }
-
-  blacklisted(resellerId: string, phone: string) {
-    return isBlacklisted(this.db, resellerId, phone);
   }
 }
 
@@ -86,8 +77,10 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
   const merchantId = body.merchant_id ?? (caller.role === 'merchant' || caller.role === 'user' ? caller.merchantId : null);
   assertOwnerInScope(caller, body.reseller_id, merchantId);
 
-  const template = await ctx.template(body.reseller_id, body.template);
-  if (!template) throw templateNotFound(body.template, body.reseller_id, merchantId);
+  const rawPhone = body.payload.customer_mobile_number;
+  const target = await ctx.target(body.reseller_id, body.template, typeof rawPhone === 'string' ? rawPhone : undefined);
+  if (!target) throw templateNotFound(body.template, body.reseller_id, merchantId);
+  const { template, configuration } = target;
   if (template.merchant_id !== null && template.merchant_id !== merchantId) throw templateNotFound(body.template, body.reseller_id, merchantId);
   if (merchantId !== null && template.merchant_id === null && (await ctx.merchantReseller(merchantId)) !== body.reseller_id) {
     throw templateNotFound(body.template, body.reseller_id, merchantId);
@@ -112,8 +105,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     throw unprocessable(`Request body: ${errors[0]!.path} ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'schema_validation_failed');
   }
 
-  const configuration = await ctx.configuration(body.reseller_id, template.id);
-  if (phone !== undefined && (configuration?.enforce_blacklist ?? true) && (await ctx.blacklisted(body.reseller_id, phone))) {
+  if (phone !== undefined && (configuration?.enforce_blacklist ?? true) && target.blacklisted) {
     throw forbidden(`payload.customer_mobile_number ${phone} is blacklisted`, 'blacklisted');
   }
 

@@ -2,6 +2,7 @@ import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, notFound, toError } from '../lib/errors.js';
 import { preparePush, PushContext, type Pushed } from './push.js';
+import { GroupInserter } from './group-insert.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
 export interface PushOutcome {
@@ -39,16 +40,18 @@ const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tra
 
 export class LeadsService {
   private readonly repo: LeadsRepository;
+  private readonly inserter: GroupInserter;
 
   constructor(private readonly db: Db) {
     this.repo = new LeadsRepository(db);
+    this.inserter = new GroupInserter(this.repo);
   }
 
   /** POST /leads: one lead, or the AppError that refuses it. */
   async push(caller: Principal, body: unknown): Promise<PushOutcome> {
     const prepared = await preparePush(caller, body, new PushContext(this.db));
     try {
-      await this.repo.insertMany([prepared.lead]);
+      await this.inserter.insert(prepared.lead);
     } catch (err) {
       throw notQueued(err);
     }

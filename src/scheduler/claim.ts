@@ -1,16 +1,15 @@
 /**
  * Claiming: the leads table is the queue (DESIGN 1). One transaction locks a batch of due leads
- * with FOR UPDATE SKIP LOCKED (other workers skip them) and, lead by lead, applies the rules that
- * can be decided in the database: the blacklist at dial time, the calling window, the rate limit
+ * with FOR UPDATE SKIP LOCKED (other workers skip them) and applies the rules that can be decided
+ * in the database, set-based where it can: the blacklist at dial time, the calling window, the rate limit
  * (exact across workers: one advisory lock per configuration), and the outbound number (taken
  * atomically). A lead that passes becomes PROCESSING with a lease; one that must wait gets its next
  * due time; one that may not be called is finished. All of it commits together or not at all.
  */
-import { isBlacklisted } from '../blacklist/index.js';
 import type { ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { LeadRow } from '../leads/index.js';
-import { acquireNumber, type OutboundNumberRow } from '../numbers/index.js';
+import type { OutboundNumberRow } from '../numbers/index.js';
 import { effectiveConfiguration, EFFECTIVE_PROVIDER_SQL } from './effective.js';
 import { inWindow, leadZone, nextOpening } from './windows.js';
 
@@ -39,57 +38,62 @@ export interface ClaimReport {
   finished: number;
 }
 
-type Candidate = LeadRow & { configuration: ConfigurationRow; now: Date };
+type Candidate = LeadRow & { configuration: ConfigurationRow; now: Date; blacklisted: boolean };
+
+interface Ready {
+  lead: LeadRow;
+  config: ConfigurationRow;
+}
 
 export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<ClaimReport> {
   const report: ClaimReport = { claimed: [], deferred: 0, finished: 0 };
   if (options.providers.length === 0 || options.limit <= 0) return report;
   // Due leads with a configuration that calls, through a provider this worker dials, that has a
   // free number now (so leads of an exhausted pool do not crowd out the others).
+  // Lock the batch first (a narrow scan in due order), then read what the rules need for it alone.
   const { rows } = await q.query<Candidate>(
-    `SELECT l.*, to_jsonb(c) AS configuration, clock_timestamp() AS now
-     FROM leads l
+    `WITH picked AS (
+       SELECT l.id FROM leads l
+       JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+         AND (c.enable_calling OR l.is_playground)
+         AND ${EFFECTIVE_PROVIDER_SQL} = ANY($2::text[])
+         AND EXISTS (SELECT 1 FROM outbound_numbers n WHERE n.status = 'AVAILABLE' AND n.provider = ${EFFECTIVE_PROVIDER_SQL})
+       ORDER BY l.next_attempt_at, l.id
+       LIMIT $1
+       FOR UPDATE OF l SKIP LOCKED)
+     SELECT l.*, to_jsonb(c) AS configuration, clock_timestamp() AS now,
+            EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = l.payload->>'customer_mobile_number'
+                    AND (b.reseller_id = l.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
+     FROM picked JOIN leads l ON l.id = picked.id
      JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-     WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
-       AND (c.enable_calling OR l.is_playground)
-       AND ${EFFECTIVE_PROVIDER_SQL} = ANY($2::text[])
-       AND EXISTS (SELECT 1 FROM outbound_numbers n WHERE n.status = 'AVAILABLE' AND n.provider = ${EFFECTIVE_PROVIDER_SQL})
-     ORDER BY l.next_attempt_at, l.id
-     LIMIT $1
-     FOR UPDATE OF l SKIP LOCKED`,
+     ORDER BY l.next_attempt_at, l.id`,
     [options.limit, options.providers],
   );
-  const exhausted = new Set<string>();
+  const deferrals: { id: string; until: string }[] = [];
+  const blacklisted: string[] = [];
+  const ready = new Map<string, Ready[]>();
   for (const row of rows) {
-    const { configuration: stored, now, ...lead } = row;
+    const { configuration: stored, now, blacklisted: isBlacklisted, ...lead } = row;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;
-    const defer = async (until: Date) => {
-      await q.query('UPDATE leads SET next_attempt_at = $2, updated_at = now() WHERE id = $1', [lead.id, until]);
-      report.deferred++;
-    };
-
     if (!config.enable_calling) {
-      await defer(new Date(now.getTime() + 60_000));
+      deferrals.push({ id: lead.id, until: new Date(now.getTime() + 60_000).toISOString() });
       continue;
     }
-    if (config.enforce_blacklist && (await isBlacklisted(q, lead.reseller_id, phone))) {
-      await q.query(
-        `UPDATE leads SET status = 'FINISHED', outcome = 'BLACKLISTED', next_attempt_at = NULL, updated_at = now() WHERE id = $1`,
-        [lead.id],
-      );
-      await options.onFinished(q, lead.id);
-      report.finished++;
+    if (config.enforce_blacklist && isBlacklisted) {
+      blacklisted.push(lead.id);
       continue;
     }
     const zone = leadZone(lead.payload, config.call_timezone);
     if (!inWindow(now, config.call_start_time, config.call_end_time, zone)) {
-      await defer(nextOpening(now, config.call_start_time, config.call_end_time, zone));
+      deferrals.push({ id: lead.id, until: nextOpening(now, config.call_start_time, config.call_end_time, zone).toISOString() });
       continue;
     }
     const limited =
       config.rate_limit_enabled && config.rate_limit_max_calls != null && config.rate_limit_window_seconds != null && !config.rate_limit_whitelist.includes(phone);
     if (limited) {
+      // Rate-limited leads go one by one, each counted against its configuration's window.
       await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`dialer-rate:${stored.id}`]);
       const { rows: used } = await q.query<{ n: number; first: Date | null }>(
         `SELECT count(*)::int AS n, min(at) AS first FROM rate_limit_events
@@ -98,34 +102,74 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
       );
       if (used[0]!.n >= config.rate_limit_max_calls!) {
         // The next slot frees when the oldest dial in the window leaves it.
-        await defer(new Date(used[0]!.first!.getTime() + config.rate_limit_window_seconds! * 1000 + 1));
+        deferrals.push({ id: lead.id, until: new Date(used[0]!.first!.getTime() + config.rate_limit_window_seconds! * 1000 + 1).toISOString() });
         continue;
       }
-    }
-    const provider = config.calling_provider;
-    const number = exhausted.has(provider) ? undefined : await acquireNumber(q, provider, lead.id);
-    if (!number) {
-      // Lost the race for the last free number; the lead stays due and is tried on the next round.
-      exhausted.add(provider);
+      const claimed = await claimWithNumbers(q, config.calling_provider, [{ lead, config }], options);
+      if (claimed.length > 0) {
+        await q.query('INSERT INTO rate_limit_events (configuration_id, at, lead_id) VALUES ($1, clock_timestamp(), $2)', [stored.id, lead.id]);
+      }
+      report.claimed.push(...claimed);
       continue;
     }
-    if (limited) {
-      await q.query('INSERT INTO rate_limit_events (configuration_id, at, lead_id) VALUES ($1, clock_timestamp(), $2)', [stored.id, lead.id]);
-    }
-    const { rows: updated } = await q.query<LeadRow>(
-      `UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
-              call_id = NULL, locked_by = $2, locked_until = now() + make_interval(secs => $3), outbound_number_id = $4,
-              provider = $5, next_attempt_at = NULL, updated_at = now()
-       WHERE id = $1 RETURNING *`,
-      [lead.id, options.workerId, options.leaseSeconds, number.id, provider],
-    );
-    const claimed = updated[0]!;
+    const group = ready.get(config.calling_provider) ?? [];
+    group.push({ lead, config });
+    ready.set(config.calling_provider, group);
+  }
+  for (const [provider, group] of ready) report.claimed.push(...(await claimWithNumbers(q, provider, group, options)));
+  if (deferrals.length > 0) {
     await q.query(
-      `INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
-       VALUES (gen_random_uuid()::text, $1, $2, $3, $4, 'DIALLING', $5)`,
-      [lead.id, claimed.attempt_count, provider, number.id, options.workerId],
+      `UPDATE leads l SET next_attempt_at = x.until, updated_at = now() FROM jsonb_to_recordset($1::jsonb) AS x (id text, until timestamptz) WHERE l.id = x.id`,
+      [JSON.stringify(deferrals)],
     );
-    report.claimed.push({ lead: claimed, configuration: config, number, attempt: claimed.attempt_count });
+    report.deferred += deferrals.length;
+  }
+  if (blacklisted.length > 0) {
+    await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'BLACKLISTED', next_attempt_at = NULL, updated_at = now() WHERE id = ANY($1::text[])`, [blacklisted]);
+    for (const id of blacklisted) await options.onFinished(q, id);
+    report.finished += blacklisted.length;
   }
   return report;
+}
+
+/**
+ * Gives each lead of `group` a free number of `provider` and makes it PROCESSING, in three
+ * set-based statements. Numbers are taken with SKIP LOCKED, so two workers never take the same
+ * one; leads left without a number (the pool ran dry) stay due and are tried on the next round.
+ */
+async function claimWithNumbers(q: Queryable, provider: string, group: Ready[], options: ClaimOptions): Promise<Claimed[]> {
+  const { rows: numbers } = await q.query<OutboundNumberRow & { want: string }>(
+    `WITH free AS (
+       SELECT id, row_number() OVER () AS rn FROM (
+         SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
+         ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS f),
+     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn))
+     UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
+     FROM free JOIN want USING (rn)
+     WHERE n.id = free.id
+     RETURNING n.*, want.lead_id AS want`,
+    [provider, group.length, group.map((g) => g.lead.id)],
+  );
+  if (numbers.length === 0) return [];
+  const numberOf = new Map(numbers.map((n) => [n.want, n]));
+  const { rows: leads } = await q.query<LeadRow>(
+    `UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
+            call_id = NULL, locked_by = $2, locked_until = now() + make_interval(secs => $3), outbound_number_id = x.number_id,
+            provider = $4, next_attempt_at = NULL, updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x (id text, number_id text)
+     WHERE l.id = x.id
+     RETURNING l.*`,
+    [JSON.stringify(numbers.map((n) => ({ id: n.want, number_id: n.id }))), options.workerId, options.leaseSeconds, provider],
+  );
+  await q.query(
+    `INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
+     SELECT gen_random_uuid()::text, x.id, x.attempt, $2, x.number_id, 'DIALLING', $3
+     FROM jsonb_to_recordset($1::jsonb) AS x (id text, attempt integer, number_id text)`,
+    [JSON.stringify(leads.map((l) => ({ id: l.id, attempt: l.attempt_count, number_id: l.outbound_number_id }))), provider, options.workerId],
+  );
+  const configOf = new Map(group.map((g) => [g.lead.id, g.config]));
+  return leads.map((lead) => {
+    const { want: _w, ...number } = numberOf.get(lead.id)!;
+    return { lead, configuration: configOf.get(lead.id)!, number, attempt: lead.attempt_count };
+  });
 }

@@ -22,56 +22,76 @@ export interface AttemptEnd {
 /** Default retry policy when a configuration disappeared while its lead was being called. */
 const FALLBACK = { max_retry: 0, retry_offset: 3600 };
 
+export interface FinishItem {
+  leadId: string;
+  workerId: string;
+  attempt: number;
+  config: Pick<ConfigurationRow, 'max_retry' | 'retry_offset'> | undefined;
+  result: AttemptEnd;
+}
+
 /**
- * Records the end of a dialled attempt: RETRY (unreached, retries left), or FINISHED with the
- * flow's outcome or the unreached outcome. Returns the new status, or undefined when the lease was lost.
+ * Records the end of dialled attempts, set-based (one statement for any number of them): RETRY
+ * (unreached, retries left) or FINISHED with the flow's outcome or the unreached outcome; each
+ * attempt's history row; the numbers given back. Each lead is guarded by its lease: the answer for
+ * a lead whose lease was lost (it was recovered meanwhile) is undefined and nothing of it changes.
  */
-export async function finishAttempt(
-  q: Queryable,
-  args: { leadId: string; workerId: string; attempt: number; config: Pick<ConfigurationRow, 'max_retry' | 'retry_offset'> | undefined; result: AttemptEnd; onFinished: OnFinished },
-): Promise<'RETRY' | 'FINISHED' | undefined> {
-  const { rows } = await q.query<{ attempt_count: number; outbound_number_id: string | null }>(
-    `SELECT attempt_count, outbound_number_id FROM leads WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2 FOR UPDATE`,
-    [args.leadId, args.workerId],
+export async function finishAttempts(q: Queryable, items: FinishItem[], onFinished: OnFinished): Promise<('RETRY' | 'FINISHED' | undefined)[]> {
+  const rows = items.map(({ leadId, workerId, attempt, config, result }) => {
+    const { end } = result;
+    const policy = config ?? FALLBACK;
+    const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
+    const error = end.kind === 'completed' ? null : (end.error ?? null);
+    const meta: Record<string, unknown> = end.kind === 'completed' ? { ...(end.metaData ?? {}) } : {};
+    if (error) meta.last_error = { attempt, outcome, message: error };
+    return {
+      lead_id: leadId,
+      worker_id: workerId,
+      attempt,
+      outcome,
+      call_id: result.callId ?? null,
+      duration: end.kind === 'error' ? null : (end.durationSeconds ?? null),
+      meta,
+      recording_url: end.kind === 'completed' ? (end.recordingUrl ?? null) : null,
+      cost: end.kind === 'completed' ? (end.cost ?? null) : null,
+      sentiment: end.kind === 'completed' ? (end.sentiment ?? null) : null,
+      retry: UNREACHED.has(end.kind),
+      max_retry: policy.max_retry,
+      retry_offset: policy.retry_offset,
+      error,
+    };
+  });
+  const { rows: done } = await q.query<{ id: string; status: 'RETRY' | 'FINISHED' }>(
+    `WITH x AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x (
+         lead_id text, worker_id text, attempt integer, outcome text, call_id text, duration integer, meta jsonb,
+         recording_url text, cost numeric, sentiment real, retry boolean, max_retry integer, retry_offset integer, error text)),
+     l AS (
+       UPDATE leads SET
+         status = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN 'RETRY' ELSE 'FINISHED' END,
+         outcome = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN NULL ELSE x.outcome END,
+         call_id = coalesce(x.call_id, leads.call_id), call_end_time = now(), duration_seconds = x.duration,
+         meta_data = leads.meta_data || x.meta, recording_url = coalesce(x.recording_url, leads.recording_url),
+         cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment), locked_by = NULL, locked_until = NULL,
+         next_attempt_at = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN now() + make_interval(secs => x.retry_offset) END,
+         updated_at = now()
+       FROM x
+       WHERE leads.id = x.lead_id AND leads.status = 'PROCESSING' AND leads.locked_by = x.worker_id
+       RETURNING leads.id, leads.status, leads.outbound_number_id),
+     a AS (
+       UPDATE call_attempts SET status = 'ENDED', outcome = x.outcome, call_id = coalesce(x.call_id, call_attempts.call_id), ended_at = now(),
+              duration_seconds = x.duration, error = x.error
+       FROM x JOIN l ON l.id = x.lead_id
+       WHERE call_attempts.lead_id = x.lead_id AND call_attempts.attempt = x.attempt),
+     n AS (
+       UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
+       FROM l WHERE outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id AND outbound_numbers.status = 'IN_USE')
+     SELECT id, status FROM l`,
+    [JSON.stringify(rows)],
   );
-  const lead = rows[0];
-  if (!lead) return undefined;
-  const { end } = args.result;
-  const policy = args.config ?? FALLBACK;
-  const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
-  const retry = UNREACHED.has(end.kind) && lead.attempt_count <= policy.max_retry;
-  const status = retry ? 'RETRY' : 'FINISHED';
-  const error = end.kind === 'completed' ? null : (end.error ?? null);
-  const metaPatch: Record<string, unknown> = end.kind === 'completed' ? { ...(end.metaData ?? {}) } : {};
-  if (error) metaPatch.last_error = { attempt: args.attempt, outcome, message: error };
-  const duration = end.kind === 'error' ? null : (end.durationSeconds ?? null);
-  await q.query(
-    `UPDATE leads SET status = $2, outcome = $3, call_id = coalesce($4, call_id), call_end_time = now(), duration_seconds = $5,
-            meta_data = meta_data || $6::jsonb, recording_url = coalesce($7, recording_url), cost = coalesce($8, cost),
-            sentiment = coalesce($9, sentiment), locked_by = NULL, locked_until = NULL,
-            next_attempt_at = CASE WHEN $2 = 'RETRY' THEN now() + make_interval(secs => $10) END, updated_at = now()
-     WHERE id = $1`,
-    [
-      args.leadId,
-      status,
-      retry ? null : outcome,
-      args.result.callId ?? null,
-      duration,
-      JSON.stringify(metaPatch),
-      end.kind === 'completed' ? (end.recordingUrl ?? null) : null,
-      end.kind === 'completed' ? (end.cost ?? null) : null,
-      end.kind === 'completed' ? (end.sentiment ?? null) : null,
-      policy.retry_offset,
-    ],
-  );
-  await q.query(
-    `UPDATE call_attempts SET status = 'ENDED', outcome = $3, call_id = coalesce($4, call_id), ended_at = now(), duration_seconds = $5, error = $6
-     WHERE lead_id = $1 AND attempt = $2`,
-    [args.leadId, args.attempt, outcome, args.result.callId ?? null, duration, error],
-  );
-  if (lead.outbound_number_id) await releaseHeld(q, lead.outbound_number_id, args.leadId);
-  if (status === 'FINISHED') await args.onFinished(q, args.leadId);
-  return status;
+  const statusOf = new Map(done.map((d) => [d.id, d.status]));
+  for (const d of done) if (d.status === 'FINISHED') await onFinished(q, d.id);
+  return items.map((i) => statusOf.get(i.leadId));
 }
 
 /** A pre-check stopped the lead before any dial: FINISHED PRECHECK_FAILED, the attempt undone. */
@@ -144,8 +164,11 @@ export async function renewLease(q: Queryable, leadId: string, workerId: string,
 
 /** Notes the provider's call SID on the lead and its attempt as soon as it is known. */
 export async function recordCallId(q: Queryable, leadId: string, workerId: string, attempt: number, callId: string): Promise<void> {
-  await q.query(`UPDATE leads SET call_id = $3, updated_at = now() WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`, [leadId, workerId, callId]);
-  await q.query('UPDATE call_attempts SET call_id = $3 WHERE lead_id = $1 AND attempt = $2', [leadId, attempt, callId]);
+  await q.query(
+    `WITH l AS (UPDATE leads SET call_id = $3, updated_at = now() WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2 RETURNING id)
+     UPDATE call_attempts SET call_id = $3 WHERE lead_id = (SELECT id FROM l) AND attempt = $4`,
+    [leadId, workerId, callId, attempt],
+  );
 }
 
 /**

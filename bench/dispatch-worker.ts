@@ -1,0 +1,49 @@
+/**
+ * One worker process of bench:dispatch. MODE=dialer: a Dialer Scheduler with a driver whose calls
+ * complete at once. MODE=graphile: a graphile-worker runner with a no-op task, tuned as in its own
+ * perfTest (local queue, batched completion). Prints "ready", works until SIGTERM.
+ */
+import { run } from 'graphile-worker';
+import { openPostgres } from '../src/db/index.js';
+import { createLogger } from '../src/lib/logger.js';
+import { Scheduler } from '../src/scheduler/index.js';
+import type { CallResult, DialRequest, Driver } from '../src/telephony/index.js';
+
+const url = process.env.DATABASE_URL!;
+const concurrency = Number(process.env.CONCURRENCY ?? 24);
+
+class InstantDriver implements Driver {
+  readonly provider = 'PROVIDER_A';
+  readonly label = 'instant';
+  async dial(request: DialRequest): Promise<CallResult> {
+    return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
+  }
+}
+
+if (process.env.MODE === 'dialer') {
+  const db = await openPostgres(url, { max: 10 });
+  const scheduler = new Scheduler({
+    db,
+    drivers: new Map([['PROVIDER_A', new InstantDriver()]]),
+    log: createLogger('warn'),
+    maxConcurrentCalls: concurrency,
+    pollMs: 20,
+    recoverEveryMs: 5000,
+  });
+  scheduler.start();
+  process.stdout.write('ready\n');
+  process.on('SIGTERM', () => void scheduler.stop().then(() => db.close()).then(() => process.exit(0)));
+} else {
+  const runner = await run({
+    connectionString: url,
+    concurrency,
+    maxPoolSize: concurrency + 1,
+    noHandleSignals: true,
+    pollInterval: 20,
+    logger: undefined,
+    preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+    taskList: { noop: async () => {} },
+  } as Parameters<typeof run>[0]);
+  process.stdout.write('ready\n');
+  process.on('SIGTERM', () => void runner.stop().then(() => process.exit(0)));
+}

@@ -1,0 +1,144 @@
+/**
+ * npm run bench:dispatch: on one PostgreSQL, in one run,
+ * 1. push: POST /leads at concurrency 50 (real HTTP) against a raw single-row INSERT loop into the
+ *    same table at the same concurrency and pool size (the physical limit);
+ * 2. dispatch: two Dialer worker processes taking leads from push to FINISHED (claim, every
+ *    pre-dial rule, a driver whose calls complete at once, the outcome transition) against two
+ *    graphile-worker processes running the same number of no-op jobs.
+ * Figures are ratios against the baseline run beside them. LEADS (default 20000) sets the size.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { runMigrations } from 'graphile-worker';
+import { API_PREFIX, buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { migrate, openPostgres } from '../src/db/index.js';
+import { tenantsService } from '../src/tenants/index.js';
+import { benchPostgres, createDatabase } from './lib/pg.js';
+
+const LEADS = Number(process.env.LEADS ?? 20_000);
+const PUSHES = Number(process.env.PUSHES ?? 5000);
+const CONCURRENCY = 50;
+const WORKERS = 2;
+
+const server = await benchPostgres({ max_connections: '200' });
+const { url, drop } = await createDatabase(server.url, `dialer_bench_dispatch_${process.pid}`);
+const db = await openPostgres(url, { max: 10 });
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-'));
+const children: ChildProcess[] = [];
+
+try {
+  await migrate(db);
+  process.stdout.write(`bench:dispatch on ${server.label}; ${LEADS} leads, ${PUSHES} pushes, ${WORKERS} worker processes\n`);
+
+  // The tenant, template, configuration and numbers every lead uses.
+  const config = loadConfig({ DATABASE_URL: url, DIALER_DATA_DIR: dataDir, DIALER_JWT_SECRET: 'bench-secret-bench-secret-bench-secret!!', LOG_LEVEL: 'silent' });
+  await tenantsService(db).ensureAdmin('bench@example.com', 'bench-password');
+  const app = await buildApp({ config, db });
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  const api = `${address}${API_PREFIX}`;
+  const call = async (method: string, p: string, body?: unknown, token?: string) => {
+    const res = await fetch(`${api}${p}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const token = (await call('POST', '/login', { email: 'bench@example.com', password: 'bench-password' })).body.access_token;
+  const reseller = (await call('POST', '/resellers', { name: 'Bench' }, token)).body.id;
+  const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi {customer_name}' }] }] };
+  const template = (await call('POST', '/templates', { name: 'bench', reseller_id: reseller, flow }, token)).body.id;
+  const cfg = await call('POST', '/configurations', { reseller_id: reseller, template, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' }, token);
+  if (cfg.status !== 200) throw new Error(JSON.stringify(cfg.body));
+  for (let i = 0; i < 200; i++) await call('POST', '/numbers', { phone_number: `+1212555${String(1000 + i)}`, provider: 'PROVIDER_A' }, token);
+
+  // 1. Push throughput.
+  const pushBody = (i: number) => ({ request_id: `p-${i}`, template: 'bench', reseller_id: reseller, payload: { customer_mobile_number: `+1646${String(5000000 + i)}`, customer_name: 'Ada' } });
+  const concurrently = async (n: number, task: (i: number) => Promise<void>) => {
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      for (let i = next++; i < n; i = next++) await task(i);
+    }));
+    return n / ((performance.now() - started) / 1000);
+  };
+  // Warm up both paths, then measure.
+  await concurrently(500, async (i) => void (await call('POST', '/leads', pushBody(-1 - i), token)));
+  const pushRate = await concurrently(PUSHES, async (i) => {
+    const res = await call('POST', '/leads', pushBody(i), token);
+    if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+  });
+  const raw = new pg.Pool({ connectionString: url, max: 10 });
+  raw.on('error', () => {});
+  const insert = (i: number) =>
+    raw.query(
+      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+       VALUES (gen_random_uuid()::text, $1, $2, 'bench', $3, $4, now())`,
+      [reseller, template, `raw-${i}`, JSON.stringify(pushBody(i).payload)],
+    );
+  await concurrently(500, async (i) => void (await insert(-1 - i)));
+  const rawRate = await concurrently(PUSHES, async (i) => void (await insert(i)));
+  await app.close();
+  process.stdout.write(`push: dialer ${Math.round(pushRate)} leads/s, raw insert ${Math.round(rawRate)} rows/s, ratio ${(pushRate / rawRate).toFixed(2)}\n`);
+
+  // 2. Dispatch: LEADS due leads, all FINISHED by the Dialer workers.
+  await raw.query('DELETE FROM call_attempts');
+  await raw.query('TRUNCATE leads CASCADE');
+  await raw.query(
+    `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+     SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
+     FROM generate_series(1, $3) AS i`,
+    [reseller, template, LEADS],
+  );
+  await raw.query('VACUUM ANALYZE leads');
+  const worker = (mode: string) =>
+    new Promise<ChildProcess>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/dispatch-worker.ts'], {
+        env: { ...process.env, MODE: mode, DATABASE_URL: url, CONCURRENCY: '24', NO_LOG_SUCCESS: '1' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      children.push(child);
+      child.stdout!.once('data', () => resolve(child));
+      // Keep reading (a full pipe would stall the worker); show what it says.
+      child.stdout!.on('data', (d: Buffer) => process.env.BENCH_VERBOSE && process.stderr.write(d));
+      child.once('exit', (code) => code !== 0 && reject(new Error(`${mode} worker exited with ${code}`)));
+    });
+  const until = async (sql: string) => {
+    for (;;) {
+      const { rows } = await raw.query<{ n: number }>(sql);
+      if (Number(rows[0]!.n) === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const stopAll = async () => {
+    await Promise.all(children.map((c) => new Promise<void>((r) => (c.once('exit', () => r()), c.kill('SIGTERM')))));
+    children.length = 0;
+  };
+  let started = performance.now();
+  await Promise.all(Array.from({ length: WORKERS }, () => worker('dialer')));
+  // Timing includes start-up of the workers for both contenders alike.
+  await until(`SELECT count(*) AS n FROM leads WHERE status <> 'FINISHED'`);
+  const dialerRate = LEADS / ((performance.now() - started) / 1000);
+  await stopAll();
+
+  await runMigrations({ connectionString: url });
+  // Queued as graphile-worker's perfTest does.
+  await raw.query(`SELECT graphile_worker.add_job('noop', json_build_object('id', i)) FROM generate_series(1, $1) AS i`, [LEADS]);
+  started = performance.now();
+  await Promise.all(Array.from({ length: WORKERS }, () => worker('graphile')));
+  await until(`SELECT count(*) AS n FROM graphile_worker._private_jobs`);
+  const graphileRate = LEADS / ((performance.now() - started) / 1000);
+  await stopAll();
+  await raw.end();
+  process.stdout.write(`dispatch: dialer ${Math.round(dialerRate)} leads/s, graphile-worker ${Math.round(graphileRate)} jobs/s, ratio ${(dialerRate / graphileRate).toFixed(2)}\n`);
+} finally {
+  for (const c of children) c.kill('SIGKILL');
+  await db.close();
+  await drop().catch(() => {});
+  await server.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
