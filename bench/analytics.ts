@@ -117,7 +117,7 @@ const USAGE = `npm run bench:analytics -- [--leads N] [--pglite-leads N] [--back
   --leads N          leads on PostgreSQL (default 1000000; env ANALYTICS_BENCH_LEADS, e.g. 20000 for a quick run)
   --pglite-leads N   leads on PGlite (default 200000, or a fifth of --leads when --leads is given)
   --backend B        which to run (default both)
-  --iterations N     timed runs per query and variant, each for the API and the raw SQL (default 20; 10 on PGlite)
+  --iterations N     timed runs per query and variant, each for the API and the raw SQL (default 12; 8 on PGlite)
   --keep             keep the PostgreSQL database (dialer_bench_<leads>) and reuse it next time
 DATABASE_URL         use this PostgreSQL server (it must allow CREATE DATABASE) instead of a throwaway one`;
 
@@ -327,6 +327,10 @@ async function main(): Promise<void> {
   process.stdout.write(`analytics benchmark: ${QUERY_TYPES.length} query types x (no filter, last 30 days, payload filter), as a reseller, day granularity\n`);
   if (args.backends.includes('postgres')) {
     const server = await benchPostgres();
+    // Interrupted: stop a throwaway server rather than leave it running.
+    const interrupted = () => void server.stop().finally(() => process.exit(130));
+    process.once('SIGINT', interrupted);
+    process.once('SIGTERM', interrupted);
     const name = args.keep ? `dialer_bench_${args.leads}` : `dialer_bench_${process.pid}`;
     let database: Awaited<ReturnType<typeof createDatabase>> | undefined;
     try {
@@ -335,7 +339,7 @@ async function main(): Promise<void> {
       try {
         await migrate(db);
         process.stdout.write(`postgres: ${server.label}, database ${name}\n`);
-        all.push(await runBackend('postgres', db, args.leads, args.iterations ?? 20));
+        all.push(await runBackend('postgres', db, args.leads, args.iterations ?? 12));
       } finally {
         await db.close();
       }
@@ -349,7 +353,7 @@ async function main(): Promise<void> {
     try {
       await migrate(db);
       process.stdout.write('pglite: in memory\n');
-      all.push(await runBackend('pglite', db, args.pgliteLeads, args.iterations ?? 10));
+      all.push(await runBackend('pglite', db, args.pgliteLeads, args.iterations ?? 8));
     } finally {
       await db.close();
     }

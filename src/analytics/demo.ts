@@ -2,9 +2,11 @@
  * Demo data (`dialer demo seed`): finished leads written the way a finished call leaves them, so
  * the dashboard and the benchmarks have data to show.
  *
- * insertFinishedLeads is the one statement that stores finished leads here. The call lifecycle
- * (scheduler + call runners finishing a lead) does not exist yet; when it does, its completion
- * statement and this one should become the same code path.
+ * insertFinishedLeads writes the final row the scheduler's finishAttempt (src/scheduler/transitions.ts)
+ * leaves: status FINISHED with outcome, attempt_count, call_id, call times, duration, cost,
+ * sentiment, provider. It does not go through finishAttempt itself: that works one leased lead per
+ * transaction and stamps now(), while the demo needs a million leads spread over past days. It
+ * writes no call_attempts history.
  */
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/index.js';

@@ -4,13 +4,13 @@
  * never count; reseller R2 has two.
  *
  * Activity time (call start, or push time when never dialled), all in May 2024, UTC:
- *   L1 m1  t1 FINISHED confirmed   att 1  05-01 09:15  dur 120  sent 0.8  provider_a  {campaign: spring, tier: gold}
- *   L2 m1  t1 FINISHED no_answer   att 3  05-01 09:45  dur 0    -         provider_a  {campaign: spring}
- *   L3 m1b t2 FINISHED confirmed   att 2  05-02 14:00  dur 60   sent 0.5  provider_b  {campaign: autumn}
- *   L4 m1b t2 FINISHED rescheduled att 1  05-03 23:30  dur 30   sent 0.2  provider_b  {campaign: spring, tier: silver}
- *   L5 -   t1 RETRY    busy        att 1  05-03 10:00  -        -         provider_a  {}
+ *   L1 m1  t1 FINISHED confirmed   att 1  05-01 09:15  dur 120  sent 0.8  PROVIDER_A  {campaign: spring, tier: gold}
+ *   L2 m1  t1 FINISHED no_answer   att 3  05-01 09:45  dur 0    -         PROVIDER_A  {campaign: spring}
+ *   L3 m1b t2 FINISHED confirmed   att 2  05-02 14:00  dur 60   sent 0.5  PROVIDER_B  {campaign: autumn}
+ *   L4 m1b t2 FINISHED rescheduled att 1  05-03 23:30  dur 30   sent 0.2  PROVIDER_B  {campaign: spring, tier: silver}
+ *   L5 -   t1 RETRY    busy        att 1  05-03 10:00  -        -         PROVIDER_A  {}
  *   L6 m1  t1 BACKLOG  -           att 0  05-05 08:00 (pushed, never dialled)         {campaign: spring}
- *   L7 m1  t2 PROCESSING -         att 1  05-05 12:00  -        -         provider_c  {}
+ *   L7 m1  t2 PROCESSING -         att 1  05-05 12:00  -        -         PROVIDER_C  {}
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -82,22 +82,22 @@ before(async () => {
   t2 = await insertTemplate(w.r1);
   t3 = await insertTemplate(w.r2);
   const r1 = w.r1;
-  await insertLead({ reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T09:15:00Z', duration: 120, sentiment: 0.8, provider: 'provider_a', payload: { campaign: 'spring', tier: 'gold' } });
-  await insertLead({ reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'no_answer', attempts: 3, callAt: '2024-05-01T09:45:00Z', duration: 0, provider: 'provider_a', payload: { campaign: 'spring' } });
-  await insertLead({ reseller: r1, merchant: w.m1b, template: t2, status: 'FINISHED', outcome: 'confirmed', attempts: 2, callAt: '2024-05-02T14:00:00Z', duration: 60, sentiment: 0.5, provider: 'provider_b', payload: { campaign: 'autumn' } });
-  await insertLead({ reseller: r1, merchant: w.m1b, template: t2, status: 'FINISHED', outcome: 'rescheduled', attempts: 1, callAt: '2024-05-03T23:30:00Z', duration: 30, sentiment: 0.2, provider: 'provider_b', payload: { campaign: 'spring', tier: 'silver' } });
-  await insertLead({ reseller: r1, merchant: null, template: t1, status: 'RETRY', outcome: 'busy', attempts: 1, callAt: '2024-05-03T10:00:00Z', provider: 'provider_a' });
+  await insertLead({ reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T09:15:00Z', duration: 120, sentiment: 0.8, provider: 'PROVIDER_A', payload: { campaign: 'spring', tier: 'gold' } });
+  await insertLead({ reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'no_answer', attempts: 3, callAt: '2024-05-01T09:45:00Z', duration: 0, provider: 'PROVIDER_A', payload: { campaign: 'spring' } });
+  await insertLead({ reseller: r1, merchant: w.m1b, template: t2, status: 'FINISHED', outcome: 'confirmed', attempts: 2, callAt: '2024-05-02T14:00:00Z', duration: 60, sentiment: 0.5, provider: 'PROVIDER_B', payload: { campaign: 'autumn' } });
+  await insertLead({ reseller: r1, merchant: w.m1b, template: t2, status: 'FINISHED', outcome: 'rescheduled', attempts: 1, callAt: '2024-05-03T23:30:00Z', duration: 30, sentiment: 0.2, provider: 'PROVIDER_B', payload: { campaign: 'spring', tier: 'silver' } });
+  await insertLead({ reseller: r1, merchant: null, template: t1, status: 'RETRY', outcome: 'busy', attempts: 1, callAt: '2024-05-03T10:00:00Z', provider: 'PROVIDER_A' });
   await insertLead({ reseller: r1, merchant: w.m1, template: t1, status: 'BACKLOG', attempts: 0, createdAt: '2024-05-05T08:00:00Z', payload: { campaign: 'spring' } });
-  await insertLead({ reseller: r1, merchant: w.m1, template: t2, status: 'PROCESSING', attempts: 1, callAt: '2024-05-05T12:00:00Z', provider: 'provider_c' });
+  await insertLead({ reseller: r1, merchant: w.m1, template: t2, status: 'PROCESSING', attempts: 1, callAt: '2024-05-05T12:00:00Z', provider: 'PROVIDER_C' });
   // Test leads: never counted, whatever they hold.
-  const test = { reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T09:00:00Z', duration: 999, sentiment: 0.9, provider: 'provider_a', payload: { campaign: 'spring' } };
+  const test = { reseller: r1, merchant: w.m1, template: t1, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T09:00:00Z', duration: 999, sentiment: 0.9, provider: 'PROVIDER_A', payload: { campaign: 'spring' } };
   await insertLead({ ...test, playground: true });
   await insertLead({ ...test, mode: 'TELEPHONY_TEST' });
   await insertLead({ ...test, mode: 'WEBRTC_TEST' });
   await insertLead({ ...test, mode: 'WEBRTC', playground: true });
   // Reseller R2.
-  await insertLead({ reseller: w.r2, merchant: w.m2, template: t3, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T10:00:00Z', duration: 300, sentiment: 0.9, provider: 'provider_c', payload: { campaign: 'spring' } });
-  await insertLead({ reseller: w.r2, merchant: w.m2, template: t3, status: 'FINISHED', outcome: 'voicemail', attempts: 2, callAt: '2024-05-02T10:00:00Z', duration: 15, sentiment: 0.3, provider: 'provider_a' });
+  await insertLead({ reseller: w.r2, merchant: w.m2, template: t3, status: 'FINISHED', outcome: 'confirmed', attempts: 1, callAt: '2024-05-01T10:00:00Z', duration: 300, sentiment: 0.9, provider: 'PROVIDER_C', payload: { campaign: 'spring' } });
+  await insertLead({ reseller: w.r2, merchant: w.m2, template: t3, status: 'FINISHED', outcome: 'voicemail', attempts: 2, callAt: '2024-05-02T10:00:00Z', duration: 15, sentiment: 0.3, provider: 'PROVIDER_A' });
 });
 after(() => t.close());
 
@@ -198,9 +198,9 @@ describe('POST /analytics: the twelve query types (reseller R1, no filters)', ()
 
   it('provider_breakdown: busiest first, avg duration null without durations', async () => {
     assert.deepEqual(await rows(w.reseller1, { query_type: 'provider_breakdown' }), [
-      { provider: 'provider_a', count: 3, avg_duration: 60 },
-      { provider: 'provider_b', count: 2, avg_duration: 45 },
-      { provider: 'provider_c', count: 1, avg_duration: null },
+      { provider: 'PROVIDER_A', count: 3, avg_duration: 60 },
+      { provider: 'PROVIDER_B', count: 2, avg_duration: 45 },
+      { provider: 'PROVIDER_C', count: 1, avg_duration: null },
     ]);
   });
 
@@ -362,8 +362,8 @@ describe('POST /analytics: filters', () => {
     assert.equal(await count(w.reseller1, { payload_filters: { tier: 'bronze' } }), 0);
     assert.equal(await count(w.reseller1, { payload_filters: {} }), 7);
     assert.deepEqual(await rows(w.reseller1, { query_type: 'provider_breakdown', filters: { payload_filters: { campaign: 'spring' } } }), [
-      { provider: 'provider_a', count: 2, avg_duration: 60 },
-      { provider: 'provider_b', count: 1, avg_duration: 30 },
+      { provider: 'PROVIDER_A', count: 2, avg_duration: 60 },
+      { provider: 'PROVIDER_B', count: 1, avg_duration: 30 },
     ]);
   });
 
