@@ -11,7 +11,8 @@ import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
-export const VERSION = '0.1.0';
+export { VERSION } from './version.js';
+import { VERSION } from './version.js';
 
 export interface AppDeps {
   config: Config;

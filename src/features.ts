@@ -8,6 +8,7 @@ import { registerConfigurations } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
 import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
+import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
 
 export interface FeatureDeps {
@@ -27,5 +28,6 @@ export async function registerFeatures(app: App, deps: FeatureDeps): Promise<voi
   registerNumbers(app, deps);
   registerBlacklist(app, deps);
   registerLeads(app, deps);
+  registerWebhooks(app, deps);
   registerAnalytics(app, deps);
 }

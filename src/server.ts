@@ -1,5 +1,7 @@
 import type { Config, Role } from './config.js';
+import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
+import { enqueueReportingWebhook, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
 import type { Drivers } from './telephony/index.js';
 import { buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
@@ -35,6 +37,7 @@ export async function startServer(
   onAdminCreated?: (admin: { email: string; generatedPassword?: string }) => void,
   options: ServeOptions = {},
 ): Promise<RunningServer> {
+  const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
   const db = await openAndMigrate(config);
   let app: App | undefined;
   try {
@@ -52,6 +55,8 @@ export async function startServer(
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const running = app;
   const role = options.role ?? 'all';
+  const webhooks =
+    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: hookSettings, workerId: `${hostname()}:${process.pid}` });
   const scheduler =
     role === 'api'
       ? undefined
@@ -59,12 +64,15 @@ export async function startServer(
           db,
           drivers: options.drivers ?? new Map(),
           log: logger,
+          onFinished: async (q, leadId) => void (await enqueueReportingWebhook(q, leadId)),
+          afterFinished: () => webhooks?.wake(),
           maxConcurrentCalls: config.scheduler.maxConcurrentCalls,
           leaseSeconds: config.scheduler.leaseSeconds,
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
         });
   scheduler?.start();
+  webhooks?.start();
   return {
     app: running,
     db,
@@ -74,6 +82,7 @@ export async function startServer(
       try {
         // Stop claiming and let live calls end first; the API answers meanwhile.
         await scheduler?.stop();
+        await webhooks?.stop();
         await running.close();
       } finally {
         await db.close();

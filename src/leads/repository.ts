@@ -96,7 +96,12 @@ export class LeadsRepository {
    * PROCESSING; a lead aborted first is FINISHED before any claim can see it. Never both.
    * `scope` is a condition over alias `l` with its params after $1.
    */
-  async abort(requests: { lead_id: string; cancellation_reason: string }[], scope: string, scopeParams: unknown[]): Promise<AbortOutcome[]> {
+  async abort(
+    requests: { lead_id: string; cancellation_reason: string }[],
+    scope: string,
+    scopeParams: unknown[],
+    onAborted: (leadId: string) => Promise<unknown> = async () => {},
+  ): Promise<AbortOutcome[]> {
     const params = [JSON.stringify(requests), ...scopeParams];
     const done = await this.db.query<{ id: string }>(
       `UPDATE leads AS l SET status = 'FINISHED', outcome = 'aborted', cancellation_reason = r.cancellation_reason,
@@ -107,6 +112,7 @@ export class LeadsRepository {
       params,
     );
     const aborted = new Set(done.rows.map((r) => r.id));
+    for (const id of aborted) await onAborted(id);
     const rest = requests.map((r) => r.lead_id).filter((id) => !aborted.has(id));
     const found = new Map<string, { status: LeadRow['status']; outcome: string | null }>();
     if (rest.length > 0) {

@@ -2,6 +2,7 @@ import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, notFound, toError } from '../lib/errors.js';
 import { preparePush, PushContext, type Pushed } from './push.js';
+import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
@@ -119,7 +120,8 @@ export class LeadsService {
     const scope = scopeCondition(caller, SCOPE, params);
     let outcomes;
     try {
-      outcomes = await this.repo.abort([...firstWins.values()], scope, params.slice(1));
+      // One transaction: the aborted leads and their reporting webhooks (failure payload, outcome aborted).
+      outcomes = await this.db.tx((q) => new LeadsRepository(q).abort([...firstWins.values()], scope, params.slice(1), (id) => enqueueReportingWebhook(q, id)));
     } catch (err) {
       const message = `The database failed while aborting: ${toError(err).message}; retry`;
       return requests.map((r) => ({ id: r.lead_id, status: 'error' as const, message }));

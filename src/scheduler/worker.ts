@@ -20,6 +20,8 @@ export interface SchedulerOptions {
   log: FastifyBaseLogger;
   /** Called in the transaction that finishes a lead (the reporting webhook is queued there). */
   onFinished?: OnFinished;
+  /** Called after a transaction that finished leads has committed (wakes the webhook dispatcher). */
+  afterFinished?: () => void;
   workerId?: string;
   /** Calls this worker carries at once. */
   maxConcurrentCalls?: number;
@@ -48,6 +50,7 @@ export class Scheduler {
   private readonly drivers: Drivers;
   private readonly log: FastifyBaseLogger;
   private readonly onFinished: OnFinished;
+  private readonly afterFinished: () => void;
   private readonly maxCalls: number;
   private readonly leaseSeconds: number;
   private readonly pollMs: number;
@@ -72,6 +75,7 @@ export class Scheduler {
     this.drivers = options.drivers;
     this.log = options.log;
     this.onFinished = options.onFinished ?? (async () => {});
+    this.afterFinished = options.afterFinished ?? (() => {});
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.maxCalls = options.maxConcurrentCalls ?? 50;
     this.leaseSeconds = options.leaseSeconds ?? 30;
@@ -125,6 +129,7 @@ export class Scheduler {
       this.lastRecovery = Date.now();
       const recovered = await this.db.tx((q) => recoverExpired(q, this.onFinished));
       if (recovered.retried + recovered.finished > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
+      if (recovered.finished > 0) this.afterFinished();
     }
     const free = this.maxCalls - this.live.size;
     if (free <= 0 || this.stopping) return 0;
@@ -133,6 +138,7 @@ export class Scheduler {
     );
     this.stats.claimed += report.claimed.length;
     this.stats.finished += report.finished;
+    if (report.finished > 0) this.afterFinished();
     for (const claimed of report.claimed) {
       const call = this.carry(claimed).catch((err: unknown) => this.log.error({ err, leadId: claimed.lead.id }, 'call runner failed'));
       const tracked = call.finally(() => {
@@ -191,6 +197,7 @@ export class Scheduler {
       if (checks && !checks.proceed) {
         await this.db.tx((q) => finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished }));
         this.stats.finished++;
+        this.afterFinished();
         return;
       }
       if (this.stopping) {
@@ -217,7 +224,10 @@ export class Scheduler {
       });
       await callIdWritten;
       const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result });
-      if (status === 'FINISHED') this.stats.finished++;
+      if (status === 'FINISHED') {
+        this.stats.finished++;
+        this.afterFinished();
+      }
       else if (status === 'RETRY') this.stats.retried++;
       else log.error('the attempt ended after its lease was lost; its outcome was not recorded');
     } finally {

@@ -7,7 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
+import { verifyWebhookSignature } from '../../src/webhooks/index.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const PREFIX = '/agent/voice/dialer';
@@ -101,5 +104,39 @@ describe('dialer serve (embedded PGlite)', () => {
     const login = await json(`${s.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'admin@localhost', password: m[1] }) });
     assert.equal(login.status, 200);
     assert.equal(await stop(s), 0);
+  });
+
+  it('delivers the reporting webhook of an aborted lead from the running service, signed', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+    dirs.push(dataDir);
+    const got: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => (got.push({ headers: req.headers, body }), res.writeHead(204).end()));
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    try {
+      const secret = 'serve-test-webhook-secret';
+      const s = await serve({ DIALER_DATA_DIR: dataDir, DIALER_ADMIN_EMAIL: 'boss@example.com', DIALER_ADMIN_PASSWORD: 'boss-password', DIALER_WEBHOOK_SECRET: secret });
+      const api = `${s.url}${PREFIX}`;
+      const login = await json(`${api}/login`, { method: 'POST', body: JSON.stringify({ email: 'boss@example.com', password: 'boss-password' }) });
+      const headers = { authorization: `Bearer ${login.body.access_token}` };
+      const post = (p: string, body: unknown) => json(`${api}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const reseller = (await post('/resellers', { name: 'Hooked' })).body.id;
+      await post('/templates', { name: 'hooked', reseller_id: reseller, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const pushed = await post('/leads', { request_id: 'o-1', template: 'hooked', reseller_id: reseller, payload: { customer_mobile_number: '+14155550123' }, reporting_webhook_url: url });
+      assert.equal(pushed.status, 201);
+      const aborted = await post('/lead/abort', { leads: [{ lead_id: pushed.body.lead_call_tracker_id, cancellation_reason: 'not needed' }] });
+      assert.equal(aborted.body.leads[0].status, 'success');
+      for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(got.length, 1);
+      assert.ok(verifyWebhookSignature(secret, got[0]!.headers['x-dialer-signature'] as string, got[0]!.body));
+      assert.deepEqual(JSON.parse(got[0]!.body), { orderId: 'o-1', leadId: pushed.body.lead_call_tracker_id, outcome: 'aborted', attemptCount: 0, failureReason: 'The lead was aborted: not needed' });
+      assert.equal(await stop(s), 0, 'SIGTERM: a clean exit');
+    } finally {
+      receiver.close();
+    }
   });
 });

@@ -1,0 +1,136 @@
+/**
+ * Delivers queued reporting webhooks: any number of dispatchers (one per worker process) take
+ * pending deliveries with SKIP LOCKED and a lease, POST them, and record every attempt. Attempts
+ * go back-to-back by default (spec 6.1), only 2xx counts. A dispatcher that dies mid-delivery
+ * leaves its lease to lapse; another resumes with the attempts left. It never blocks callers:
+ * finishing a lead only queues a row.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { VERSION } from '../version.js';
+import type { Db } from '../db/index.js';
+import type { WebhookSettings } from './settings.js';
+import { signWebhook } from './sign.js';
+
+interface Delivery {
+  id: string;
+  lead_id: string;
+  url: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export interface DispatcherOptions {
+  db: Db;
+  log: FastifyBaseLogger;
+  settings: WebhookSettings;
+  workerId: string;
+  pollMs?: number;
+  batchSize?: number;
+}
+
+export class WebhookDispatcher {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private wakeUp: (() => void) | undefined;
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Delivers what is pending now (a lead just finished). */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Finishes the deliveries in hand, then stops. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake();
+    await this.loop;
+  }
+
+  /** One round: takes the due deliveries and delivers them. Returns how many it took. */
+  async runOnce(): Promise<number> {
+    const { settings, workerId } = this.options;
+    const lease = Math.ceil((settings.attempts * settings.timeoutMs + settings.delaysMs.reduce((a, b) => a + b, 0)) / 1000) + 30;
+    const { rows } = await this.options.db.query<Delivery>(
+      `UPDATE webhook_deliveries SET locked_by = $1, locked_until = now() + make_interval(secs => $2), updated_at = now()
+       WHERE id IN (SELECT id FROM webhook_deliveries
+                    WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
+                    ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING id, lead_id, url, payload, attempts`,
+      [workerId, lease, this.options.batchSize ?? 20],
+    );
+    await Promise.all(rows.map((d) => this.deliver(d).catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id }, 'webhook delivery failed'))));
+    return rows.length;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let taken = 0;
+      try {
+        taken = await this.runOnce();
+      } catch (err) {
+        this.options.log.error({ err }, 'webhook round failed');
+      }
+      if (taken > 0) continue;
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        this.timer = setTimeout(resolve, this.options.pollMs ?? 1000);
+      });
+      clearTimeout(this.timer);
+      this.wakeUp = undefined;
+    }
+  }
+
+  private async deliver(d: Delivery): Promise<void> {
+    const { db, settings, log } = this.options;
+    const body = JSON.stringify(d.payload);
+    let attempt = d.attempts;
+    while (attempt < settings.attempts) {
+      // Before a retry: its delay (the last one repeats; none by default, as spec 6.1 says).
+      const delay = attempt === 0 ? 0 : (settings.delaysMs[Math.min(attempt - 1, settings.delaysMs.length - 1)] ?? 0);
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+      attempt++;
+      const startedAt = new Date();
+      const started = performance.now();
+      let statusCode: number | null = null;
+      let error: string | null = null;
+      try {
+        const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `Dialer/${VERSION}` };
+        if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
+        const res = await fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
+        statusCode = res.status;
+        await res.body?.cancel().catch(() => {});
+        if (res.status < 200 || res.status > 299) error = `the receiver answered ${res.status}`;
+      } catch (err) {
+        const e = err as Error;
+        error = e.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : `request failed: ${(e.cause as Error | undefined)?.message ?? e.message}`;
+      }
+      const latency = Math.round(performance.now() - started);
+      const delivered = error === null;
+      const final = delivered || attempt >= settings.attempts;
+      await db.tx(async (q) => {
+        await q.query('INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6)', [
+          d.id, attempt, startedAt, statusCode, latency, error,
+        ]);
+        await q.query(
+          `UPDATE webhook_deliveries SET attempts = $2, updated_at = now(),
+                  status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE status END,
+                  delivered_at = CASE WHEN $3 THEN now() END,
+                  locked_by = CASE WHEN $4 THEN NULL ELSE locked_by END, locked_until = CASE WHEN $4 THEN NULL ELSE locked_until END
+           WHERE id = $1`,
+          [d.id, attempt, delivered, final],
+        );
+      });
+      if (delivered) return;
+      log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt, statusCode, error }, 'reporting webhook attempt failed');
+    }
+  }
+}

@@ -1,0 +1,13 @@
+import type { FeatureDeps } from '../features.js';
+import type { App } from '../http/index.js';
+import { registerWebhookRoutes } from './routes.js';
+
+export { enqueueReportingWebhook, reportingPayload, FAILURE_OUTCOMES } from './payload.js';
+export { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
+export { webhookSettings, type WebhookSettings } from './settings.js';
+export { signWebhook, verifyWebhookSignature } from './sign.js';
+
+/** The webhooks feature's only door: reporting webhook queueing, delivery, and its read API. */
+export function registerWebhooks(app: App, deps: FeatureDeps): void {
+  registerWebhookRoutes(app, deps.db);
+}

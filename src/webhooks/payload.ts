@@ -1,0 +1,99 @@
+import type { Queryable } from '../db/index.js';
+import { newId } from '../lib/ids.js';
+
+/** Outcomes of a lead whose call did not end in a conversation: the failure payload (spec 6.1). */
+export const FAILURE_OUTCOMES = new Set(['no_answer', 'busy', 'failed', 'voicemail', 'PRECHECK_FAILED', 'BLACKLISTED', 'aborted', 'worker_lost', 'error']);
+
+const REASONS: Record<string, string> = {
+  no_answer: 'The callee did not answer',
+  busy: 'The line was busy',
+  failed: 'The call could not be connected',
+  voicemail: 'The call reached voicemail',
+  PRECHECK_FAILED: 'A pre-dial check stopped the call',
+  BLACKLISTED: 'The number is blacklisted',
+  aborted: 'The lead was aborted',
+  worker_lost: 'The worker carrying the call stopped',
+  error: 'The call failed with an error',
+};
+
+interface FinishedLead {
+  id: string;
+  request_id: string;
+  status: string;
+  outcome: string | null;
+  attempt_count: number;
+  call_id: string | null;
+  recording_url: string | null;
+  call_end_time: Date | null;
+  cancellation_reason: string | null;
+  payload: Record<string, unknown>;
+  meta_data: Record<string, unknown>;
+}
+
+export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failure'; body: Record<string, unknown> } {
+  const outcome = lead.outcome ?? 'completed';
+  if (!FAILURE_OUTCOMES.has(outcome)) {
+    return {
+      kind: 'success',
+      body: {
+        orderId: lead.request_id,
+        leadId: lead.id,
+        callSid: lead.call_id,
+        outcome,
+        status: lead.status,
+        attemptCount: lead.attempt_count,
+        transcription: Array.isArray(lead.meta_data.transcription) ? lead.meta_data.transcription : [],
+        recordingUrl: lead.recording_url,
+        completedAt: (lead.call_end_time ?? new Date()).toISOString(),
+      },
+    };
+  }
+  const detail =
+    outcome === 'aborted'
+      ? lead.cancellation_reason
+      : outcome === 'PRECHECK_FAILED'
+        ? failedCheck(lead.meta_data.pre_check_results)
+        : lastError(lead.meta_data);
+  return {
+    kind: 'failure',
+    body: {
+      orderId: lead.request_id,
+      leadId: lead.id,
+      outcome,
+      attemptCount: lead.attempt_count,
+      failureReason: detail ? `${REASONS[outcome] ?? outcome}: ${detail}` : (REASONS[outcome] ?? outcome),
+    },
+  };
+}
+
+function failedCheck(results: unknown): string | undefined {
+  if (!Array.isArray(results)) return undefined;
+  const r = results.find((x: { action?: string }) => x?.action === 'skip') as { name?: string; result?: string; error?: string } | undefined;
+  return r ? `${r.name} ${r.result === 'failed' ? 'said no' : `could not be checked (${r.error ?? 'error'})`}` : undefined;
+}
+
+function lastError(meta: Record<string, unknown>): string | undefined {
+  const last = meta.last_error as { message?: unknown } | undefined;
+  if (last && typeof last.message === 'string') return last.message;
+  const errors = meta.errors;
+  if (Array.isArray(errors) && errors[0] && typeof (errors[0] as { message?: unknown }).message === 'string') return (errors[0] as { message: string }).message;
+  return undefined;
+}
+
+/**
+ * Queues the reporting webhook of a lead that just finished, in the caller's transaction (so it is
+ * queued exactly when the lead finishes, and never lost). Nothing when the lead has no URL.
+ */
+export async function enqueueReportingWebhook(q: Queryable, leadId: string): Promise<boolean> {
+  const { rows } = await q.query<FinishedLead>(
+    `SELECT id, request_id, status, outcome, attempt_count, call_id, recording_url, call_end_time, cancellation_reason, payload, meta_data
+     FROM leads WHERE id = $1`,
+    [leadId],
+  );
+  const lead = rows[0];
+  const url = lead?.payload.reporting_webhook_url;
+  if (!lead || typeof url !== 'string' || url.length === 0) return false;
+  const { kind, body } = reportingPayload(lead);
+  await q.query('INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload) VALUES ($1, $2, $3, $4, $5::jsonb)', [newId(), leadId, url, kind, JSON.stringify(body)]);
+  return true;
+}

@@ -1,0 +1,212 @@
+/**
+ * The reporting webhook (spec 6.1, DESIGN 5) against a real local receiver: payloads, headers,
+ * signature, attempts, only-2xx, timeouts, recovery after a dead dispatcher, and the read API.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createLogger } from '../../src/lib/logger.js';
+import { Scheduler } from '../../src/scheduler/index.js';
+import { enqueueReportingWebhook, signWebhook, verifyWebhookSignature, WebhookDispatcher, webhookSettings, type WebhookSettings } from '../../src/webhooks/index.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { ScriptedDriver } from '../helpers/drivers.js';
+import { buildWorld, type World } from '../helpers/world.js';
+
+const SECRET = 'whsec-test-0123456789';
+const log = createLogger('silent');
+let t: TestApp;
+let w: World;
+let receiver: http.Server;
+let base: string;
+interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+const received: Received[] = [];
+/** Status codes the receiver answers, per path, in turn (200 once the list runs out). */
+const script = new Map<string, number[]>();
+
+before(async () => {
+  t = await buildTestApp();
+  w = await buildWorld(t);
+  receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ path: req.url!, headers: req.headers, body });
+      if (req.url === '/slow') return void setTimeout(() => res.writeHead(200).end(), 1500);
+      const status = script.get(req.url!)?.shift() ?? 200;
+      res.writeHead(status, status === 302 ? { location: '/elsewhere' } : {}).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const tpl = await w.reseller1.post('/templates', {
+    name: 'wh',
+    reseller_id: w.r1,
+    flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] },
+  });
+  await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', max_retry: 0 });
+  await t.admin.post('/numbers', { phone_number: '+12125557001', provider: 'PROVIDER_A' });
+});
+after(async () => {
+  receiver.closeAllConnections();
+  await new Promise<void>((r) => receiver.close(() => r()));
+  await t.close();
+});
+beforeEach(() => {
+  received.length = 0;
+});
+
+const settings = (patch: Partial<WebhookSettings> = {}): WebhookSettings => ({ secret: SECRET, attempts: 3, delaysMs: [], timeoutMs: 5000, ...patch });
+const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test' });
+let seq = 0;
+async function push(path: string | undefined, payload: Record<string, unknown> = {}) {
+  const res = await w.reseller1.post('/leads', {
+    request_id: `order-${++seq}`,
+    template: 'wh',
+    reseller_id: w.r1,
+    payload: { customer_mobile_number: `+1646555${String(7000 + seq)}`, ...payload },
+    ...(path ? { reporting_webhook_url: `${base}${path}` } : {}),
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return { id: res.body.lead_call_tracker_id as string, orderId: `order-${seq}` };
+}
+async function call(driver: ScriptedDriver) {
+  await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: async (q, id) => void (await enqueueReportingWebhook(q, id)) }).drain();
+}
+const deliveries = async (id: string) => (await w.reseller1.get(`/leads/${id}/webhooks`)).body;
+
+describe('reporting webhook', () => {
+  it('sends the success payload of spec 6.1, signed, when a conversation ends', async () => {
+    const { id, orderId } = await push('/ok');
+    const transcription = [{ role: 'assistant', content: 'Hello' }, { role: 'user', content: 'Yes' }];
+    await call(new ScriptedDriver('PROVIDER_A', () => ({ kind: 'completed', outcome: 'confirmed', durationSeconds: 12, metaData: { transcription }, recordingUrl: 'https://rec.example/1.wav' })));
+    assert.equal(await dispatcher().runOnce(), 1);
+    assert.equal(received.length, 1);
+    const r = received[0]!;
+    assert.equal(r.headers['content-type'], 'application/json');
+    assert.equal(r.headers['user-agent'], 'Dialer/0.1.0');
+    assert.ok(verifyWebhookSignature(SECRET, r.headers['x-dialer-signature'] as string, r.body));
+    assert.ok(!verifyWebhookSignature('another-secret-xyz', r.headers['x-dialer-signature'] as string, r.body));
+    const body = JSON.parse(r.body);
+    const lead = (await w.reseller1.get(`/leads/${id}`)).body;
+    assert.deepEqual(body, {
+      orderId,
+      leadId: id,
+      callSid: `CA-${id}-1`,
+      outcome: 'confirmed',
+      status: 'FINISHED',
+      attemptCount: 1,
+      transcription,
+      recordingUrl: 'https://rec.example/1.wav',
+      completedAt: lead.call_end_time,
+    });
+    const d = await deliveries(id);
+    assert.equal(d.data[0].status, 'delivered');
+    assert.equal(d.data[0].kind, 'success');
+    assert.equal(d.data[0].attempt_log[0].status_code, 200);
+  });
+
+  it('sends the failure payload when the call fails, unsigned without a secret', async () => {
+    const { id, orderId } = await push('/ok');
+    await call(new ScriptedDriver('PROVIDER_A', () => ({ kind: 'busy', error: 'SIP 486' })));
+    await dispatcher({ secret: undefined }).runOnce();
+    const r = received[0]!;
+    assert.equal(r.headers['x-dialer-signature'], undefined);
+    assert.deepEqual(JSON.parse(r.body), { orderId, leadId: id, outcome: 'busy', attemptCount: 1, failureReason: 'The line was busy: SIP 486' });
+  });
+
+  it('makes up to 3 attempts back-to-back on errors and records each; only 2xx counts', async () => {
+    script.set('/down', [500, 503, 502]);
+    const a = await push('/down');
+    script.set('/flaky', [500]);
+    const b = await push('/flaky');
+    script.set('/moved', [302, 404, 301]);
+    const c = await push('/moved');
+    await call(new ScriptedDriver('PROVIDER_A'));
+    assert.equal(await dispatcher().runOnce(), 3);
+    const da = (await deliveries(a.id)).data[0];
+    assert.equal(da.status, 'failed');
+    assert.equal(da.attempts, 3);
+    assert.deepEqual(da.attempt_log.map((x: any) => x.status_code), [500, 503, 502]);
+    assert.match(da.attempt_log[0].error, /answered 500/);
+    const db = (await deliveries(b.id)).data[0];
+    assert.equal(db.status, 'delivered');
+    assert.deepEqual(db.attempt_log.map((x: any) => x.status_code), [500, 200]);
+    const dc = (await deliveries(c.id)).data[0];
+    assert.equal(dc.status, 'failed', 'redirects are not followed and do not count');
+    assert.equal(received.filter((r) => r.path === '/elsewhere').length, 0);
+    assert.equal(await dispatcher().runOnce(), 0, 'nothing left to deliver');
+  });
+
+  it('records a timeout as a failed attempt', async () => {
+    const { id } = await push('/slow');
+    await call(new ScriptedDriver('PROVIDER_A'));
+    await dispatcher({ attempts: 1, timeoutMs: 200 }).runOnce();
+    const d = (await deliveries(id)).data[0];
+    assert.equal(d.status, 'failed');
+    assert.equal(d.attempt_log[0].status_code, null);
+    assert.match(d.attempt_log[0].error, /timed out after 200 ms/);
+  });
+
+  it('resumes a delivery whose dispatcher died, with the attempts left', async () => {
+    const { id } = await push('/ok');
+    await call(new ScriptedDriver('PROVIDER_A'));
+    // A dispatcher took it, made one attempt, and died before finishing.
+    await t.db.query(`UPDATE webhook_deliveries SET locked_by = 'dead', locked_until = now() + interval '1 hour', attempts = 1 WHERE lead_id = $1`, [id]);
+    assert.equal(await dispatcher().runOnce(), 0, 'its lease still holds');
+    await t.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE lead_id = $1`, [id]);
+    assert.equal(await dispatcher().runOnce(), 1);
+    const d = (await deliveries(id)).data[0];
+    assert.equal(d.status, 'delivered');
+    assert.equal(d.attempts, 2);
+    assert.deepEqual(d.attempt_log.map((x: any) => x.attempt), [2]);
+  });
+
+  it('queues nothing for a lead without a URL, and one failure payload for an aborted lead', async () => {
+    const none = await push(undefined);
+    await call(new ScriptedDriver('PROVIDER_A'));
+    assert.deepEqual((await deliveries(none.id)).data, []);
+    const { id, orderId } = await push('/ok');
+    await w.reseller1.post('/lead/abort', { leads: [{ lead_id: id, cancellation_reason: 'customer called in' }] });
+    await dispatcher().runOnce();
+    assert.deepEqual(JSON.parse(received.at(-1)!.body), {
+      orderId,
+      leadId: id,
+      outcome: 'aborted',
+      attemptCount: 0,
+      failureReason: 'The lead was aborted: customer called in',
+    });
+  });
+
+  it('shows deliveries only inside the caller scope', async () => {
+    const { id } = await push('/ok');
+    assert.equal((await w.reseller2.get(`/leads/${id}/webhooks`)).status, 404);
+    assert.equal((await w.merchant1.get(`/leads/${id}/webhooks`)).status, 404, 'a reseller-level lead is not a merchant lead');
+    assert.equal((await w.reseller1.get('/leads/nope/webhooks')).status, 404);
+  });
+});
+
+describe('webhook settings and signatures', () => {
+  it('reads the environment with defaults and refuses bad values', () => {
+    assert.deepEqual(webhookSettings({}), { secret: undefined, attempts: 3, delaysMs: [], timeoutMs: 10_000 });
+    assert.deepEqual(webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '5', DIALER_WEBHOOK_RETRY_DELAYS_MS: '100, 2000', DIALER_WEBHOOK_SECRET: 'x'.repeat(20) }).delaysMs, [100, 2000]);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '0' }), /between 1 and 10/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_RETRY_DELAYS_MS: '1s' }), /milliseconds/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_SECRET: 'short' }), /at least 16/);
+  });
+
+  it('verifies signatures within the tolerance only', () => {
+    const body = '{"a":1}';
+    const now = 1_800_000_000;
+    const header = signWebhook(SECRET, now, body);
+    assert.ok(verifyWebhookSignature(SECRET, header, body, 300, now + 10));
+    assert.ok(!verifyWebhookSignature(SECRET, header, body, 300, now + 301), 'too old');
+    assert.ok(!verifyWebhookSignature(SECRET, header, '{"a":2}', 300, now), 'other body');
+    assert.ok(!verifyWebhookSignature(SECRET, 'garbage', body, 300, now));
+    assert.ok(!verifyWebhookSignature(SECRET, undefined, body));
+  });
+});
