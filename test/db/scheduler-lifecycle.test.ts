@@ -325,6 +325,37 @@ describe('scheduler lifecycle', () => {
   });
 });
 
+describe('graceful stop', () => {
+  it('lets live calls end within the grace period, and hangs up the rest after it', async () => {
+    const s = await setup({ max_retry: 1, retry_offset: 600 }, 2);
+    const patient = await push(s.template, { wait: 'short' });
+    const stubborn = await push(s.template, { wait: 'long' });
+    const shortCall = gate();
+    const driver = new ScriptedDriver('PROVIDER_A', async (r) => {
+      if (r.payload.wait === 'short') {
+        await shortCall.wait;
+        return { kind: 'completed', outcome: 'done' };
+      }
+      // Ends only when Dialer hangs up.
+      await new Promise((resolve) => r.signal.addEventListener('abort', resolve, { once: true }));
+      return { kind: 'error', error: 'hung up: Dialer is shutting down' };
+    });
+    const sched = scheduler(driver, { pollMs: 10, shutdownGraceMs: 500 });
+    sched.start();
+    while (driver.dials.length < 2) await new Promise((r) => setTimeout(r, 10));
+    const stopped = sched.stop();
+    setTimeout(() => shortCall.open(), 100);
+    await stopped;
+    const p = await lead(patient);
+    assert.equal(p.status, 'FINISHED');
+    assert.equal(p.outcome, 'done', 'the call that ended within the grace period kept its outcome');
+    const st = await lead(stubborn);
+    assert.equal(st.status, 'RETRY', 'the call hung up at shutdown is retried');
+    assert.match(st.metaData.last_error.message, /shutting down/);
+    for (const n of s.numberIds) assert.equal((await t.admin.get(`/numbers/${n}`)).body.status, 'AVAILABLE');
+  });
+});
+
 describe('pre-checks', () => {
   let server: http.Server;
   let base: string;
