@@ -528,6 +528,13 @@ describe('POST /analytics: errors', () => {
     await expectStatus(422, { query_type: 'call_count', filters: { min_duration: 60, max_duration: 30 } });
   });
 
+  it('422: a time series of more than 100,000 buckets', async () => {
+    await expectStatus(422, { query_type: 'calls_over_time', granularity: 'hour', filters: { date_from: '2000-01-01', date_to: '2024-01-01' } });
+    // The same range by day is fine; call_count has no buckets.
+    assert.equal((await w.reseller1.post('/analytics', { query_type: 'calls_over_time', granularity: 'month', filters: { date_from: '2000-01-01', date_to: '2024-01-01' } })).status, 200);
+    assert.equal(await count(w.reseller1, { date_from: '2000-01-01', date_to: '2024-01-01' }), 0);
+  });
+
   it('400 wins when a request is both malformed and out of range', async () => {
     await expectStatus(400, { query_type: 'nope', filters: { min_duration: -1 } });
   });
