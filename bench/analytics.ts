@@ -117,7 +117,7 @@ const USAGE = `npm run bench:analytics -- [--leads N] [--pglite-leads N] [--back
   --leads N          leads on PostgreSQL (default 1000000; env ANALYTICS_BENCH_LEADS, e.g. 20000 for a quick run)
   --pglite-leads N   leads on PGlite (default 200000, or a fifth of --leads when --leads is given)
   --backend B        which to run (default both)
-  --iterations N     timed runs per query and variant, each for the API and the raw SQL (default 12; 8 on PGlite)
+  --iterations N     timed runs per query and variant, each for the API and the raw SQL (default 10; 8 on PGlite)
   --keep             keep the PostgreSQL database (dialer_bench_<leads>) and reuse it next time
 DATABASE_URL         use this PostgreSQL server (it must allow CREATE DATABASE) instead of a throwaway one`;
 
@@ -339,7 +339,7 @@ async function main(): Promise<void> {
       try {
         await migrate(db);
         process.stdout.write(`postgres: ${server.label}, database ${name}\n`);
-        all.push(await runBackend('postgres', db, args.leads, args.iterations ?? 12));
+        all.push(await runBackend('postgres', db, args.leads, args.iterations ?? 10));
       } finally {
         await db.close();
       }
