@@ -29,6 +29,13 @@ const { url, drop } = await createDatabase(server.url, `dialer_bench_dispatch_${
 const db = await openPostgres(url, { max: 10 });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-'));
 const children: ChildProcess[] = [];
+// Interrupted (Ctrl-C, a timeout): stop the workers and the throwaway server too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const c of children) c.kill('SIGKILL');
+    void server.stop().finally(() => process.exit(130));
+  });
+}
 
 try {
   await migrate(db);

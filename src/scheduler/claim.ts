@@ -38,6 +38,37 @@ export interface ClaimReport {
   finished: number;
 }
 
+/** Due leads examined per claim, at least. */
+const HEAD = 200;
+
+/**
+ * When the head of the queue is full and holds leads this worker cannot call now, defers them:
+ * by 10 s when only a number or a driver is missing, by 5 min without a calling configuration.
+ */
+async function unclog(q: Queryable, providers: string[], head: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `WITH h AS (
+       SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
+       FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+       ORDER BY l.next_attempt_at, l.id
+       LIMIT $2
+       FOR UPDATE OF l SKIP LOCKED),
+     full_head AS (SELECT count(*) = $2 AS full FROM h),
+     moved AS (
+       UPDATE leads SET next_attempt_at = now() + make_interval(secs => CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END),
+              updated_at = now()
+       FROM h, full_head
+       WHERE full_head.full AND leads.id = h.id
+         AND (h.configuration_id IS NULL OR NOT h.calling OR NOT (h.provider = ANY($1::text[]))
+              OR h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE'))
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [providers, head],
+  );
+  return rows[0]!.n;
+}
+
 type Candidate = LeadRow & { configuration: ConfigurationRow; now: Date; blacklisted: boolean };
 
 interface Ready {
@@ -50,15 +81,23 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   if (options.providers.length === 0 || options.limit <= 0) return report;
   // Due leads with a configuration that calls, through a provider this worker dials, that has a
   // free number now (so leads of an exhausted pool do not crowd out the others).
-  // Lock the batch first (a narrow scan in due order), then read what the rules need for it alone.
+  // The head of the queue (an index scan in due order, cheap at any queue length); of it, the leads
+  // this worker can call now, locked; then what the rules need, for those alone.
+  const head = Math.max(HEAD, options.limit * 4);
   const { rows } = await q.query<Candidate>(
-    `WITH picked AS (
+    `WITH head AS MATERIALIZED (
+       SELECT id FROM leads
+       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+       ORDER BY next_attempt_at, id
+       LIMIT $3),
+     picked AS (
        SELECT l.id FROM leads l
        JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+       WHERE l.id = ANY (ARRAY(SELECT id FROM head))
+         AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
          AND (c.enable_calling OR l.is_playground)
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY($2::text[])
-         AND EXISTS (SELECT 1 FROM outbound_numbers n WHERE n.status = 'AVAILABLE' AND n.provider = ${EFFECTIVE_PROVIDER_SQL})
+         AND ${EFFECTIVE_PROVIDER_SQL} IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE')
        ORDER BY l.next_attempt_at, l.id
        LIMIT $1
        FOR UPDATE OF l SKIP LOCKED)
@@ -68,8 +107,11 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
      FROM picked JOIN leads l ON l.id = picked.id
      JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
      ORDER BY l.next_attempt_at, l.id`,
-    [options.limit, options.providers],
+    [options.limit, options.providers, head],
   );
+  // A head full of leads that cannot be called now (no configuration, calling disabled, no free
+  // number, no driver here) would hide the callable ones behind it: move those aside for a while.
+  if (rows.length < options.limit) report.deferred += await unclog(q, options.providers, head);
   const deferrals: { id: string; until: string }[] = [];
   const blacklisted: string[] = [];
   const ready = new Map<string, Ready[]>();
