@@ -195,6 +195,23 @@ describe('scheduler lifecycle', () => {
     assert.equal((await lead(closed)).status, 'BACKLOG');
   });
 
+  it('does not let a queue head full of leads that cannot be called hide the ones behind it', async () => {
+    const off = await setup({ enable_calling: false });
+    const held = Array.from({ length: 250 }, (_, i) => ({ request_id: `h-${i}`, template: off.template, reseller_id: w.r1, payload: { customer_mobile_number: phone() } }));
+    assert.equal((await w.reseller1.post('/leads/batch', { leads: held })).body.queued, 250);
+    const on = await setup();
+    const callable = await push(on.template);
+    const driver = new ScriptedDriver('PROVIDER_A');
+    await scheduler(driver).drain();
+    await scheduler(driver).drain();
+    assert.deepEqual(driver.dials.map((d) => d.leadId), [callable]);
+    const { rows } = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM leads WHERE template_name = $1 AND status = 'BACKLOG' AND next_attempt_at > now() + interval '200 seconds'`,
+      [off.template],
+    );
+    assert.ok(rows[0]!.n >= 200, `held leads moved aside (${rows[0]!.n})`);
+  });
+
   it('finishes a lead BLACKLISTED when its number was blacklisted after the push', async () => {
     const s = await setup();
     const n = phone();
