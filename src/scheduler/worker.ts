@@ -186,14 +186,23 @@ export class Scheduler {
   private async carry(claimed: Claimed): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
     const log = this.log.child({ leadId: lead.id, attempt });
+    // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
+    // recovered the lead: its number may be handed out again).
+    const hangUp = new AbortController();
+    const onShutdown = () => hangUp.abort(this.hangUp.signal.reason);
+    this.hangUp.signal.addEventListener('abort', onShutdown, { once: true });
     const renew = setInterval(() => {
       void renewLease(this.db, lead.id, this.workerId, this.leaseSeconds)
-        .then((held) => held || log.error('lost the lease of a live call'))
+        .then((held) => {
+          if (held) return;
+          log.error('lost the lease of a live call: hanging up');
+          hangUp.abort(new Error('the lease on this lead was lost'));
+        })
         .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
     }, (this.leaseSeconds * 1000) / 3);
     try {
       const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, this.hangUp.signal) : undefined;
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal) : undefined;
       if (checks && !checks.proceed) {
         await this.db.tx((q) => finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished }));
         this.stats.finished++;
@@ -217,7 +226,7 @@ export class Scheduler {
         templateId: lead.template_id,
         payload: lead.payload,
         executionMode: lead.execution_mode,
-        signal: this.hangUp.signal,
+        signal: hangUp.signal,
         onCallId: (callId) => {
           callIdWritten = recordCallId(this.db, lead.id, this.workerId, attempt, callId).catch((err: unknown) => log.warn({ err }, 'could not record the call id'));
         },
@@ -232,6 +241,7 @@ export class Scheduler {
       else log.error('the attempt ended after its lease was lost; its outcome was not recorded');
     } finally {
       clearInterval(renew);
+      this.hangUp.signal.removeEventListener('abort', onShutdown);
     }
   }
 }
