@@ -13,10 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runMigrations } from 'graphile-worker';
-import { API_PREFIX, buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { API_PREFIX } from '../src/app.js';
 import { migrate, openPostgres } from '../src/db/index.js';
-import { tenantsService } from '../src/tenants/index.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 
 const LEADS = Number(process.env.LEADS ?? 20_000);
@@ -41,11 +39,32 @@ try {
   await migrate(db);
   process.stdout.write(`bench:dispatch on ${server.label}; ${LEADS} leads, ${PUSHES} pushes, ${WORKERS} worker processes\n`);
 
-  // The tenant, template, configuration and numbers every lead uses.
-  const config = loadConfig({ DATABASE_URL: url, DIALER_DATA_DIR: dataDir, DIALER_JWT_SECRET: 'bench-secret-bench-secret-bench-secret!!', LOG_LEVEL: 'silent' });
-  await tenantsService(db).ensureAdmin('bench@example.com', 'bench-password');
-  const app = await buildApp({ config, db });
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  // The service as it is deployed: its own process (`dialer serve --role api`); this process is
+  // the load generator.
+  const service = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'api'], {
+    env: {
+      ...process.env, DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info', DIALER_DATA_DIR: dataDir,
+      DIALER_ADMIN_EMAIL: 'bench@example.com', DIALER_ADMIN_PASSWORD: 'bench-password',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(service);
+  const address = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /"url":"(http:\/\/[^"]+?)\/agent\/voice\/dialer"/.exec(out);
+      if (m) {
+        service.stdout!.off('data', onData);
+        service.stdout!.resume();
+        resolve(m[1]!);
+      }
+    };
+    service.stdout!.on('data', onData);
+    service.once('exit', (code) => reject(new Error(`dialer serve exited with ${code}: ${out}`)));
+  });
+  // Its request logs are not needed: drain them.
+  service.stdout!.on('data', () => {});
   const api = `${address}${API_PREFIX}`;
   const call = async (method: string, p: string, body?: unknown, token?: string) => {
     const res = await fetch(`${api}${p}`, {
@@ -89,7 +108,8 @@ try {
     );
   await concurrently(500, async (i) => void (await insert(-1 - i)));
   const rawRate = await concurrently(PUSHES, async (i) => void (await insert(i)));
-  await app.close();
+  service.kill('SIGTERM');
+  children.splice(children.indexOf(service), 1);
   process.stdout.write(`push: dialer ${Math.round(pushRate)} leads/s, raw insert ${Math.round(rawRate)} rows/s, ratio ${(pushRate / rawRate).toFixed(2)}\n`);
 
   // 2. Dispatch: LEADS due leads, all FINISHED by the Dialer workers.

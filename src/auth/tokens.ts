@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { unauthorized } from '../lib/errors.js';
 
@@ -10,9 +10,10 @@ export interface AccessClaims {
 }
 
 export class JwtSigner {
-  private readonly key: Uint8Array;
+  // A KeyObject, made once: jose would otherwise import the raw secret on every verification.
+  private readonly key: KeyObject;
   constructor(secret: string, readonly ttlSeconds: number) {
-    this.key = new TextEncoder().encode(secret);
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
   }
 
   sign(userId: string): Promise<string> {

@@ -20,5 +20,8 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logg
       censor: '[redacted]',
     },
     ...options,
-  });
+  },
+  // Written asynchronously, so a slow stdout (a pipe, a terminal) never stalls request handling;
+  // pino flushes what is pending when the process exits.
+  pino.destination({ dest: 1, sync: false }));
 }

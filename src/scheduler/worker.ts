@@ -3,6 +3,7 @@
  * to its free call slots, and runs each claimed lead (pre-checks, dial through the provider's
  * driver, outcome) while renewing its lease. Any number of workers share one PostgreSQL.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -58,7 +59,12 @@ export class Scheduler {
   private readonly graceMs: number;
   private readonly refill: number;
   private readonly live = new Set<Promise<void>>();
-  private readonly hangUp = new AbortController();
+  /** Aborted when shutdown's grace period is over; every live call listens to it. */
+  private readonly hangUp = (() => {
+    const controller = new AbortController();
+    setMaxListeners(0, controller.signal);
+    return controller;
+  })();
   private running = false;
   private stopping = false;
   private loop: Promise<void> | undefined;
