@@ -224,6 +224,7 @@ export class Scheduler {
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
       let callIdWritten: Promise<void> = Promise.resolve();
+      let ended = false;
       const result = await dialSafely(driver, {
         leadId: lead.id,
         attempt,
@@ -233,10 +234,20 @@ export class Scheduler {
         payload: lead.payload,
         executionMode: lead.execution_mode,
         signal: hangUp.signal,
+        // Written as soon as the call is placed (provider callbacks find the lead by it), unless
+        // the call is already over by then: its end records the call id anyway.
         onCallId: (callId) => {
-          callIdWritten = recordCallId(this.db, lead.id, this.workerId, attempt, callId).catch((err: unknown) => log.warn({ err }, 'could not record the call id'));
+          callIdWritten = new Promise<void>((resolve) => {
+            setImmediate(() => {
+              if (ended) return resolve();
+              recordCallId(this.db, lead.id, this.workerId, attempt, callId)
+                .catch((err: unknown) => log.warn({ err }, 'could not record the call id'))
+                .finally(resolve);
+            });
+          });
         },
       });
+      ended = true;
       await callIdWritten;
       const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result });
       if (status === 'FINISHED') {
