@@ -19,11 +19,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * Opens and migrates the database, makes sure an admin exists, and listens. Used by `dialer serve`.
- * `onAdminCreated` receives the bootstrap admin when this start created it (with the generated
- * password when none was configured), so the caller can show it once.
- */
 export interface ServeOptions {
   /** all: API and scheduler; api: HTTP only; worker: scheduler (and the HTTP its calls need). */
   role?: Role;
@@ -31,6 +26,12 @@ export interface ServeOptions {
   drivers?: Drivers;
 }
 
+/**
+ * Opens and migrates the database, makes sure an admin exists, and listens. Used by `dialer serve`.
+ * `onAdminCreated` receives the bootstrap admin when this start created it (with the generated
+ * password when none was configured), so the caller can show it once. Roles all and worker also run
+ * the scheduler and the webhook dispatcher; close() stops them gracefully first.
+ */
 export async function startServer(
   config: Config,
   logger: Logger,
