@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { AppError, statusTitle, toError, type FieldError } from '../lib/errors.js';
+import { AppError, isUnstorableText, statusTitle, toError, unstorableText, type FieldError } from '../lib/errors.js';
 import { toFieldErrors } from './validation.js';
 
 /**
@@ -44,6 +44,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return sendProblem(reply, error);
     }
     if (error.validation) return sendProblem(reply, validationProblem(request, error));
+    if (isUnstorableText(thrown)) return sendProblem(reply, unstorableText());
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
     if (known) return sendProblem(reply, new AppError(known.status, 'bad_request', known.detail));
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;

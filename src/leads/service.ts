@@ -1,6 +1,6 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
-import { AppError, notFound, toError } from '../lib/errors.js';
+import { AppError, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, type Pushed } from './push.js';
 import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
@@ -34,6 +34,7 @@ const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
 
 /** The write failed: nothing was queued and the client may retry (spec 4.2's 500). */
 function notQueued(err: unknown): AppError {
+  if (isUnstorableText(err)) return unstorableText();
   return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, { cause: toError(err) });
 }
 

@@ -88,3 +88,8 @@ export function pgErrorCode(err: unknown): string | undefined {
 
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
 export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';
+
+/** PostgreSQL errors caused by text it cannot hold (a NUL character, a bad Unicode escape): the input's fault. */
+export const isUnstorableText = (err: unknown) => ['22021', '22P05', '22025'].includes(pgErrorCode(err) ?? '');
+export const unstorableText = () =>
+  new AppError(400, 'unstorable_text', 'The request contains text that cannot be stored (for example a NUL character, \\u0000)');
