@@ -58,16 +58,8 @@ export class WebhookDispatcher {
   /** One round: takes the due deliveries and delivers them. Returns how many it took. */
   async runOnce(): Promise<number> {
     const { settings, workerId } = this.options;
-    const lease = Math.ceil((settings.attempts * settings.timeoutMs + settings.delaysMs.reduce((a, b) => a + b, 0)) / 1000) + 30;
-    const { rows } = await this.options.db.query<Delivery>(
-      `UPDATE webhook_deliveries SET locked_by = $1, locked_until = now() + make_interval(secs => $2), updated_at = now()
-       WHERE id IN (SELECT id FROM webhook_deliveries
-                    WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
-                    ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-       RETURNING id, lead_id, url, payload, attempts`,
-      [workerId, lease, this.options.batchSize ?? 20],
-    );
-    await Promise.all(rows.map((d) => this.deliver(d).catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id }, 'webhook delivery failed'))));
+    const { rows } = await this.options.db.query<Delivery>(CLAIM, [workerId, leaseSeconds(settings), this.options.batchSize ?? 20]);
+    await Promise.all(rows.map((d) => this.deliver(d).catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id, leadId: d.lead_id }, 'webhook delivery failed'))));
     return rows.length;
   }
 
@@ -82,7 +74,7 @@ export class WebhookDispatcher {
       if (taken > 0) continue;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
-        this.timer = setTimeout(resolve, this.options.pollMs ?? 1000);
+        this.timer = setTimeout(resolve, this.options.pollMs ?? 500);
       });
       clearTimeout(this.timer);
       this.wakeUp = undefined;
@@ -95,7 +87,7 @@ export class WebhookDispatcher {
     let attempt = d.attempts;
     while (attempt < settings.attempts) {
       // Before a retry: its delay (the last one repeats; none by default, as spec 6.1 says).
-      const delay = attempt === 0 ? 0 : (settings.delaysMs[Math.min(attempt - 1, settings.delaysMs.length - 1)] ?? 0);
+      const delay = retryDelayMs(settings, attempt);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       attempt++;
       const startedAt = new Date();
@@ -116,21 +108,55 @@ export class WebhookDispatcher {
       const latency = Math.round(performance.now() - started);
       const delivered = error === null;
       const final = delivered || attempt >= settings.attempts;
-      await db.tx(async (q) => {
-        await q.query('INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6)', [
-          d.id, attempt, startedAt, statusCode, latency, error,
-        ]);
-        await q.query(
-          `UPDATE webhook_deliveries SET attempts = $2, updated_at = now(),
-                  status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE status END,
-                  delivered_at = CASE WHEN $3 THEN now() END,
-                  locked_by = CASE WHEN $4 THEN NULL ELSE locked_by END, locked_until = CASE WHEN $4 THEN NULL ELSE locked_until END
-           WHERE id = $1`,
-          [d.id, attempt, delivered, final],
-        );
+      const recorded = await db.tx(async (q) => {
+        // Guarded by the attempt count: a dispatcher that lost its lease (it stalled past it and
+        // another took over) records nothing and stops, instead of overwriting the newer state.
+        const updated = await q.query(RECORD_RESULT, [d.id, attempt, delivered, final]);
+        if (updated.rows.length === 0) return false;
+        await q.query(INSERT_ATTEMPT, [d.id, attempt, startedAt, statusCode, latency, error]);
+        return true;
       });
+      if (!recorded) {
+        log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt }, 'webhook delivery taken over by another dispatcher; stopping');
+        return;
+      }
       if (delivered) return;
       log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt, statusCode, error }, 'reporting webhook attempt failed');
     }
   }
 }
+
+/** Pause before attempt number `attempt + 1` (after `attempt` failed ones): the last delay repeats. */
+function retryDelayMs(settings: WebhookSettings, attempt: number): number {
+  if (attempt === 0 || settings.delaysMs.length === 0) return 0;
+  return settings.delaysMs[Math.min(attempt - 1, settings.delaysMs.length - 1)] ?? 0;
+}
+
+/** A lease long enough for every attempt and pause of one delivery, with a margin. */
+function leaseSeconds(settings: WebhookSettings): number {
+  let totalMs = 0;
+  for (let attempt = 0; attempt < settings.attempts; attempt++) totalMs += retryDelayMs(settings, attempt) + settings.timeoutMs;
+  return Math.ceil(totalMs / 1000) + 30;
+}
+
+/** Oldest due deliveries first; a lapsed lease (its dispatcher died) makes a delivery due again. */
+const CLAIM = `
+  UPDATE webhook_deliveries SET locked_by = $1, locked_until = now() + make_interval(secs => $2), updated_at = now()
+  WHERE id IN (SELECT id FROM webhook_deliveries
+               WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
+               ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+  RETURNING id, lead_id, url, payload, attempts`;
+
+/** $2 is the attempt just made; only the holder of the previous attempt count may record it. */
+const RECORD_RESULT = `
+  UPDATE webhook_deliveries SET attempts = $2, updated_at = now(),
+         status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE status END,
+         delivered_at = CASE WHEN $3 THEN now() END,
+         locked_by = CASE WHEN $4 THEN NULL ELSE locked_by END,
+         locked_until = CASE WHEN $4 THEN NULL ELSE locked_until END
+  WHERE id = $1 AND status = 'pending' AND attempts = $2 - 1
+  RETURNING id`;
+
+const INSERT_ATTEMPT = `
+  INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error)
+  VALUES ($1, $2, $3, $4, $5, $6)`;

@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { ConfigError } from '../../src/config.js';
+import { pino } from 'pino';
 import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { enqueueReportingWebhook, signWebhook, verifyWebhookSignature, WebhookDispatcher, webhookSettings, type WebhookSettings } from '../../src/webhooks/index.js';
@@ -77,6 +79,16 @@ async function push(path: string | undefined, payload: Record<string, unknown> =
 async function call(driver: ScriptedDriver) {
   await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: async (q, id) => void (await enqueueReportingWebhook(q, id)) }).drain();
 }
+/** Finishes a pushed lead with SQL, as the scheduler would, and queues its webhook in that transaction. */
+async function finish(id: string, set: string, params: unknown[] = []) {
+  return t.db.tx(async (q) => {
+    await q.query(`UPDATE leads SET status = 'FINISHED', ${set} WHERE id = $1`, [id, ...params]);
+    return enqueueReportingWebhook(q, id);
+  });
+}
+async function until(check: () => boolean | Promise<boolean>) {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 20));
+}
 const deliveries = async (id: string) => (await w.reseller1.get(`/leads/${id}/webhooks`)).body;
 
 describe('reporting webhook', () => {
@@ -136,6 +148,8 @@ describe('reporting webhook', () => {
     const db = (await deliveries(b.id)).data[0];
     assert.equal(db.status, 'delivered');
     assert.deepEqual(db.attempt_log.map((x: any) => x.status_code), [500, 200]);
+    assert.equal(received.filter((r) => r.path === '/flaky').length, 2, 'a 2xx stops the retries');
+    assert.equal(received.filter((r) => r.path === '/down').length, 3);
     const dc = (await deliveries(c.id)).data[0];
     assert.equal(dc.status, 'failed', 'redirects are not followed and do not count');
     assert.equal(received.filter((r) => r.path === '/elsewhere').length, 0);
@@ -182,6 +196,96 @@ describe('reporting webhook', () => {
     });
   });
 
+  it('queues the webhook in the transaction that finishes the lead, with the exact payloads', async () => {
+    const ok = await push('/ok');
+    const transcription = [{ role: 'assistant', content: 'Hi' }];
+    assert.equal(
+      await finish(ok.id, `outcome = 'interested', attempt_count = 2, call_id = 'CA-1', recording_url = 'https://rec.example/a.wav',
+                           call_end_time = '2026-01-02T03:04:05Z', meta_data = $2::jsonb`, [JSON.stringify({ transcription })]),
+      true,
+    );
+    const failed = await push('/ok');
+    await finish(failed.id, `outcome = 'no_answer', attempt_count = 3, meta_data = $2::jsonb`, [JSON.stringify({ errors: [{ message: 'SIP 480' }] })]);
+    const bare = await push('/ok');
+    await finish(bare.id, `outcome = 'completed', attempt_count = 1`);
+    const none = await push(undefined);
+    assert.equal(await finish(none.id, `outcome = 'completed'`), false);
+    const rolledBack = await push('/ok');
+    await assert.rejects(
+      t.db.tx(async (q) => {
+        await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'busy' WHERE id = $1`, [rolledBack.id]);
+        await enqueueReportingWebhook(q, rolledBack.id);
+        throw new Error('the finishing transaction fails');
+      }),
+    );
+
+    assert.equal(await dispatcher().runOnce(), 3);
+    const byLead = new Map(received.map((r) => [JSON.parse(r.body).leadId as string, JSON.parse(r.body)]));
+    assert.deepEqual(byLead.get(ok.id), {
+      orderId: ok.orderId,
+      leadId: ok.id,
+      callSid: 'CA-1',
+      outcome: 'interested',
+      status: 'FINISHED',
+      attemptCount: 2,
+      transcription,
+      recordingUrl: 'https://rec.example/a.wav',
+      completedAt: '2026-01-02T03:04:05.000Z',
+    });
+    assert.deepEqual(byLead.get(failed.id), { orderId: failed.orderId, leadId: failed.id, outcome: 'no_answer', attemptCount: 3, failureReason: 'The callee did not answer: SIP 480' });
+    const b = byLead.get(bare.id);
+    assert.deepEqual(b.transcription, [], 'no transcription: an empty list');
+    assert.equal(b.callSid, null);
+    assert.ok(!Number.isNaN(Date.parse(b.completedAt)), 'no call end time: the time of queueing');
+    assert.deepEqual((await deliveries(none.id)).data, []);
+    assert.deepEqual((await deliveries(rolledBack.id)).data, [], 'a rolled-back finish queues nothing');
+    const [d] = (await deliveries(failed.id)).data;
+    assert.equal(d.kind, 'failure');
+    assert.equal(d.url, `${base}/ok`);
+    assert.deepEqual(d.payload, byLead.get(failed.id));
+  });
+
+  it('runs in the background: wake() delivers at once, stop() lets the delivery in hand finish', async () => {
+    const fast = dispatcher();
+    fast.start();
+    const a = await push('/ok');
+    await finish(a.id, `outcome = 'completed', attempt_count = 1`);
+    fast.wake();
+    await until(async () => (await deliveries(a.id)).data[0]?.status === 'delivered');
+    await fast.stop();
+
+    const slow = dispatcher();
+    slow.start();
+    const b = await push('/slow');
+    await finish(b.id, `outcome = 'busy', attempt_count = 1`);
+    slow.wake();
+    await until(() => received.some((r) => r.path === '/slow'));
+    await slow.stop();
+    const [d] = (await deliveries(b.id)).data;
+    assert.equal(d.status, 'delivered', 'stop() waited for the answer');
+    assert.equal(d.attempts, 1);
+    await slow.stop(); // a second stop is harmless
+  });
+
+  it('a dispatcher that stalled past its lease records nothing over the one that took over', async () => {
+    const { id } = await push('/slow');
+    await finish(id, `outcome = 'busy', attempt_count = 1`);
+    const lines: { level: number; msg: string }[] = [];
+    const capture = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const stalled = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'stalled' });
+    const first = stalled.runOnce();
+    await until(() => received.some((r) => r.path === '/slow'));
+    // Its lease lapses while the receiver is still answering; another dispatcher takes over.
+    await t.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE lead_id = $1`, [id]);
+    const second = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'second' }).runOnce();
+    assert.deepEqual(await Promise.all([first, second]), [1, 1]);
+    assert.equal(received.filter((r) => r.path === '/slow').length, 2, 'a receiver may see a webhook twice (spec 6.1)');
+    const [d] = (await deliveries(id)).data;
+    assert.equal(d.status, 'delivered');
+    assert.deepEqual(d.attempt_log.map((x: any) => [x.attempt, x.status_code]), [[1, 200]], 'one attempt 1, recorded once');
+    assert.deepEqual(lines.map((l) => l.msg), ['webhook delivery taken over by another dispatcher; stopping'], 'no error logged');
+  });
+
   it('shows deliveries only inside the caller scope', async () => {
     const { id } = await push('/ok');
     assert.equal((await w.reseller2.get(`/leads/${id}/webhooks`)).status, 404);
@@ -197,6 +301,13 @@ describe('webhook settings and signatures', () => {
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '0' }), /between 1 and 10/);
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_RETRY_DELAYS_MS: '1s' }), /milliseconds/);
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_SECRET: 'short' }), /at least 16/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '11' }), /between 1 and 10/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: 'three' }), /whole number/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_TIMEOUT_MS: '-5' }), /DIALER_WEBHOOK_TIMEOUT_MS/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_RETRY_DELAYS_MS: '100,,200' }), /milliseconds/);
+    assert.equal(webhookSettings({ DIALER_WEBHOOK_TIMEOUT_MS: '2500' }).timeoutMs, 2500);
+    assert.equal(webhookSettings({ DIALER_WEBHOOK_SECRET: SECRET }).secret, SECRET);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '0' }), ConfigError);
   });
 
   it('verifies signatures within the tolerance only', () => {
