@@ -75,6 +75,11 @@ export interface TransferRequest {
   statusUrl: string;
   /** Where the provider posts transfer events (…/callback/transfer/events?s=token). */
   eventsUrl: string;
+  /**
+   * Where Dialer serves `transferMarkup` for this call (…/answer?s=token&transfer=1), for providers
+   * that fetch new instructions by URL (Plivo `aleg_url`) rather than taking them inline (Twilio `Twiml`).
+   */
+  markupUrl: string;
 }
 
 /** A callback request as the route received it. `url` is the public URL the provider called. */
@@ -163,7 +168,10 @@ export interface ProviderKit {
 
   /** Places an outbound call. Resolves with the provider's call SID; throws ProviderError. */
   placeCall(request: PlaceCallRequest): Promise<{ callSid: string }>;
-  /** Ends a call in any state. Succeeds when the call has already ended. Throws ProviderError. */
+  /**
+   * Ends a call in any state. Takes the id placeCall returned or the one callbacks carry (for Plivo
+   * a request_uuid before answer, a CallUUID after). Succeeds when the call has already ended.
+   */
   hangup(callSid: string): Promise<void>;
   /** Moves the callee of a live call to a human (warm transfer). Throws ProviderError. */
   transfer(callSid: string, request: TransferRequest): Promise<void>;
@@ -179,6 +187,8 @@ export interface ProviderKit {
   streamMarkup(streamUrl: string, statusUrl: string): Markup;
   /** Markup that says `message` (when given) and then hangs up, or dials `redirectTo` when given. */
   blockMarkup(options: { message?: string; redirectTo?: string; callerId?: string }): Markup;
+  /** Markup that dials the human of a warm transfer (with the status and events URLs). */
+  transferMarkup(request: TransferRequest): Markup;
   /** Markup that ends the call at once (an answering machine picked up). */
   hangupMarkup(): Markup;
 
