@@ -1,0 +1,73 @@
+/**
+ * Records one call from its media stream: the person's audio as it arrives (providers stream
+ * continuously, silence included) and Dialer's audio placed where it was played, cut where a
+ * barge-in cleared it. `wav()` mixes both into one mono WAV.
+ */
+import { encodeWav, mixInto } from '../lib/audio.js';
+
+interface Segment {
+  at: number;
+  pcm: Int16Array;
+}
+
+export class CallRecorder {
+  private readonly inbound: Int16Array[] = [];
+  private inboundSamples = 0;
+  private readonly outbound: Segment[] = [];
+  /** Where Dialer's queued audio ends, in samples since the stream started. */
+  private playCursor = 0;
+  private readonly startedAt: number;
+
+  constructor(readonly sampleRateHz: number, private readonly now: () => number = () => performance.now()) {
+    this.startedAt = now();
+  }
+
+  private nowSamples(): number {
+    return Math.floor(((this.now() - this.startedAt) * this.sampleRateHz) / 1000);
+  }
+
+  /** The person's audio. */
+  heard(pcm: Int16Array): void {
+    this.inbound.push(pcm);
+    this.inboundSamples += pcm.length;
+  }
+
+  /** Dialer's audio, queued for playout now. */
+  played(pcm: Int16Array): void {
+    const at = Math.max(this.playCursor, this.nowSamples());
+    this.outbound.push({ at, pcm });
+    this.playCursor = at + pcm.length;
+  }
+
+  /** A barge-in: whatever had not been played yet was never heard. */
+  cleared(): void {
+    const cut = this.nowSamples();
+    for (let i = this.outbound.length - 1; i >= 0; i--) {
+      const s = this.outbound[i]!;
+      if (s.at >= cut) this.outbound.splice(i, 1);
+      else if (s.at + s.pcm.length > cut) s.pcm = s.pcm.subarray(0, cut - s.at);
+    }
+    this.playCursor = Math.min(this.playCursor, cut);
+  }
+
+  /** Seconds of audio recorded so far. */
+  get seconds(): number {
+    return this.length() / this.sampleRateHz;
+  }
+
+  private length(): number {
+    const lastOut = this.outbound.reduce((m, s) => Math.max(m, s.at + s.pcm.length), 0);
+    return Math.max(this.inboundSamples, lastOut);
+  }
+
+  wav(): Buffer {
+    const mix = new Int16Array(this.length());
+    let at = 0;
+    for (const chunk of this.inbound) {
+      mix.set(chunk, at);
+      at += chunk.length;
+    }
+    for (const s of this.outbound) mixInto(mix, s.pcm, s.at);
+    return encodeWav(mix, this.sampleRateHz);
+  }
+}

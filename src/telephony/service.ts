@@ -1,0 +1,156 @@
+/**
+ * The live calls of this process and the drivers the scheduler dials with. Each driver wraps one
+ * provider kit; a dial creates a CallSession, places the call over the provider's REST API and
+ * waits for the session to settle. Callback routes and the media WebSocket find sessions here by
+ * their token (in every URL Dialer gives the provider) or by call SID.
+ */
+import type { Db } from '../db/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { CallAgent, CallContext } from '../voice/index.js';
+import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
+import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
+import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
+import type { TelephonySettings } from './settings.js';
+
+export interface TelephonyDeps {
+  settings: TelephonySettings;
+  kits: ReadonlyMap<ProviderSlot, ProviderKit>;
+  /** Public base URL of this process plus the API prefix: where providers reach the callback routes. */
+  callbackBaseUrl: string;
+  agent: CallAgent;
+  saveRecording: SaveRecording;
+  log: Logger;
+  db: Db;
+  /** How long to wait for the final status callback once the media stream closed. */
+  statusGraceMs?: number;
+}
+
+export class Telephony {
+  private readonly byToken = new Map<string, CallSession>();
+  private readonly byId = new Map<string, CallSession>();
+  readonly drivers: Drivers;
+  private readonly kitsByPath = new Map<ProviderPath, ProviderKit>();
+
+  constructor(readonly deps: TelephonyDeps) {
+    const drivers = new Map<string, Driver>();
+    for (const kit of deps.kits.values()) {
+      this.kitsByPath.set(SLOT_PATHS[kit.slot], kit);
+      drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
+    }
+    this.drivers = drivers;
+  }
+
+  kit(path: ProviderPath): ProviderKit | undefined {
+    return this.kitsByPath.get(path);
+  }
+
+  /** Calls in progress in this process. */
+  get liveCalls(): number {
+    return this.byToken.size;
+  }
+
+  byTokenOrId(token: string | undefined, callId: string | undefined): CallSession | undefined {
+    if (token) return this.byToken.get(token);
+    if (!callId) return undefined;
+    const hit = this.byId.get(callId);
+    if (hit) return hit;
+    for (const session of this.byToken.values()) if (session.providerCallId === callId) return session;
+    return undefined;
+  }
+
+  /** A session for a call Dialer did not place (inbound). */
+  open(kit: ProviderKit, context: CallContext, callSid: string): CallSession {
+    const session = this.newSession(kit, context);
+    session.callSid = callSid;
+    this.byId.set(callSid, session);
+    void session.ended.then(() => this.forget(session));
+    // An inbound call whose provider never reports its end still leaves memory.
+    const timer = setTimeout(() => void session.hangup('timeout', 'no final status from the provider in time'), this.safetyMs());
+    timer.unref();
+    void session.ended.then(() => clearTimeout(timer));
+    return session;
+  }
+
+  private newSession(kit: ProviderKit, context: CallContext): CallSession {
+    const base = `${this.deps.callbackBaseUrl}/${SLOT_PATHS[kit.slot]}`;
+    const wsBase = base.replace(/^http/, 'ws');
+    const session = new CallSession(
+      {
+        kit,
+        agent: this.deps.agent,
+        saveRecording: this.deps.saveRecording,
+        log: this.deps.log,
+        statusGraceMs: this.deps.statusGraceMs ?? 10_000,
+        urls: (token): SessionUrls => ({
+          answer: `${base}/answer?s=${token}`,
+          status: `${base}/callback/status?s=${token}`,
+          stream: `${wsBase}/media/${token}`,
+          transferStatus: `${base}/callback/transfer/status?s=${token}`,
+          transferEvents: `${base}/callback/transfer/events?s=${token}`,
+          transferMarkup: `${base}/answer?s=${token}&transfer=1`,
+        }),
+      },
+      context,
+    );
+    this.byToken.set(session.token, session);
+    return session;
+  }
+
+  private forget(session: CallSession): void {
+    this.byToken.delete(session.token);
+    for (const id of session.ids()) if (this.byId.get(id) === session) this.byId.delete(id);
+  }
+
+  private safetyMs(): number {
+    const s = this.deps.settings;
+    return (s.ringTimeoutSeconds + s.maxCallSeconds + 120) * 1000;
+  }
+
+  private async dial(kit: ProviderKit, request: DialRequest): Promise<CallResult> {
+    const session = this.newSession(kit, {
+      leadId: request.leadId,
+      templateId: request.templateId,
+      payload: request.payload,
+      direction: 'outbound',
+      ourNumber: request.from,
+      theirNumber: request.to,
+    });
+    const onAbort = () => void session.hangup('shutdown', 'hung up: Dialer stopped before the call ended');
+    const safety = setTimeout(() => void session.hangup('timeout', 'no final status from the provider in time'), this.safetyMs());
+    try {
+      if (request.signal.aborted) return { end: { kind: 'error', error: 'Dialer stopped before the call was placed' } };
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const { callSid } = await kit.placeCall({
+          to: request.to,
+          from: request.from,
+          answerUrl: session.urls.answer,
+          statusUrl: session.urls.status,
+          token: session.token,
+          machineDetection: this.deps.settings.machineDetection,
+          ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
+          maxDurationSeconds: this.deps.settings.maxCallSeconds,
+        });
+        session.callSid = callSid;
+        this.byId.set(callSid, session);
+        request.onCallId(callSid);
+      } catch (err) {
+        const message = `${kit.label} refused the call: ${(err as Error).message}`;
+        this.deps.log.warn({ leadId: request.leadId, provider: kit.slot, err }, 'placing the call failed');
+        // A refusal that will not change (a bad number, a bad caller ID) is a failed attempt; the rest may pass later.
+        session.fail(err instanceof ProviderError && !err.retryable ? { kind: 'failed', error: message } : { kind: 'error', error: message });
+      }
+      const end = await session.ended;
+      return { callId: session.callSid, end };
+    } finally {
+      clearTimeout(safety);
+      request.signal.removeEventListener('abort', onAbort);
+      this.forget(session);
+    }
+  }
+
+  /** Hangs up every live call (process shutdown after the scheduler's grace). */
+  async close(): Promise<void> {
+    await Promise.all([...this.byToken.values()].map((s) => s.hangup('shutdown', 'hung up: Dialer stopped before the call ended')));
+  }
+}

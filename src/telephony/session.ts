@@ -1,0 +1,336 @@
+/**
+ * One telephony call, from placement to its end: it answers the provider's answer request, takes
+ * status callbacks in any order and any number of times, carries the media stream between the
+ * provider and the agent, records both sides, and settles one `CallEnd` for the lead lifecycle.
+ *
+ * A call is over when the provider says so (a final status callback) and the media stream, if one
+ * opened, has closed and its recording is stored. Safety timers end calls whose callbacks never come.
+ */
+import { randomBytes } from 'node:crypto';
+import type { WebSocket } from 'ws';
+import type { Logger } from '../lib/logger.js';
+import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
+import type { CallEnd } from './driver.js';
+import { CallRecorder } from './recorder.js';
+import {
+  TELEPHONY_SAMPLE_RATE_HZ,
+  type AnswerInfo,
+  type CallPhase,
+  type CallStatus,
+  type EndKind,
+  type Markup,
+  type MediaSerializer,
+  type ProviderKit,
+  type TransferRequest,
+} from './provider.js';
+
+/** Stores a finished recording and gives back its URL. */
+export type SaveRecording = (callSid: string, wav: Buffer) => Promise<string>;
+
+export interface SessionUrls {
+  answer: string;
+  status: string;
+  stream: string;
+  transferStatus: string;
+  transferEvents: string;
+  transferMarkup: string;
+}
+
+export interface SessionDeps {
+  kit: ProviderKit;
+  agent: CallAgent;
+  saveRecording: SaveRecording;
+  log: Logger;
+  /** URLs of this call, built from the token. */
+  urls(token: string): SessionUrls;
+  /** How long to wait for the final status callback after the media stream closed. */
+  statusGraceMs: number;
+}
+
+const PHASE_RANK: Record<CallPhase, number> = { queued: 0, ringing: 1, answered: 2, ended: 3 };
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+export class CallSession {
+  readonly token = randomBytes(24).toString('base64url');
+  readonly urls: SessionUrls;
+  /** The id placeCall returned (the lead's call_id). */
+  callSid: string | undefined;
+  /** The id callbacks carry, when it differs (Plivo CallUUID after a request_uuid). */
+  providerCallId: string | undefined;
+  phase: CallPhase = 'queued';
+  answeredBy: AnswerInfo['answeredBy'];
+  private endKind: EndKind | undefined;
+  private durationSeconds: number | undefined;
+  private reason: string | undefined;
+  private readonly providerStatuses: string[] = [];
+  readonly transferEvents: Array<Record<string, string>> = [];
+  private transferTo: string | undefined;
+
+  private ws: WebSocket | undefined;
+  private serializer: MediaSerializer | undefined;
+  private recorder: CallRecorder | undefined;
+  private conversation: Promise<ConversationResult> | undefined;
+  private readonly callOver = new AbortController();
+  private readonly audioListeners: Array<(pcm: Int16Array) => void> = [];
+  private readonly dtmfListeners: Array<(digit: string) => void> = [];
+  private readonly pendingPlays = new Map<string, (r: PlayResult) => void>();
+  private markSeq = 0;
+  private mediaDone: Promise<{ result?: ConversationResult; recordingUrl?: string }> | undefined;
+  private readonly settled = deferred<CallEnd>();
+  private finishing = false;
+  private failure: string | undefined;
+  private statusGraceTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: SessionDeps,
+    readonly context: CallContext,
+  ) {
+    this.urls = deps.urls(this.token);
+  }
+
+  get kit(): ProviderKit {
+    return this.deps.kit;
+  }
+
+  /** Settles once with how the call ended. */
+  get ended(): Promise<CallEnd> {
+    return this.settled.promise;
+  }
+
+  get isOver(): boolean {
+    return this.finishing;
+  }
+
+  /** The ids this call is known by (for lookups by callbacks). */
+  ids(): string[] {
+    return [this.callSid, this.providerCallId].filter((x): x is string => x !== undefined);
+  }
+
+  /** The answer URL was fetched: connect the media stream, or hang up on a machine. */
+  answer(info: AnswerInfo, options: { transfer?: boolean } = {}): Markup {
+    this.providerCallId ??= info.callSid;
+    if (options.transfer && this.transferTo) return this.kit.transferMarkup(this.transferRequest(this.transferTo));
+    if (this.finishing) return this.kit.hangupMarkup();
+    if (info.answeredBy === 'machine') {
+      this.answeredBy = 'machine';
+      return this.kit.hangupMarkup();
+    }
+    this.answeredBy ??= info.answeredBy;
+    this.advance('answered');
+    return this.kit.streamMarkup(this.urls.stream, this.urls.status);
+  }
+
+  /** A status (or details) callback. Duplicates and stale ones change nothing. Returns whether it applied. */
+  status(status: CallStatus): boolean {
+    this.providerCallId ??= status.callSid;
+    if (status.answeredBy === 'machine') this.answeredBy = 'machine';
+    if (this.endKind !== undefined) return false;
+    if (status.phase !== 'ended' && PHASE_RANK[status.phase] <= PHASE_RANK[this.phase]) return false;
+    this.providerStatuses.push(status.providerStatus);
+    this.advance(status.phase);
+    if (status.phase === 'ended') {
+      this.endKind = status.end ?? 'completed';
+      this.durationSeconds = status.durationSeconds;
+      this.reason = status.reason;
+      this.deps.log.debug({ leadId: this.context.leadId, callSid: this.callSid, end: this.endKind }, 'call ended at the provider');
+      // The provider ended the call: the stream is over too.
+      this.closeMedia(1000, 'call ended');
+      void this.finish();
+    }
+    return true;
+  }
+
+  transferEvent(params: Record<string, string>): void {
+    this.transferEvents.push(params);
+  }
+
+  private advance(phase: CallPhase): void {
+    if (PHASE_RANK[phase] > PHASE_RANK[this.phase]) this.phase = phase;
+  }
+
+  /** The provider opened the media WebSocket for this call. Only one stream per call. */
+  attach(ws: WebSocket): boolean {
+    if (this.ws || this.finishing || this.endKind !== undefined) return false;
+    this.ws = ws;
+    this.serializer = this.kit.serializer();
+    const streamOver = deferred<void>();
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      let event;
+      try {
+        event = this.serializer!.decode(data.toString());
+      } catch (err) {
+        this.deps.log.warn({ leadId: this.context.leadId, err }, 'unreadable media frame');
+        return;
+      }
+      switch (event.type) {
+        case 'start':
+          this.providerCallId ??= event.callSid;
+          this.startConversation();
+          break;
+        case 'audio':
+          this.recorder?.heard(event.pcm);
+          for (const l of this.audioListeners) l(event.pcm);
+          break;
+        case 'dtmf':
+          for (const l of this.dtmfListeners) l(event.digit);
+          break;
+        case 'mark':
+          this.pendingPlays.get(event.name)?.('played');
+          this.pendingPlays.delete(event.name);
+          break;
+        case 'stop':
+          streamOver.resolve();
+          break;
+      }
+    });
+    ws.on('close', () => streamOver.resolve());
+    ws.on('error', (err) => this.deps.log.warn({ leadId: this.context.leadId, err }, 'media stream error'));
+    this.mediaDone = streamOver.promise.then(() => this.endMedia());
+    return true;
+  }
+
+  private startConversation(): void {
+    if (this.conversation) return;
+    this.recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
+    this.conversation = this.deps.agent.converse(this.context, this.io()).catch((err: unknown) => {
+      this.deps.log.error({ leadId: this.context.leadId, err }, 'the agent failed');
+      return { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
+    });
+  }
+
+  private io(): CallIO {
+    const session = this;
+    return {
+      sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
+      signal: this.callOver.signal,
+      play(pcm) {
+        if (session.callOver.signal.aborted || !session.ws) return Promise.resolve('ended' as const);
+        for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
+        session.recorder?.played(pcm);
+        const name = `play-${++session.markSeq}`;
+        session.ws.send(session.serializer!.mark(name));
+        return new Promise<PlayResult>((resolve) => session.pendingPlays.set(name, resolve));
+      },
+      clear() {
+        if (!session.ws || session.callOver.signal.aborted) return;
+        session.ws.send(session.serializer!.clear());
+        session.recorder?.cleared();
+        for (const resolve of session.pendingPlays.values()) resolve('cleared');
+        session.pendingPlays.clear();
+      },
+      hangup() {
+        void session.hangup('agent');
+      },
+      async transfer(to) {
+        session.transferTo = to;
+        await session.kit.transfer(session.providerCallId ?? session.callSid!, session.transferRequest(to));
+      },
+      onAudio(listener) {
+        session.audioListeners.push(listener);
+      },
+      onDtmf(listener) {
+        session.dtmfListeners.push(listener);
+      },
+    };
+  }
+
+  private transferRequest(to: string): TransferRequest {
+    return { to, from: this.context.ourNumber, statusUrl: this.urls.transferStatus, eventsUrl: this.urls.transferEvents, markupUrl: this.urls.transferMarkup };
+  }
+
+  private closeMedia(code: number, reason: string): void {
+    if (this.ws && this.ws.readyState <= 1) this.ws.close(code, reason);
+  }
+
+  /** The stream closed: let the agent finish, store the recording. */
+  private async endMedia(): Promise<{ result?: ConversationResult; recordingUrl?: string }> {
+    this.callOver.abort();
+    for (const resolve of this.pendingPlays.values()) resolve('ended');
+    this.pendingPlays.clear();
+    this.closeMedia(1000, 'stream over');
+    const result = await this.conversation;
+    let recordingUrl: string | undefined;
+    const sid = this.callSid ?? this.providerCallId;
+    if (this.recorder && sid) {
+      try {
+        recordingUrl = await this.deps.saveRecording(sid, this.recorder.wav());
+      } catch (err) {
+        this.deps.log.error({ leadId: this.context.leadId, err }, 'could not store the recording');
+      }
+    }
+    // The provider's final status usually follows the stream's end; wait a little for it.
+    if (this.endKind === undefined) {
+      this.statusGraceTimer = setTimeout(() => void this.finish(), this.deps.statusGraceMs);
+    } else void this.finish();
+    return { result, recordingUrl };
+  }
+
+  /** Ends the call from Dialer's side (the agent is done, a shutdown, a safety timer). */
+  async hangup(by: 'agent' | 'shutdown' | 'timeout', failure?: string): Promise<void> {
+    if (failure) this.failure ??= failure;
+    this.closeMedia(1000, `hung up by ${by}`);
+    const id = this.providerCallId ?? this.callSid;
+    if (id) {
+      try {
+        await this.kit.hangup(id);
+      } catch (err) {
+        this.deps.log.warn({ leadId: this.context.leadId, callSid: id, err }, 'hang-up request failed');
+      }
+    }
+    if (by !== 'agent') void this.finish(true);
+  }
+
+  /** Placement failed: the call never existed. */
+  fail(end: CallEnd): void {
+    this.finishing = true;
+    this.callOver.abort();
+    this.settled.resolve(end);
+  }
+
+  private async finish(force = false): Promise<void> {
+    if (this.finishing) return;
+    if (!force && this.endKind === undefined && this.mediaDone === undefined) return;
+    this.finishing = true;
+    clearTimeout(this.statusGraceTimer);
+    this.callOver.abort();
+    this.closeMedia(1000, 'call over');
+    const media = this.mediaDone ? await this.mediaDone : undefined;
+    this.settled.resolve(this.outcome(media));
+  }
+
+  private outcome(media: { result?: ConversationResult; recordingUrl?: string } | undefined): CallEnd {
+    const meta = { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}) };
+    if (this.answeredBy === 'machine') return { kind: 'voicemail', durationSeconds: this.durationSeconds };
+    if (media?.result) {
+      const transferred = this.transferTo !== undefined;
+      return {
+        kind: 'completed',
+        outcome: transferred ? 'TRANSFERRED' : media.result.outcome,
+        durationSeconds: this.durationSeconds ?? Math.round(this.recorder?.seconds ?? 0),
+        metaData: { ...media.result.metaData, ...meta, ...(transferred ? { transferred_to: this.transferTo } : {}) },
+        recordingUrl: media.recordingUrl,
+      };
+    }
+    if (this.failure) return { kind: 'error', error: this.failure };
+    switch (this.endKind) {
+      case 'busy':
+      case 'no_answer':
+      case 'failed':
+        return { kind: this.endKind, error: this.reason, durationSeconds: this.durationSeconds };
+      case 'voicemail':
+        return { kind: 'voicemail', durationSeconds: this.durationSeconds };
+      case 'canceled':
+        return { kind: 'no_answer', error: this.reason ?? 'the call was canceled before it was answered' };
+      case 'completed':
+        return { kind: 'error', error: 'the call was answered but its media stream never connected' };
+      default:
+        return { kind: 'error', error: 'the call ended without a final status from the provider' };
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The seam between a live call and the agent that talks on it. Telephony (and later WebRTC) gives
+ * the agent a `CallIO`; the agent plays audio, listens, and says how the conversation ended.
+ *
+ * Terminology
+ * - call: one live connection to a person (a telephony call or a browser session).
+ * - turn: one stretch of speech by one side.
+ * - barge-in: the person speaks while the agent is playing audio; the agent clears its playout.
+ * - PCM: signed 16-bit mono at `sampleRateHz` (8,000 Hz on telephony).
+ */
+
+export interface CallContext {
+  leadId: string | undefined;
+  templateId: string | undefined;
+  /** The lead's payload (variables for substitution). */
+  payload: Record<string, unknown>;
+  direction: 'outbound' | 'inbound';
+  /** E.164 numbers: our caller ID and the person's. */
+  ourNumber: string;
+  theirNumber: string;
+}
+
+export type PlayResult = 'played' | 'cleared' | 'ended';
+
+export interface CallIO {
+  readonly sampleRateHz: number;
+  /** Aborted when the call is over (either side hung up, or Dialer is stopping). */
+  readonly signal: AbortSignal;
+  /** Queues audio for the person; resolves once it has been heard, cleared, or the call ended. */
+  play(pcm: Int16Array): Promise<PlayResult>;
+  /** Drops every queued sound at once (barge-in). */
+  clear(): void;
+  /** Ends the call from our side. */
+  hangup(): void;
+  /** Moves the person to a human at `to` (warm transfer); the agent leaves the call. */
+  transfer(to: string): Promise<void>;
+  /** The person's audio, in order, as it arrives. */
+  onAudio(listener: (pcm: Int16Array) => void): void;
+  /** Keys the person pressed. */
+  onDtmf(listener: (digit: string) => void): void;
+}
+
+export interface ConversationResult {
+  /** The lead outcome the conversation reached (the flow's own words); undefined: `completed`. */
+  outcome?: string;
+  /** Goes to the lead's metaData (transcription, node_traversal, dtmf, call_ended_by …). */
+  metaData: Record<string, unknown>;
+}
+
+export interface CallAgent {
+  readonly label: string;
+  /** Runs one conversation; resolves when it is over. Must resolve (not reject) when `io.signal` aborts. */
+  converse(context: CallContext, io: CallIO): Promise<ConversationResult>;
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeWav } from '../../src/lib/audio.js';
+import { CallRecorder } from '../../src/telephony/recorder.js';
+
+const tone = (n: number, value: number) => new Int16Array(n).fill(value);
+
+describe('call recorder', () => {
+  it('mixes the caller and Dialer on one timeline, cutting what a barge-in cleared', () => {
+    let now = 0;
+    const rec = new CallRecorder(8000, () => now);
+    // One second of the caller (100 at every sample), arriving as 20 ms frames.
+    for (let i = 0; i < 50; i++) rec.heard(tone(160, 100));
+    // Dialer queues 0.5 s of audio at t=0 and another 0.5 s behind it.
+    rec.played(tone(4000, 1000));
+    rec.played(tone(4000, 2000));
+    // A barge-in at 0.75 s: the rest of the second clip was never heard.
+    now = 750;
+    rec.cleared();
+    // After the clear, new audio starts at once (not after the dropped audio).
+    rec.played(tone(800, 3000));
+    const wav = decodeWav(rec.wav());
+    assert.equal(wav.sampleRateHz, 8000);
+    assert.equal(wav.pcm.length, 8000);
+    assert.equal(wav.pcm[100], 1100);
+    assert.equal(wav.pcm[5000], 2100);
+    assert.equal(wav.pcm[6000], 3100);
+    assert.equal(wav.pcm[6800], 100, 'the cleared audio is gone');
+    assert.equal(rec.seconds, 1);
+  });
+
+  it('keeps Dialer audio played past the caller audio', () => {
+    let now = 0;
+    const rec = new CallRecorder(8000, () => now);
+    rec.heard(tone(800, 10));
+    now = 500;
+    rec.played(tone(800, 500));
+    const wav = decodeWav(rec.wav());
+    assert.equal(wav.pcm.length, 4800);
+    assert.equal(wav.pcm[100], 10);
+    assert.equal(wav.pcm[2000], 0);
+    assert.equal(wav.pcm[4400], 500);
+  });
+});
