@@ -90,8 +90,10 @@ export function registerCallbackRoutes(app: App, deps: CallbackRouteDeps): void 
       if (!deps.skipSignatureCheck && !kit.verify(callbackRequest(request, deps.publicUrl, raw, params))) {
         throw forbidden(`The ${kit.label} signature of this callback is missing or wrong`, 'bad_signature');
       }
-      const token = (request.query as Record<string, unknown>).s;
-      return { kit, params, token: typeof token === 'string' && token ? token : undefined };
+      // The session token: `?s=` on every URL Dialer hands out; Exotel's Voicebot applet calls a URL
+      // fixed in its flow and carries the token as the call's CustomField instead.
+      const token = params.s || (path === 'provider_b' ? params.CustomField : undefined);
+      return { kit, params, token: token || undefined };
     };
 
     const respond = (reply: FastifyReply, fn: () => Promise<unknown>) =>
