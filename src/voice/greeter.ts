@@ -3,7 +3,8 @@
  * voice, listens (an energy detector finds speech), stops talking the moment the person talks over
  * it (barge-in), waits for them to finish, says goodbye and hangs up. Keys pressed are kept.
  * It proves the whole call path (dial, media both ways, barge-in, DTMF, recording, outcome) with
- * no AI service configured.
+ * no AI service configured. Like a phone menu, pressing 0 moves the person to a human when the
+ * lead's payload names one in `transfer_number` (a warm transfer through the provider).
  */
 import { rms, synthesize } from '../lib/audio.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
@@ -115,7 +116,20 @@ export class GreeterAgent implements CallAgent {
     let bargeIns = 0;
     let agentSpeaking = false;
     const detector = new SpeechDetector(o.speechLevel, o.endOfTurnMs);
-    io.onDtmf((digit) => (dtmf += digit));
+    let transfer = 'none' as 'none' | 'started' | 'failed';
+    let transferDone: Promise<void> = Promise.resolve();
+    const transferNumber = typeof context.payload.transfer_number === 'string' ? context.payload.transfer_number : undefined;
+    io.onDtmf((digit) => {
+      dtmf += digit;
+      if (digit === '0' && transferNumber && transfer === 'none') {
+        transfer = 'started';
+        io.clear();
+        transferDone = io.transfer(transferNumber).catch((err: unknown) => {
+          errors.push(`the transfer to ${transferNumber} failed: ${(err as Error).message}`);
+          transfer = 'failed';
+        });
+      }
+    });
     io.onAudio((pcm) => {
       const { started } = detector.push(pcm, io.sampleRateHz);
       if (started && agentSpeaking) {
@@ -139,15 +153,18 @@ export class GreeterAgent implements CallAgent {
       // Listen: for a turn in progress (perhaps the one that interrupted us) or one that starts soon.
       if (!io.signal.aborted) {
         const deadline = Date.now() + o.listenMs;
-        while (!io.signal.aborted && !detector.speaking && !detector.heardSpeech && Date.now() < deadline) await sleep(50, io.signal);
+        while (!io.signal.aborted && transfer === 'none' && !detector.speaking && !detector.heardSpeech && Date.now() < deadline) await sleep(50, io.signal);
         if (detector.speaking) await Promise.race([detector.turnEnded(), sleep(Math.max(0, deadline - Date.now()) + o.listenMs, io.signal)]);
       }
-      if (!io.signal.aborted) await say(o.farewell);
+      // After a transfer the person talks to a human: stay out of the way until the call is over.
+      if (transfer !== 'none') await transferDone;
+      if (transfer === 'started') await new Promise<void>((resolve) => (io.signal.aborted ? resolve() : io.signal.addEventListener('abort', () => resolve(), { once: true })));
+      else if (!io.signal.aborted) await say(o.farewell);
     } catch (err) {
       if (!io.signal.aborted) errors.push(`the agent could not speak: ${(err as Error).message}`);
     }
-    const endedBy = io.signal.aborted ? 'customer' : 'agent';
-    if (!io.signal.aborted) io.hangup();
+    const endedBy = transfer === 'started' ? 'transfer' : io.signal.aborted ? 'customer' : 'agent';
+    if (!io.signal.aborted && transfer !== 'started') io.hangup();
     return {
       outcome: detector.heardSpeech ? 'conversation_completed' : 'no_response',
       metaData: {
@@ -156,6 +173,7 @@ export class GreeterAgent implements CallAgent {
         call_ended_by: endedBy,
         barge_ins: bargeIns,
         ...(dtmf ? { dtmf } : {}),
+        ...(transfer === 'started' ? { transfer_number: transferNumber } : {}),
         ...(errors.length ? { errors } : {}),
       },
     };
