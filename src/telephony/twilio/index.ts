@@ -1,0 +1,87 @@
+/**
+ * Twilio Programmable Voice (slot PROVIDER_A, path provider_a): REST calls, X-Twilio-Signature,
+ * TwiML and Media Streams. This file is the folder's only public door.
+ */
+import { ProviderError, type ProviderKit } from '../provider.js';
+import { blockMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
+import { twilioErrorCode, twilioFailure, twilioPost } from './rest.js';
+import { TwilioSerializer } from './serializer.js';
+import { verifyTwilioRequest } from './signature.js';
+import { parseTwilioAnswer, parseTwilioStatus } from './status.js';
+
+export { twilioSignature } from './signature.js';
+
+export interface TwilioOptions {
+  accountSid: string;
+  authToken: string;
+  /** https://api.twilio.com by default, no trailing slash. */
+  apiBaseUrl: string;
+}
+
+/** Twilio error 21220: the call is not in progress (it has already ended). */
+const CALL_NOT_IN_PROGRESS = 21220;
+
+function callResource(callSid: string): string {
+  return `Calls/${encodeURIComponent(callSid)}.json`;
+}
+
+export function createTwilioKit(options: TwilioOptions): ProviderKit {
+  const credentials = { ...options, apiBaseUrl: (options.apiBaseUrl || 'https://api.twilio.com').replace(/\/+$/, '') };
+  return {
+    slot: 'PROVIDER_A',
+    path: 'provider_a',
+    label: 'Twilio',
+
+    async placeCall(request) {
+      const form = new URLSearchParams({
+        To: request.to,
+        From: request.from,
+        Url: request.answerUrl,
+        Method: 'POST',
+        StatusCallback: request.statusUrl,
+        StatusCallbackMethod: 'POST',
+      });
+      for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
+      form.set('Timeout', String(Math.round(request.ringTimeoutSeconds)));
+      form.set('TimeLimit', String(Math.round(request.maxDurationSeconds)));
+      // Synchronous AMD: Twilio waits for the verdict and sends AnsweredBy with the answer request.
+      if (request.machineDetection) form.set('MachineDetection', 'Enable');
+      const answer = await twilioPost(credentials, 'Calls.json', form);
+      if (!answer.ok) throw twilioFailure('call creation', answer);
+      const sid = answer.body?.sid;
+      if (typeof sid !== 'string' || sid === '') throw new ProviderError('Twilio created a call but its answer has no sid', answer.status, false);
+      return { callSid: sid };
+    },
+
+    async hangup(callSid) {
+      const answer = await twilioPost(credentials, callResource(callSid), new URLSearchParams({ Status: 'completed' }));
+      if (answer.ok || answer.status === 404) return;
+      if (answer.status === 400 && twilioErrorCode(answer) === CALL_NOT_IN_PROGRESS) return;
+      throw twilioFailure('hang-up', answer);
+    },
+
+    async transfer(callSid, request) {
+      const form = new URLSearchParams({ Twiml: transferMarkup(request).body });
+      const answer = await twilioPost(credentials, callResource(callSid), form);
+      if (!answer.ok) throw twilioFailure('transfer', answer);
+    },
+
+    verify(request) {
+      return verifyTwilioRequest(credentials.authToken, {
+        method: request.method,
+        url: request.url,
+        contentType: request.headers['content-type'],
+        rawBody: request.rawBody,
+        signature: request.headers['x-twilio-signature'],
+      });
+    },
+
+    parseAnswer: parseTwilioAnswer,
+    parseStatus: parseTwilioStatus,
+    streamMarkup: (streamUrl) => streamMarkup(streamUrl),
+    blockMarkup,
+    transferMarkup,
+    hangupMarkup,
+    serializer: () => new TwilioSerializer(),
+  };
+}
