@@ -97,6 +97,70 @@ program
     }
   });
 
+program
+  .command('emulator')
+  .description('Play Twilio, Exotel and Plivo toward a Dialer on this machine (offline demo and tests): their REST APIs, signed callbacks and media streams, with a scripted espeak-ng callee')
+  .option('--port <port>', 'port to listen on', '4010')
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--dialer-url <url>', "Dialer's base URL (for inbound calls and the Exotel Voicebot applet)", 'http://127.0.0.1:8080')
+  .option('--twilio-account-sid <sid>', 'Twilio account SID (default: TWILIO_ACCOUNT_SID or a demo value)')
+  .option('--twilio-auth-token <token>', 'Twilio auth token (default: TWILIO_AUTH_TOKEN or a demo value)')
+  .option('--plivo-auth-id <id>', 'Plivo auth ID (default: PLIVO_AUTH_ID or a demo value)')
+  .option('--plivo-auth-token <token>', 'Plivo auth token (default: PLIVO_AUTH_TOKEN or a demo value)')
+  .option('--exotel-account-sid <sid>', 'Exotel account SID (default: EXOTEL_ACCOUNT_SID or a demo value)')
+  .option('--exotel-api-key <key>', 'Exotel API key (default: EXOTEL_API_KEY or a demo value)')
+  .option('--exotel-api-token <token>', 'Exotel API token (default: EXOTEL_API_TOKEN or a demo value)')
+  .action(async (opts: Record<string, string | undefined>) => {
+    const { startEmulator, DEMO_CALLEE } = await import('./telephony/emulator/index.js');
+    const port = Number(opts.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, not ${opts.port}`);
+    const env = process.env;
+    const pick = (option: string | undefined, name: string, demo: string) => option || env[name] || demo;
+    const twilio = { accountSid: pick(opts.twilioAccountSid, 'TWILIO_ACCOUNT_SID', `AC${'0'.repeat(31)}1`), authToken: pick(opts.twilioAuthToken, 'TWILIO_AUTH_TOKEN', 'emulator-twilio-token') };
+    const plivo = { authId: pick(opts.plivoAuthId, 'PLIVO_AUTH_ID', 'MAEMULATOR0000000001'), authToken: pick(opts.plivoAuthToken, 'PLIVO_AUTH_TOKEN', 'emulator-plivo-token') };
+    const exotel = {
+      accountSid: pick(opts.exotelAccountSid, 'EXOTEL_ACCOUNT_SID', 'emulator1'),
+      apiKey: pick(opts.exotelApiKey, 'EXOTEL_API_KEY', 'emulator-exotel-key'),
+      apiToken: pick(opts.exotelApiToken, 'EXOTEL_API_TOKEN', 'emulator-exotel-token'),
+    };
+    const emulator = await startEmulator({
+      port,
+      host: opts.host,
+      dialerUrl: opts.dialerUrl ?? 'http://127.0.0.1:8080',
+      twilio,
+      plivo,
+      exotel,
+      defaultScript: DEMO_CALLEE,
+      log: (msg) => process.stdout.write(`${new Date().toISOString()} ${msg}\n`),
+    });
+    process.stdout.write(
+      `Provider emulator on ${emulator.url} for the Dialer at ${opts.dialerUrl}. Give Dialer:\n\n` +
+        [
+          `TWILIO_API_URL=${emulator.url}`,
+          `TWILIO_ACCOUNT_SID=${twilio.accountSid}`,
+          `TWILIO_AUTH_TOKEN=${twilio.authToken}`,
+          `PLIVO_API_URL=${emulator.url}`,
+          `PLIVO_AUTH_ID=${plivo.authId}`,
+          `PLIVO_AUTH_TOKEN=${plivo.authToken}`,
+          `EXOTEL_API_URL=${emulator.url}`,
+          `EXOTEL_ACCOUNT_SID=${exotel.accountSid}`,
+          `EXOTEL_API_KEY=${exotel.apiKey}`,
+          `EXOTEL_API_TOKEN=${exotel.apiToken}`,
+          `EXOTEL_FLOW_URL=${emulator.exotelFlowUrl}`,
+        ].join('\n') +
+        '\n\nEvery callee answers, says "Hello? Yes, this is me.", listens, says "Thank you, goodbye." and hangs up. Ctrl-C stops.\n',
+    );
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await emulator.close();
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop());
+    process.on('SIGTERM', () => void stop());
+  });
+
 registerCommands(program);
 
 try {
