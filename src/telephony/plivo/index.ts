@@ -1,0 +1,94 @@
+/**
+ * Plivo Voice (slot PROVIDER_C, path provider_c): REST calls, X-Plivo-Signature-V3, Plivo XML and
+ * Audio Streams. This file is the folder's only public door.
+ */
+import { ProviderError, type ProviderKit } from '../provider.js';
+import { blockMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
+import { plivoFailure, plivoRequest } from './rest.js';
+import { PlivoSerializer } from './serializer.js';
+import { verifyPlivoRequest } from './signature.js';
+import { parsePlivoAnswer, parsePlivoStatus } from './status.js';
+
+export { plivoSignatureV3 } from './signature.js';
+
+export interface PlivoOptions {
+  authId: string;
+  authToken: string;
+  /** https://api.plivo.com by default. */
+  apiBaseUrl: string;
+}
+
+/** How long Plivo listens before deciding human or machine (its default; 2,000 to 10,000 ms). */
+const MACHINE_DETECTION_MS = 5000;
+
+export function createPlivoKit(options: PlivoOptions): ProviderKit {
+  const credentials = { ...options, apiBaseUrl: (options.apiBaseUrl || 'https://api.plivo.com').replace(/\/+$/, '') };
+  const call = (id: string) => `Call/${encodeURIComponent(id)}/`;
+  return {
+    slot: 'PROVIDER_C',
+    path: 'provider_c',
+    label: 'Plivo',
+
+    async placeCall(request) {
+      const body: Record<string, unknown> = {
+        from: request.from,
+        to: request.to,
+        answer_url: request.answerUrl,
+        answer_method: 'POST',
+        hangup_url: request.statusUrl,
+        hangup_method: 'POST',
+        ring_url: request.statusUrl,
+        ring_method: 'POST',
+        ring_timeout: Math.round(request.ringTimeoutSeconds),
+        time_limit: Math.round(request.maxDurationSeconds),
+      };
+      if (request.machineDetection) {
+        // Synchronous detection: Plivo sends Machine=true/false with the answer_url request.
+        body.machine_detection = 'true';
+        body.machine_detection_time = MACHINE_DETECTION_MS;
+      }
+      const answer = await plivoRequest(credentials, 'POST', 'Call/', body);
+      if (!answer.ok) throw plivoFailure('call creation', answer);
+      const uuid = answer.body?.request_uuid;
+      const requestUuid = Array.isArray(uuid) ? uuid[0] : uuid;
+      if (typeof requestUuid !== 'string' || requestUuid === '') {
+        throw new ProviderError('Plivo accepted the call but its answer has no request_uuid', answer.status, false);
+      }
+      return { callSid: requestUuid };
+    },
+
+    async hangup(callSid) {
+      const live = await plivoRequest(credentials, 'DELETE', call(callSid));
+      if (live.ok) return;
+      if (live.status !== 404) throw plivoFailure('hang-up', live);
+      // Not a live call: maybe a call still queued, known by its request_uuid.
+      const queued = await plivoRequest(credentials, 'DELETE', `Request/${encodeURIComponent(callSid)}/`);
+      if (queued.ok || queued.status === 404) return;
+      throw plivoFailure('hang-up of a queued call', queued);
+    },
+
+    async transfer(callSid, request) {
+      const answer = await plivoRequest(credentials, 'POST', call(callSid), { legs: 'aleg', aleg_url: request.markupUrl, aleg_method: 'POST' });
+      if (!answer.ok) throw plivoFailure('transfer', answer);
+    },
+
+    verify(request) {
+      return verifyPlivoRequest(credentials.authToken, {
+        method: request.method,
+        url: request.url,
+        contentType: request.headers['content-type'],
+        rawBody: request.rawBody,
+        signatures: request.headers['x-plivo-signature-v3'],
+        nonce: request.headers['x-plivo-signature-v3-nonce'],
+      });
+    },
+
+    parseAnswer: parsePlivoAnswer,
+    parseStatus: parsePlivoStatus,
+    streamMarkup,
+    blockMarkup,
+    transferMarkup,
+    hangupMarkup,
+    serializer: () => new PlivoSerializer(),
+  };
+}
