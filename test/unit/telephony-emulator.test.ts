@@ -282,7 +282,15 @@ describe('provider emulator', () => {
   it('Exotel: connect to the flow, the Voicebot URL, slin media, mark and clear, Dialer closes the socket, JSON status callback', async () => {
     const to = '+919800000003';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Yes?' }] });
-    dialer.handlers.set('/provider_b/answer', () => ({ type: 'application/json', body: JSON.stringify({ url: `${dialer.url.replace('http', 'ws')}/media/ex1` }) }));
+    // The flow: Voicebot applet (a stream URL), then the Connect applet (?transfer=1: the human to dial), then Hangup.
+    dialer.handlers.set('/provider_b/answer', (hit) => ({
+      type: 'application/json',
+      body: JSON.stringify(
+        hit.params.transfer === '1'
+          ? { fetch_after_attempt: false, destination: { numbers: ['+919811111111'] }, start_call_playback: { playback_to: 'callee', type: 'text', value: 'Connecting you.' } }
+          : { url: `${dialer.url.replace('http', 'ws')}/media/ex1` },
+      ),
+    }));
     const res = await fetch(`${emu.url}/v1/Accounts/${EX.accountSid}/Calls/connect.json`, {
       method: 'POST',
       headers: { authorization: basic(EX.apiKey, EX.apiToken), 'content-type': 'application/x-www-form-urlencoded' },
@@ -335,6 +343,12 @@ describe('provider emulator', () => {
     assert.equal(cb[0]!.params.EventType, 'terminal');
     assert.equal(cb[0]!.params.CustomField, 'ex1');
     assert.ok(Number(cb[0]!.params.ConversationDuration) >= 1);
+    const connect = dialer.hitsFor('/provider_b/answer', 'ex1');
+    assert.deepEqual(connect.map((h) => h.params.transfer), [undefined, '1']);
+    assert.equal(call.redirectedTo, '+919811111111');
+    assert.deepEqual(call.said, ['Connecting you.']);
+    assert.equal(call.markup.length, 2);
+    assert.equal((JSON.parse(cb[0]!.params.Legs as unknown as string) as unknown[]).length, 2);
   });
 
   it('busy and no-answer end with their terminal callbacks', async () => {

@@ -4,8 +4,8 @@
  */
 import { MediaLeg, PcmBuffer, type CallAudio } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
-import { deliver, exotelTime, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
-import { dialEnded, dialStarted, finalCallback, statusEvent } from './callbacks.js';
+import { deliver, hex, parseXml, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
+import { answerParams, dialEnded, dialStarted, finalCallback, signing, statusEvent } from './callbacks.js';
 
 export interface CallContext {
   options: EmulatorOptions;
@@ -37,6 +37,15 @@ export interface CallSetup {
 const PROVIDER_PATH: Record<EmulatedProvider, string> = { PROVIDER_A: 'provider_a', PROVIDER_B: 'provider_b', PROVIDER_C: 'provider_c' };
 const TRANSFER_TALK_MS = 1000;
 
+function jsonField(body: string, key: string): unknown {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[key] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class Call {
   readonly rec: EmulatedCall;
   readonly audio: CallAudio = { received: new PcmBuffer(), sent: new PcmBuffer() };
@@ -45,6 +54,8 @@ export class Call {
   endedAt: Date | undefined;
   over = false;
   twilioSeq = 0;
+  /** Talk time of an Exotel Connect-applet transfer leg. */
+  transferSeconds: number | undefined;
   private leg: MediaLeg | undefined;
   private generation = 0;
   private stepsUsed = false;
@@ -182,63 +193,13 @@ export class Call {
     await this.followResponse(res, ++this.generation);
   }
 
-  /** The answer-URL fields (also sent with Plivo's aleg_url and Twilio's Redirect). */
+  /** The answer-URL fields (also sent with Plivo's aleg_url, Twilio's Redirect and Dial action). */
   answerParams(): Record<string, string> {
-    const c = this.rec;
-    const inbound = c.direction === 'inbound';
-    const machine = this.script.answer === 'voicemail';
-    if (this.provider === 'PROVIDER_A') {
-      const p: Record<string, string> = {
-        CallSid: c.callSid,
-        AccountSid: this.ctx.options.twilio.accountSid,
-        From: c.from,
-        To: c.to,
-        Caller: c.from,
-        Called: c.to,
-        CallStatus: inbound ? 'ringing' : 'in-progress',
-        ApiVersion: '2010-04-01',
-        Direction: inbound ? 'inbound' : 'outbound-api',
-      };
-      if (this.setup.machineDetection) p.AnsweredBy = machine ? (this.setup.machineDetection === 'DetectMessageEnd' ? 'machine_end_beep' : 'machine_start') : 'human';
-      return p;
-    }
-    if (this.provider === 'PROVIDER_C') {
-      const p: Record<string, string> = {
-        CallUUID: c.callSid,
-        From: c.from,
-        To: c.to,
-        CallerName: c.from,
-        Direction: inbound ? 'inbound' : 'outbound',
-        CallStatus: inbound ? 'ringing' : 'in-progress',
-        Event: 'StartApp',
-        ALegUUID: c.callSid,
-        SessionStart: plivoTime(this.created),
-      };
-      if (c.requestUuid) (p.RequestUUID = c.requestUuid), (p.ALegRequestUUID = c.requestUuid);
-      if (this.setup.machineDetection) p.Machine = machine ? 'true' : 'false';
-      return p;
-    }
-    // Exotel's Voicebot applet: CallFrom is the customer, CallTo the ExoPhone, in both directions.
-    const customer = inbound ? c.from : c.to;
-    const exophone = inbound ? c.to : c.from;
-    const p: Record<string, string> = {
-      CallSid: c.callSid,
-      CallFrom: customer,
-      CallTo: exophone,
-      From: customer,
-      To: exophone,
-      Direction: inbound ? 'incoming' : 'outbound-api',
-      Created: exotelTime(this.created),
-      CurrentTime: exotelTime(),
-    };
-    if (this.setup.customField !== undefined) p.CustomField = this.setup.customField;
-    return p;
+    return answerParams(this);
   }
 
   signing(): { sign?: { kind: 'twilio' | 'plivo'; authToken: string } } {
-    if (this.provider === 'PROVIDER_A') return { sign: { kind: 'twilio', authToken: this.ctx.options.twilio.authToken } };
-    if (this.provider === 'PROVIDER_C') return { sign: { kind: 'plivo', authToken: this.ctx.options.plivo.authToken } };
-    return {};
+    return signing(this);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -272,19 +233,35 @@ export class Call {
     await this.followXml(doc, gen);
   }
 
+  /**
+   * The emulated Exotel flow: Voicebot applet (Dialer's answer URL must give {"url":"wss://…"}), then,
+   * when Dialer closed the stream or gave no URL, the Connect applet (dynamic URL answer?transfer=1:
+   * the numbers to dial), then the Hangup applet.
+   */
   private async followExotel(body: string, gen: number): Promise<void> {
-    let url: unknown;
-    try {
-      url = (JSON.parse(body) as { url?: unknown }).url;
-    } catch {
-      url = undefined;
-    }
-    if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
-      this.log('the Voicebot applet did not get {"url":"wss://…"}; the flow ends');
-      return this.finish('completed', 'dialer');
-    }
-    const params = Object.fromEntries(new URL(url).searchParams);
-    await this.stream(url, params, undefined, gen);
+    const url = jsonField(body, 'url');
+    if (typeof url === 'string' && /^wss?:\/\//.test(url)) {
+      const params = Object.fromEntries(new URL(url).searchParams);
+      await this.stream(url, params, undefined, gen);
+    } else this.log('the Voicebot applet got no {"url":"wss://…"}; the flow moves on to the Connect applet');
+    if (this.over || gen !== this.generation) return;
+    const connectUrl = new URL(this.setup.answerUrl);
+    connectUrl.searchParams.set('transfer', '1');
+    const res = await this.send({ url: connectUrl.toString(), method: 'GET', params: this.answerParams() });
+    if (this.over || gen !== this.generation) return;
+    if (res.status >= 200 && res.status < 300) {
+      this.rec.markup.push(res.body);
+      const numbers = (jsonField(res.body, 'destination') as { numbers?: unknown } | undefined)?.numbers;
+      const playback = jsonField(res.body, 'start_call_playback') as { value?: unknown } | undefined;
+      if (Array.isArray(numbers) && typeof numbers[0] === 'string') {
+        if (typeof playback?.value === 'string') this.rec.said.push(playback.value);
+        this.rec.redirectedTo = numbers[0];
+        this.ctx.notify();
+        const started = Date.now();
+        await sleep(TRANSFER_TALK_MS);
+        this.transferSeconds = Math.round((Date.now() - started) / 1000);
+      } else this.log('the Connect applet got no number to dial; the flow reaches its Hangup applet');
+    } else this.log(`the Connect applet's URL answered HTTP ${res.status}; the flow reaches its Hangup applet`);
     if (!this.over && gen === this.generation) await this.finish('completed', 'dialer');
   }
 

@@ -6,6 +6,65 @@
 import type { Call } from './call.js';
 import { exotelTime, plivoTime, type Delivered, type XmlNode } from './util.js';
 
+/** The answer-URL fields (also sent with Plivo's aleg_url, Twilio's Redirect and Dial action). */
+export function answerParams(call: Call): Record<string, string> {
+  const c = call.rec;
+  const inbound = c.direction === 'inbound';
+  const machine = call.script.answer === 'voicemail';
+  if (call.provider === 'PROVIDER_A') {
+    const p: Record<string, string> = {
+      CallSid: c.callSid,
+      AccountSid: call.ctx.options.twilio.accountSid,
+      From: c.from,
+      To: c.to,
+      Caller: c.from,
+      Called: c.to,
+      CallStatus: inbound ? 'ringing' : 'in-progress',
+      ApiVersion: '2010-04-01',
+      Direction: inbound ? 'inbound' : 'outbound-api',
+    };
+    if (call.setup.machineDetection) p.AnsweredBy = machine ? (call.setup.machineDetection === 'DetectMessageEnd' ? 'machine_end_beep' : 'machine_start') : 'human';
+    return p;
+  }
+  if (call.provider === 'PROVIDER_C') {
+    const p: Record<string, string> = {
+      CallUUID: c.callSid,
+      From: c.from,
+      To: c.to,
+      CallerName: c.from,
+      Direction: inbound ? 'inbound' : 'outbound',
+      CallStatus: inbound ? 'ringing' : 'in-progress',
+      Event: 'StartApp',
+      ALegUUID: c.callSid,
+      SessionStart: plivoTime(call.created),
+    };
+    if (c.requestUuid) (p.RequestUUID = c.requestUuid), (p.ALegRequestUUID = c.requestUuid);
+    if (call.setup.machineDetection) p.Machine = machine ? 'true' : 'false';
+    return p;
+  }
+  // Exotel's Voicebot applet: CallFrom is the customer, CallTo the ExoPhone, in both directions.
+  const customer = inbound ? c.from : c.to;
+  const exophone = inbound ? c.to : c.from;
+  const p: Record<string, string> = {
+    CallSid: c.callSid,
+    CallFrom: customer,
+    CallTo: exophone,
+    From: customer,
+    To: exophone,
+    Direction: inbound ? 'incoming' : 'outbound-api',
+    Created: exotelTime(call.created),
+    CurrentTime: exotelTime(),
+  };
+  if (call.setup.customField !== undefined) p.CustomField = call.setup.customField;
+  return p;
+}
+
+export function signing(call: Call): { sign?: { kind: 'twilio' | 'plivo'; authToken: string } } {
+  if (call.provider === 'PROVIDER_A') return { sign: { kind: 'twilio', authToken: call.ctx.options.twilio.authToken } };
+  if (call.provider === 'PROVIDER_C') return { sign: { kind: 'plivo', authToken: call.ctx.options.plivo.authToken } };
+  return {};
+}
+
 const TWILIO_SIP: Record<string, string> = { completed: '200', busy: '486', 'no-answer': '487', failed: '404', canceled: '487' };
 const PLIVO_CAUSE: Record<string, [string, string]> = {
   completed: ['NORMAL_CLEARING', 'Normal Hangup'],
@@ -73,7 +132,10 @@ function exotelParams(call: Call, status: string, eventType?: string): Record<st
     ConversationDuration: duration,
     Direction: inbound ? 'inbound' : 'outbound-api',
     CustomField: call.setup.customField ?? '',
-    Legs: JSON.stringify([{ OnCallDuration: Number(duration), Status: status, AnsweredBy: 'NA' }]),
+    Legs: JSON.stringify([
+      { OnCallDuration: Number(duration), Status: status, AnsweredBy: 'NA' },
+      ...(call.transferSeconds !== undefined ? [{ OnCallDuration: call.transferSeconds, Status: 'completed', AnsweredBy: 'HUMAN' }] : []),
+    ]),
   });
   return p;
 }

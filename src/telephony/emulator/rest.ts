@@ -330,6 +330,10 @@ export async function handleRest(reg: Registry, req: IncomingMessage, res: Serve
 
 export const exotelFlowDescription = (dialerUrl: string) => ({
   flow: 'Dialer emulator flow',
-  applets: [{ type: 'voicebot', url: `${dialerUrl}/provider_b/answer`, method: 'GET', record: false }],
+  applets: [
+    { type: 'voicebot', url: `${dialerUrl}/provider_b/answer`, method: 'GET', dynamic: true },
+    { type: 'connect', url: `${dialerUrl}/provider_b/answer?transfer=1`, method: 'GET', dynamic: true },
+    { type: 'hangup' },
+  ],
   id: hex(4),
 });

@@ -3,7 +3,10 @@
  * request signing (Twilio X-Twilio-Signature, Plivo V3) and posting callbacks to Dialer.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { twilioSignature } from '../twilio/index.js';
 import type { EmulatedCall } from './types.js';
+
+export { twilioSignature };
 
 export const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 export const twilioId = (prefix: string): string => `${prefix}${hex(16)}`;
@@ -80,14 +83,6 @@ export function parseXml(xml: string): XmlNode {
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
-
-/** X-Twilio-Signature: base64 HMAC-SHA1 of the URL followed by the sorted POST params (name+value). */
-export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const data = Object.keys(params)
-    .sort()
-    .reduce((acc, key) => acc + key + params[key], url);
-  return createHmac('sha1', authToken).update(Buffer.from(data, 'utf-8')).digest('base64');
-}
 
 /**
  * X-Plivo-Signature-V3: base64 HMAC-SHA256 over `<url>.<nonce>`, where for a POST the URL (its query
