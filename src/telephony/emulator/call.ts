@@ -298,6 +298,7 @@ export class Call {
       this.leg = undefined;
       return;
     }
+    if (this.over || gen !== this.generation) await leg.stop();
     const closed = await leg.closed;
     if (this.leg === leg) this.leg = undefined;
     if (closed.byDialer && gen === this.generation) this.log(`Dialer closed the media stream (${closed.code})`);

@@ -48,6 +48,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const scriptFor = (n: string) => scripts.get(n) ?? opts.defaultScript ?? SILENT_CALLEE;
 
   let flowUrl = '';
+  let learned: string | undefined;
+  const explicitPath = new URL(dialerUrl).pathname.replace(/\/+$/, '') !== '';
+  /** The part of a Dialer URL before /provider_x/ (its callback base), if it has one. */
+  const baseOf = (u: string | undefined) => (u ? /^(https?:\/\/.*?)\/provider_[abc]\//.exec(u)?.[1] : undefined);
+  const callbackBase = (hint?: string) => (explicitPath ? dialerUrl : (baseOf(hint) ?? learned ?? dialerUrl));
   const add = (call: Call) => {
     calls.push(call);
     records.push(call.rec);
@@ -61,7 +66,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     get flowUrl() {
       return flowUrl;
     },
-    place: (provider, from, to, setup) => add(new Call(ctx, provider, 'outbound', from, to, setup, scriptFor(to))),
+    place: (provider, from, to, setup) => {
+      learned = baseOf(setup.statusUrl) ?? baseOf(setup.answerUrl) ?? learned;
+      return add(new Call(ctx, provider, 'outbound', from, to, setup, scriptFor(to)));
+    },
+    callbackBase,
     find: (provider, id) => calls.find((c) => c.provider === provider && (c.rec.callSid === id || c.rec.requestUuid === id)),
   };
 
@@ -70,7 +79,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
       try {
         const path = new URL(req.url ?? '/', 'http://emulator').pathname;
         if (path === '/exotel/flow' || path === '/exotel/flow/') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(exotelFlowDescription(dialerUrl)));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(exotelFlowDescription(callbackBase())));
           return;
         }
         if (path === '/health') {
@@ -114,10 +123,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     },
     async inbound({ provider, from, to }) {
       const path = PATHS[provider];
+      const base = callbackBase();
       const setup: CallSetup = {
-        answerUrl: `${dialerUrl}/${path}/answer`,
+        answerUrl: `${base}/${path}/answer`,
         answerMethod: provider === 'PROVIDER_B' ? 'GET' : 'POST',
-        statusUrl: `${dialerUrl}/${path}/callback/status`,
+        statusUrl: `${base}/${path}/callback/status`,
         statusMethod: 'POST',
         statusEvents: new Set(provider === 'PROVIDER_B' ? ['terminal'] : ['completed']),
       };

@@ -95,18 +95,17 @@ export class MediaLeg {
   async open(): Promise<void> {
     const ws = new WebSocket(this.o.url, { headers: this.o.headers });
     this.ws = ws;
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket upgrade answered ${res.statusCode}`)));
-    });
-    ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
-    ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     ws.on('close', (code) => {
       this.halt();
       this.o.call.wsCloseCode = code;
       this.resolveClosed({ code, byDialer: !this.stopping });
     });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
+    ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
     for (const f of this.opening()) this.send(f);
     this.timer = setInterval(() => this.tick(), 10);
@@ -124,7 +123,7 @@ export class MediaLeg {
       if (this.o.provider === 'PROVIDER_B') this.send({ event: 'stop', sequence_number: this.nextSeq(), stream_sid: this.streamSid, stop: { call_sid: c.callSid, account_sid: this.o.accountId, reason: 'callended' } });
       // Plivo sends no stop message: its socket just closes when the call ends.
       this.ws.close(1000);
-    }
+    } else if (this.ws.readyState === WebSocket.CONNECTING) this.ws.terminate();
     const timeout = setTimeout(() => this.ws?.terminate(), 2000);
     await this.closed;
     clearTimeout(timeout);

@@ -13,6 +13,11 @@ export interface Registry {
   log: (m: string) => void;
   flowUrl: string;
   place(provider: EmulatedProvider, from: string, to: string, setup: CallSetup): Call;
+  /**
+   * Where Dialer's /provider_x/… routes live: dialerUrl when it has a path, else learned from the
+   * URLs Dialer hands over (its callbacks sit under its API prefix), else dialerUrl.
+   */
+  callbackBase(hint?: string): string;
   find(provider: EmulatedProvider, id: string): Call | undefined;
 }
 
@@ -248,7 +253,7 @@ function exotelCall(reg: Registry, call: Call): Record<string, unknown> {
       To: c.from,
       From: c.to,
       PhoneNumberSid: c.from,
-      Status: c.status,
+      Status: c.status || 'in-progress',
       StartTime: exotelTime(call.created),
       EndTime: call.endedAt ? exotelTime(call.endedAt) : null,
       Duration: call.over ? call.durationSeconds : null,
@@ -285,7 +290,7 @@ async function exotel(reg: Registry, req: IncomingMessage, parts: string[], para
         .flatMap(([, v]) => (Array.isArray(v) ? v : [v])),
     );
     const call = reg.place('PROVIDER_B', callerId, from, {
-      answerUrl: `${reg.options.dialerUrl}/provider_b/answer`,
+      answerUrl: `${reg.callbackBase(one(params.StatusCallback))}/provider_b/answer`,
       answerMethod: 'GET',
       statusUrl: one(params.StatusCallback),
       statusMethod: 'POST',
@@ -296,8 +301,8 @@ async function exotel(reg: Registry, req: IncomingMessage, parts: string[], para
       timeLimitSeconds: num(params.TimeLimit),
     });
     call.rec.rest.push({ method: 'POST', path, params });
-    call.setStatus('in-progress');
     void call.runOutbound();
+    // Exotel calls a connect request in-progress at once (it is dialling).
     return exotelReply(200, json, exotelCall(reg, call));
   }
   if (parts.length === 5 && parts[3] === 'Calls' && req.method === 'GET') {
