@@ -170,7 +170,7 @@ describe('Twilio REST', () => {
     const expected = new twilio.twiml.VoiceResponse();
     expected
       .dial({ callerId: TRANSFER.from, action: TRANSFER.statusUrl })
-      .number({ statusCallback: TRANSFER.eventsUrl, statusCallbackEvent: 'initiated ringing answered completed' }, TRANSFER.to);
+      .number({ statusCallback: TRANSFER.eventsUrl, statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'] }, TRANSFER.to);
     assert.equal(form.get('Twiml'), expected.toString());
     api.reset({ status: 400, body: { code: 21220, message: 'Call is not in-progress. Cannot redirect.', status: 400 } });
     await rejects(kit().transfer('CA8', TRANSFER), (err) => assert.match(err.message, /not in-progress/));
@@ -265,7 +265,7 @@ describe('TwiML', () => {
 
   it('dials the human of a transfer and hangs up', () => {
     const t = new twilio.twiml.VoiceResponse();
-    t.dial({ callerId: TRANSFER.from, action: TRANSFER.statusUrl }).number({ statusCallback: TRANSFER.eventsUrl, statusCallbackEvent: 'initiated ringing answered completed' }, TRANSFER.to);
+    t.dial({ callerId: TRANSFER.from, action: TRANSFER.statusUrl }).number({ statusCallback: TRANSFER.eventsUrl, statusCallbackEvent: ['initiated', 'ringing', 'answered', 'completed'] }, TRANSFER.to);
     assert.equal(k.transferMarkup(TRANSFER).body, t.toString());
     const h = new twilio.twiml.VoiceResponse();
     h.hangup();
