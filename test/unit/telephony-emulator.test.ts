@@ -394,6 +394,33 @@ describe('provider emulator', () => {
     assert.equal(c.status, 'no-answer');
   });
 
+  it('voicemail: Twilio AMD reports machine_start, Plivo Machine=true; Dialer hangs up with markup', async () => {
+    emu.script('+15550000021', { answer: 'voicemail', ringMs: 50 });
+    emu.script('+15550000022', { answer: 'voicemail', ringMs: 50 });
+    dialer.handlers.set('/provider_a/answer', () => ({ body: '<Response><Hangup/></Response>' }));
+    dialer.handlers.set('/provider_c/answer', () => ({ body: '<Response><Hangup/></Response>' }));
+    await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
+      method: 'POST',
+      headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form([['To', '+15550000021'], ['From', '+15559990000'], ['Url', `${dialer.url}/provider_a/answer?s=v1`], ['StatusCallback', `${dialer.url}/provider_a/callback/status?s=v1`], ['MachineDetection', 'Enable']]),
+    });
+    await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/`, {
+      method: 'POST',
+      headers: { authorization: basic(PL.authId, PL.authToken), 'content-type': 'application/json' },
+      body: JSON.stringify({ from: '+15559990000', to: '+15550000022', answer_url: `${dialer.url}/provider_c/answer?s=v2`, machine_detection: 'true' }),
+    });
+    const [a, c] = await Promise.all([emu.nextCall((x) => x.to === '+15550000021'), emu.nextCall((x) => x.to === '+15550000022')]);
+    await Promise.all([a.ended, c.ended]);
+    assert.equal(dialer.hitsFor('/provider_a/answer', 'v1')[0]!.params.AnsweredBy, 'machine_start');
+    const final = dialer.hitsFor('/provider_a/callback/status', 'v1');
+    assert.deepEqual(final.map((h) => [h.params.CallStatus, h.params.AnsweredBy]), [['completed', 'machine_start']]);
+    // Without a hangup_url Plivo posts the hangup to the answer_url.
+    const pl = dialer.hitsFor('/provider_c/answer', 'v2');
+    assert.deepEqual(pl.map((h) => [h.params.Event, h.params.Machine ?? '']), [['StartApp', 'true'], ['Hangup', '']]);
+    assert.equal(pl[1]!.params.HangupSource, 'Plivo');
+    assert.ok(pl.every(plivoValid));
+  });
+
   it('REST: wrong credentials get 401 and missing fields 400, in each provider\'s error shape', async () => {
     const tw = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, { method: 'POST', headers: { authorization: basic(TW.accountSid, 'wrong') }, body: '' });
     assert.equal(tw.status, 401);
