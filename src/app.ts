@@ -9,6 +9,8 @@ import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtS
 import { addSharedSchema, ProblemSchema, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
+import { createRecordingStore, type RecordingStore } from './recordings/index.js';
+import path from 'node:path';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -18,6 +20,8 @@ export interface AppDeps {
   config: Config;
   db: Db;
   logger?: Logger;
+  /** Call recordings; by default a local store under the data directory. */
+  recordings?: RecordingStore;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -93,7 +97,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
-      await registerFeatures(scoped, { config, db, log: app.log });
+      const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
+      await registerFeatures(scoped, { config, db, log: app.log, recordings });
     },
     { prefix: API_PREFIX },
   );

@@ -10,11 +10,14 @@ import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
+import type { RecordingStore } from './recordings/index.js';
 
 export interface FeatureDeps {
   config: Config;
   db: Db;
   log: FastifyBaseLogger;
+  /** Where call recordings are read from (GET /leads/recording/{call_sid}). */
+  recordings?: RecordingStore;
 }
 
 /**
