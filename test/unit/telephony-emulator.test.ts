@@ -213,7 +213,7 @@ describe('provider emulator', () => {
     const to = '+15550000002';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Hi.' }, { dtmf: '12' }] });
     dialer.handlers.set('/provider_c/answer', () => ({
-      body: `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${dialer.url.replace('http', 'ws')}/media/pl1</Stream></Response>`,
+      body: `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000" statusCallbackUrl="${dialer.url}/provider_c/callback/status?s=pl1&amp;stream=1">${dialer.url.replace('http', 'ws')}/media/pl1</Stream></Response>`,
     }));
     const res = await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/`, {
       method: 'POST',
@@ -271,7 +271,9 @@ describe('provider emulator', () => {
     assert.equal(answer[0]!.params.Machine, 'false');
     const cbs = dialer.hitsFor('/provider_c/callback/status', 'pl1');
     for (const h of cbs) assert.ok(plivoValid(h), `${h.params.Event} signed`);
-    assert.deepEqual(cbs.map((h) => h.params.CallStatus), ['ringing', 'completed']);
+    assert.deepEqual(cbs.map((h) => [h.params.Event, h.params.CallStatus]), [['Ring', 'ringing'], ['StartStream', undefined], ['StopStream', undefined], ['Hangup', 'completed']]);
+    assert.equal(cbs[1]!.params.StreamID, streamId);
+    assert.equal(cbs[1]!.params.stream, '1');
     const hangup = cbs.at(-1)!.params;
     assert.equal(hangup.HangupCause, 'NORMAL_CLEARING');
     assert.equal(hangup.HangupSource, 'API Request');

@@ -4,7 +4,7 @@
  */
 import { MediaLeg, PcmBuffer, type CallAudio } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
-import { deliver, hex, parseXml, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
+import { deliver, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
 import { answerParams, dialEnded, dialStarted, finalCallback, signing, statusEvent } from './callbacks.js';
 
 export interface CallContext {
@@ -57,6 +57,8 @@ export class Call {
   /** Talk time of an Exotel Connect-applet transfer leg. */
   transferSeconds: number | undefined;
   private leg: MediaLeg | undefined;
+  /** Settles when the current stream is over and its stream events were posted. */
+  private streamDone: Promise<void> = Promise.resolve();
   private generation = 0;
   private stepsUsed = false;
   private timers: NodeJS.Timeout[] = [];
@@ -275,7 +277,17 @@ export class Call {
   }
 
   /** Opens the media stream and resolves when it is over (socket closed). */
-  private async stream(url: string, customParameters: Record<string, string>, contentType: string | undefined, gen: number): Promise<void> {
+  private async stream(url: string, customParameters: Record<string, string>, contentType: string | undefined, gen: number, statusCallback?: { url: string; method: 'GET' | 'POST' }): Promise<void> {
+    let done!: () => void;
+    this.streamDone = new Promise<void>((r) => (done = r));
+    try {
+      await this.runStream(url, customParameters, contentType, gen, statusCallback);
+    } finally {
+      done();
+    }
+  }
+
+  private async runStream(url: string, customParameters: Record<string, string>, contentType: string | undefined, gen: number, statusCallback?: { url: string; method: 'GET' | 'POST' }): Promise<void> {
     this.rec.streamUrl = url;
     this.ctx.notify();
     const leg = new MediaLeg({
@@ -291,17 +303,29 @@ export class Call {
       onCalleeHangup: () => void this.finish('completed', 'callee'),
     });
     this.leg = leg;
+    // Plivo's <Stream statusCallbackUrl>: StartStream, StopStream, DroppedStream (failed or cut by the far end).
+    const streamEvent = (event: string) =>
+      statusCallback &&
+      this.send({
+        url: statusCallback.url,
+        method: statusCallback.method,
+        params: { Event: event, CallUUID: this.rec.callSid, From: this.rec.from, To: this.rec.to, StreamID: leg.streamSid, ServiceURL: url, Timestamp: plivoTime() },
+        ...this.signing(),
+      });
     try {
       await leg.open();
     } catch (err) {
       this.log(`could not open the media stream ${url}: ${(err as Error).message}`);
       this.leg = undefined;
+      await streamEvent('DroppedStream');
       return;
     }
+    await streamEvent('StartStream');
     if (this.over || gen !== this.generation) await leg.stop();
     const closed = await leg.closed;
     if (this.leg === leg) this.leg = undefined;
     if (closed.byDialer && gen === this.generation) this.log(`Dialer closed the media stream (${closed.code})`);
+    await streamEvent(closed.byDialer ? 'DroppedStream' : 'StopStream');
   }
 
   private async followXml(doc: XmlNode, gen: number): Promise<void> {
@@ -337,7 +361,8 @@ export class Call {
         }
         case 'Stream': {
           const extra = Object.fromEntries((a.extraHeaders ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-          const run = this.stream(verb.text, extra, a.contentType, gen);
+          const cb = a.statusCallbackUrl ? { url: a.statusCallbackUrl, method: a.statusCallbackMethod === 'GET' ? ('GET' as const) : ('POST' as const) } : undefined;
+          const run = this.stream(verb.text, extra, a.contentType, gen, cb);
           // Without keepCallAlive Plivo goes on with the next element at once.
           if (a.keepCallAlive === 'true') await run;
           else detached = run;
@@ -398,6 +423,7 @@ export class Call {
     this.finishing = (async () => {
       this.endedAt = new Date();
       await this.leg?.stop();
+      await this.streamDone;
       this.setStatus(status);
       this.log(`ended: ${status} (${source}), ${this.durationSeconds} s`);
       try {

@@ -2,11 +2,13 @@
  * Small helpers of the emulator: provider ids, a tolerant XML reader for TwiML / Plivo XML,
  * request signing (Twilio X-Twilio-Signature, Plivo V3) and posting callbacks to Dialer.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { plivoSignatureV3 } from '../plivo/index.js';
 import { twilioSignature } from '../twilio/index.js';
 import type { EmulatedCall } from './types.js';
 
-export { twilioSignature };
+// The Dialer-side kits' signing (checked against the official SDKs in the emulator's test).
+export { plivoSignatureV3, twilioSignature };
 
 export const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 export const twilioId = (prefix: string): string => `${prefix}${hex(16)}`;
@@ -83,35 +85,6 @@ export function parseXml(xml: string): XmlNode {
 
 // ---------------------------------------------------------------------------------------------
 // Signatures
-
-/**
- * X-Plivo-Signature-V3: base64 HMAC-SHA256 over `<url>.<nonce>`, where for a POST the URL (its query
- * sorted as key=value joined by &) is followed by the sorted body params as key+value (a `.` between
- * the query and the params when there are both); for a GET the params join the sorted query.
- */
-export function plivoSignatureV3(authToken: string, method: string, url: string, nonce: string, params: Record<string, string>): string {
-  const u = new URL(url);
-  const query = new Map<string, string[]>();
-  for (const [k, v] of u.searchParams) query.set(k, [...(query.get(k) ?? []), v]);
-  if (method === 'GET') for (const [k, v] of Object.entries(params)) query.set(k, [...(query.get(k) ?? []), v]);
-  const sortedQuery = [...query.keys()]
-    .sort()
-    .flatMap((k) => [...query.get(k)!].sort().map((v) => `${k}=${v}`))
-    .join('&');
-  let base = `${u.protocol}//${u.host}${u.pathname}`;
-  if (method === 'GET') {
-    if (sortedQuery) base += `?${sortedQuery}`;
-  } else {
-    const hasParams = Object.keys(params).length > 0;
-    if (sortedQuery || hasParams) base += `?${sortedQuery}`;
-    if (sortedQuery && hasParams) base += '.';
-    base += Object.keys(params)
-      .sort()
-      .map((k) => k + params[k])
-      .join('');
-  }
-  return createHmac('sha256', authToken).update(`${base}.${nonce}`).digest('base64');
-}
 
 // ---------------------------------------------------------------------------------------------
 // Callbacks to Dialer
