@@ -423,6 +423,57 @@ describe('provider emulator', () => {
     assert.ok(pl.every(plivoValid));
   });
 
+  it('Plivo: a transfer over REST (legs=aleg, aleg_url) dials the human; a queued call is canceled by its request_uuid', async () => {
+    const to = '+15550000050';
+    emu.script(to, { answer: 'answer', ringMs: 50 });
+    const ws = dialer.url.replace('http', 'ws');
+    dialer.handlers.set('/provider_c/answer', (hit) => ({
+      body:
+        hit.params.transfer === '1'
+          ? `<Response><Dial action="${dialer.url}/provider_c/callback/transfer/status?s=pt" callbackUrl="${dialer.url}/provider_c/callback/transfer/events?s=pt" callerId="+15559990000"><Number>+15557770001</Number></Dial></Response>`
+          : `<Response><Stream bidirectional="true" keepCallAlive="true" contentType="audio/x-mulaw;rate=8000">${ws}/media/pt</Stream></Response>`,
+    }));
+    dialer.handlers.set('/provider_c/callback/transfer/status', () => ({ body: '<Response><Hangup/></Response>' }));
+    const auth = { authorization: basic(PL.authId, PL.authToken), 'content-type': 'application/json' };
+    const res = await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/`, {
+      method: 'POST', headers: auth,
+      body: JSON.stringify({ from: '+15559990000', to, answer_url: `${dialer.url}/provider_c/answer?s=pt`, hangup_url: `${dialer.url}/provider_c/callback/status?s=pt` }),
+    });
+    const { request_uuid } = (await res.json()) as { request_uuid: string };
+    const call = await emu.nextCall((c) => c.requestUuid === request_uuid);
+    const sock = await dialer.socket('/media/pt');
+    await waitFor(() => sock.frames.length >= 1);
+    const byRequest = await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/${request_uuid}/`, { method: 'POST', headers: auth, body: JSON.stringify({ legs: 'aleg', aleg_url: 'x' }) });
+    assert.equal(byRequest.status, 404, 'live calls are known by their CallUUID');
+    const tr = await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/${call.callSid}/`, {
+      method: 'POST', headers: auth, body: JSON.stringify({ legs: 'aleg', aleg_url: `${dialer.url}/provider_c/answer?s=pt&transfer=1`, aleg_method: 'POST' }),
+    });
+    assert.equal(tr.status, 202);
+    assert.equal(((await tr.json()) as { message: string }).message, 'call transferred');
+    await call.ended;
+    assert.ok(sock.closed);
+    assert.equal(call.redirectedTo, '+15557770001');
+    assert.equal(call.markup.length, 3);
+    const events = dialer.hitsFor('/provider_c/callback/transfer/events', 'pt');
+    assert.deepEqual(events.map((h) => h.params.DialAction), ['answer', 'hangup']);
+    const action = dialer.hitsFor('/provider_c/callback/transfer/status', 'pt');
+    assert.equal(action[0]!.params.DialStatus, 'completed');
+    assert.ok([...events, ...action].every(plivoValid));
+    assert.equal(dialer.hitsFor('/provider_c/callback/status', 'pt').at(-1)!.params.CallStatus, 'completed');
+
+    emu.script('+15550000051', { answer: 'answer', ringMs: 5000 });
+    const queued = await fetch(`${emu.url}/v1/Account/${PL.authId}/Call/`, {
+      method: 'POST', headers: auth,
+      body: JSON.stringify({ from: '+15559990000', to: '+15550000051', answer_url: `${dialer.url}/provider_c/answer?s=pq`, hangup_url: `${dialer.url}/provider_c/callback/status?s=pq` }),
+    });
+    const q = (await queued.json()) as { request_uuid: string };
+    const del = await fetch(`${emu.url}/v1/Account/${PL.authId}/Request/${q.request_uuid}/`, { method: 'DELETE', headers: auth });
+    assert.equal(del.status, 204);
+    const canceled = await emu.nextCall((c) => c.requestUuid === q.request_uuid);
+    await canceled.ended;
+    assert.deepEqual(dialer.hitsFor('/provider_c/callback/status', 'pq').map((h) => h.params.CallStatus), ['cancel']);
+  });
+
   it('REST: wrong credentials get 401 and missing fields 400, in each provider\'s error shape', async () => {
     const tw = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, { method: 'POST', headers: { authorization: basic(TW.accountSid, 'wrong') }, body: '' });
     assert.equal(tw.status, 401);

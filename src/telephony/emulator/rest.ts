@@ -202,7 +202,7 @@ async function plivo(reg: Registry, req: IncomingMessage, parts: string[], param
   if ((parts[3] === 'Call' || parts[3] === 'Request') && parts.length === 5) {
     const id = parts[4]!;
     const call = reg.find('PROVIDER_C', id);
-    const live = call && !call.over && (parts[3] === 'Call' ? call.rec.callSid === id || call.rec.requestUuid === id : call.rec.requestUuid === id && !call.answeredAt);
+    const live = call && !call.over && (parts[3] === 'Call' ? call.rec.callSid === id : call.rec.requestUuid === id && !call.answeredAt);
     call?.rec.rest.push({ method: req.method ?? 'GET', path, params });
     if (!call || !live) return plivoError(404, 'not found');
     if (req.method === 'DELETE') {
