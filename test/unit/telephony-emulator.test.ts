@@ -350,7 +350,8 @@ describe('provider emulator', () => {
     assert.equal(call.redirectedTo, '+919811111111');
     assert.deepEqual(call.said, ['Connecting you.']);
     assert.equal(call.markup.length, 2);
-    assert.equal((JSON.parse(cb[0]!.params.Legs as unknown as string) as unknown[]).length, 2);
+    const legs = (JSON.parse(cb[0]!.raw) as { Legs: Array<{ OnCallDuration: number; AnsweredBy: string }> }).Legs;
+    assert.deepEqual(legs.map((l) => l.AnsweredBy), ['NA', 'HUMAN']);
   });
 
   it('busy and no-answer end with their terminal callbacks', async () => {

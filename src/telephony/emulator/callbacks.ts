@@ -177,7 +177,9 @@ export async function finalCallback(call: Call, status: string, source: string):
     if (!s.statusUrl) return;
     const word = ['completed', 'busy', 'no-answer', 'failed'].includes(status) ? status : 'failed';
     const subscribed = s.statusEvents.has('terminal') || c.direction === 'inbound';
-    await call.send({ url: s.statusUrl, method: 'POST', params: exotelParams(call, word, subscribed ? 'terminal' : undefined), json: s.statusJson });
+    const params = exotelParams(call, word, subscribed ? 'terminal' : undefined);
+    const jsonValues = params.Legs ? { Legs: JSON.parse(params.Legs) as unknown, ConversationDuration: Number(params.ConversationDuration) } : undefined;
+    await call.send({ url: s.statusUrl, method: 'POST', params, json: s.statusJson, jsonValues });
   }
 }
 

@@ -97,6 +97,8 @@ export interface Delivery {
   sign?: { kind: 'twilio' | 'plivo'; authToken: string };
   /** Body encoding for POST (default form). */
   json?: boolean;
+  /** For JSON bodies: fields that are not strings (e.g. Exotel's Legs array), replacing those in params. */
+  jsonValues?: Record<string, unknown>;
 }
 
 export interface Delivered {
@@ -116,7 +118,7 @@ export async function deliver(call: EmulatedCall, d: Delivery, log: (m: string) 
     for (const [k, v] of Object.entries(d.params)) u.searchParams.append(k, v);
     url = u.toString();
   } else if (d.json) {
-    body = JSON.stringify(d.params);
+    body = JSON.stringify({ ...d.params, ...d.jsonValues });
     headers['content-type'] = 'application/json';
   } else {
     body = new URLSearchParams(d.params).toString();
