@@ -5,7 +5,8 @@
 import { MediaLeg, PcmBuffer, type CallAudio } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
 import { deliver, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
-import { answerParams, dialEnded, dialStarted, finalCallback, signing, statusEvent } from './callbacks.js';
+import { answerParams, finalCallback, signing, statusEvent } from './callbacks.js';
+import { followExotel, followXml } from './follow.js';
 
 export interface CallContext {
   options: EmulatorOptions;
@@ -35,17 +36,6 @@ export interface CallSetup {
 }
 
 const PROVIDER_PATH: Record<EmulatedProvider, string> = { PROVIDER_A: 'provider_a', PROVIDER_B: 'provider_b', PROVIDER_C: 'provider_c' };
-const TRANSFER_TALK_MS = 1000;
-
-function jsonField(body: string, key: string): unknown {
-  try {
-    const parsed: unknown = JSON.parse(body);
-    return parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>)[key] : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export class Call {
   readonly rec: EmulatedCall;
   readonly audio: CallAudio = { received: new PcmBuffer(), sent: new PcmBuffer() };
@@ -59,7 +49,8 @@ export class Call {
   private leg: MediaLeg | undefined;
   /** Settles when the current stream is over and its stream events were posted. */
   private streamDone: Promise<void> = Promise.resolve();
-  private generation = 0;
+  /** Bumped whenever new instructions replace the current ones; stale followers stop. */
+  generation = 0;
   private stepsUsed = false;
   private timers: NodeJS.Timeout[] = [];
   private ringAbort = new AbortController();
@@ -216,14 +207,14 @@ export class Call {
     await this.followResponse(typeof res === 'string' ? { status: 200, contentType: 'text/xml', body: res } : res, gen);
   }
 
-  private async followResponse(res: Delivered, gen: number): Promise<void> {
+  async followResponse(res: Delivered, gen: number): Promise<void> {
     if (this.over || gen !== this.generation) return;
     if (res.status < 200 || res.status > 299) {
       this.log(`Dialer answered the instructions request with HTTP ${res.status}: an application error; the call ends`);
       return this.finish(this.answeredAt ? 'completed' : 'failed', 'error');
     }
     this.rec.markup.push(res.body);
-    if (this.provider === 'PROVIDER_B') return this.followExotel(res.body, gen);
+    if (this.provider === 'PROVIDER_B') return followExotel(this, res.body, gen);
     let doc: XmlNode;
     try {
       doc = parseXml(res.body);
@@ -232,39 +223,7 @@ export class Call {
       this.log(`instructions are not valid XML (${(err as Error).message}): an application error; the call ends`);
       return this.finish('completed', 'error');
     }
-    await this.followXml(doc, gen);
-  }
-
-  /**
-   * The emulated Exotel flow: Voicebot applet (Dialer's answer URL must give {"url":"wss://…"}), then,
-   * when Dialer closed the stream or gave no URL, the Connect applet (dynamic URL answer?transfer=1:
-   * the numbers to dial), then the Hangup applet.
-   */
-  private async followExotel(body: string, gen: number): Promise<void> {
-    const url = jsonField(body, 'url');
-    if (typeof url === 'string' && /^wss?:\/\//.test(url)) {
-      const params = Object.fromEntries(new URL(url).searchParams);
-      await this.stream(url, params, undefined, gen);
-    } else this.log('the Voicebot applet got no {"url":"wss://…"}; the flow moves on to the Connect applet');
-    if (this.over || gen !== this.generation) return;
-    const connectUrl = new URL(this.setup.answerUrl);
-    connectUrl.searchParams.set('transfer', '1');
-    const res = await this.send({ url: connectUrl.toString(), method: 'GET', params: this.answerParams() });
-    if (this.over || gen !== this.generation) return;
-    if (res.status >= 200 && res.status < 300) {
-      this.rec.markup.push(res.body);
-      const numbers = (jsonField(res.body, 'destination') as { numbers?: unknown } | undefined)?.numbers;
-      const playback = jsonField(res.body, 'start_call_playback') as { value?: unknown } | undefined;
-      if (Array.isArray(numbers) && typeof numbers[0] === 'string') {
-        if (typeof playback?.value === 'string') this.rec.said.push(playback.value);
-        this.rec.redirectedTo = numbers[0];
-        this.ctx.notify();
-        const started = Date.now();
-        await sleep(TRANSFER_TALK_MS);
-        this.transferSeconds = Math.round((Date.now() - started) / 1000);
-      } else this.log('the Connect applet got no number to dial; the flow reaches its Hangup applet');
-    } else this.log(`the Connect applet's URL answered HTTP ${res.status}; the flow reaches its Hangup applet`);
-    if (!this.over && gen === this.generation) await this.finish('completed', 'dialer');
+    await followXml(this, doc, gen);
   }
 
   private steps(): CalleeStep[] {
@@ -277,7 +236,7 @@ export class Call {
   }
 
   /** Opens the media stream and resolves when it is over (socket closed). */
-  private async stream(url: string, customParameters: Record<string, string>, contentType: string | undefined, gen: number, statusCallback?: { url: string; method: 'GET' | 'POST' }): Promise<void> {
+  async stream(url: string, customParameters: Record<string, string>, contentType: string | undefined, gen: number, statusCallback?: { url: string; method: 'GET' | 'POST' }): Promise<void> {
     let done!: () => void;
     this.streamDone = new Promise<void>((r) => (done = r));
     try {
@@ -326,86 +285,6 @@ export class Call {
     if (this.leg === leg) this.leg = undefined;
     if (closed.byDialer && gen === this.generation) this.log(`Dialer closed the media stream (${closed.code})`);
     await streamEvent(closed.byDialer ? 'DroppedStream' : 'StopStream');
-  }
-
-  private async followXml(doc: XmlNode, gen: number): Promise<void> {
-    const live = () => !this.over && gen === this.generation;
-    let detached: Promise<void> | undefined;
-    for (const verb of doc.children) {
-      if (!live()) return;
-      const a = verb.attrs;
-      switch (verb.name) {
-        case 'Say':
-        case 'Speak':
-          this.rec.said.push(verb.text);
-          this.ctx.notify();
-          await sleep(Math.min(4000, 50 * verb.text.length) * Math.max(1, Number(a.loop ?? 1) || 1));
-          break;
-        case 'Pause':
-        case 'Wait':
-          await sleep(1000 * (Number(a.length ?? 1) || 1));
-          break;
-        case 'Connect': {
-          const s = verb.children.find((c) => c.name === 'Stream');
-          if (!s?.attrs.url) {
-            this.log('<Connect> without <Stream url>: skipped');
-            break;
-          }
-          const params = Object.fromEntries(s.children.filter((c) => c.name === 'Parameter').map((c) => [c.attrs.name ?? '', c.attrs.value ?? '']));
-          await this.stream(s.attrs.url, params, undefined, gen);
-          if (live() && a.action) {
-            const res = await this.send({ url: a.action, method: a.method === 'GET' ? 'GET' : 'POST', params: this.answerParams(), ...this.signing() });
-            return this.followResponse(res, gen);
-          }
-          break;
-        }
-        case 'Stream': {
-          const extra = Object.fromEntries((a.extraHeaders ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-          const cb = a.statusCallbackUrl ? { url: a.statusCallbackUrl, method: a.statusCallbackMethod === 'GET' ? ('GET' as const) : ('POST' as const) } : undefined;
-          const run = this.stream(verb.text, extra, a.contentType, gen, cb);
-          // Without keepCallAlive Plivo goes on with the next element at once.
-          if (a.keepCallAlive === 'true') await run;
-          else detached = run;
-          break;
-        }
-        case 'Dial': {
-          const replaced = await this.dial(verb, gen);
-          if (replaced) return;
-          break;
-        }
-        case 'Hangup':
-          return this.finish('completed', 'dialer');
-        case 'Reject':
-          return this.finish('busy', 'dialer');
-        case 'Redirect': {
-          const res = await this.send({ url: verb.text, method: a.method === 'GET' ? 'GET' : 'POST', params: this.answerParams(), ...this.signing() });
-          return this.followResponse(res, gen);
-        }
-        default:
-          this.log(`<${verb.name}> is not emulated: skipped`);
-      }
-    }
-    if (detached) this.log('the XML ended while a <Stream> without keepCallAlive="true" runs: Plivo hangs up');
-    if (live()) await this.finish('completed', 'dialer');
-  }
-
-  /** <Dial>: the callee is put through to a human; true when the Dial action's answer replaced the instructions. */
-  private async dial(verb: XmlNode, gen: number): Promise<boolean> {
-    const numberNode = verb.children.find((c) => ['Number', 'Sip', 'Client', 'User'].includes(c.name));
-    const number = (numberNode?.text || verb.text).trim();
-    this.rec.redirectedTo = number;
-    this.ctx.notify();
-    const child = this.provider === 'PROVIDER_A' ? twilioId('CA') : uuid();
-    const started = Date.now();
-    await dialStarted(this, verb, numberNode, child, number);
-    await sleep(TRANSFER_TALK_MS);
-    const seconds = Math.round((Date.now() - started) / 1000);
-    const res = await dialEnded(this, verb, numberNode, child, number, seconds);
-    if (res && !this.over && gen === this.generation) {
-      await this.followResponse(res, gen);
-      return true;
-    }
-    return false;
   }
 
   // -------------------------------------------------------------------------------------------
