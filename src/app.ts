@@ -11,6 +11,7 @@ import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import path from 'node:path';
+import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   logger?: Logger;
   /** Call recordings; by default a local store under the data directory. */
   recordings?: RecordingStore;
+  /** Live calls, callback routes and the media endpoint; built from the configuration when not given. */
+  telephony?: Telephony;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -51,6 +54,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (route.url.startsWith(`${API_PREFIX}/docs`)) route.config = { ...(route.config ?? {}), public: true };
   });
 
+
+  const log = (deps.logger ?? app.log) as Logger;
+  const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
+  const telephony =
+    deps.telephony ?? createTelephony({ config, db, log, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
+  app.addHook('onClose', async () => {
+    await telephony.close();
+    await closeMedia();
+  });
 
   const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
   const auth = new AuthService(new AuthRepository(db), signer);
@@ -97,8 +110,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
-      const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
       await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
     { prefix: API_PREFIX },
   );

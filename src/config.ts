@@ -3,6 +3,7 @@
  * Every variable is listed in README.md (Configuration); keep the two in step.
  */
 import path from 'node:path';
+import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type Role = 'worker' | 'api' | 'all';
@@ -34,6 +35,8 @@ export interface Config {
     /** On SIGTERM: how long live calls may take to end before they are hung up. */
     shutdownGraceSeconds: number;
   };
+  /** Provider credentials and call limits (a provider is enabled when its credentials are set). */
+  telephony: TelephonySettings;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +86,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminPassword !== undefined && adminPassword.length < 8) {
     throw new ConfigError('DIALER_ADMIN_PASSWORD must be at least 8 characters');
   }
+  let telephony: TelephonySettings;
+  try {
+    telephony = telephonySettings(env);
+  } catch (err) {
+    if (err instanceof TelephonySettingsError) throw new ConfigError(err.message);
+    throw err;
+  }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
@@ -103,5 +113,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: integer(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
       shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     },
+    telephony,
   };
 }

@@ -2,8 +2,9 @@ import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
 import { enqueueReportingWebhook, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
-import type { Drivers } from './telephony/index.js';
-import { buildApp } from './app.js';
+import { createTelephony, type Drivers } from './telephony/index.js';
+import { createRecordingStore, recordingsConfigFromEnv } from './recordings/index.js';
+import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
@@ -22,7 +23,7 @@ export interface RunningServer {
 export interface ServeOptions {
   /** all: API and scheduler; api: HTTP only; worker: scheduler (and the HTTP its calls need). */
   role?: Role;
-  /** Telephony drivers by provider (the telephony feature supplies them). */
+  /** Telephony drivers by provider; by default those of the providers configured in the environment. */
   drivers?: Drivers;
 }
 
@@ -39,12 +40,15 @@ export async function startServer(
   options: ServeOptions = {},
 ): Promise<RunningServer> {
   const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
+  // Recordings are stored once, by this store, and served by the API from the same one.
+  const recordings = createRecordingStore(recordingsConfigFromEnv(process.env, config.dataDir), `${config.publicUrl}${API_PREFIX}`);
   const db = await openAndMigrate(config);
+  const telephony = createTelephony({ config, db, log: logger, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger });
+    app = await buildApp({ config, db, logger, telephony, recordings });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -63,7 +67,7 @@ export async function startServer(
       ? undefined
       : new Scheduler({
           db,
-          drivers: options.drivers ?? new Map(),
+          drivers: options.drivers ?? telephony.drivers,
           log: logger,
           onFinished: async (q, leadId) => void (await enqueueReportingWebhook(q, leadId)),
           afterFinished: () => webhooks?.wake(),

@@ -1,1 +1,8 @@
 export type { CallEnd, CallResult, DialRequest, Driver, Drivers } from './driver.js';
+export { Telephony, type TelephonyDeps } from './service.js';
+export { registerCallbackRoutes, type CallbackRouteDeps } from './routes.js';
+export { attachMediaServer } from './media.js';
+export { createKits } from './kits.js';
+export { telephonySettings, TelephonySettingsError, type TelephonySettings } from './settings.js';
+export * from './provider.js';
+export { createTelephony, type TelephonyOptions } from './factory.js';
