@@ -9,7 +9,8 @@ import { Id, Timestamp } from '../http/index.js';
 
 export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C'] as const;
 export type Provider = (typeof PROVIDERS)[number];
-export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'HANGUP', 'MESSAGE'] as const;
+/** REDIRECT: say the message, then dial inbound_redirect_number. REJECT (and MESSAGE): say it and hang up. HANGUP: hang up at once. */
+export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'REJECT', 'HANGUP', 'MESSAGE'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 const HhMm = (description: string) =>

@@ -3,7 +3,8 @@
  * the last lead we called that person from that number (a call back); failing that, the most
  * recently changed configuration with `enable_inbound`. Inside its inbound window the agent
  * answers on a new lead (`call_direction` INBOUND); outside it, or with inbound disabled, the
- * block message is spoken and the call redirected (REDIRECT) or ended (REJECT).
+ * block message is spoken and the call redirected (REDIRECT) or ended (REJECT, MESSAGE; HANGUP
+ * ends it without a word).
  */
 import type { Db } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
@@ -83,7 +84,7 @@ export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: P
     if (config.inbound_block_action === 'REDIRECT' && config.inbound_redirect_number) {
       return kit.blockMarkup({ message, redirectTo: config.inbound_redirect_number, callerId: info.to });
     }
-    return kit.blockMarkup({ message });
+    return kit.blockMarkup({ message: config.inbound_block_action === 'HANGUP' ? undefined : message });
   }
   const leadId = newId();
   const payload = { customer_mobile_number: info.from };

@@ -142,11 +142,16 @@ export function registerCallbackRoutes(app: App, deps: CallbackRouteDeps): void 
 
       const transfer = (request: FastifyRequest, reply: FastifyReply) =>
         respond(reply, async () => {
-          const { params, token } = guard(path, request);
+          const { kit, params, token } = guard(path, request);
           const callId = params.CallSid ?? params.CallUUID ?? params.call_sid;
           const session = telephony.byTokenOrId(token, callId);
           if (session) {
             session.transferEvent({ ...params, received_at: new Date().toISOString() });
+            // transfer/status is the Dial action: the human leg is over, so is the call.
+            if (request.url.includes('/transfer/status')) {
+              const markup = kit.hangupMarkup();
+              return reply.type(markup.contentType).send(markup.body);
+            }
             return reply.code(200).send({ status: 'applied' });
           }
           if (await callFinished(deps.db, callId)) return reply.code(200).send({ status: 'unchanged', reason: 'the call is already over' });

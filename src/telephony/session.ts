@@ -114,7 +114,8 @@ export class CallSession {
   /** The answer URL was fetched: connect the media stream, or hang up on a machine. */
   answer(info: AnswerInfo, options: { transfer?: boolean } = {}): Markup {
     this.providerCallId ??= info.callSid;
-    if (options.transfer && this.transferTo) return this.kit.transferMarkup(this.transferRequest(this.transferTo));
+    // The provider asks what to do once the agent has left (Plivo aleg_url, Exotel's Connect applet).
+    if (options.transfer) return this.transferTo ? this.kit.transferMarkup(this.transferRequest(this.transferTo)) : this.kit.hangupMarkup();
     if (this.finishing) return this.kit.hangupMarkup();
     if (info.answeredBy === 'machine') {
       this.answeredBy = 'machine';
@@ -146,7 +147,8 @@ export class CallSession {
   }
 
   transferEvent(params: Record<string, string>): void {
-    this.transferEvents.push(params);
+    const { s: _token, ...event } = params; // the session token stays out of the lead's record
+    this.transferEvents.push(event);
   }
 
   private advance(phase: CallPhase): void {
@@ -229,7 +231,14 @@ export class CallSession {
       },
       async transfer(to) {
         session.transferTo = to;
-        await session.kit.transfer(session.providerCallId ?? session.callSid!, session.transferRequest(to));
+        try {
+          await session.kit.transfer(session.providerCallId ?? session.callSid!, session.transferRequest(to));
+        } catch (err) {
+          session.transferTo = undefined;
+          throw err;
+        }
+        // The agent leaves: the provider moves on to the transfer (Exotel only does once the stream closes).
+        session.closeMedia(1000, 'transferred');
       },
       onAudio(listener) {
         session.audioListeners.push(listener);
@@ -264,10 +273,11 @@ export class CallSession {
         this.deps.log.error({ leadId: this.context.leadId, err }, 'could not store the recording');
       }
     }
-    // The provider's final status usually follows the stream's end; wait a little for it.
-    if (this.endKind === undefined) {
+    // The provider's final status usually follows the stream's end; wait a little for it. After a
+    // transfer the call goes on with the human: wait for its end (the safety timer still bounds it).
+    if (this.endKind === undefined && this.transferTo === undefined) {
       this.statusGraceTimer = setTimeout(() => void this.finish(), this.deps.statusGraceMs);
-    } else void this.finish();
+    } else if (this.endKind !== undefined) void this.finish();
     return { result, recordingUrl };
   }
 

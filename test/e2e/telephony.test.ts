@@ -52,7 +52,7 @@ let seq = 0;
 before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  emulator = await startEmulator({ dialerUrl: base, ...CREDS });
+  emulator = await startEmulator({ dialerUrl: `${base}${API_PREFIX}`, ...CREDS });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-e2e-'));
   const env = {
     PORT: String(port),
@@ -104,6 +104,10 @@ after(async () => {
 
 /** A template and configuration calling through `provider`. */
 async function configure(provider: Provider, extra: Record<string, unknown> = {}): Promise<string> {
+  return (await configureFull(provider, extra)).name;
+}
+
+async function configureFull(provider: Provider, extra: Record<string, unknown> = {}): Promise<{ name: string; id: string; body: Record<string, unknown> }> {
   const name = `e2e-${++seq}`;
   const tpl = await w.reseller1.post('/templates', {
     name,
@@ -122,11 +126,11 @@ async function configure(provider: Provider, extra: Record<string, unknown> = {}
     ...extra,
   });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-  return name;
+  return { name, id: cfg.body.id, body: cfg.body };
 }
 
-async function push(template: string, callee: string): Promise<string> {
-  const res = await w.reseller1.post('/leads', { request_id: `r-${callee}-${seq}`, template, reseller_id: w.r1, payload: { customer_mobile_number: callee } });
+async function push(template: string, callee: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await w.reseller1.post('/leads', { request_id: `r-${callee}-${seq}`, template, reseller_id: w.r1, payload: { customer_mobile_number: callee, ...extra } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body.lead_call_tracker_id as string;
 }
@@ -213,6 +217,86 @@ describe('unreached callees', () => {
       assert.deepEqual(rows, [{ outcome, call_id: lead.call_id }]);
     });
   }
+});
+
+describe('warm transfer', () => {
+  for (const [i, provider] of PROVIDERS.entries()) {
+    it(`${provider}: pressing 0 puts the callee through to a human; the lead finishes TRANSFERRED`, async () => {
+      const template = await configure(provider);
+      const callee = `+1646555400${i}`;
+      const human = `+1415555019${i}`;
+      emulator.script(callee, { answer: 'answer', steps: [{ wait: 600 }, { dtmf: '0' }], maxSeconds: 20 });
+      const leadId = await push(template, callee, { transfer_number: human });
+      const call = await emulator.nextCall((c) => c.to === callee, 20_000);
+      const lead = await settled(leadId);
+      await call.ended;
+      assert.equal(call.redirectedTo, human);
+      assert.equal(lead.status, 'FINISHED');
+      assert.equal(lead.outcome, 'TRANSFERRED');
+      assert.equal(lead.metaData.transferred_to, human);
+      assert.equal(lead.metaData.call_ended_by, 'transfer');
+      if (provider !== 'PROVIDER_B') {
+        // Twilio and Plivo report the human leg on the transfer callbacks (Exotel only in its final status).
+        assert.ok(lead.metaData.transfer_events.length >= 2, JSON.stringify(lead.metaData.transfer_events));
+        assert.ok(lead.metaData.transfer_events.every((e: Record<string, unknown>) => !('s' in e)), 'no session token in the record');
+      }
+    });
+  }
+});
+
+describe('inbound calls', () => {
+  it('answers inside the inbound window with the agent on a new INBOUND lead; outside it redirects or rejects with the message', async () => {
+    const ours = '+12125550100'; // PROVIDER_A's number
+    const caller = '+16465555001';
+    const cfg = await configureFull('PROVIDER_A', { enable_inbound: true, inbound_call_start_time: '00:00', inbound_call_end_time: '00:00', inbound_call_timezone: 'UTC' });
+    emulator.script(caller, talkative);
+    const call = await emulator.inbound({ provider: 'PROVIDER_A', from: caller, to: ours });
+    await call.ended;
+    let lead: any;
+    for (let i = 0; i < 100; i++) {
+      const { rows } = await t.db.query<{ id: string; status: string }>(`SELECT id, status FROM leads WHERE call_id = $1`, [call.callSid]);
+      if (rows[0]?.status === 'FINISHED') {
+        lead = (await w.reseller1.get(`/leads/${rows[0].id}`)).body;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(lead, 'an inbound lead finished');
+    assert.equal(lead.call_direction, 'INBOUND');
+    assert.equal(lead.template, cfg.name);
+    assert.equal(lead.payload.customer_mobile_number, caller);
+    assert.equal(lead.outcome, 'conversation_completed');
+    assert.ok(lead.recording_url, 'recorded');
+    assert.ok(call.received.clears.length >= 1 && rms(call.received.pcm) > 300, 'the agent spoke and was interrupted');
+
+    // Outside the window: the block message, then the redirect number.
+    const hour = new Date().getUTCHours();
+    const closed = { inbound_call_start_time: `${String((hour + 2) % 24).padStart(2, '0')}:00`, inbound_call_end_time: `${String((hour + 3) % 24).padStart(2, '0')}:00` };
+    const { created_at: _c, updated_at: _u, ...body } = cfg.body as Record<string, unknown>;
+    const put = async (extra: Record<string, unknown>) => {
+      const res = await w.reseller1.put(`/configurations/${cfg.id}`, { ...body, ...closed, ...extra });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+    };
+    await put({ inbound_block_action: 'REDIRECT', inbound_redirect_number: '+14155550123', inbound_block_message: 'We are closed. Connecting you to our office.' });
+    const redirected = await emulator.inbound({ provider: 'PROVIDER_A', from: caller, to: ours });
+    await redirected.ended;
+    assert.deepEqual(redirected.said, ['We are closed. Connecting you to our office.']);
+    assert.equal(redirected.redirectedTo, '+14155550123');
+    await put({ inbound_block_action: 'REJECT', inbound_redirect_number: null, inbound_block_message: 'We are closed.' });
+    const rejected = await emulator.inbound({ provider: 'PROVIDER_C', from: caller, to: '+12125550102' });
+    await rejected.ended;
+    assert.deepEqual(rejected.said, ['We are closed.']);
+    assert.equal(rejected.redirectedTo, undefined);
+    assert.equal(rejected.received.audioFrames, 0, 'no agent on a blocked call');
+    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM leads WHERE call_direction = 'INBOUND'`);
+    assert.equal(rows[0]!.n, 1, 'blocked calls make no lead');
+  });
+
+  it('answers 404 for a call to a number that is not ours', async () => {
+    const call = await emulator.inbound({ provider: 'PROVIDER_A', from: '+16465555002', to: '+12125559999' });
+    await call.ended;
+    assert.equal(call.callbacks[0]?.status, 404);
+  });
 });
 
 describe('callbacks and streams that do not belong', () => {
