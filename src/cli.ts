@@ -102,7 +102,7 @@ program
   .description('Play Twilio, Exotel and Plivo toward a Dialer on this machine (offline demo and tests): their REST APIs, signed callbacks and media streams, with a scripted espeak-ng callee')
   .option('--port <port>', 'port to listen on', '4010')
   .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--dialer-url <url>', "Dialer's base URL (for inbound calls and the Exotel Voicebot applet)", 'http://127.0.0.1:8080')
+  .option('--dialer-url <url>', "Dialer's URL with its API prefix (for inbound calls and the Exotel Voicebot applet)", 'http://127.0.0.1:8080/agent/voice/dialer')
   .option('--twilio-account-sid <sid>', 'Twilio account SID (default: TWILIO_ACCOUNT_SID or a demo value)')
   .option('--twilio-auth-token <token>', 'Twilio auth token (default: TWILIO_AUTH_TOKEN or a demo value)')
   .option('--plivo-auth-id <id>', 'Plivo auth ID (default: PLIVO_AUTH_ID or a demo value)')
@@ -126,7 +126,7 @@ program
     const emulator = await startEmulator({
       port,
       host: opts.host,
-      dialerUrl: opts.dialerUrl ?? 'http://127.0.0.1:8080',
+      dialerUrl: opts.dialerUrl ?? 'http://127.0.0.1:8080/agent/voice/dialer',
       twilio,
       plivo,
       exotel,
