@@ -44,6 +44,7 @@ export async function startServer(
   const recordings = createRecordingStore(recordingsConfigFromEnv(process.env, config.dataDir), `${config.publicUrl}${API_PREFIX}`);
   const db = await openAndMigrate(config);
   const telephony = createTelephony({ config, db, log: logger, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
@@ -94,4 +95,15 @@ export async function startServer(
       }
     },
   };
+}
+
+/** Real providers cannot call back to a loopback address: say so at start, not after the first silent call. */
+function warnIfUnreachable(config: Config, logger: Logger): void {
+  const local = (url: string) => /^(localhost|127\.|\[::1\]|0\.0\.0\.0)/.test(new URL(url).host);
+  if (!local(config.publicUrl)) return;
+  const t = config.telephony;
+  const remote = [t.twilio, t.exotel, t.plivo].filter((p): p is NonNullable<typeof p> => p !== undefined).filter((p) => !local(p.apiBaseUrl));
+  if (remote.length > 0) {
+    logger.warn({ publicUrl: config.publicUrl }, 'a telephony provider is configured but DIALER_PUBLIC_URL is a local address the provider cannot reach: set it to this process\'s public https URL');
+  }
 }
