@@ -1,0 +1,70 @@
+/**
+ * The flow engine's public shape: it runs a template's flow (src/templates/flow.ts) turn by turn
+ * with pipecat-flows semantics and tells the pipeline what to do. It knows nothing of audio.
+ *
+ * Terminology
+ * - turn: the caller said something (one final transcript) and the agent answers.
+ * - action: what the pipeline must do now: speak text, end the call, transfer it.
+ * - record: what the conversation leaves on the lead (metaData fields, outcome, usage).
+ */
+import type { Flow } from '../../templates/index.js';
+import type { LLM, LlmUsage } from '../services.js';
+
+export type AgentAction =
+  /** Speak this text. LLM replies arrive as streamed pieces (the pipeline groups them into sentences). */
+  | { type: 'say'; text: string }
+  /** The conversation is over (end_conversation); the pipeline lets queued speech finish, then hangs up. */
+  | { type: 'end'; outcome?: string }
+  /** Move the caller to a human (a function with `transfer_to_number`). */
+  | { type: 'transfer'; to: string };
+
+export interface FunctionCallRecord {
+  node: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Hook results, in order. */
+  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }>;
+  transition_to?: string;
+  error?: string;
+  at: string;
+}
+
+export interface FlowRecord {
+  /** What was said, in order (assistant text as actually spoken when interrupted). */
+  transcription: Array<{ role: 'user' | 'assistant'; content: string }>;
+  /** Node names in the order they were entered. */
+  node_traversal: string[];
+  function_calls: FunctionCallRecord[];
+  /** Unknown functions, bad arguments, hook failures, LLM errors: the conversation went on. */
+  errors: string[];
+  /** Set by end_conversation (or the node's `outcome` when the call ends in it). */
+  outcome?: string;
+  usage: LlmUsage;
+}
+
+export interface FlowSession {
+  /** Enters the initial node (pre_actions, tools, context, LLM when respond_immediately, post_actions). */
+  start(signal: AbortSignal): AsyncIterable<AgentAction>;
+  /** The caller's turn (a final transcript): the LLM answers, functions run, transitions happen. */
+  userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction>;
+  /** The caller was silent for the node's idle timeout: the idle prompt (or a short reprompt). */
+  idle(signal: AbortSignal): AsyncIterable<AgentAction>;
+  /** The caller interrupted the last reply: only `spoken` of it was heard (the context keeps just that). */
+  interrupted(spoken: string): void;
+  readonly currentNode: string;
+  readonly record: FlowRecord;
+}
+
+export interface FlowDeps {
+  llm: LLM;
+  /** Lead payload and call values for `{variable}` substitution (call values such as `call_id`, `from_number`, `to_number` next to the payload fields; the payload wins on a clash). */
+  variables: Record<string, unknown>;
+  /** HTTP for hooks (global fetch by default). */
+  fetch?: typeof fetch;
+  /** Hook timeout when the hook gives none. */
+  hookTimeoutMs?: number;
+  /** Clock for the record's timestamps. */
+  now?: () => Date;
+}
+
+export type CreateFlowSession = (flow: Flow, deps: FlowDeps) => FlowSession;

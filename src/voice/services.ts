@@ -1,0 +1,147 @@
+/**
+ * The AI services the voice engine talks to, as narrow interfaces (livekit-agents style). Clients
+ * live in `src/providers/{llm,stt,tts,vad}/`; each has a `label`, options with defaults from the
+ * environment, and fails fast and clearly when it is not configured.
+ *
+ * Terminology
+ * - PCM: signed 16-bit mono samples (Int16Array) at the stated `sampleRateHz`.
+ * - segment: one stretch of the caller's speech, from VAD speech start to speech end.
+ * - final: an STT result that will not change; interim results may.
+ */
+
+/** A failure of an AI service. `retryable` says whether trying again (or another provider) may help. */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(
+    readonly service: string,
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown; status?: number },
+  ) {
+    super(`${service}: ${message}`, { cause: options?.cause });
+    this.status = options?.status;
+  }
+  readonly status: number | undefined;
+}
+
+/** Thrown at construction when a client lacks its configuration (API key, base URL, model). */
+export class NotConfiguredError extends Error {
+  override name = 'NotConfiguredError';
+}
+
+// ---------------------------------------------------------------------------------------------
+// LLM: OpenAI-compatible chat completions, streamed, with tool calls.
+
+export interface ToolCall {
+  /** The id the model gave the call (echoed back in the tool result message). */
+  id: string;
+  name: string;
+  /** The arguments as the model wrote them: JSON text, possibly invalid. */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ToolSpec {
+  name: string;
+  description?: string;
+  /** JSON schema of the arguments: `{type: 'object', properties, required}`. */
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export type LlmEvent =
+  /** A piece of the reply text, as it streams. */
+  | { type: 'text'; text: string }
+  /** A complete tool call (the client assembles the streamed deltas). */
+  | { type: 'tool_call'; call: ToolCall }
+  /** The end of the reply. */
+  | { type: 'done'; finishReason: string; usage?: LlmUsage };
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  temperature?: number;
+  signal: AbortSignal;
+}
+
+export interface LLM {
+  readonly label: string;
+  readonly model: string;
+  /** Streams one reply. Throws ServiceError (from the iterator) on failure. */
+  chat(request: ChatRequest): AsyncIterable<LlmEvent>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// STT: streaming (Deepgram live) or per segment (OpenAI-compatible transcription).
+
+export type SttEvent =
+  | { type: 'interim'; text: string }
+  | { type: 'final'; text: string; confidence?: number }
+  /** The service says the utterance is over (Deepgram UtteranceEnd / speech_final). */
+  | { type: 'utterance_end' };
+
+export interface SttStream {
+  /** Caller audio at the stream's sample rate, in order. */
+  write(pcm: Int16Array): void;
+  /** VAD says the segment ended: a per-segment STT transcribes what it buffered; a streaming one finalizes. */
+  endSegment(): void;
+  /** Results, until close(). */
+  readonly events: AsyncIterable<SttEvent>;
+  close(): Promise<void>;
+}
+
+export interface STT {
+  readonly label: string;
+  /** The sample rate the service wants; the engine resamples to it. */
+  readonly sampleRateHz: number;
+  open(options: { signal: AbortSignal; language?: string }): SttStream;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TTS: text in, PCM out, streamed.
+
+export interface TTS {
+  readonly label: string;
+  /** The rate of the PCM it yields; the engine resamples to the transport's. */
+  readonly sampleRateHz: number;
+  /** Speaks `text`; yields PCM chunks as they are ready. Throws ServiceError from the iterator. */
+  synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// VAD: voice activity, frame by frame.
+
+export interface VadOptions {
+  /** Probability above which a frame is speech (Silero: 0.5). */
+  startThreshold: number;
+  /** Probability below which a frame is silence (Silero: 0.35). */
+  stopThreshold: number;
+  /** Speech must last this long before it counts as started (barge-in guard against "hmm"). */
+  minSpeechMs: number;
+  /** Silence that ends a segment. */
+  minSilenceMs: number;
+}
+
+export const VAD_DEFAULTS: VadOptions = { startThreshold: 0.5, stopThreshold: 0.35, minSpeechMs: 200, minSilenceMs: 600 };
+
+export type VadEvent = { type: 'speech_start'; atMs: number } | { type: 'speech_end'; atMs: number; durationMs: number };
+
+export interface VadStream {
+  /** Caller audio at the VAD's sample rate (any length; it frames internally). */
+  push(pcm: Int16Array): Promise<VadEvent[]>;
+  close(): void;
+}
+
+export interface VAD {
+  readonly label: string;
+  readonly sampleRateHz: number;
+  open(options?: Partial<VadOptions>): Promise<VadStream>;
+}
