@@ -55,6 +55,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
       recording_url: end.kind === 'completed' ? (end.recordingUrl ?? null) : null,
       cost: end.kind === 'completed' ? (end.cost ?? null) : null,
       sentiment: end.kind === 'completed' ? (end.sentiment ?? null) : null,
+      trace_scores: end.kind === 'completed' ? (end.traceScores ?? {}) : {},
       retry: UNREACHED.has(end.kind),
       max_retry: policy.max_retry,
       retry_offset: policy.retry_offset,
@@ -65,14 +66,15 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
     `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x (
          lead_id text, worker_id text, attempt integer, outcome text, call_id text, duration integer, meta jsonb,
-         recording_url text, cost numeric, sentiment real, retry boolean, max_retry integer, retry_offset integer, error text)),
+         recording_url text, cost numeric, sentiment real, trace_scores jsonb, retry boolean, max_retry integer, retry_offset integer, error text)),
      l AS (
        UPDATE leads SET
          status = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN 'RETRY' ELSE 'FINISHED' END,
          outcome = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN NULL ELSE x.outcome END,
          call_id = coalesce(x.call_id, leads.call_id), call_end_time = now(), duration_seconds = x.duration,
          meta_data = leads.meta_data || x.meta, recording_url = coalesce(x.recording_url, leads.recording_url),
-         cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment), locked_by = NULL, locked_until = NULL,
+         cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment),
+         trace_scores = leads.trace_scores || x.trace_scores, locked_by = NULL, locked_until = NULL,
          next_attempt_at = CASE WHEN x.retry AND leads.attempt_count <= x.max_retry THEN now() + make_interval(secs => x.retry_offset) END,
          updated_at = now()
        FROM x

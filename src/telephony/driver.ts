@@ -7,7 +7,17 @@
 /** How an attempt ended, from the lifecycle's point of view. */
 export type CallEnd =
   /** The callee answered and a conversation took place; `outcome` is the flow's own. */
-  | { kind: 'completed'; outcome?: string; durationSeconds?: number; metaData?: Record<string, unknown>; recordingUrl?: string; cost?: number; sentiment?: number }
+  | {
+      kind: 'completed';
+      outcome?: string;
+      durationSeconds?: number;
+      metaData?: Record<string, unknown>;
+      recordingUrl?: string;
+      cost?: number;
+      sentiment?: number;
+      /** Scores for the lead's trace_scores (sentiment, turn latency, interruptions …). */
+      traceScores?: Record<string, number>;
+    }
   /** The callee was not reached. */
   | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
   /** The provider or Dialer failed while placing or carrying the call. */

@@ -325,6 +325,9 @@ export class CallSession {
         durationSeconds: this.durationSeconds ?? Math.round(this.recorder?.seconds ?? 0),
         metaData: { ...media.result.metaData, ...meta, ...(transferred ? { transferred_to: this.transferTo } : {}) },
         recordingUrl: media.recordingUrl,
+        sentiment: media.result.sentiment,
+        cost: media.result.cost,
+        traceScores: media.result.traceScores,
       };
     }
     if (this.failure) return { kind: 'error', error: this.failure };

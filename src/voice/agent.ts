@@ -10,6 +10,8 @@
  */
 
 export interface CallContext {
+  /** The provider's call SID (or room name): the trace key. */
+  callId?: string;
   leadId: string | undefined;
   templateId: string | undefined;
   /** The lead's payload (variables for substitution). */
@@ -45,6 +47,11 @@ export interface ConversationResult {
   outcome?: string;
   /** Goes to the lead's metaData (transcription, node_traversal, dtmf, call_ended_by …). */
   metaData: Record<string, unknown>;
+  /** The customer's sentiment, 0 (negative) to 1 (positive). */
+  sentiment?: number;
+  /** What the conversation's AI services cost, in the pricing table's currency. */
+  cost?: number;
+  traceScores?: Record<string, number>;
 }
 
 export interface CallAgent {

@@ -1,0 +1,68 @@
+/**
+ * Frames: everything that moves through a conversation pipeline (pipecat's model). A frame's
+ * category decides what a barge-in does to it:
+ * - system frames (start, end, interruption) are handled at once, ahead of anything queued;
+ * - data frames (audio, text) are dropped from every queue on an interruption;
+ * - control frames (speaking started/stopped, turn boundaries) keep their order and survive it.
+ *
+ * Terminology
+ * - downstream: from the caller towards the agent's voice (audio in -> STT -> flow -> TTS -> audio out).
+ * - upstream: back towards the input (e.g. an interruption raised by the VAD travels both ways).
+ */
+import type { AgentAction } from './flow/types.js';
+
+export type Direction = 'down' | 'up';
+
+interface Base {
+  /** performance.now() when the frame was made (latency figures). */
+  readonly at: number;
+}
+
+// System frames.
+export interface StartFrame extends Base { kind: 'start' }
+/** The conversation is over: processors release what they hold. */
+export interface EndFrame extends Base { kind: 'end'; reason: 'agent' | 'customer' | 'timeout' | 'error' | 'transfer' }
+/** The caller spoke over the agent: drop queued data, stop speaking, clear the transport's playout. */
+export interface InterruptionFrame extends Base { kind: 'interruption' }
+
+// Data frames.
+/** Caller audio (PCM) as the transport delivered it. */
+export interface InputAudioFrame extends Base { kind: 'input_audio'; pcm: Int16Array; sampleRateHz: number }
+export interface TranscriptionFrame extends Base { kind: 'transcription'; text: string; final: boolean }
+/** A piece of the agent's reply text (streamed from the LLM or a tts_say). */
+export interface AgentTextFrame extends Base { kind: 'agent_text'; text: string; turn: number }
+/** A sentence ready to speak. */
+export interface SpeakFrame extends Base { kind: 'speak'; text: string; turn: number }
+/** Agent audio for the transport, with the text it carries (for the record of what was heard). */
+export interface OutputAudioFrame extends Base { kind: 'output_audio'; pcm: Int16Array; sampleRateHz: number; text: string; turn: number; last: boolean }
+
+// Control frames.
+export interface UserSpeakingFrame extends Base { kind: 'user_started_speaking' | 'user_stopped_speaking' }
+/** The caller's turn is over: the words to answer. */
+export interface UserTurnFrame extends Base { kind: 'user_turn'; text: string; speechEndedAt: number }
+export interface DtmfFrame extends Base { kind: 'dtmf'; digit: string }
+/** The agent's reply (or a flow action) is complete: nothing more will come for this turn. */
+export interface AgentActionFrame extends Base { kind: 'agent_action'; action: Exclude<AgentAction, { type: 'say' }>; turn: number }
+export interface TurnDoneFrame extends Base { kind: 'turn_done'; turn: number }
+/** An interruption cut the agent's reply of `turn`: only `spoken` of it was heard (upstream, from the transport). */
+export interface AgentInterruptedFrame extends Base { kind: 'agent_interrupted'; turn: number; spoken: string }
+/** Playout of the agent's speech started or finished (from the transport). */
+export interface BotSpeakingFrame extends Base { kind: 'bot_started_speaking' | 'bot_stopped_speaking' }
+
+export type SystemFrame = StartFrame | EndFrame | InterruptionFrame;
+export type DataFrame = InputAudioFrame | TranscriptionFrame | AgentTextFrame | SpeakFrame | OutputAudioFrame;
+export type ControlFrame = UserSpeakingFrame | UserTurnFrame | DtmfFrame | AgentActionFrame | TurnDoneFrame | BotSpeakingFrame | AgentInterruptedFrame;
+export type Frame = SystemFrame | DataFrame | ControlFrame;
+
+const SYSTEM = new Set<Frame['kind']>(['start', 'end', 'interruption']);
+const DATA = new Set<Frame['kind']>(['input_audio', 'transcription', 'agent_text', 'speak', 'output_audio']);
+
+export const isSystem = (f: Frame): f is SystemFrame => SYSTEM.has(f.kind);
+export const isData = (f: Frame): f is DataFrame => DATA.has(f.kind);
+
+type Without<F> = F extends Frame ? Omit<F, 'at'> : never;
+
+/** Makes a frame, stamping its time. */
+export function frame<F extends Without<Frame>>(f: F): F & Base {
+  return { ...f, at: performance.now() };
+}

@@ -1,0 +1,32 @@
+/** What one conversation measures about itself: turn latencies and interruptions (for trace_scores). */
+export class ConversationMetrics {
+  /** When the caller stopped speaking, by the agent turn that answers it. */
+  private readonly turnStarts = new Map<number, number>();
+  readonly turnLatenciesMs: number[] = [];
+  /** Time the AI services spent per turn (first LLM token + first TTS audio), subtracted for the engine's own overhead. */
+  readonly serviceMs = new Map<number, number>();
+  interruptions = 0;
+
+  turnStarted(turn: number, speechEndedAt: number): void {
+    this.turnStarts.set(turn, speechEndedAt);
+  }
+
+  /** The first audio of `turn` went to the transport. */
+  firstAudio(turn: number, at: number): void {
+    const start = this.turnStarts.get(turn);
+    if (start === undefined) return;
+    this.turnStarts.delete(turn);
+    this.turnLatenciesMs.push(at - start);
+  }
+
+  addServiceTime(turn: number, ms: number): void {
+    this.serviceMs.set(turn, (this.serviceMs.get(turn) ?? 0) + ms);
+  }
+}
+
+export function percentile(values: number[], p: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}

@@ -1,0 +1,134 @@
+/**
+ * The agent's mind: runs the flow engine on each caller turn (and keypress, and silence) and sends
+ * its words downstream as text, its decisions (end, transfer) as actions.
+ */
+import type { AgentAction, FlowSession } from '../flow/types.js';
+import { frame, type Direction, type Frame } from '../frames.js';
+import type { ConversationMetrics } from '../metrics.js';
+import { FrameProcessor } from '../pipeline.js';
+
+export interface ConverseOptions {
+  /** Silence (after the agent stopped talking) before the idle prompt. */
+  idleMs: number;
+  /** Idle prompts before the agent gives up and hangs up (`call_ended_by: timeout`). */
+  maxIdlePrompts: number;
+  /** The first caller words that mean an answering machine picked up. */
+  voicemail: RegExp;
+  /** Called when the conversation should end without a flow action (timeout, voicemail). */
+  onGiveUp(reason: 'timeout' | 'voicemail'): void;
+}
+
+export const VOICEMAIL_PATTERN =
+  /\b(leave (me |us )?a (message|voicemail)|after the (tone|beep)|not available|can'?t (come to|take) the phone|voice ?mail|mailbox)\b/i;
+
+export class ConverseProcessor extends FrameProcessor {
+  readonly name = 'converse';
+  private turn = 0;
+  /** Turns run one after another, in the background, so frames keep flowing past this processor. */
+  private work: Promise<void> = Promise.resolve();
+  private running: AbortController | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private idlePrompts = 0;
+  private userTurns = 0;
+  private ended = false;
+
+  constructor(
+    private readonly flow: FlowSession,
+    private readonly metrics: ConversationMetrics,
+    private readonly options: ConverseOptions,
+  ) {
+    super();
+  }
+
+  protected process(f: Frame, direction: Direction): void {
+    switch (f.kind) {
+      case 'start':
+        if (direction === 'down') this.run((signal) => this.flow.start(signal));
+        break;
+      case 'user_turn': {
+        this.idlePrompts = 0;
+        this.userTurns++;
+        if (this.userTurns === 1 && this.options.voicemail.test(f.text)) {
+          this.ended = true;
+          this.options.onGiveUp('voicemail');
+          return;
+        }
+        const text = f.text;
+        this.run((signal) => this.flow.userTurn(text, signal), f.speechEndedAt);
+        return;
+      }
+      case 'dtmf': {
+        const digit = f.digit;
+        this.run((signal) => this.flow.userTurn(`(The caller pressed ${digit} on the keypad.)`, signal), f.at);
+        break;
+      }
+      case 'interruption':
+        this.metrics.interruptions++;
+        this.running?.abort();
+        this.stopIdle();
+        break;
+      case 'agent_interrupted':
+        this.flow.interrupted(f.spoken);
+        break;
+      case 'user_started_speaking':
+        this.stopIdle();
+        break;
+      case 'bot_stopped_speaking':
+        this.armIdle();
+        break;
+      case 'bot_started_speaking':
+        this.stopIdle();
+        break;
+      case 'end':
+        this.ended = true;
+        this.running?.abort();
+        this.stopIdle();
+        break;
+    }
+    this.push(f, direction);
+  }
+
+  private run(actions: (signal: AbortSignal) => AsyncIterable<AgentAction>, speechEndedAt?: number): void {
+    if (this.ended) return;
+    const turn = ++this.turn;
+    if (speechEndedAt !== undefined) this.metrics.turnStarted(turn, speechEndedAt);
+    this.work = this.work.then(async () => {
+      if (this.ended) return;
+      const controller = new AbortController();
+      this.running = controller;
+      try {
+        for await (const action of actions(controller.signal)) {
+          if (controller.signal.aborted) break;
+          if (action.type === 'say') this.push(frame({ kind: 'agent_text' as const, text: action.text, turn }));
+          else {
+            this.ended = true;
+            this.push(frame({ kind: 'agent_action' as const, action, turn }));
+          }
+        }
+      } finally {
+        if (this.running === controller) this.running = undefined;
+        if (!controller.signal.aborted) this.push(frame({ kind: 'turn_done' as const, turn }));
+      }
+    });
+  }
+
+  private armIdle(): void {
+    this.stopIdle();
+    if (this.ended) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.idlePrompts >= this.options.maxIdlePrompts) {
+        this.ended = true;
+        this.options.onGiveUp('timeout');
+        return;
+      }
+      this.idlePrompts++;
+      this.run((signal) => this.flow.idle(signal));
+    }, this.options.idleMs);
+    this.idleTimer.unref?.();
+  }
+
+  private stopIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The agent's voice: reply text grouped into sentences (so speech starts before the reply is
+ * complete), and each sentence spoken by the TTS, resampled to the transport's rate.
+ */
+import { Resampler } from '../resampler.js';
+import { frame, type Direction, type Frame } from '../frames.js';
+import type { ConversationMetrics } from '../metrics.js';
+import { FrameProcessor } from '../pipeline.js';
+import type { TTS } from '../services.js';
+
+/** Where a sentence ends: . ! ? (not inside numbers like 3.5) followed by space, or a line break. */
+const SENTENCE_END = /([.!?]+["')\]]?)(\s+)|\n+/;
+
+export class SentenceProcessor extends FrameProcessor {
+  readonly name = 'sentences';
+  private buffer = '';
+  private bufferTurn = 0;
+
+  protected process(f: Frame, direction: Direction): void {
+    if (f.kind === 'agent_text') {
+      if (f.turn !== this.bufferTurn) this.flush();
+      this.bufferTurn = f.turn;
+      this.buffer += f.text;
+      for (;;) {
+        const m = SENTENCE_END.exec(this.buffer);
+        if (!m) break;
+        const end = m.index + (m[1]?.length ?? 0);
+        const sentence = this.buffer.slice(0, end).trim();
+        this.buffer = this.buffer.slice(m.index + m[0].length);
+        if (sentence) this.push(frame({ kind: 'speak' as const, text: sentence, turn: f.turn }));
+      }
+      return;
+    }
+    if (f.kind === 'turn_done' || f.kind === 'agent_action') this.flush();
+    if (f.kind === 'interruption' || f.kind === 'end') this.buffer = '';
+    this.push(f, direction);
+  }
+
+  private flush(): void {
+    const rest = this.buffer.trim();
+    this.buffer = '';
+    if (rest) this.push(frame({ kind: 'speak' as const, text: rest, turn: this.bufferTurn }));
+  }
+}
+
+export class TtsProcessor extends FrameProcessor {
+  readonly name = 'tts';
+  private resampler: Resampler;
+  private firstChunkPending = new Set<number>();
+
+  constructor(
+    private readonly tts: TTS,
+    private readonly outputRateHz: number,
+    private readonly metrics: ConversationMetrics,
+    private readonly reportError: (err: unknown, text: string) => void,
+  ) {
+    super();
+    this.resampler = new Resampler(tts.sampleRateHz, outputRateHz);
+  }
+
+  protected async process(f: Frame, direction: Direction): Promise<void> {
+    if (f.kind !== 'speak') {
+      if (f.kind === 'interruption') this.resampler = new Resampler(this.tts.sampleRateHz, this.outputRateHz);
+      this.push(f, direction);
+      return;
+    }
+    const signal = this.turnSignal.signal;
+    const started = performance.now();
+    let previous: Int16Array | undefined;
+    let first = true;
+    try {
+      for await (const chunk of this.tts.synthesize(f.text, { signal })) {
+        if (signal.aborted) return;
+        if (first) {
+          first = false;
+          this.metrics.addServiceTime(f.turn, performance.now() - started);
+        }
+        const pcm = this.resampler.process(chunk);
+        // Hold one chunk back so the last one can say it is the last.
+        if (previous) this.push(frame({ kind: 'output_audio' as const, pcm: previous, sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
+        previous = pcm;
+      }
+      if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: previous ?? new Int16Array(0), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
+    } catch (err) {
+      if (!signal.aborted) this.reportError(err, f.text);
+    }
+  }
+}
