@@ -97,11 +97,27 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           tags: ['service'],
           summary: 'Liveness: 200 once the database is migrated and requests are served',
           security: [],
-          response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String(), database: Type.String() }) },
+          response: {
+            200: Type.Object({
+              status: Type.Literal('ok'),
+              version: Type.String(),
+              database: Type.String(),
+              calls: Type.Object(
+                {
+                  ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
+                  agent: Type.String(),
+                  providers: Type.Array(Type.String()),
+                  liveCalls: Type.Integer(),
+                  reason: Type.Optional(Type.String()),
+                },
+                { description: 'Whether this process can carry calls' },
+              ),
+            }),
+          },
         },
         handler: async () => {
           await db.query('SELECT 1');
-          return { status: 'ok' as const, version: VERSION, database: db.kind };
+          return { status: 'ok' as const, version: VERSION, database: db.kind, calls: telephony.status() };
         },
       });
       scoped.get('/openapi.json', {

@@ -23,6 +23,17 @@ export interface TelephonyDeps {
   db: Db;
   /** How long to wait for the final status callback once the media stream closed. */
   statusGraceMs?: number;
+  /** Why calls cannot be carried (an AI service is not configured): no driver is offered, leads wait. */
+  notReady?: string;
+}
+
+export interface TelephonyStatus {
+  /** Calls can be placed: an agent is ready and at least one provider is configured. */
+  ready: boolean;
+  agent: string;
+  providers: string[];
+  liveCalls: number;
+  reason?: string;
 }
 
 export class Telephony {
@@ -35,9 +46,16 @@ export class Telephony {
     const drivers = new Map<string, Driver>();
     for (const kit of deps.kits.values()) {
       this.kitsByPath.set(SLOT_PATHS[kit.slot], kit);
-      drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
+      // Without a ready agent, dialling would only fail: offer no driver, so the scheduler holds the leads.
+      if (!deps.notReady) drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
     }
     this.drivers = drivers;
+  }
+
+  status(): TelephonyStatus {
+    const providers = [...this.deps.kits.keys()];
+    const reason = this.deps.notReady ?? (providers.length === 0 ? 'no telephony provider is configured (TWILIO_*, EXOTEL_*, PLIVO_*)' : undefined);
+    return { ready: reason === undefined, agent: this.deps.agent.label, providers, liveCalls: this.byToken.size, ...(reason ? { reason } : {}) };
   }
 
   kit(path: ProviderPath): ProviderKit | undefined {
@@ -60,7 +78,7 @@ export class Telephony {
 
   /** A session for a call Dialer did not place (inbound). */
   open(kit: ProviderKit, context: CallContext, callSid: string): CallSession {
-    const session = this.newSession(kit, context);
+    const session = this.newSession(kit, { ...context, callId: callSid });
     session.callSid = callSid;
     this.byId.set(callSid, session);
     void session.ended.then(() => this.forget(session));
@@ -132,6 +150,7 @@ export class Telephony {
           maxDurationSeconds: this.deps.settings.maxCallSeconds,
         });
         session.callSid = callSid;
+        session.context.callId = callSid;
         this.byId.set(callSid, session);
         request.onCallId(callSid);
       } catch (err) {
