@@ -3,6 +3,8 @@ export class ConversationMetrics {
   /** When the caller stopped speaking, by the agent turn that answers it. */
   private readonly turnStarts = new Map<number, number>();
   readonly turnLatenciesMs: number[] = [];
+  /** Latency minus the AI services' time: what the engine itself added. */
+  readonly turnOverheadsMs: number[] = [];
   /** Time the AI services spent per turn (first LLM token + first TTS audio), subtracted for the engine's own overhead. */
   readonly serviceMs = new Map<number, number>();
   interruptions = 0;
@@ -11,12 +13,14 @@ export class ConversationMetrics {
     this.turnStarts.set(turn, speechEndedAt);
   }
 
+
   /** The first audio of `turn` went to the transport. */
   firstAudio(turn: number, at: number): void {
     const start = this.turnStarts.get(turn);
     if (start === undefined) return;
     this.turnStarts.delete(turn);
     this.turnLatenciesMs.push(at - start);
+    this.turnOverheadsMs.push(Math.max(0, at - start - (this.serviceMs.get(turn) ?? 0)));
   }
 
   addServiceTime(turn: number, ms: number): void {

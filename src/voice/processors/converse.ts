@@ -96,10 +96,19 @@ export class ConverseProcessor extends FrameProcessor {
       if (this.ended) return;
       const controller = new AbortController();
       this.running = controller;
+      const asked = performance.now();
+      let firstText = true;
       try {
         for await (const action of actions(controller.signal)) {
           if (controller.signal.aborted) break;
-          if (action.type === 'say') this.push(frame({ kind: 'agent_text' as const, text: action.text, turn }));
+          if (action.type === 'say') {
+            if (firstText) {
+              firstText = false;
+              // The LLM's time to its first words counts as service time, not engine overhead.
+              this.metrics.addServiceTime(turn, performance.now() - asked);
+            }
+            this.push(frame({ kind: 'agent_text' as const, text: action.text, turn }));
+          }
           else {
             this.ended = true;
             this.push(frame({ kind: 'agent_action' as const, action, turn }));
