@@ -4,8 +4,8 @@
  * - node: one phase of the conversation; what the agent is told (`role_messages`, `task_messages`),
  *   the tools it may call (`functions`) and what happens on entry and exit (`pre_actions`,
  *   `post_actions`).
- * - function: a tool the LLM may call in a node; it may fire HTTP `hooks` and `transition_to`
- *   another node.
+ * - function: a tool the LLM may call in a node; it may fire HTTP `hooks`, `transition_to`
+ *   another node, or `transfer_to_number` (a warm transfer to a human).
  * - action: a step run on entering (pre) or leaving (post) a node: `tts_say` speaks `text`,
  *   `end_conversation` ends the call (with an optional `outcome`), `function` runs a function of
  *   the same node as if the LLM had called it with no arguments (its hooks fire, its transition is
@@ -74,6 +74,7 @@ export const FlowFunctionSchema = Type.Object(
     ),
     required: Type.Optional(Type.Array(Type.String())),
     transition_to: Type.Optional(Type.String({ description: 'Name of the node to go to after the call' })),
+    transfer_to_number: Type.Optional(Type.String({ description: 'Warm-transfer the caller to this E.164 number (or {variable}) when the function is called' })),
     hooks: Type.Optional(Type.Array(FlowHookSchema)),
   },
   open,
@@ -130,7 +131,7 @@ const NODE_KEYS = [
   'outcome',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
-const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'hooks'];
+const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
 const HOOK_KEYS = ['name', 'http_request'];
 const HTTP_REQUEST_KEYS = ['url', 'method', 'headers', 'query_params', 'body', 'timeout'];
 const VAD_KEYS = ['stop_secs'];
@@ -342,6 +343,11 @@ function validateFunction(r: Report, path: string, fn: Obj, nodeNames: string[])
   const target = r.string(path, fn, 'transition_to', { nonBlank: true });
   if (target !== undefined && !nodeNames.includes(target)) {
     r.add(`${path}/transition_to`, `${show(target)} is not the name of any node (nodes: ${list(nodeNames)})`);
+  }
+
+  const transfer = r.string(path, fn, 'transfer_to_number', { nonBlank: true });
+  if (transfer !== undefined && !/^(\+[1-9]\d{6,14}|\{[A-Za-z_][A-Za-z0-9_]*\})$/.test(transfer)) {
+    r.add(`${path}/transfer_to_number`, `must be an E.164 number or one {variable}, got ${show(transfer)}`);
   }
 
   if (has(fn, 'hooks') && r.array(`${path}/hooks`, fn.hooks)) {

@@ -1,0 +1,4 @@
+declare module 'vader-sentiment' {
+  const vader: unknown;
+  export default vader;
+}
