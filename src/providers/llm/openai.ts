@@ -1,0 +1,146 @@
+/**
+ * OpenAI-compatible chat completions, streamed (server-sent events), with tool calls: OpenAI, Azure
+ * OpenAI, Groq, vLLM, Ollama, llama.cpp server — any endpoint that speaks `/chat/completions`.
+ */
+import { NotConfiguredError, ServiceError, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
+import { readServerSentEvents } from '../sse.js';
+
+export interface OpenAILlmOptions {
+  /** e.g. https://api.openai.com/v1 (no trailing slash). */
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  temperature?: number;
+  /** Time allowed until the response headers arrive. */
+  timeoutMs: number;
+  /** Azure OpenAI: `api-key` header and `api-version` query instead of a bearer token. */
+  azure?: { apiVersion: string };
+}
+
+const OPENAI = 'https://api.openai.com/v1';
+
+export function llmOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAILlmOptions {
+  const baseUrl = (env.LLM_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
+  const apiKey = env.LLM_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
+  if (baseUrl === OPENAI && !apiKey) {
+    throw new NotConfiguredError('no LLM is configured: set LLM_API_KEY (or OPENAI_API_KEY), or LLM_BASE_URL for a local OpenAI-compatible server');
+  }
+  const temperature = env.LLM_TEMPERATURE?.trim() ? Number(env.LLM_TEMPERATURE) : undefined;
+  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw new NotConfiguredError(`LLM_TEMPERATURE must be between 0 and 2, got ${env.LLM_TEMPERATURE}`);
+  const azureVersion = env.LLM_AZURE_API_VERSION?.trim();
+  return {
+    baseUrl,
+    apiKey,
+    model: env.LLM_MODEL?.trim() || 'gpt-4o-mini',
+    temperature,
+    timeoutMs: 15_000,
+    ...(azureVersion ? { azure: { apiVersion: azureVersion } } : {}),
+  };
+}
+
+interface ChunkToolDelta {
+  index: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+interface Chunk {
+  choices?: Array<{ delta?: { content?: string | null; tool_calls?: ChunkToolDelta[] }; finish_reason?: string | null }>;
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  error?: { message?: string };
+}
+
+const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
+
+export class OpenAICompatibleLLM implements LLM {
+  readonly label: string;
+  readonly model: string;
+
+  constructor(private readonly options: OpenAILlmOptions) {
+    this.model = options.model;
+    this.label = `openai-compatible(${new URL(options.baseUrl).host})`;
+  }
+
+  async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {
+    const o = this.options;
+    const url = new URL(`${o.baseUrl}/chat/completions`);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    if (o.azure) {
+      url.searchParams.set('api-version', o.azure.apiVersion);
+      if (o.apiKey) headers['api-key'] = o.apiKey;
+    } else if (o.apiKey) headers.authorization = `Bearer ${o.apiKey}`;
+    const body = {
+      model: o.model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: request.messages.map((m) =>
+        m.role === 'assistant' && m.tool_calls?.length
+          ? { role: 'assistant', content: m.content, tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+          : m,
+      ),
+      ...(request.tools?.length ? { tools: request.tools.map((t) => ({ type: 'function', function: t })) } : {}),
+      ...((request.temperature ?? o.temperature) !== undefined ? { temperature: request.temperature ?? o.temperature } : {}),
+    };
+    const headersTimeout = AbortSignal.timeout(o.timeoutMs);
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.any([request.signal, headersTimeout]) });
+    } catch (err) {
+      if (request.signal.aborted) throw err;
+      const why = headersTimeout.aborted ? `no answer within ${o.timeoutMs} ms` : (err as Error).message;
+      throw new ServiceError(this.label, why, true, { cause: err });
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      let message = text.slice(0, 300);
+      try {
+        message = (JSON.parse(text) as Chunk).error?.message ?? message;
+      } catch {
+        /* not JSON */
+      }
+      throw new ServiceError(this.label, `HTTP ${res.status}: ${message}`, retryableStatus(res.status), { status: res.status });
+    }
+    if (!res.body) throw new ServiceError(this.label, 'empty response', true);
+
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
+    let finishReason = 'stop';
+    let usage: { promptTokens: number; completionTokens: number } | undefined;
+    const flushCalls = function* (): Generator<LlmEvent> {
+      for (const [, c] of [...calls.entries()].sort((a, b) => a[0] - b[0])) yield { type: 'tool_call', call: c satisfies ToolCall };
+      calls.clear();
+    };
+    try {
+      for await (const data of readServerSentEvents(res.body, request.signal)) {
+        if (data === '[DONE]') break;
+        let chunk: Chunk;
+        try {
+          chunk = JSON.parse(data) as Chunk;
+        } catch {
+          throw new ServiceError(this.label, `malformed stream chunk: ${data.slice(0, 80)}`, false);
+        }
+        if (chunk.error) throw new ServiceError(this.label, chunk.error.message ?? 'error in stream', true);
+        if (chunk.usage) usage = { promptTokens: chunk.usage.prompt_tokens, completionTokens: chunk.usage.completion_tokens };
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = choice.delta ?? {};
+        if (delta.content) yield { type: 'text', text: delta.content };
+        for (const piece of delta.tool_calls ?? []) {
+          const call = calls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name += piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
+          calls.set(piece.index, call);
+        }
+        if (choice.finish_reason) {
+          finishReason = choice.finish_reason;
+          yield* flushCalls();
+        }
+      }
+    } catch (err) {
+      if (err instanceof ServiceError || request.signal.aborted) throw err;
+      throw new ServiceError(this.label, `the stream broke: ${(err as Error).message}`, true, { cause: err });
+    }
+    yield* flushCalls();
+    yield { type: 'done', finishReason, ...(usage ? { usage } : {}) };
+  }
+}

@@ -1,0 +1,1 @@
+export { SileroVAD, preloadSilero } from './silero.js';
