@@ -1,6 +1,9 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
+import { voiceServicesFromEnv } from '../providers/index.js';
+import { findTemplateById } from '../templates/index.js';
+import { ConversationAgent } from '../voice/conversation.js';
 import { GreeterAgent, type CallAgent } from '../voice/index.js';
 import { createKits } from './kits.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
@@ -19,14 +22,49 @@ export interface TelephonyOptions {
   /** Provider kits; by default those whose credentials are configured. */
   kits?: ReadonlyMap<ProviderSlot, ProviderKit>;
   statusGraceMs?: number;
+  /** Where the agent's settings come from (process.env by default). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The agent that carries calls: `DIALER_AGENT=flow` (the default) runs each lead's template with
+ * the configured AI services; `DIALER_AGENT=greeter` is the built-in demo agent that needs none.
+ * Returns why calls cannot be carried when the chosen agent lacks its services.
+ */
+export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agent'>): { agent: CallAgent; notReady?: string } {
+  if (options.agent) return { agent: options.agent };
+  const env = options.env ?? process.env;
+  const kind = env.DIALER_AGENT?.trim() || 'flow';
+  if (kind === 'greeter') return { agent: new GreeterAgent() };
+  if (kind !== 'flow') throw new Error(`DIALER_AGENT must be flow or greeter, got "${kind}"`);
+  const chosen = voiceServicesFromEnv(env);
+  if ('missing' in chosen) {
+    const reason = `the voice agent cannot run: ${chosen.missing}`;
+    // Never dialled (no driver is offered while not ready); a call that reaches it anyway is ended at once.
+    const unavailable: CallAgent = {
+      label: 'flow',
+      converse: async (_context, io) => {
+        io.hangup();
+        return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [reason] } };
+      },
+    };
+    return { agent: unavailable, notReady: reason };
+  }
+  const agent = new ConversationAgent({
+    services: chosen.services,
+    loadFlow: async (templateId) => (await findTemplateById(options.db, templateId))?.flow,
+  });
+  return { agent };
 }
 
 export function createTelephony(options: TelephonyOptions): Telephony {
+  const { agent, notReady } = chooseAgent(options);
   return new Telephony({
     settings: options.config.telephony,
     kits: options.kits ?? createKits(options.config.telephony),
     callbackBaseUrl: `${options.config.publicUrl}${options.prefix}`,
-    agent: options.agent ?? new GreeterAgent(),
+    agent,
+    notReady,
     saveRecording: options.saveRecording,
     log: options.log,
     db: options.db,

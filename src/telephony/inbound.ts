@@ -73,6 +73,8 @@ async function finishInbound(db: Db, leadId: string, end: CallEnd): Promise<void
 
 export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: ProviderKit; info: AnswerInfo }): Promise<Markup> {
   const { telephony, db, kit, info } = deps;
+  // No agent to answer with: say so rather than pick up into silence.
+  if (!telephony.status().ready) return kit.blockMarkup({ message: 'Sorry, we cannot take your call right now. Please try again later.' });
   const config = await findConfig(db, info.to, info.from);
   if (config === 'unknown_number') throw notFound(`Number ${info.to}`, 'unknown_number');
   if (!config) return kit.blockMarkup({});

@@ -62,6 +62,7 @@ before(async () => {
     DIALER_ADMIN_EMAIL: 'admin@example.com',
     DIALER_ADMIN_PASSWORD: 'admin-password-1',
     DIALER_POLL_MS: '100',
+    DIALER_AGENT: 'greeter',
     LOG_LEVEL: 'silent',
     TWILIO_ACCOUNT_SID: CREDS.twilio.accountSid,
     TWILIO_AUTH_TOKEN: CREDS.twilio.authToken,

@@ -1,0 +1,34 @@
+/**
+ * The AI services of the voice engine, chosen from the environment. An LLM and a speech-to-text
+ * service need configuring (an API key, or the base URL of a local OpenAI-compatible server); speech
+ * falls back to the local espeak-ng voice and voice activity is always the local Silero model.
+ */
+import type { VoiceServices } from '../voice/conversation.js';
+import { NotConfiguredError } from '../voice/services.js';
+import { llmOptionsFromEnv, OpenAICompatibleLLM } from './llm/openai.js';
+import { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
+import { EspeakTTS } from './tts/espeak.js';
+import { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
+import { SileroVAD } from './vad/index.js';
+
+export { OpenAICompatibleLLM, llmOptionsFromEnv } from './llm/openai.js';
+export { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
+export { EspeakTTS } from './tts/espeak.js';
+export { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
+export { SileroVAD, preloadSilero } from './vad/index.js';
+
+export type VoiceServicesResult = { services: VoiceServices } | { missing: string };
+
+export function voiceServicesFromEnv(env: NodeJS.ProcessEnv = process.env): VoiceServicesResult {
+  try {
+    const llm = new OpenAICompatibleLLM(llmOptionsFromEnv(env));
+    const stt = new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
+    const ttsProvider = env.TTS_PROVIDER?.trim() || (env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
+    if (ttsProvider !== 'openai' && ttsProvider !== 'espeak') throw new NotConfiguredError(`TTS_PROVIDER must be openai or espeak, got "${ttsProvider}"`);
+    const tts = ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : new EspeakTTS();
+    return { services: { llm, stt, tts, vad: new SileroVAD() } };
+  } catch (err) {
+    if (err instanceof NotConfiguredError) return { missing: err.message };
+    throw err;
+  }
+}

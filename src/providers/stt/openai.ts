@@ -1,0 +1,95 @@
+/**
+ * OpenAI-compatible transcription (`POST /audio/transcriptions`, Whisper and its peers) per VAD
+ * segment: audio is buffered until the segment ends, then sent as a WAV; one final result each.
+ */
+import { encodeWav } from '../../lib/audio.js';
+import { EventQueue } from '../queue.js';
+import { NotConfiguredError, ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+
+export interface OpenAISttOptions {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  language?: string;
+  timeoutMs: number;
+}
+
+const OPENAI = 'https://api.openai.com/v1';
+const RATE = 16000;
+
+export function openAISttOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAISttOptions {
+  const baseUrl = (env.STT_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
+  const apiKey = env.STT_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
+  if (baseUrl === OPENAI && !apiKey) throw new NotConfiguredError('no speech-to-text is configured: set STT_API_KEY (or OPENAI_API_KEY), or STT_BASE_URL for a local server');
+  return { baseUrl, apiKey, model: env.STT_MODEL?.trim() || 'whisper-1', language: env.STT_LANGUAGE?.trim()?.split('-')[0] || undefined, timeoutMs: 20_000 };
+}
+
+
+
+export class OpenAITranscriptionSTT implements STT {
+  readonly label: string;
+  readonly sampleRateHz = RATE;
+
+  constructor(private readonly options: OpenAISttOptions) {
+    this.label = `openai-transcription(${new URL(options.baseUrl).host})`;
+  }
+
+  open(options: { signal: AbortSignal; language?: string }): SttStream {
+    const o = this.options;
+    const queue = new EventQueue<SttEvent>();
+    let chunks: Int16Array[] = [];
+    let samples = 0;
+    let work: Promise<void> = Promise.resolve();
+    const transcribe = async (audio: Int16Array) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(encodeWav(audio, RATE))], { type: 'audio/wav' }), 'segment.wav');
+      form.append('model', o.model);
+      form.append('response_format', 'json');
+      const language = options.language ?? o.language;
+      if (language) form.append('language', language);
+      const headers: Record<string, string> = o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
+      let res: Response;
+      try {
+        res = await fetch(`${o.baseUrl}/audio/transcriptions`, { method: 'POST', headers, body: form, signal: AbortSignal.any([options.signal, AbortSignal.timeout(o.timeoutMs)]) });
+      } catch (err) {
+        if (options.signal.aborted) return;
+        throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
+      }
+      const text = await res.text();
+      if (!res.ok) throw new ServiceError(this.label, `HTTP ${res.status}: ${text.slice(0, 200)}`, res.status === 429 || res.status >= 500, { status: res.status });
+      let words = '';
+      try {
+        words = String((JSON.parse(text) as { text?: unknown }).text ?? '').trim();
+      } catch {
+        throw new ServiceError(this.label, 'the answer is not JSON', false);
+      }
+      if (words) queue.put({ type: 'final', text: words });
+      queue.put({ type: 'utterance_end' });
+    };
+    return {
+      write(pcm) {
+        chunks.push(pcm);
+        samples += pcm.length;
+        // Keep at most the last 30 s: a segment longer than that is not one turn.
+        while (samples > RATE * 30 && chunks.length > 1) samples -= chunks.shift()!.length;
+      },
+      endSegment() {
+        const audio = new Int16Array(samples);
+        let at = 0;
+        for (const c of chunks) {
+          audio.set(c, at);
+          at += c.length;
+        }
+        chunks = [];
+        samples = 0;
+        if (audio.length < RATE / 10) return; // under 100 ms: nothing to transcribe
+        work = work.then(() => transcribe(audio)).catch((err: unknown) => queue.end(err));
+      },
+      events: queue,
+      async close() {
+        await work.catch(() => undefined);
+        queue.end();
+      },
+    };
+  }
+}

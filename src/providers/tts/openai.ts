@@ -1,0 +1,70 @@
+/** OpenAI-compatible speech (`POST /audio/speech`, `response_format: pcm`: 24 kHz 16-bit mono), streamed as it arrives. */
+import { bytesToPcm } from '../../lib/audio.js';
+import { NotConfiguredError, ServiceError, type TTS } from '../../voice/services.js';
+
+export interface OpenAITtsOptions {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  voice: string;
+  timeoutMs: number;
+}
+
+const OPENAI = 'https://api.openai.com/v1';
+
+export function openAITtsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAITtsOptions {
+  const baseUrl = (env.TTS_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
+  const apiKey = env.TTS_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
+  if (baseUrl === OPENAI && !apiKey) throw new NotConfiguredError('OpenAI speech needs TTS_API_KEY (or OPENAI_API_KEY), or TTS_BASE_URL for a local server');
+  return { baseUrl, apiKey, model: env.TTS_MODEL?.trim() || 'tts-1', voice: env.TTS_VOICE?.trim() || 'alloy', timeoutMs: 15_000 };
+}
+
+export class OpenAITTS implements TTS {
+  readonly label: string;
+  readonly sampleRateHz = 24000;
+
+  constructor(private readonly options: OpenAITtsOptions) {
+    this.label = `openai-speech(${new URL(options.baseUrl).host})`;
+  }
+
+  async *synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {
+    const o = this.options;
+    let res: Response;
+    try {
+      res = await fetch(`${o.baseUrl}/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
+        body: JSON.stringify({ model: o.model, input: text, voice: o.voice, response_format: 'pcm' }),
+        signal: AbortSignal.any([options.signal, AbortSignal.timeout(o.timeoutMs)]),
+      });
+    } catch (err) {
+      if (options.signal.aborted) return;
+      throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
+    }
+    if (!res.ok || !res.body) {
+      const body = await res.text().catch(() => '');
+      throw new ServiceError(this.label, `HTTP ${res.status}: ${body.slice(0, 200)}`, res.status === 429 || res.status >= 500, { status: res.status });
+    }
+    let odd: number | undefined;
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        let bytes = chunk;
+        if (odd !== undefined) {
+          const joined = new Uint8Array(chunk.length + 1);
+          joined[0] = odd;
+          joined.set(chunk, 1);
+          bytes = joined;
+          odd = undefined;
+        }
+        if (bytes.length % 2 === 1) {
+          odd = bytes[bytes.length - 1];
+          bytes = bytes.subarray(0, bytes.length - 1);
+        }
+        if (bytes.length) yield bytesToPcm(bytes);
+      }
+    } catch (err) {
+      if (options.signal.aborted) return;
+      throw new ServiceError(this.label, `the audio stream broke: ${(err as Error).message}`, true, { cause: err });
+    }
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The template-driven agent: one pipeline per call
+ *   caller audio -> VAD (barge-in) -> STT -> turns -> flow engine + LLM -> sentences -> TTS -> playout
+ * and the call record it leaves: transcript, node traversal, function calls, errors, who ended the
+ * call, outcome, sentiment, cost, and trace scores (turn latency, interruptions).
+ */
+import type { Flow } from '../templates/index.js';
+import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
+import { createFlowSession } from './flow/index.js';
+import { frame, type EndFrame } from './frames.js';
+import { ConversationMetrics, percentile } from './metrics.js';
+import { Pipeline, type FrameProcessor } from './pipeline.js';
+import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
+import { SttProcessor, TurnProcessor, VadProcessor } from './processors/listen.js';
+import { OutputProcessor } from './processors/output.js';
+import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
+import { sentimentScore } from './sentiment.js';
+import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
+
+export interface VoiceServices {
+  llm: LLM;
+  stt: STT;
+  tts: TTS;
+  vad: VAD;
+}
+
+/** Prices, per unit, in one currency (USD by default). */
+export interface Pricing {
+  telephonyPerMinute: number;
+  llmInputPerMillionTokens: number;
+  llmOutputPerMillionTokens: number;
+  sttPerMinute: number;
+  ttsPerMillionCharacters: number;
+}
+
+export const DEFAULT_PRICING: Pricing = {
+  telephonyPerMinute: 0.014,
+  llmInputPerMillionTokens: 0.15,
+  llmOutputPerMillionTokens: 0.6,
+  sttPerMinute: 0.0043,
+  ttsPerMillionCharacters: 15,
+};
+
+export interface ConversationOptions {
+  services: VoiceServices;
+  /** The template's flow (the voice engine reads no database: the caller supplies this). */
+  loadFlow(templateId: string): Promise<Flow | undefined>;
+  idleMs?: number;
+  maxIdlePrompts?: number;
+  maxCallMs?: number;
+  vad?: Partial<VadOptions>;
+  pricing?: Pricing;
+}
+
+type EndedBy = EndFrame['reason'];
+
+export class ConversationAgent implements CallAgent {
+  readonly label = 'flow';
+
+  constructor(private readonly options: ConversationOptions) {}
+
+  async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
+    const o = this.options;
+    const startedAt = performance.now();
+    const flow = context.templateId ? await o.loadFlow(context.templateId) : undefined;
+    if (!flow) {
+      io.hangup();
+      return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [`template ${context.templateId ?? '(none)'} was not found`] } };
+    }
+    const variables: Record<string, unknown> = {
+      call_id: context.callId,
+      from_number: context.ourNumber,
+      to_number: context.theirNumber,
+      call_direction: context.direction,
+      ...context.payload,
+    };
+    const session = createFlowSession(flow, { llm: o.services.llm, variables });
+    const metrics = new ConversationMetrics();
+    const errors: string[] = [];
+    const dtmf: string[] = [];
+    let spokenCharacters = 0;
+    let endedBy: EndedBy | undefined;
+    let giveUpOutcome: string | undefined;
+    let transferredTo: string | undefined;
+    let resolveEnd!: () => void;
+    const over = new Promise<void>((r) => (resolveEnd = r));
+    const finish = (by: EndedBy) => {
+      if (endedBy) return;
+      endedBy = by;
+      resolveEnd();
+    };
+
+    const converse = new ConverseProcessor(session, metrics, {
+      idleMs: o.idleMs ?? 8000,
+      maxIdlePrompts: o.maxIdlePrompts ?? 2,
+      voicemail: VOICEMAIL_PATTERN,
+      onGiveUp: (reason) => {
+        if (reason === 'voicemail') giveUpOutcome = 'voicemail';
+        finish(reason === 'voicemail' ? 'agent' : 'timeout');
+      },
+    });
+    const processors: FrameProcessor[] = [
+      new VadProcessor(o.services.vad, o.vad),
+      new SttProcessor(o.services.stt, (err) => {
+        errors.push(`speech-to-text failed: ${(err as Error).message}`);
+        finish('error');
+      }),
+      new TurnProcessor(),
+      converse,
+      new SentenceProcessor(),
+      new TtsProcessor(o.services.tts, io.sampleRateHz, metrics, (err, text) => {
+        errors.push(`text-to-speech failed for "${text.slice(0, 40)}": ${(err as Error).message}`);
+      }),
+      new OutputProcessor(io, metrics, {
+        spoke: (_turn, text) => (spokenCharacters += text.length),
+        ended: () => finish('agent'),
+        transferred: (to) => {
+          transferredTo = to;
+          finish('transfer');
+        },
+      }),
+    ];
+    const pipeline = new Pipeline(processors, {
+      onError: (err, p) => {
+        errors.push(`${p.name}: ${(err as Error).message}`);
+        finish('error');
+      },
+    });
+
+    io.onAudio((pcm) => pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz })));
+    io.onDtmf((digit) => {
+      dtmf.push(digit);
+      pipeline.sendTo(converse, frame({ kind: 'dtmf' as const, digit }));
+    });
+    if (io.signal.aborted) finish('customer');
+    else io.signal.addEventListener('abort', () => finish('customer'), { once: true });
+    const maxCall = setTimeout(() => finish('timeout'), o.maxCallMs ?? 30 * 60_000);
+    maxCall.unref?.();
+
+    pipeline.send(frame({ kind: 'start' as const }));
+    await over;
+    clearTimeout(maxCall);
+    pipeline.send(frame({ kind: 'end' as const, reason: endedBy! }));
+    if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
+
+    const record = session.record;
+    const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
+    const sentiment = sentimentScore(userWords);
+    const minutes = (performance.now() - startedAt) / 60_000;
+    const pricing = o.pricing ?? DEFAULT_PRICING;
+    const cost =
+      minutes * (pricing.telephonyPerMinute + pricing.sttPerMinute) +
+      (record.usage.promptTokens * pricing.llmInputPerMillionTokens + record.usage.completionTokens * pricing.llmOutputPerMillionTokens) / 1e6 +
+      (spokenCharacters * pricing.ttsPerMillionCharacters) / 1e6;
+    const traceScores: Record<string, number> = { interruptions: metrics.interruptions, turns: metrics.turnLatenciesMs.length };
+    const p50 = percentile(metrics.turnLatenciesMs, 50);
+    const p95 = percentile(metrics.turnLatenciesMs, 95);
+    if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);
+    if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
+    if (sentiment !== undefined) traceScores.sentiment = sentiment;
+    return {
+      outcome: giveUpOutcome ?? record.outcome ?? (endedBy === 'timeout' ? 'no_response' : undefined),
+      sentiment,
+      cost: Math.round(cost * 10_000) / 10_000,
+      traceScores,
+      metaData: {
+        agent: this.label,
+        transcription: record.transcription,
+        node_traversal: record.node_traversal,
+        function_calls: record.function_calls,
+        call_ended_by: endedBy,
+        errors: [...record.errors, ...errors],
+        usage: record.usage,
+        turn_latency_ms: metrics.turnLatenciesMs.map(Math.round),
+        turn_overhead_ms: metrics.turnOverheadsMs.map((v) => Math.round(v * 10) / 10),
+        ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
+        ...(transferredTo ? { transfer_number: transferredTo } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * A template-driven conversation end to end: `dialer serve` with the voice engine (Silero VAD, an
+ * OpenAI-compatible LLM and transcription served locally, espeak-ng speech) calls the emulator's
+ * callee over Twilio's protocols. The callee speaks real audio; the transcription server answers
+ * with the words of each spoken segment; the LLM answers with scripted text and a tool call.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { API_PREFIX } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { decodeWav, rms } from '../../src/lib/audio.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { client, type Client } from '../helpers/app.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+
+const TWILIO = { accountSid: 'AC00000000000000000000000000000002', authToken: 'voice-e2e-token' };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+let server: RunningServer;
+let emulator: Emulator;
+let ai: OpenAIServer;
+let hooks: http.Server;
+const hookCalls: Array<{ url: string; body: any }> = [];
+let admin: Client;
+let dataDir: string;
+
+before(async () => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  ai = await startOpenAIServer();
+  emulator = await startEmulator({
+    dialerUrl: `${base}${API_PREFIX}`,
+    twilio: TWILIO,
+    plivo: { authId: 'MAX', authToken: 'x' },
+    exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
+  });
+  hooks = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      hookCalls.push({ url: req.url!, body: JSON.parse(body) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"crm":"updated"}');
+    });
+  });
+  await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-'));
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DIALER_DATA_DIR: dataDir,
+    DIALER_JWT_SECRET: 'voice-secret-voice-secret-voice-secret-01',
+    DIALER_ADMIN_EMAIL: 'admin@example.com',
+    DIALER_ADMIN_PASSWORD: 'admin-password-1',
+    DIALER_POLL_MS: '100',
+    LOG_LEVEL: 'silent',
+    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
+    TWILIO_AUTH_TOKEN: TWILIO.authToken,
+    TWILIO_API_URL: emulator.url,
+    LLM_BASE_URL: ai.url,
+    STT_BASE_URL: ai.url,
+  };
+  for (const [k, v] of Object.entries(env)) process.env[k] = v;
+  server = await startServer(loadConfig(env), createLogger('silent'));
+  const login = await client(server.app).post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
+  admin = client(server.app, login.body.access_token);
+});
+
+after(async () => {
+  await server?.close();
+  await emulator?.close();
+  await ai?.close();
+  hooks?.closeAllConnections();
+  hooks?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a template-driven call', () => {
+  it('greets, hears the answer, calls the function and its hook, ends confirmed, with transcript, nodes, recording, sentiment and trace scores', async () => {
+    const health = await admin.get('/health');
+    assert.deepEqual({ ready: health.body.calls.ready, agent: health.body.calls.agent }, { ready: true, agent: 'flow' });
+
+    const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}`;
+    const reseller = (await admin.post('/resellers', { name: 'Voice' })).body.id;
+    const flow = {
+      initial_node: 'greet',
+      nodes: [
+        {
+          node_name: 'greet',
+          role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
+          task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
+          functions: [
+            {
+              name: 'confirm_order',
+              properties: { confirmed: { type: 'boolean' } },
+              required: ['confirmed'],
+              transition_to: 'end_confirmed',
+              hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }],
+            },
+          ],
+        },
+        {
+          node_name: 'end_confirmed',
+          task_messages: [{ role: 'system', content: 'Thank them.' }],
+          pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Your order is confirmed. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
+        },
+      ],
+    };
+    const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    assert.equal((await admin.post('/numbers', { phone_number: '+12125550300', provider: 'PROVIDER_A' })).status, 200);
+
+    ai.chat.push({ text: 'Hello Ana! I am calling about your order A-42. Shall I confirm it?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+    ai.transcripts.push('Yes, please confirm it. Thank you, that is great!');
+    const callee = '+14155550300';
+    emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it. Thank you, that is great!' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    const pushed = await admin.post('/leads', { request_id: 'voice-1', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const leadId = pushed.body.lead_call_tracker_id;
+
+    let lead: any;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      lead = (await admin.get(`/leads/${leadId}`)).body;
+      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
+      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
+    assert.deepEqual(meta.node_traversal, ['greet', 'end_confirmed']);
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', 'Hello Ana! I am calling about your order A-42. Shall I confirm it?'],
+        ['user', 'Yes, please confirm it. Thank you, that is great!'],
+        ['assistant', 'Thank you Ana. Your order is confirmed. Goodbye!'],
+      ],
+    );
+    assert.equal(meta.call_ended_by, 'agent');
+    assert.deepEqual(meta.errors, []);
+    assert.equal(meta.function_calls[0].name, 'confirm_order');
+    assert.equal(meta.function_calls[0].hooks[0].status, 200);
+    assert.deepEqual(hookCalls, [{ url: '/orders/A-42', body: { order: 'A-42', confirmed: 'true' } }]);
+    // The LLM got the substituted context and the node's tools; the STT got real audio.
+    assert.equal(ai.chatRequests[0]!.body.messages[0].content, 'You call Ana for Acme. Be brief.');
+    assert.equal(ai.chatRequests[0]!.body.tools[0].function.name, 'confirm_order');
+    assert.ok(ai.transcriptionRequests[0]!.bytes > 16_000, 'a spoken segment was transcribed');
+    assert.ok(lead.sentiment > 0.6, `sentiment ${lead.sentiment}`);
+    assert.ok(lead.trace_scores.turn_latency_p50_ms >= 0, JSON.stringify(lead.trace_scores));
+    assert.ok(lead.cost > 0);
+    // The callee heard the agent; the recording holds the call.
+    const call = emulator.calls.find((c) => c.to === callee)!;
+    assert.ok(rms(call.received.pcm) > 300);
+    const rec = await fetch(lead.recording_url, { headers: { authorization: `Bearer ${admin.token}` } });
+    assert.equal(rec.status, 200);
+    const wav = decodeWav(new Uint8Array(await rec.arrayBuffer()));
+    assert.ok(wav.pcm.length / 8000 > 4, `${wav.pcm.length / 8000} s recorded`);
+  });
+});
