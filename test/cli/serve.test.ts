@@ -71,9 +71,9 @@ describe('dialer serve (embedded PGlite)', () => {
     const health = await json(`${first.url}${PREFIX}/health`);
     assert.equal(health.body.status, 'ok');
     assert.equal(health.body.database, 'pglite');
-    // No provider configured: this Dialer says it cannot place calls, and why.
+    // No LLM (nor provider) configured: this Dialer says it cannot place calls, and why.
     assert.equal(health.body.calls.ready, false);
-    assert.match(health.body.calls.reason, /no telephony provider/);
+    assert.match(health.body.calls.reason, /no LLM is configured: set LLM_API_KEY/);
     const login = await json(`${first.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'boss@example.com', password: 'boss-password' }) });
     assert.equal(login.status, 200);
     const auth = { authorization: `Bearer ${login.body.access_token}` };
