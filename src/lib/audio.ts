@@ -125,34 +125,166 @@ export function decodeWav(file: Uint8Array): DecodedWav {
   throw new Error('WAV has no data chunk');
 }
 
-/** Resamples by linear interpolation, with a box low-pass when going down (speech quality is enough). */
+/**
+ * Band-limited resampling: a polyphase windowed-sinc (Kaiser) filter at the rational ratio of the
+ * two rates, cutting off just below the lower Nyquist frequency, so going down does not alias and
+ * going up does not image. `resample` is one-shot; `Resampler` keeps filter state across chunks so
+ * 20 ms frames come out exactly as the whole signal would (no clicks at frame boundaries).
+ */
 export function resample(pcm: Int16Array, fromHz: number, toHz: number): Int16Array {
   if (fromHz === toHz || pcm.length === 0) return pcm;
-  let source = pcm;
-  if (toHz < fromHz) {
-    const width = Math.max(1, Math.round(fromHz / toHz));
-    if (width > 1) {
-      source = new Int16Array(pcm.length);
-      let sum = 0;
-      for (let i = 0; i < pcm.length; i++) {
-        sum += pcm[i]!;
-        if (i >= width) sum -= pcm[i - width]!;
-        source[i] = Math.round(sum / Math.min(i + 1, width));
+  const resampler = new Resampler(fromHz, toHz);
+  const head = resampler.process(pcm);
+  const tail = resampler.flush();
+  const out = new Int16Array(head.length + tail.length);
+  out.set(head);
+  out.set(tail, head.length);
+  return out;
+}
+
+/** Zero crossings of the sinc on each side: the steepness of the filter (and its look-ahead). */
+const SINC_ZEROS = 24;
+/** Cut-off as a fraction of the lower Nyquist frequency: the passband keeps speech up to ~0.9 of it. */
+const CUTOFF = 0.92;
+/** Kaiser window beta: about 80 dB of stopband. */
+const KAISER_BETA = 8.6;
+
+interface Polyphase {
+  /** Output step in input samples is `down / up`. */
+  up: number;
+  down: number;
+  /** Taps reach `halfWidth` input samples each side of the output instant. */
+  halfWidth: number;
+  /** `up` phases of `2 * halfWidth` taps each, phase-major. */
+  taps: Float32Array;
+}
+
+const filters = new Map<string, Polyphase>();
+
+function besselI0(x: number): number {
+  let sum = 1;
+  let term = 1;
+  for (let k = 1; k < 50; k++) {
+    term *= (x / (2 * k)) ** 2;
+    sum += term;
+    if (term < sum * 1e-12) break;
+  }
+  return sum;
+}
+
+function polyphase(fromHz: number, toHz: number): Polyphase {
+  const key = `${fromHz}:${toHz}`;
+  const cached = filters.get(key);
+  if (cached) return cached;
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+  const g = gcd(fromHz, toHz);
+  const up = toHz / g;
+  const down = fromHz / g;
+  // Cut-off in cycles per input sample, relative to the input's Nyquist frequency.
+  const cutoff = CUTOFF * Math.min(1, toHz / fromHz);
+  const halfWidth = Math.ceil(SINC_ZEROS / cutoff);
+  const width = 2 * halfWidth;
+  const taps = new Float32Array(up * width);
+  const i0Beta = besselI0(KAISER_BETA);
+  for (let phase = 0; phase < up; phase++) {
+    const frac = phase / up;
+    let sum = 0;
+    for (let i = 0; i < width; i++) {
+      // Input sample k - halfWidth + 1 + i sits x input samples before the output instant k + frac.
+      const x = frac + halfWidth - 1 - i;
+      const r = x / halfWidth;
+      const window = Math.abs(r) >= 1 ? 0 : besselI0(KAISER_BETA * Math.sqrt(1 - r * r)) / i0Beta;
+      const arg = Math.PI * cutoff * x;
+      const sinc = x === 0 ? 1 : Math.sin(arg) / arg;
+      const h = cutoff * sinc * window;
+      taps[phase * width + i] = h;
+      sum += h;
+    }
+    // Unit gain at DC for every phase: no ripple in the level of a steady signal.
+    for (let i = 0; i < width; i++) taps[phase * width + i]! /= sum;
+  }
+  const filter = { up, down, halfWidth, taps };
+  filters.set(key, filter);
+  return filter;
+}
+
+/**
+ * Streaming resampler: feed chunks of any length with `process`, then `flush` at the end for the
+ * last `halfWidth` input samples' worth of output. Output lags input by the filter's look-ahead
+ * (about 1.5 ms at 16 kHz to 8 kHz), never more.
+ */
+export class Resampler {
+  private readonly filter: Polyphase | undefined;
+  /** Input kept for the filter, starting at absolute input index `bufferStart`. */
+  private buffer: Float32Array;
+  private bufferStart: number;
+  private inputCount = 0;
+  /** The next output sample's instant: input index `position` plus `phase / up`. */
+  private position = 0;
+  private phase = 0;
+  private flushed = false;
+
+  constructor(readonly fromHz: number, readonly toHz: number) {
+    if (!(Number.isInteger(fromHz) && Number.isInteger(toHz) && fromHz > 0 && toHz > 0)) {
+      throw new RangeError(`sample rates must be positive integers, got ${fromHz} and ${toHz}`);
+    }
+    this.filter = fromHz === toHz ? undefined : polyphase(fromHz, toHz);
+    const halfWidth = this.filter?.halfWidth ?? 0;
+    // Silence before the first sample, so the first outputs have their full filter history.
+    this.buffer = new Float32Array(halfWidth);
+    this.bufferStart = -halfWidth;
+  }
+
+  process(chunk: Int16Array): Int16Array {
+    if (!this.filter) return chunk;
+    if (this.flushed) throw new Error('Resampler: process() after flush()');
+    this.inputCount += chunk.length;
+    this.append(chunk);
+    return this.emit(false);
+  }
+
+  /** The output still held back by the look-ahead, as if the input were followed by silence. */
+  flush(): Int16Array {
+    if (!this.filter || this.flushed) return new Int16Array(0);
+    this.flushed = true;
+    this.append(new Int16Array(this.filter.halfWidth + 1));
+    return this.emit(true);
+  }
+
+  private append(chunk: Int16Array): void {
+    const keepFrom = Math.max(0, this.position - this.filter!.halfWidth + 1 - this.bufferStart);
+    const kept = this.buffer.subarray(keepFrom);
+    const next = new Float32Array(kept.length + chunk.length);
+    next.set(kept);
+    for (let i = 0; i < chunk.length; i++) next[kept.length + i] = chunk[i]!;
+    this.buffer = next;
+    this.bufferStart += keepFrom;
+  }
+
+  private emit(final: boolean): Int16Array {
+    const { up, down, halfWidth, taps } = this.filter!;
+    const width = 2 * halfWidth;
+    const end = this.bufferStart + this.buffer.length;
+    // Outputs whose instant lies inside the input: ceil(inputCount * up / down) of them in all.
+    const available = Math.max(0, Math.ceil(((end - this.position) * up) / down) + 1);
+    const out = new Int16Array(available);
+    const buffer = this.buffer;
+    let n = 0;
+    while (this.position + halfWidth < end) {
+      if (final && this.position * up + this.phase >= this.inputCount * up) break;
+      const base = this.position - halfWidth + 1 - this.bufferStart;
+      const row = this.phase * width;
+      let acc = 0;
+      for (let i = 0; i < width; i++) acc += buffer[base + i]! * taps[row + i]!;
+      out[n++] = acc > 32767 ? 32767 : acc < -32768 ? -32768 : Math.round(acc);
+      this.phase += down;
+      if (this.phase >= up) {
+        this.position += Math.floor(this.phase / up);
+        this.phase %= up;
       }
     }
+    return n === out.length ? out : out.slice(0, n);
   }
-  const outLength = Math.floor((source.length * toHz) / fromHz);
-  const out = new Int16Array(outLength);
-  const step = fromHz / toHz;
-  for (let i = 0; i < outLength; i++) {
-    const x = i * step;
-    const j = Math.floor(x);
-    const frac = x - j;
-    const a = source[j]!;
-    const b = source[Math.min(j + 1, source.length - 1)]!;
-    out[i] = Math.round(a + (b - a) * frac);
-  }
-  return out;
 }
 
 /** Root mean square level of a stretch of PCM (0 to 32767). */
