@@ -14,6 +14,25 @@ function join(parts: Int16Array[]): Int16Array {
   return out;
 }
 
+async function eventsOf(audio: Int16Array, options: Parameters<SileroVAD['open']>[0] = {}) {
+  const stream = await new SileroVAD().open(options);
+  const events = [];
+  for (let i = 0; i < audio.length; i += 320) events.push(...(await stream.push(audio.subarray(i, i + 320))));
+  stream.close();
+  return events;
+}
+
+/** Milliseconds of model time per 32 ms window, on speech (silent windows skip the model). */
+async function costPerWindowMs(): Promise<number> {
+  const speech = await synthesize('Measuring how long one window of the voice detector takes to run.', { sampleRateHz: 16000 });
+  const stream = await new SileroVAD().open();
+  await stream.push(speech.subarray(0, 512 * 8)); // warm up
+  const windows = Math.floor(speech.length / 512);
+  const started = performance.now();
+  for (let r = 0; r < 3; r++) await stream.push(speech.subarray(0, windows * 512));
+  return (performance.now() - started) / (3 * windows);
+}
+
 describe('Silero VAD', () => {
   it('finds two phrases in real speech, at about the right times, in 20 ms pushes', async () => {
     const one = await synthesize('Hello, this is a test of the voice detector.', { sampleRateHz: 16000 });
@@ -33,7 +52,41 @@ describe('Silero VAD', () => {
     const stream = await new SileroVAD().open();
     const noise = Int16Array.from({ length: 16000 * 2 }, () => Math.round((Math.random() - 0.5) * 200));
     const click = join([silence(300), Int16Array.from({ length: 1600 }, (_, i) => Math.round(Math.sin(i / 3) * 12000)), silence(800)]);
-    const events = [...(await stream.push(silence(1000))), ...(await stream.push(noise)), ...(await stream.push(click))];
+    // Line hiss loud enough (rms about 300) that the model runs on it rather than the silence gate.
+    const hiss = Int16Array.from({ length: 16000 * 2 }, () => Math.round((Math.random() - 0.5) * 1040));
+    const events = [...(await stream.push(silence(1000))), ...(await stream.push(noise)), ...(await stream.push(hiss)), ...(await stream.push(click))];
     assert.deepEqual(events, []);
+  });
+
+  it('respects its options: a long minSilenceMs bridges the pause, a long minSpeechMs hears nothing', async () => {
+    const one = await synthesize('Hello, this is a test of the voice detector.', { sampleRateHz: 16000 });
+    const two = await synthesize('And here is a second sentence.', { sampleRateHz: 16000 });
+    const audio = join([silence(500), one, silence(1200), two, silence(2500)]);
+    assert.deepEqual((await eventsOf(audio, { minSilenceMs: 2000 })).map((e) => e.type), ['speech_start', 'speech_end']);
+    assert.deepEqual(await eventsOf(audio, { minSpeechMs: 10_000 }), []);
+    const strict = await eventsOf(audio, { startThreshold: 1.01 });
+    assert.deepEqual(strict, [], 'a start threshold no probability reaches');
+  });
+
+  it('ignores a spoken "uh" shorter than minSpeechMs, and hears it when the minimum is lower', async () => {
+    const uh = await synthesize('Uh.', { sampleRateHz: 16000 }); // about 100 ms that Silero calls speech
+    const audio = join([silence(500), uh, silence(1500)]);
+    assert.deepEqual(await eventsOf(audio), [], 'default minSpeechMs 200');
+    const loose = await eventsOf(audio, { minSpeechMs: 32, minSilenceMs: 300 });
+    assert.deepEqual(loose.map((e) => e.type), ['speech_start', 'speech_end']);
+  });
+
+  it('shares one model across streams, each with its own state', async () => {
+    const phrase = await synthesize('One two three.', { sampleRateHz: 16000 });
+    const audio = join([silence(300), phrase, silence(1000)]);
+    const [a, b] = await Promise.all([eventsOf(audio), eventsOf(audio)]);
+    assert.deepEqual(a, b);
+    assert.deepEqual(a.map((e) => e.type), ['speech_start', 'speech_end']);
+  });
+
+  it('is cheap enough for many calls', async () => {
+    const ms = await costPerWindowMs();
+    process.stdout.write(`# Silero VAD: ${ms.toFixed(3)} ms of CPU per 32 ms window of speech\n`);
+    assert.ok(ms < 16, `${ms} ms per window`);
   });
 });
