@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
-import { voiceServicesFromEnv } from '../providers/index.js';
+import { preloadSilero, voiceServicesFromEnv } from '../providers/index.js';
 import { findTemplateById } from '../templates/index.js';
 import { ConversationAgent } from '../voice/conversation.js';
 import { GreeterAgent, type CallAgent } from '../voice/index.js';
@@ -50,6 +50,8 @@ export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agen
     };
     return { agent: unavailable, notReady: reason };
   }
+  // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
+  void preloadSilero().catch(() => undefined);
   const agent = new ConversationAgent({
     services: chosen.services,
     loadFlow: async (templateId) => (await findTemplateById(options.db, templateId))?.flow,

@@ -127,7 +127,20 @@ export class ConversationAgent implements CallAgent {
       },
     });
 
-    io.onAudio((pcm) => pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz })));
+    // Media clock: a frame handled more than one frame behind the provider's steady 20 ms pace is late.
+    let firstFrameAt: number | undefined;
+    let mediaMs = 0;
+    let frames = 0;
+    let lateFrames = 0;
+    io.onAudio((pcm) => {
+      const now = performance.now();
+      firstFrameAt ??= now;
+      const frameMs = (pcm.length * 1000) / io.sampleRateHz;
+      if (now - (firstFrameAt + mediaMs) > frameMs + 20) lateFrames++;
+      mediaMs += frameMs;
+      frames++;
+      pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz }));
+    });
     io.onDtmf((digit) => {
       dtmf.push(digit);
       pipeline.sendTo(converse, frame({ kind: 'dtmf' as const, digit }));
@@ -152,7 +165,7 @@ export class ConversationAgent implements CallAgent {
       minutes * (pricing.telephonyPerMinute + pricing.sttPerMinute) +
       (record.usage.promptTokens * pricing.llmInputPerMillionTokens + record.usage.completionTokens * pricing.llmOutputPerMillionTokens) / 1e6 +
       (spokenCharacters * pricing.ttsPerMillionCharacters) / 1e6;
-    const traceScores: Record<string, number> = { interruptions: metrics.interruptions, turns: metrics.turnLatenciesMs.length };
+    const traceScores: Record<string, number> = { interruptions: metrics.interruptions, turns: metrics.turnLatenciesMs.length, media_frames: frames, media_frames_late: lateFrames };
     const p50 = percentile(metrics.turnLatenciesMs, 50);
     const p95 = percentile(metrics.turnLatenciesMs, 95);
     if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);

@@ -2,7 +2,9 @@
  * A local server speaking the OpenAI HTTP API byte for byte, for the voice engine's tests:
  * - POST /v1/chat/completions with `stream: true`: server-sent events of `chat.completion.chunk`
  *   objects (text deltas, tool-call deltas split across chunks, a usage chunk, `data: [DONE]`);
- * - POST /v1/audio/transcriptions: multipart with a WAV `file`; answers `{"text": ...}`.
+ * - POST /v1/audio/transcriptions: multipart with a WAV `file`; answers `{"text": ...}`;
+ * - POST /v1/audio/speech with `response_format: "pcm"`: 24 kHz 16-bit mono speech of the input
+ *   (espeak-ng, synthesised once per text), streamed in chunks.
  * Replies come from scripts (in order) or from functions of the request; every request is kept.
  *
  *   const ai = await startOpenAIServer();
@@ -11,6 +13,7 @@
  *   // LLM_BASE_URL = STT_BASE_URL = ai.url
  */
 import http from 'node:http';
+import { pcmToBytes, synthesize } from '../../src/lib/audio.js';
 import type { AddressInfo } from 'node:net';
 
 export type ChatReply = { text?: string; tools?: Array<{ name: string; arguments: unknown }>; status?: number; error?: string };
@@ -19,6 +22,9 @@ export interface OpenAIServer {
   url: string;
   chat: ChatReply[];
   transcripts: string[];
+  /** When the scripts are empty: computes the reply from the request (benchmarks). */
+  respond?: (body: { messages: Array<{ role: string; content: unknown }> }) => ChatReply;
+  transcribe?: () => string;
   chatRequests: Array<{ body: any; headers: http.IncomingHttpHeaders }>;
   transcriptionRequests: Array<{ bytes: number; model: string | undefined }>;
   close(): Promise<void>;
@@ -58,6 +64,7 @@ function multipart(body: Buffer, type: string): { file?: Buffer; fields: Record<
 export async function startOpenAIServer(): Promise<OpenAIServer> {
   const state: Omit<OpenAIServer, 'url' | 'close'> = { chat: [], transcripts: [], chatRequests: [], transcriptionRequests: [] };
   let seq = 0;
+  const voices = new Map<string, Promise<Int16Array>>();
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -66,7 +73,7 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
       if (req.url === '/v1/chat/completions') {
         const json = JSON.parse(body.toString());
         state.chatRequests.push({ body: json, headers: req.headers });
-        const reply = state.chat.shift() ?? { text: 'Okay.' };
+        const reply = state.chat.shift() ?? api.respond?.(json) ?? { text: 'Okay.' };
         if (reply.status) {
           res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: reply.error ?? 'failed', type: 'server_error', code: null } }));
           return;
@@ -88,6 +95,20 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
         res.end('data: [DONE]\n\n');
         return;
       }
+      if (req.url === '/v1/audio/speech') {
+        const { input, response_format } = JSON.parse(body.toString());
+        if (response_format !== 'pcm') return void res.writeHead(400).end();
+        let pcm = voices.get(input);
+        if (!pcm) voices.set(input, (pcm = synthesize(String(input), { sampleRateHz: 24000 })));
+        void pcm.then((audio) => {
+          const bytes = pcmToBytes(audio);
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          // Chunks of odd sizes, as a network delivers them.
+          for (let at = 0; at < bytes.length; at += 4801) res.write(bytes.subarray(at, at + 4801));
+          res.end();
+        });
+        return;
+      }
       if (req.url === '/v1/audio/transcriptions') {
         const { file, fields } = multipart(body, String(req.headers['content-type'] ?? ''));
         if (!file || file.subarray(0, 4).toString() !== 'RIFF') {
@@ -95,14 +116,14 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
           return;
         }
         state.transcriptionRequests.push({ bytes: file.length, model: fields.model });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: state.transcripts.shift() ?? '' }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: state.transcripts.shift() ?? api.transcribe?.() ?? '' }));
         return;
       }
       res.writeHead(404).end();
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
+  const api: OpenAIServer = {
     ...state,
     get chat() {
       return state.chat;
@@ -117,4 +138,5 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
         server.close(() => r());
       }),
   };
+  return api;
 }

@@ -10,6 +10,19 @@ import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthe
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
 
+/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
+const spoken = new Map<string, Promise<Int16Array>>();
+function speech(text: string): Promise<Int16Array> {
+  let pcm = spoken.get(text);
+  if (!pcm) {
+    pcm = synthesize(text, { sampleRateHz: 8000 });
+    pcm.catch(() => spoken.delete(text));
+    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
+    spoken.set(text, pcm);
+  }
+  return pcm;
+}
+
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
 const VOICE_RMS = 300;
@@ -344,7 +357,7 @@ export class MediaLeg {
   }
 
   private async say(text: string): Promise<void> {
-    const pcm = await synthesize(text, { sampleRateHz: 8000 });
+    const pcm = await speech(text);
     if (!this.live) return;
     this.speech.push(pcm);
     await new Promise<void>((r) => this.drained.push(r));
