@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 import { preloadSilero, voiceServicesFromEnv } from '../providers/index.js';
 import { findTemplateById } from '../templates/index.js';
-import { ConversationAgent } from '../voice/conversation.js';
+import { ConversationAgent, DEFAULT_PRICING, type Pricing } from '../voice/conversation.js';
 import { GreeterAgent, type CallAgent } from '../voice/index.js';
 import { createKits } from './kits.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
@@ -54,6 +54,7 @@ export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agen
   void preloadSilero().catch(() => undefined);
   const agent = new ConversationAgent({
     services: chosen.services,
+    pricing: pricingFromEnv(env),
     loadFlow: async (templateId) => (await findTemplateById(options.db, templateId))?.flow,
   });
   return { agent };
@@ -72,4 +73,23 @@ export function createTelephony(options: TelephonyOptions): Telephony {
     db: options.db,
     statusGraceMs: options.statusGraceMs,
   });
+}
+
+/** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
+export function pricingFromEnv(env: NodeJS.ProcessEnv): Pricing {
+  const raw = env.DIALER_PRICING?.trim();
+  if (!raw) return DEFAULT_PRICING;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('DIALER_PRICING must be a JSON object');
+  }
+  const pricing: Pricing = { ...DEFAULT_PRICING };
+  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!(key in DEFAULT_PRICING)) throw new Error(`DIALER_PRICING: unknown price "${key}" (known: ${Object.keys(DEFAULT_PRICING).join(', ')})`);
+    if (typeof value !== 'number' || !(value >= 0)) throw new Error(`DIALER_PRICING: ${key} must be a number >= 0`);
+    pricing[key as keyof Pricing] = value;
+  }
+  return pricing;
 }
