@@ -9,6 +9,7 @@ import { llmOptionsFromEnv, OpenAICompatibleLLM } from './llm/openai.js';
 import { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
 import { EspeakTTS } from './tts/espeak.js';
 import { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
+import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
 
 export { OpenAICompatibleLLM, llmOptionsFromEnv } from './llm/openai.js';
@@ -16,17 +17,27 @@ export { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js
 export { EspeakTTS } from './tts/espeak.js';
 export { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
+export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
 
 export type VoiceServicesResult = { services: VoiceServices } | { missing: string };
 
 export function voiceServicesFromEnv(env: NodeJS.ProcessEnv = process.env): VoiceServicesResult {
   try {
-    const llm = new OpenAICompatibleLLM(llmOptionsFromEnv(env));
+    // A second LLM (LLM_FALLBACK_*) takes over when the first keeps failing before it answers.
+    const llms = [new OpenAICompatibleLLM(llmOptionsFromEnv(env))];
+    if (env.LLM_FALLBACK_BASE_URL?.trim()) {
+      llms.push(
+        new OpenAICompatibleLLM(
+          llmOptionsFromEnv({ LLM_BASE_URL: env.LLM_FALLBACK_BASE_URL, LLM_API_KEY: env.LLM_FALLBACK_API_KEY, LLM_MODEL: env.LLM_FALLBACK_MODEL || env.LLM_MODEL }),
+        ),
+      );
+    }
+    const llm = new FallbackLLM(llms);
     const stt = new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
     const ttsProvider = env.TTS_PROVIDER?.trim() || (env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
     if (ttsProvider !== 'openai' && ttsProvider !== 'espeak') throw new NotConfiguredError(`TTS_PROVIDER must be openai or espeak, got "${ttsProvider}"`);
     const tts = ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : new EspeakTTS();
-    return { services: { llm, stt, tts, vad: new SileroVAD() } };
+    return { services: { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD() } };
   } catch (err) {
     if (err instanceof NotConfiguredError) return { missing: err.message };
     throw err;
