@@ -7,6 +7,7 @@ import type { VoiceServices } from '../voice/conversation.js';
 import { NotConfiguredError } from '../voice/services.js';
 import { llmOptionsFromEnv, OpenAICompatibleLLM } from './llm/openai.js';
 import { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
+import { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
 import { EspeakTTS } from './tts/espeak.js';
 import { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
@@ -14,6 +15,7 @@ import { SileroVAD } from './vad/index.js';
 
 export { OpenAICompatibleLLM, llmOptionsFromEnv } from './llm/openai.js';
 export { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
+export { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
 export { EspeakTTS } from './tts/espeak.js';
 export { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
@@ -33,7 +35,9 @@ export function voiceServicesFromEnv(env: NodeJS.ProcessEnv = process.env): Voic
       );
     }
     const llm = new FallbackLLM(llms);
-    const stt = new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
+    const sttProvider = env.STT_PROVIDER?.trim() || (env.DEEPGRAM_API_KEY?.trim() ? 'deepgram' : 'openai');
+    if (sttProvider !== 'deepgram' && sttProvider !== 'openai') throw new NotConfiguredError(`STT_PROVIDER must be deepgram or openai, got "${sttProvider}"`);
+    const stt = sttProvider === 'deepgram' ? new DeepgramSTT(deepgramOptionsFromEnv(env)) : new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
     const ttsProvider = env.TTS_PROVIDER?.trim() || (env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
     if (ttsProvider !== 'openai' && ttsProvider !== 'espeak') throw new NotConfiguredError(`TTS_PROVIDER must be openai or espeak, got "${ttsProvider}"`);
     const tts = ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : new EspeakTTS();

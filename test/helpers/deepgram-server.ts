@@ -1,0 +1,78 @@
+/**
+ * A local server speaking Deepgram's live transcription protocol: WebSocket `/v1/listen` with
+ * `Authorization: Token <key>` (401 on the upgrade otherwise), binary linear16 audio in, `Results`
+ * messages out (an interim once a segment has audio, the final on `Finalize` with
+ * `from_finalize: true` and `speech_final`), `UtteranceEnd`, and a clean close on `CloseStream`.
+ * Transcripts come from `transcripts`, one per finalized segment.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+
+export interface DeepgramServer {
+  url: string;
+  transcripts: string[];
+  /** Query parameters of each stream opened. */
+  streams: Array<Record<string, string>>;
+  /** Bytes of audio received, per stream. */
+  audioBytes: number[];
+  /** Close the next stream with this code after its first audio (to test failures). */
+  failWith?: number;
+  close(): Promise<void>;
+}
+
+function results(text: string, isFinal: boolean, extra: Record<string, unknown> = {}) {
+  return JSON.stringify({
+    type: 'Results',
+    channel_index: [0, 1],
+    duration: 1.2,
+    start: 0,
+    is_final: isFinal,
+    speech_final: isFinal,
+    channel: { alternatives: [{ transcript: text, confidence: 0.98, words: [] }] },
+    metadata: { request_id: 'local', model_info: { name: 'nova-2' } },
+    ...extra,
+  });
+}
+
+export async function startDeepgramServer(apiKey: string): Promise<DeepgramServer> {
+  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const wss = new WebSocketServer({ noServer: true });
+  const state: DeepgramServer = { url: '', transcripts: [], streams: [], audioBytes: [], close: async () => undefined };
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/v1/listen') return void socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
+    if (req.headers.authorization !== `Token ${apiKey}`) return void socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const index = state.streams.push(Object.fromEntries(url.searchParams)) - 1;
+      state.audioBytes[index] = 0;
+      let segmentBytes = 0;
+      const fail = state.failWith;
+      state.failWith = undefined;
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) {
+          const n = (data as Buffer).length;
+          state.audioBytes[index]! += n;
+          segmentBytes += n;
+          if (fail) return void ws.close(fail, 'internal error');
+          if (segmentBytes >= 16000 && segmentBytes - n < 16000) ws.send(results('…', false));
+          return;
+        }
+        const m = JSON.parse(data.toString()) as { type: string };
+        if (m.type === 'Finalize') {
+          if (segmentBytes > 0) ws.send(results(state.transcripts.shift() ?? '', true, { from_finalize: true }));
+          ws.send(JSON.stringify({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: 1.1 }));
+          segmentBytes = 0;
+        } else if (m.type === 'CloseStream') ws.close(1000);
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  state.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((r) => {
+      for (const c of wss.clients) c.terminate();
+      server.close(() => r());
+    });
+  return state;
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { synthesize } from '../../src/lib/audio.js';
+import { DeepgramSTT } from '../../src/providers/stt/deepgram.js';
+import { ServiceError, type SttEvent } from '../../src/voice/services.js';
+import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';
+
+let dg: DeepgramServer;
+before(async () => (dg = await startDeepgramServer('dg-key')));
+after(() => dg.close());
+
+const stt = (key = 'dg-key') => new DeepgramSTT({ apiKey: key, url: dg.url, model: 'nova-2', language: 'en-US' });
+
+describe('Deepgram live STT', () => {
+  it('streams audio, finalizes each segment, and reads interim, final and utterance-end messages', async () => {
+    dg.transcripts.push('Yes, please confirm it.', 'Tomorrow morning.');
+    const speech = await synthesize('Yes, please confirm it.', { sampleRateHz: 16000 });
+    const controller = new AbortController();
+    const stream = stt().open({ signal: controller.signal });
+    const events: SttEvent[] = [];
+    const reading = (async () => {
+      for await (const e of stream.events) events.push(e);
+    })();
+    for (let i = 0; i < speech.length; i += 320) stream.write(speech.subarray(i, i + 320));
+    stream.endSegment();
+    for (let i = 0; i < speech.length; i += 320) stream.write(speech.subarray(i, i + 320));
+    stream.endSegment();
+    await new Promise((r) => setTimeout(r, 300));
+    await stream.close();
+    await reading;
+    assert.deepEqual(events.filter((e) => e.type === 'final').map((e) => (e as { text: string }).text), ['Yes, please confirm it.', 'Tomorrow morning.']);
+    assert.ok(events.some((e) => e.type === 'interim'));
+    assert.ok(events.filter((e) => e.type === 'utterance_end').length >= 2);
+    assert.equal(dg.streams.at(-1)!.encoding, 'linear16');
+    assert.equal(dg.streams.at(-1)!.sample_rate, '16000');
+    assert.equal(dg.audioBytes.at(-1), speech.length * 2 * 2);
+  });
+
+  it('fails clearly: a wrong key is final, a server error may be retried', async () => {
+    const bad = stt('wrong').open({ signal: new AbortController().signal });
+    await assert.rejects(
+      (async () => {
+        for await (const _ of bad.events) void _;
+      })(),
+      (err: ServiceError) => err.retryable === false && /HTTP 401/.test(err.message),
+    );
+    dg.failWith = 1011;
+    const failing = stt().open({ signal: new AbortController().signal });
+    failing.write(new Int16Array(1600).fill(1000));
+    await assert.rejects(
+      (async () => {
+        for await (const _ of failing.events) void _;
+      })(),
+      (err: ServiceError) => err.retryable === true && /1011/.test(err.message),
+    );
+  });
+});
