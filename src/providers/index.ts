@@ -9,6 +9,7 @@ import { llmOptionsFromEnv, OpenAICompatibleLLM } from './llm/openai.js';
 import { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
 import { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
 import { EspeakTTS } from './tts/espeak.js';
+import { ElevenLabsTTS, elevenLabsOptionsFromEnv } from './tts/elevenlabs.js';
 import { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
@@ -17,6 +18,7 @@ export { OpenAICompatibleLLM, llmOptionsFromEnv } from './llm/openai.js';
 export { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
 export { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
 export { EspeakTTS } from './tts/espeak.js';
+export { ElevenLabsTTS, elevenLabsOptionsFromEnv } from './tts/elevenlabs.js';
 export { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
@@ -38,9 +40,11 @@ export function voiceServicesFromEnv(env: NodeJS.ProcessEnv = process.env): Voic
     const sttProvider = env.STT_PROVIDER?.trim() || (env.DEEPGRAM_API_KEY?.trim() ? 'deepgram' : 'openai');
     if (sttProvider !== 'deepgram' && sttProvider !== 'openai') throw new NotConfiguredError(`STT_PROVIDER must be deepgram or openai, got "${sttProvider}"`);
     const stt = sttProvider === 'deepgram' ? new DeepgramSTT(deepgramOptionsFromEnv(env)) : new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
-    const ttsProvider = env.TTS_PROVIDER?.trim() || (env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
-    if (ttsProvider !== 'openai' && ttsProvider !== 'espeak') throw new NotConfiguredError(`TTS_PROVIDER must be openai or espeak, got "${ttsProvider}"`);
-    const tts = ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : new EspeakTTS();
+    const ttsProvider =
+      env.TTS_PROVIDER?.trim() || (env.ELEVENLABS_API_KEY?.trim() ? 'elevenlabs' : env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
+    if (!['openai', 'elevenlabs', 'espeak'].includes(ttsProvider)) throw new NotConfiguredError(`TTS_PROVIDER must be elevenlabs, openai or espeak, got "${ttsProvider}"`);
+    const tts =
+      ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : ttsProvider === 'elevenlabs' ? new ElevenLabsTTS(elevenLabsOptionsFromEnv(env)) : new EspeakTTS();
     return { services: { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD() } };
   } catch (err) {
     if (err instanceof NotConfiguredError) return { missing: err.message };

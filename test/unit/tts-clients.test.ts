@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { rms } from '../../src/lib/audio.js';
+import { ElevenLabsTTS } from '../../src/providers/tts/elevenlabs.js';
+import { EspeakTTS } from '../../src/providers/tts/espeak.js';
+import { OpenAITTS } from '../../src/providers/tts/openai.js';
+import { ServiceError } from '../../src/voice/services.js';
+import { startElevenLabsServer, type ElevenLabsServer } from '../helpers/elevenlabs-server.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+
+let eleven: ElevenLabsServer;
+let openai: OpenAIServer;
+before(async () => {
+  eleven = await startElevenLabsServer('xi-key');
+  openai = await startOpenAIServer();
+});
+after(async () => {
+  await eleven.close();
+  await openai.close();
+});
+
+async function speech(chunks: AsyncIterable<Int16Array>): Promise<{ pcm: Int16Array; chunks: number }> {
+  const parts: Int16Array[] = [];
+  for await (const c of chunks) parts.push(c);
+  const pcm = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) (pcm.set(p, at), (at += p.length));
+  return { pcm, chunks: parts.length };
+}
+
+describe('text-to-speech clients', () => {
+  it('ElevenLabs: streams real speech from the stream-input protocol, reassembling odd-sized pieces', async () => {
+    const tts = new ElevenLabsTTS({ apiKey: 'xi-key', voiceId: 'voice 1', model: 'eleven_turbo_v2_5', url: eleven.url });
+    const { pcm, chunks } = await speech(tts.synthesize('Thank you for your time.', { signal: new AbortController().signal }));
+    assert.ok(chunks > 3 && pcm.length / 16000 > 0.8 && rms(pcm) > 500, `${chunks} chunks, ${pcm.length / 16000} s`);
+    const req = eleven.requests.at(-1)!;
+    assert.equal(req.voice, 'voice 1');
+    assert.deepEqual(req.query, { model_id: 'eleven_turbo_v2_5', output_format: 'pcm_16000' });
+    assert.deepEqual(req.messages.map((m: any) => m.text), [' ', 'Thank you for your time. ', '']);
+    const wrong = new ElevenLabsTTS({ apiKey: 'nope', voiceId: 'v', model: 'm', url: eleven.url });
+    await assert.rejects(speech(wrong.synthesize('x', { signal: new AbortController().signal })), (e: ServiceError) => !e.retryable && /401/.test(e.message));
+  });
+
+  it('OpenAI-compatible speech: streamed 24 kHz PCM across odd byte boundaries', async () => {
+    const tts = new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 5000 });
+    const { pcm, chunks } = await speech(tts.synthesize('Your order is confirmed.', { signal: new AbortController().signal }));
+    assert.ok(chunks > 3 && pcm.length / 24000 > 0.8 && rms(pcm) > 500);
+  });
+
+  it('espeak-ng: local speech, no account', async () => {
+    const { pcm } = await speech(new EspeakTTS().synthesize('Hello.', { signal: new AbortController().signal }));
+    assert.ok(pcm.length > 4000 && rms(pcm) > 500);
+  });
+});
