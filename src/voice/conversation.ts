@@ -90,7 +90,9 @@ export class ConversationAgent implements CallAgent {
       resolveEnd();
     };
 
+    const vad = new VadProcessor(o.services.vad, o.vad);
     const converse = new ConverseProcessor(session, metrics, {
+      onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
       idleMs: o.idleMs ?? 8000,
       maxIdlePrompts: o.maxIdlePrompts ?? 2,
       voicemail: VOICEMAIL_PATTERN,
@@ -100,7 +102,7 @@ export class ConversationAgent implements CallAgent {
       },
     });
     const processors: FrameProcessor[] = [
-      new VadProcessor(o.services.vad, o.vad),
+      vad,
       new SttProcessor(o.services.stt, (err) => {
         errors.push(`speech-to-text failed: ${(err as Error).message}`);
         finish('error');

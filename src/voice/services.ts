@@ -137,6 +137,8 @@ export type VadEvent = { type: 'speech_start'; atMs: number } | { type: 'speech_
 export interface VadStream {
   /** Caller audio at the VAD's sample rate (any length; it frames internally). */
   push(pcm: Int16Array): Promise<VadEvent[]>;
+  /** Changes thresholds or durations from now on (a template node's own `vad` settings). */
+  update(options: Partial<VadOptions>): void;
   close(): void;
 }
 

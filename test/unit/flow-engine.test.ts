@@ -187,6 +187,16 @@ describe('flow engine', () => {
     assert.equal(said(idle), 'Are you still there?');
   });
 
+  it("gives the pipeline the current node's turn-taking settings", async () => {
+    const llm = new ScriptedLLM([{ text: ['Hi.'] }]);
+    const flow = createFlowSession(
+      { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'x' }], idle_timeout_seconds: 5, vad: { stop_secs: 1.2 } }] },
+      { llm, variables: {} },
+    );
+    await collect(flow.start(new AbortController().signal));
+    assert.deepEqual(flow.nodeSettings, { idleMs: 5000, endOfSpeechMs: 1200 });
+  });
+
   it('stops when its signal aborts', async () => {
     const controller = new AbortController();
     const { flow } = session([{ text: ['a', 'b', 'c', 'd'] }]);

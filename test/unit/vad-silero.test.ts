@@ -76,6 +76,15 @@ describe('Silero VAD', () => {
     assert.deepEqual(loose.map((e) => e.type), ['speech_start', 'speech_end']);
   });
 
+  it('takes new settings mid-stream (a template node with its own end-of-speech silence)', async () => {
+    const one = await synthesize('Hello there.', { sampleRateHz: 16000 });
+    const stream = await new SileroVAD().open();
+    const before = await stream.push(new Int16Array(16000 * 0.3));
+    stream.update({ minSpeechMs: 60_000 });
+    const events = [...before, ...(await stream.push(one)), ...(await stream.push(new Int16Array(16000)))];
+    assert.deepEqual(events, [], 'speech shorter than the new minimum counts for nothing');
+  });
+
   it('shares one model across streams, each with its own state', async () => {
     const phrase = await synthesize('One two three.', { sampleRateHz: 16000 });
     const audio = join([silence(300), phrase, silence(1000)]);

@@ -43,7 +43,11 @@ class SileroStream implements VadStream {
   private speechStartedAt = 0;
   private closed = false;
 
-  constructor(private readonly model: ort.InferenceSession, private readonly options: VadOptions) {}
+  constructor(private readonly model: ort.InferenceSession, private options: VadOptions) {}
+
+  update(options: Partial<VadOptions>): void {
+    this.options = { ...this.options, ...options };
+  }
 
   async push(pcm: Int16Array): Promise<VadEvent[]> {
     const joined = new Float32Array(this.pending.length + pcm.length);

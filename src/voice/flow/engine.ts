@@ -33,6 +33,14 @@ export class FlowEngine implements FlowSession {
     return this.node.node_name;
   }
 
+  get nodeSettings(): { idleMs?: number; endOfSpeechMs?: number } {
+    const n = this.node;
+    return {
+      ...(n.idle_timeout_seconds ? { idleMs: n.idle_timeout_seconds * 1000 } : {}),
+      ...(n.vad?.stop_secs ? { endOfSpeechMs: n.vad.stop_secs * 1000 } : {}),
+    };
+  }
+
   private now(): string {
     return (this.deps.now?.() ?? new Date()).toISOString();
   }

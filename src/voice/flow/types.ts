@@ -52,6 +52,8 @@ export interface FlowSession {
   /** The caller interrupted the last reply: only `spoken` of it was heard (the context keeps just that). */
   interrupted(spoken: string): void;
   readonly currentNode: string;
+  /** The current node's turn-taking settings (`idle_timeout_seconds`, `vad.stop_secs`), when it sets them. */
+  readonly nodeSettings: { idleMs?: number; endOfSpeechMs?: number };
   readonly record: FlowRecord;
 }
 

@@ -16,6 +16,8 @@ export interface ConverseOptions {
   voicemail: RegExp;
   /** Called when the conversation should end without a flow action (timeout, voicemail). */
   onGiveUp(reason: 'timeout' | 'voicemail'): void;
+  /** Called after each turn with the (possibly new) node's settings. */
+  onNodeSettings?(settings: { idleMs?: number; endOfSpeechMs?: number }): void;
 }
 
 export const VOICEMAIL_PATTERN =
@@ -115,6 +117,7 @@ export class ConverseProcessor extends FrameProcessor {
           }
         }
       } finally {
+        this.options.onNodeSettings?.(this.flow.nodeSettings);
         if (this.running === controller) this.running = undefined;
         if (!controller.signal.aborted) this.push(frame({ kind: 'turn_done' as const, turn }));
       }
@@ -132,7 +135,7 @@ export class ConverseProcessor extends FrameProcessor {
       }
       this.idlePrompts++;
       this.run((signal) => this.flow.idle(signal));
-    }, this.options.idleMs);
+    }, this.flow.nodeSettings.idleMs ?? this.options.idleMs);
     this.idleTimer.unref?.();
   }
 

@@ -4,7 +4,7 @@
 import { Resampler } from '../resampler.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
-import type { STT, SttStream, VAD, VadOptions, VadStream } from '../services.js';
+import { VAD_DEFAULTS, type STT, type SttStream, type VAD, type VadOptions, type VadStream } from '../services.js';
 
 /** Runs the VAD on caller audio; says when the caller starts and stops, and interrupts the agent. */
 export class VadProcessor extends FrameProcessor {
@@ -17,6 +17,11 @@ export class VadProcessor extends FrameProcessor {
 
   constructor(private readonly vad: VAD, private readonly options: Partial<VadOptions> = {}) {
     super();
+  }
+
+  /** The end-of-speech silence for the current node (undefined: the stream's default). */
+  setEndOfSpeech(ms: number | undefined): void {
+    this.stream?.update({ minSilenceMs: ms ?? this.options.minSilenceMs ?? VAD_DEFAULTS.minSilenceMs });
   }
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
