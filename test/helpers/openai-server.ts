@@ -16,7 +16,18 @@ import http from 'node:http';
 import { pcmToBytes, synthesize } from '../../src/lib/audio.js';
 import type { AddressInfo } from 'node:net';
 
-export type ChatReply = { text?: string; tools?: Array<{ name: string; arguments: unknown }>; status?: number; error?: string };
+export type ChatReply = {
+  text?: string;
+  tools?: Array<{ name: string; arguments: unknown }>;
+  status?: number;
+  error?: string;
+  /** Wait this long before answering at all (a slow provider). */
+  stallMs?: number;
+  /** Send a chunk that is not JSON after the first one. */
+  malformed?: boolean;
+  /** Cut the connection after the first text chunk. */
+  cut?: boolean;
+};
 
 export interface OpenAIServer {
   url: string;
@@ -74,6 +85,11 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
         const json = JSON.parse(body.toString());
         state.chatRequests.push({ body: json, headers: req.headers });
         const reply = state.chat.shift() ?? api.respond?.(json) ?? { text: 'Okay.' };
+        if (reply.stallMs) {
+          const timer = setTimeout(() => res.writeHead(200).end(), reply.stallMs);
+          res.on('close', () => clearTimeout(timer));
+          return;
+        }
         if (reply.status) {
           res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: reply.error ?? 'failed', type: 'server_error', code: null } }));
           return;
@@ -82,6 +98,12 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
         const model = json.model;
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         sse(res, chunk(id, model, { role: 'assistant', content: '' }));
+        if (reply.malformed) return void res.end('data: {"choices": [oops\n\n');
+        if (reply.cut) {
+          sse(res, chunk(id, model, { content: 'Hel' }));
+          // Let the first chunk reach the client, then drop the connection mid-stream.
+          return void setTimeout(() => res.destroy(), 50);
+        }
         if (reply.text) for (const word of reply.text.split(/(?<= )/)) sse(res, chunk(id, model, { content: word }));
         (reply.tools ?? []).forEach((t, index) => {
           const args = JSON.stringify(t.arguments);

@@ -56,6 +56,39 @@ describe('OpenAI-compatible LLM', () => {
   });
 });
 
+describe('OpenAI-compatible LLM, misbehaving servers', () => {
+  it('a stall before any answer times out (retryable)', async () => {
+    primary.chat.push({ stallMs: 5000 });
+    const slow = new OpenAICompatibleLLM({ baseUrl: primary.url, apiKey: 'k', model: 'm', timeoutMs: 200 });
+    const started = Date.now();
+    await assert.rejects(collect(slow.chat(request())), (err: ServiceError) => err instanceof ServiceError && err.retryable);
+    assert.ok(Date.now() - started < 2000, 'gave up on the stalled provider');
+  });
+
+  it('a malformed or broken stream is an error, not a hang', async () => {
+    secondary.chat.push({ malformed: true });
+    await assert.rejects(collect(llm(secondary).chat(request())), (err: ServiceError) => !err.retryable && /malformed stream chunk/.test(err.message));
+    secondary.chat.push({ cut: true });
+    const seen: LlmEvent[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const e of llm(secondary).chat(request())) seen.push(e);
+      })(),
+      (err: ServiceError) => err.retryable && /stream broke/.test(err.message),
+    );
+    assert.deepEqual(seen, [{ type: 'text', text: 'Hel' }]);
+  });
+
+  it('stops at once when the caller aborts', async () => {
+    primary.chat.push({ stallMs: 5000 });
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 50);
+    await assert.rejects(collect(llm(primary).chat(request(controller.signal))));
+    assert.ok(Date.now() - started < 2000);
+  });
+});
+
 describe('retries and fallback', () => {
   it('retries a retryable failure, then falls back to the next provider; a final error is not retried', async () => {
     primary.chat.push({ status: 503 }, { status: 429 });
