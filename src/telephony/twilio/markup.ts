@@ -1,6 +1,6 @@
 /** TwiML for the answered call, blocked calls, warm transfers and hang-ups. */
 import type { Markup, TransferRequest } from '../provider.js';
-import { element, escapeText } from './xml.js';
+import { element, escapeText } from '../xml.js';
 
 const CONTENT_TYPE = 'text/xml';
 

@@ -1,4 +1,4 @@
-/** Minimal XML writing for Plivo XML: escaped text and attributes, elements in the order given. */
+/** Minimal XML writing for TwiML and Plivo XML: escaped text and attributes, elements in the order given. */
 
 export function escapeText(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
