@@ -12,6 +12,7 @@
  * ratio of Dialer CPU per call. Last line: `voice: N calls/core, turn overhead p99 X ms`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -106,6 +107,9 @@ interface Round {
   late: number;
   overheads: number[];
   cpuPerCall: number;
+  harnessLagP99Ms: number;
+  harnessCpuS: number;
+  dialerCpuS: number;
 }
 
 async function round(dialer: { url: string; token: string; child: ChildProcess }, calls: number, template: string, reseller: string): Promise<Round> {
@@ -121,6 +125,10 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
   const cpuBefore = cpuSeconds(dialer.child.pid!);
+  const benchCpuBefore = process.cpuUsage();
+  // The emulator (the callees' side) runs in this process: its own lag shows up as late frames too.
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
   const pushed = await api('POST', '/leads/batch', { leads });
   const ids: string[] = pushed.body.results.map((r: any) => r.result.lead_call_tracker_id);
   const deadline = Date.now() + 120_000;
@@ -134,7 +142,9 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     }
   }
   const cpu = cpuSeconds(dialer.child.pid!) - cpuBefore;
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls };
+  lag.disable();
+  const benchCpu = process.cpuUsage(benchCpuBefore);
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, harnessLagP99Ms: lag.percentile(99) / 1e6, harnessCpuS: (benchCpu.user + benchCpu.system) / 1e6, dialerCpuS: cpu };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
@@ -185,7 +195,8 @@ for (const calls of ROUNDS) {
   const p99 = percentile(r.overheads, 99) ?? NaN;
   process.stdout.write(
     `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, late frames ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
-      `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge)\n`,
+      `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
+      `CPU dialer ${r.dialerCpuS.toFixed(1)} s vs emulator ${r.harnessCpuS.toFixed(1)} s, emulator event-loop lag p99 ${r.harnessLagP99Ms.toFixed(0)} ms\n`,
   );
   if (lateShare >= 0.01 || r.finished < calls) break;
   best = calls;

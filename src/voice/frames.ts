@@ -39,7 +39,13 @@ export interface OutputAudioFrame extends Base { kind: 'output_audio'; pcm: Int1
 // Control frames.
 export interface UserSpeakingFrame extends Base { kind: 'user_started_speaking' | 'user_stopped_speaking' }
 /** The caller's turn is over: the words to answer. */
-export interface UserTurnFrame extends Base { kind: 'user_turn'; text: string; speechEndedAt: number }
+export interface UserTurnFrame extends Base {
+  kind: 'user_turn';
+  text: string;
+  speechEndedAt: number;
+  /** How long after the end of speech the STT's final words came (service time, not the engine's). */
+  sttWaitMs: number;
+}
 export interface DtmfFrame extends Base { kind: 'dtmf'; digit: string }
 /** The agent's reply (or a flow action) is complete: nothing more will come for this turn. */
 export interface AgentActionFrame extends Base { kind: 'agent_action'; action: Exclude<AgentAction, { type: 'say' }>; turn: number }

@@ -56,7 +56,8 @@ export class ConverseProcessor extends FrameProcessor {
           return;
         }
         const text = f.text;
-        this.run((signal) => this.flow.userTurn(text, signal), f.speechEndedAt);
+        const turn = this.run((signal) => this.flow.userTurn(text, signal), f.speechEndedAt);
+        if (turn !== undefined) this.metrics.addServiceTime(turn, f.sttWaitMs);
         return;
       }
       case 'dtmf': {
@@ -90,8 +91,8 @@ export class ConverseProcessor extends FrameProcessor {
     this.push(f, direction);
   }
 
-  private run(actions: (signal: AbortSignal) => AsyncIterable<AgentAction>, speechEndedAt?: number): void {
-    if (this.ended) return;
+  private run(actions: (signal: AbortSignal) => AsyncIterable<AgentAction>, speechEndedAt?: number): number | undefined {
+    if (this.ended) return undefined;
     const turn = ++this.turn;
     if (speechEndedAt !== undefined) this.metrics.turnStarted(turn, speechEndedAt);
     this.work = this.work.then(async () => {
@@ -122,6 +123,7 @@ export class ConverseProcessor extends FrameProcessor {
         if (!controller.signal.aborted) this.push(frame({ kind: 'turn_done' as const, turn }));
       }
     });
+    return turn;
   }
 
   private armIdle(): void {

@@ -150,7 +150,7 @@ export class TurnProcessor extends FrameProcessor {
     this.finals = [];
     this.interim = '';
     if (!words || this.stoppedAt === undefined) return;
-    this.push(frame({ kind: 'user_turn' as const, text: words, speechEndedAt: this.stoppedAt }));
+    this.push(frame({ kind: 'user_turn' as const, text: words, speechEndedAt: this.stoppedAt, sttWaitMs: Math.max(0, performance.now() - this.stoppedAt) }));
     this.stoppedAt = undefined;
   }
 }
