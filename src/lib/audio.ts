@@ -50,7 +50,11 @@ export function decodeMulaw(bytes: Uint8Array): Int16Array {
 }
 
 /** PCM as little-endian bytes (what L16 frames and WAV data carry). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 export function pcmToBytes(pcm: Int16Array): Buffer {
+  // On little-endian machines (all we run on) the samples already are the bytes: one copy.
+  if (LITTLE_ENDIAN) return Buffer.from(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength));
   const out = Buffer.allocUnsafe(pcm.length * 2);
   for (let i = 0; i < pcm.length; i++) out.writeInt16LE(pcm[i]!, i * 2);
   return out;
@@ -59,6 +63,11 @@ export function pcmToBytes(pcm: Int16Array): Buffer {
 /** Little-endian bytes to PCM; a trailing odd byte is dropped. */
 export function bytesToPcm(bytes: Uint8Array): Int16Array {
   const n = bytes.length >> 1;
+  if (LITTLE_ENDIAN) {
+    const copy = new Uint8Array(n * 2);
+    copy.set(bytes.subarray(0, n * 2));
+    return new Int16Array(copy.buffer);
+  }
   const out = new Int16Array(n);
   const view = new DataView(bytes.buffer, bytes.byteOffset, n * 2);
   for (let i = 0; i < n; i++) out[i] = view.getInt16(i * 2, true);

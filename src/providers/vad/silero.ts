@@ -42,7 +42,8 @@ class Batcher {
   private scheduled = false;
   private readonly sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(RATE)]), []);
 
-  constructor(private readonly model: ort.InferenceSession, private readonly maxBatch = 64) {}
+  /** Small batches keep each synchronous run short (about 5 ms), so media in between is not held up. */
+  constructor(private readonly model: ort.InferenceSession, private readonly maxBatch = 16) {}
 
   /** Probability of speech in `window`; `state` (2 x 128) is read and updated in place. */
   infer(window: Float32Array, state: Float32Array): Promise<number> {

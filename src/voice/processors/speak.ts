@@ -79,6 +79,8 @@ export class TtsProcessor extends FrameProcessor {
         // Hold one chunk back so the last one can say it is the last.
         if (previous) this.push(frame({ kind: 'output_audio' as const, pcm: previous, sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
         previous = pcm;
+        // Let other calls' media through between chunks: resampling a long reply at once would hold them up.
+        await new Promise((resolve) => setImmediate(resolve));
       }
       if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: previous ?? new Int16Array(0), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
     } catch (err) {
