@@ -2,7 +2,7 @@
  * OpenAI-compatible transcription (`POST /audio/transcriptions`, Whisper and its peers) per VAD
  * segment: audio is buffered until the segment ends, then sent as a WAV; one final result each.
  */
-import { encodeWav } from '../../lib/audio.js';
+import { encodeWav, rms } from '../../lib/audio.js';
 import { EventQueue } from '../queue.js';
 import { NotConfiguredError, ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
 
@@ -16,6 +16,10 @@ export interface OpenAISttOptions {
 
 const OPENAI = 'https://api.openai.com/v1';
 const RATE = 16000;
+/** Kept before the first loud audio of a segment. */
+const LEAD_IN_SAMPLES = RATE * 0.3;
+/** Below this level (RMS) audio before a segment's speech counts as silence. */
+const LEAD_IN_LEVEL = 150;
 
 export function openAISttOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAISttOptions {
   const baseUrl = (env.STT_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
@@ -39,6 +43,8 @@ export class OpenAITranscriptionSTT implements STT {
     const queue = new EventQueue<SttEvent>();
     let chunks: Int16Array[] = [];
     let samples = 0;
+    const leadIn: Int16Array[] = [];
+    let leadInSamples = 0;
     let work: Promise<void> = Promise.resolve();
     const transcribe = async (audio: Int16Array) => {
       const form = new FormData();
@@ -68,6 +74,20 @@ export class OpenAITranscriptionSTT implements STT {
     };
     return {
       write(pcm) {
+        // Transcription is billed by audio length: silence before the speech stays out of the segment
+        // (all but a short lead-in), since the pipeline streams the line continuously.
+        if (samples === 0 && rms(pcm) < LEAD_IN_LEVEL) {
+          leadIn.push(pcm);
+          leadInSamples += pcm.length;
+          while (leadInSamples - leadIn[0]!.length >= LEAD_IN_SAMPLES) leadInSamples -= leadIn.shift()!.length;
+          return;
+        }
+        if (samples === 0 && leadIn.length) {
+          chunks.push(...leadIn);
+          samples += leadInSamples;
+          leadIn.length = 0;
+          leadInSamples = 0;
+        }
         chunks.push(pcm);
         samples += pcm.length;
         // Keep at most the last 30 s: a segment longer than that is not one turn.
