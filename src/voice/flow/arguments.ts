@@ -25,12 +25,13 @@ export function validateArguments(fn: FlowFunction, text: string): Checked {
   }
   if (typeOf(value) !== 'object') return { ok: false, error: 'the arguments must be a JSON object' };
   const args = value as Record<string, unknown>;
-  for (const name of fn.required ?? []) if (args[name] === undefined) return { ok: false, error: `missing required argument "${name}"` };
+  const problems: string[] = [];
+  for (const name of fn.required ?? []) if (args[name] === undefined) problems.push(`missing required argument "${name}"`);
   for (const [name, arg] of Object.entries(args)) {
     const spec = fn.properties?.[name];
     if (!spec) continue;
-    if (!fits(arg, spec.type)) return { ok: false, error: `argument "${name}" must be ${Array.isArray(spec.type) ? spec.type.join(' or ') : spec.type}` };
-    if (spec.enum && !spec.enum.some((e) => JSON.stringify(e) === JSON.stringify(arg))) return { ok: false, error: `argument "${name}" must be one of ${JSON.stringify(spec.enum)}` };
+    if (!fits(arg, spec.type)) problems.push(`argument "${name}" must be ${Array.isArray(spec.type) ? spec.type.join(' or ') : spec.type}, got ${JSON.stringify(arg)}`);
+    else if (spec.enum && !spec.enum.some((e) => JSON.stringify(e) === JSON.stringify(arg))) problems.push(`argument "${name}" must be one of ${JSON.stringify(spec.enum)}, got ${JSON.stringify(arg)}`);
   }
-  return { ok: true, value: args };
+  return problems.length ? { ok: false, error: problems.join('; ') } : { ok: true, value: args };
 }

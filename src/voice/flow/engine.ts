@@ -2,27 +2,54 @@
  * The flow engine: a template's flow run turn by turn with pipecat-flows semantics. Entering a node
  * always goes in one order: record it, pre_actions, tools from `functions`, context from
  * `role_messages` + `task_messages` (with `{variable}` substitution), the LLM when the node responds
- * immediately, post_actions. A function call is validated, fires its hooks, and may transition.
- * Unknown functions, bad arguments, hook and LLM failures are recorded and the conversation goes on.
+ * immediately, post_actions. A function call is validated, fires its hooks, and may transition or
+ * transfer. Unknown functions, bad arguments, hook and LLM failures are recorded and the
+ * conversation goes on.
+ *
+ * When the LLM runs on entry: `respond_immediately` when the node sets it; otherwise yes for the
+ * initial node and for a node reached by an LLM function call (the call needs an answer, and it
+ * comes from the new node's context, before its post_actions), and no for a node reached by a
+ * post_action `function` (the previous node already answered). A node reached by a function call
+ * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
 import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
+import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
 import { substitute } from './substitute.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
-import { validateArguments } from './arguments.js';
 
-const APOLOGY = 'Sorry, I am having trouble right now.';
-const MAX_TOOL_ROUNDS = 3;
+export const APOLOGY = 'Sorry, I am having trouble right now.';
+export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
+/** LLM replies with tool calls per turn; beyond it the loop is cut (a model calling tools forever). */
+export const MAX_TOOL_ROUNDS = 3;
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+type Line = FlowRecord['transcription'][number];
+/** How a node was entered decides whether the LLM runs when `respond_immediately` is not set. */
+type Entry = 'initial' | 'function_call' | 'action';
+type CallOutcome = { result: unknown; transition?: string; transfer?: string };
+
+const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 export class FlowEngine implements FlowSession {
   readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: { promptTokens: 0, completionTokens: 0 } };
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
+  /** The conversation after the role messages: it carries over between nodes (APPEND). */
   private readonly context: ChatMessage[] = [];
   private tools: ToolSpec[] = [];
   private ended = false;
+  /** Counts node entries, so a caller of `enter` can tell the node was left (even for itself). */
+  private entries = 0;
   private readonly unknownVariables = new Set<string>();
+  // Per turn:
+  private toolRounds = 0;
+  private apologised = false;
+  /** What the agent said this turn, for `interrupted` to cut down to what was heard. */
+  private replies: Array<{ message: AssistantMessage; line?: Line }> = [];
 
   constructor(private readonly flow: Flow, private readonly deps: FlowDeps) {
     this.nodes = new Map(flow.nodes.map((n) => [n.node_name, n]));
@@ -41,24 +68,14 @@ export class FlowEngine implements FlowSession {
     };
   }
 
-  private now(): string {
-    return (this.deps.now?.() ?? new Date()).toISOString();
-  }
-
-  private fill(text: string, extra: Record<string, unknown> = {}): string {
-    return substitute(text, { ...this.deps.variables, ...extra }, (name) => {
-      if (this.unknownVariables.has(name)) return;
-      this.unknownVariables.add(name);
-      this.record.errors.push(`no value for {${name}}`);
-    });
-  }
-
   async *start(signal: AbortSignal): AsyncIterable<AgentAction> {
-    yield* this.enter(this.node.node_name, signal, true);
+    this.beginTurn();
+    yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
   async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
     if (this.ended) return;
+    this.beginTurn();
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
@@ -66,49 +83,89 @@ export class FlowEngine implements FlowSession {
 
   async *idle(signal: AbortSignal): AsyncIterable<AgentAction> {
     if (this.ended) return;
+    this.beginTurn();
     if (this.node.idle_prompt) {
       yield* this.say(this.fill(this.node.idle_prompt));
       return;
     }
-    this.context.push({ role: 'system', content: 'The caller has been silent for a while. Check briefly whether they are still there.' });
+    this.context.push({ role: 'system', content: IDLE_NOTE });
     yield* this.respond(signal);
   }
 
+  /** `spoken` is what the caller heard of this turn's replies, in order; the rest is dropped. */
   interrupted(spoken: string): void {
-    const spokenText = spoken.trim();
-    for (let i = this.context.length - 1; i >= 0; i--) {
-      const m = this.context[i]!;
-      if (m.role === 'assistant' && m.content) {
-        m.content = spokenText;
-        break;
-      }
+    let heard = collapse(spoken);
+    for (const { message, line } of this.replies) {
+      const said = collapse(message.content ?? '');
+      const kept = heard.startsWith(said) ? said : heard;
+      heard = collapse(heard.slice(kept.length));
+      if (kept) message.content = kept;
+      else if (message.tool_calls) message.content = null;
+      else this.context.splice(this.context.indexOf(message), 1);
+      if (line && kept) line.content = kept;
+      else if (line) this.record.transcription.splice(this.record.transcription.indexOf(line), 1);
     }
-    for (let i = this.record.transcription.length - 1; i >= 0; i--) {
-      const t = this.record.transcription[i]!;
-      if (t.role === 'assistant') {
-        if (spokenText) t.content = spokenText;
-        else this.record.transcription.splice(i, 1);
-        break;
-      }
-    }
+    this.replies = [];
   }
 
-  private async *say(text: string): AsyncIterable<AgentAction> {
-    this.record.transcription.push({ role: 'assistant', content: text });
-    this.context.push({ role: 'assistant', content: text });
+  private beginTurn(): void {
+    this.toolRounds = 0;
+    this.apologised = false;
+    this.replies = [];
+  }
+
+  private now(): string {
+    return (this.deps.now?.() ?? new Date()).toISOString();
+  }
+
+  /** Unknown placeholders stay as written and are reported once. */
+  private readonly missing = (name: string): void => {
+    if (this.unknownVariables.has(name)) return;
+    this.unknownVariables.add(name);
+    this.record.errors.push(`no value for {${name}}`);
+  };
+
+  private fill(text: string, extra: Record<string, unknown> = {}): string {
+    return substitute(text, { ...this.deps.variables, ...extra }, this.missing);
+  }
+
+  private addReply(text: string, calls: ToolCall[] = []): void {
+    const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
+    this.context.push(message);
+    const line: Line | undefined = text ? { role: 'assistant', content: text } : undefined;
+    if (line) this.record.transcription.push(line);
+    this.replies.push({ message, ...(line ? { line } : {}) });
+  }
+
+  private async *say(text: string): AsyncGenerator<AgentAction> {
+    this.addReply(text);
     yield { type: 'say', text };
   }
 
-  private async *enter(name: string, signal: AbortSignal, initial: boolean): AsyncIterable<AgentAction> {
+  private async *apologise(): AsyncGenerator<AgentAction> {
+    if (this.apologised) return;
+    this.apologised = true;
+    yield* this.say(APOLOGY);
+  }
+
+  private async *end(outcome?: string): AsyncGenerator<AgentAction> {
+    this.ended = true;
+    this.record.outcome = outcome ?? this.node.outcome;
+    yield { type: 'end', ...(this.record.outcome ? { outcome: this.record.outcome } : {}) };
+  }
+
+  private async *enter(name: string, signal: AbortSignal, how: Entry): AsyncGenerator<AgentAction> {
     const node = this.nodes.get(name);
     if (!node) {
       this.record.errors.push(`transition to unknown node "${name}"`);
       return;
     }
     this.node = node;
+    const entry = ++this.entries;
+    const left = () => this.ended || this.entries !== entry;
     this.record.node_traversal.push(node.node_name);
-    yield* this.actions(node.pre_actions ?? [], signal);
-    if (this.ended) return;
+    yield* this.actions(node.pre_actions ?? [], signal, how !== 'action');
+    if (left()) return;
     this.tools = (node.functions ?? []).map((f) => ({
       name: f.name,
       ...(f.description ? { description: f.description } : {}),
@@ -116,40 +173,74 @@ export class FlowEngine implements FlowSession {
     }));
     if (node.role_messages?.length) this.roleMessages = node.role_messages.map((m) => ({ role: m.role, content: this.fill(m.content) }) as ChatMessage);
     for (const m of node.task_messages) this.context.push({ role: m.role, content: this.fill(m.content) } as ChatMessage);
-    if (node.respond_immediately ?? true) yield* this.respond(signal);
-    if (this.ended) return;
-    yield* this.actions(node.post_actions ?? [], signal);
+    const respondNow = node.respond_immediately ?? how !== 'action';
+    if (respondNow) yield* this.respond(signal);
+    if (left()) return;
+    yield* this.actions(node.post_actions ?? [], signal, false);
+    // A function call is answered in the new node even when it does not respond immediately.
+    if (!respondNow && how === 'function_call' && !left()) yield* this.respond(signal);
   }
 
-  private async *actions(actions: FlowAction[], signal: AbortSignal): AsyncIterable<AgentAction> {
+  /** `respondAfter`: whether a node entered by a `function` action runs the LLM by default. */
+  private async *actions(actions: FlowAction[], signal: AbortSignal, respondAfter: boolean): AsyncGenerator<AgentAction> {
+    const entry = this.entries;
     for (const action of actions) {
-      if (this.ended || signal.aborted) return;
+      if (this.ended || this.entries !== entry) return;
       if (action.type === 'tts_say') yield* this.say(this.fill(action.text));
       else if (action.type === 'end_conversation') yield* this.end(action.outcome);
-      else if (action.type === 'function') {
+      else {
         const fn = this.node.functions?.find((f) => f.name === action.name);
-        if (!fn) this.record.errors.push(`action names unknown function "${action.name}"`);
-        else {
-          const outcome = yield* this.call(fn, {}, signal);
-          if (outcome.transition) yield* this.enter(outcome.transition, signal, false);
+        if (!fn) {
+          this.record.errors.push(`action names unknown function "${action.name}" in node ${this.node.node_name}`);
+          continue;
         }
+        const outcome = await this.call(fn, {});
+        if (outcome.transfer) yield* this.transfer(outcome.transfer);
+        else if (outcome.transition) yield* this.enter(outcome.transition, signal, respondAfter ? 'initial' : 'action');
       }
     }
   }
 
-  private async *end(outcome?: string): AsyncIterable<AgentAction> {
+  private async *transfer(to: string): AsyncGenerator<AgentAction> {
     this.ended = true;
-    this.record.outcome = outcome ?? this.node.outcome;
-    yield { type: 'end', ...(this.record.outcome ? { outcome: this.record.outcome } : {}) };
+    yield { type: 'transfer', to };
   }
 
-  private async *respond(signal: AbortSignal, round = 0): AsyncIterable<AgentAction> {
-    if (this.ended || signal.aborted) return;
+  /**
+   * Runs the LLM, then the functions it calls, until it answers without calls. A turn runs at most
+   * MAX_TOOL_ROUNDS rounds of calls (transitions included), against a model calling tools forever.
+   * Calls that arrived are always answered (even after an abort) so the context stays valid.
+   */
+  private async *respond(signal: AbortSignal): AsyncGenerator<AgentAction> {
+    for (;;) {
+      if (this.ended || signal.aborted) return;
+      const reply = yield* this.generate(signal);
+      if (!reply || reply.calls.length === 0) return;
+      if (this.toolRounds++ >= MAX_TOOL_ROUNDS) {
+        for (const call of reply.calls) this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ error: 'too many function calls in this turn' }) });
+        this.record.errors.push(`the LLM called functions more than ${MAX_TOOL_ROUNDS} times in one turn; the turn was cut`);
+        return yield* this.apologise();
+      }
+      let transition: string | undefined;
+      for (const call of reply.calls) {
+        const outcome = await this.handleCall(call);
+        this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
+        if (outcome.transfer) return yield* this.transfer(outcome.transfer);
+        transition ??= outcome.transition;
+      }
+      if (transition) return yield* this.enter(transition, signal, 'function_call');
+    }
+  }
+
+  /** One LLM reply, its text streamed as `say` actions. Undefined when it failed or was aborted. */
+  private async *generate(signal: AbortSignal): AsyncGenerator<AgentAction, { text: string; calls: ToolCall[] } | undefined> {
     let text = '';
     const calls: ToolCall[] = [];
+    let kept = false;
     try {
-      for await (const event of this.deps.llm.chat({ messages: [...this.roleMessages, ...this.context], tools: this.tools.length ? this.tools : undefined, signal })) {
-        if (signal.aborted) return;
+      const messages = [...this.roleMessages, ...this.context];
+      for await (const event of this.deps.llm.chat({ messages, ...(this.tools.length ? { tools: this.tools } : {}), signal })) {
+        if (signal.aborted) return undefined;
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
@@ -159,72 +250,66 @@ export class FlowEngine implements FlowSession {
           this.record.usage.completionTokens += event.usage.completionTokens;
         }
       }
+      kept = true;
+      if (text || calls.length) this.addReply(text, calls);
+      return { text, calls };
     } catch (err) {
-      if (signal.aborted) return;
-      this.record.errors.push(`LLM failed: ${(err as Error).message}`);
-      if (text) this.keepReply(text);
-      yield* this.say(APOLOGY);
-      return;
+      if (signal.aborted) return undefined;
+      this.record.errors.push(`LLM failed in node ${this.node.node_name}: ${(err as Error).message}`);
+      kept = true;
+      if (text) this.addReply(text);
+      yield* this.apologise();
+      return undefined;
+    } finally {
+      // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
+      // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
+      if (!kept && text) this.addReply(text);
     }
-    if (text || calls.length) {
-      this.context.push({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) });
-      if (text) this.record.transcription.push({ role: 'assistant', content: text });
-    }
-    if (calls.length === 0) return;
-    let transition: string | undefined;
-    for (const call of calls) {
-      const fn = this.node.functions?.find((f) => f.name === call.name);
-      if (!fn) {
-        this.record.errors.push(`the LLM called unknown function "${call.name}" in node ${this.node.node_name}`);
-        this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ error: `unknown function ${call.name}` }) });
-        continue;
-      }
-      const checked = validateArguments(fn, call.arguments);
-      if (!checked.ok) {
-        this.record.errors.push(`bad arguments for ${fn.name}: ${checked.error}`);
-        this.record.function_calls.push({ node: this.node.node_name, name: fn.name, arguments: {}, hooks: [], error: checked.error, at: this.now() });
-        this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ error: checked.error }) });
-        continue;
-      }
-      const outcome = yield* this.call(fn, checked.value, signal);
-      this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
-      if (outcome.transfer) {
-        yield { type: 'transfer', to: outcome.transfer };
-        this.ended = true;
-        return;
-      }
-      transition ??= outcome.transition;
-    }
-    if (transition) yield* this.enter(transition, signal, false);
-    else if (round + 1 < MAX_TOOL_ROUNDS) yield* this.respond(signal, round + 1);
   }
 
-  private keepReply(text: string): void {
-    this.context.push({ role: 'assistant', content: text });
-    this.record.transcription.push({ role: 'assistant', content: text });
+  private async handleCall(call: ToolCall): Promise<CallOutcome> {
+    const fn = this.node.functions?.find((f) => f.name === call.name);
+    if (!fn) {
+      this.record.errors.push(`the LLM called unknown function "${call.name}" in node ${this.node.node_name}`);
+      return { result: { error: 'unknown function' } };
+    }
+    const checked = validateArguments(fn, call.arguments);
+    if (!checked.ok) {
+      this.record.errors.push(`bad arguments for ${fn.name} in node ${this.node.node_name}: ${checked.error}`);
+      this.record.function_calls.push({ node: this.node.node_name, name: fn.name, arguments: {}, hooks: [], error: checked.error, at: this.now() });
+      return { result: { error: `invalid arguments: ${checked.error}` } };
+    }
+    return this.call(fn, checked.value);
   }
 
-  /** Runs a function: its hooks (never longer than their timeouts), its record, and what follows it. */
-  private async *call(
-    fn: FlowFunction,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-  ): AsyncGenerator<never, { result: unknown; transition?: string; transfer?: string }> {
+  /**
+   * Runs a function: its hooks (each bounded by its timeout; not cut by the turn's signal, so a
+   * barge-in does not lose a side effect the caller asked for), its record, and what follows.
+   */
+  private async call(fn: FlowFunction, args: Record<string, unknown>): Promise<CallOutcome> {
     const record: FunctionCallRecord = { node: this.node.node_name, name: fn.name, arguments: args, hooks: [], at: this.now() };
     this.record.function_calls.push(record);
     const vars = { ...this.deps.variables, ...args };
     for (const hook of fn.hooks ?? []) {
-      const result = await runHook(hook, vars, { fetch: this.deps.fetch ?? fetch, defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000, signal });
+      const result = await runHook(hook, vars, { fetch: this.deps.fetch ?? fetch, defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000, missing: this.missing });
       record.hooks.push(result);
       if (!result.ok) this.record.errors.push(`hook ${hook.name} of ${fn.name} failed: ${result.error ?? `HTTP ${result.status}`}`);
     }
+    const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
+    if (fn.transfer_to_number) {
+      const to = this.fill(fn.transfer_to_number, args);
+      if (E164.test(to)) record.transfer_to = to;
+      else {
+        record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
+        this.record.errors.push(`${fn.name}: ${record.error}`);
+        Object.assign(result, { ok: false, error: 'the transfer is not possible' });
+      }
+    }
     if (fn.transition_to) record.transition_to = fn.transition_to;
-    const transferTo = fn.transfer_to_number;
-    const transfer = transferTo ? this.fill(transferTo, args) : undefined;
     return {
-      result: { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) },
+      result,
       ...(fn.transition_to ? { transition: fn.transition_to } : {}),
-      ...(transfer ? { transfer } : {}),
+      ...(record.transfer_to ? { transfer: record.transfer_to } : {}),
     };
   }
 }

@@ -9,37 +9,48 @@ import type { FunctionCallRecord } from './types.js';
 
 type HookResult = FunctionCallRecord['hooks'][number];
 
-function deep(value: unknown, vars: Record<string, unknown>): unknown {
-  if (typeof value === 'string') return substitute(value, vars);
-  if (Array.isArray(value)) return value.map((v) => deep(v, vars));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v, vars)]));
+/** Substitutes inside every string of a JSON value; other values are kept as they are. */
+function deep(value: unknown, fill: (text: string) => string): unknown {
+  if (typeof value === 'string') return fill(value);
+  if (Array.isArray(value)) return value.map((v) => deep(v, fill));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deep(v, fill)]));
   return value;
 }
 
 export async function runHook(
   hook: FlowHook,
   vars: Record<string, unknown>,
-  options: { fetch: typeof fetch; defaultTimeoutMs: number; signal: AbortSignal },
+  options: {
+    fetch: typeof fetch;
+    defaultTimeoutMs: number;
+    /** Told each `{placeholder}` that has no value (it stays as written). */
+    missing?: (name: string) => void;
+    /** Cuts the hook short (the timeout applies anyway). */
+    signal?: AbortSignal;
+  },
 ): Promise<HookResult> {
   const spec = hook.http_request;
   const started = performance.now();
   const method = spec.method ?? 'POST';
+  const fill = (text: string) => substitute(text, vars, options.missing);
   let url: URL;
   try {
-    url = new URL(substitute(spec.url, vars, undefined));
+    // Values are encoded in the URL, so a "/" or "?" in a value cannot change the path.
+    url = new URL(substitute(spec.url, vars, options.missing, encodeURIComponent));
   } catch {
     return { name: hook.name, ok: false, durationMs: 0, error: `bad URL ${spec.url}` };
   }
-  for (const [k, v] of Object.entries(spec.query_params ?? {})) url.searchParams.set(k, substitute(String(v), vars));
-  const headers: Record<string, string> = { 'user-agent': 'Dialer hooks' };
-  for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = substitute(v, vars);
+  for (const [k, v] of Object.entries(spec.query_params ?? {})) url.searchParams.set(k, fill(String(v)));
+  const headers: Record<string, string> = { 'user-agent': 'Dialer hooks', accept: 'application/json' };
+  for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = fill(v);
   let body: string | undefined;
-  if (method !== 'GET' && method !== 'DELETE' && spec.body !== undefined) {
-    body = JSON.stringify(deep(spec.body, vars));
+  if (method !== 'GET' && spec.body !== undefined) {
+    body = JSON.stringify(deep(spec.body, fill));
     headers['content-type'] ??= 'application/json';
   }
   const timeoutMs = spec.timeout ? spec.timeout * 1000 : options.defaultTimeoutMs;
-  const deadline = AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)]);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const deadline = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let last: HookResult | undefined;
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
@@ -54,8 +65,8 @@ export async function runHook(
       last = { name: hook.name, status: res.status, ok: res.ok, durationMs: Math.round(performance.now() - started), response, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
       if (res.status < 500) return last;
     } catch (err) {
-      const timedOut = deadline.aborted && !options.signal.aborted;
-      last = { name: hook.name, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : (err as Error).message };
+      const timedOut = timeout.aborted;
+      last = { name: hook.name, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}` };
       if (deadline.aborted) return last;
     }
   }

@@ -25,6 +25,8 @@ export interface FunctionCallRecord {
   /** Hook results, in order. */
   hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }>;
   transition_to?: string;
+  /** The number the caller was transferred to (`transfer_to_number`, substituted). */
+  transfer_to?: string;
   error?: string;
   at: string;
 }
