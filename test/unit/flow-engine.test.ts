@@ -102,7 +102,12 @@ function session(replies: ScriptedReply[], options: { hookTimeoutSeconds?: numbe
 }
 
 describe('flow engine: an order confirmation call', () => {
-  it('uses a valid template', () => assert.deepEqual(validateFlow(orderFlow(2)), []));
+  it('uses a valid template; transfer_to_number must be E.164 or one {variable}', () => {
+    assert.deepEqual(validateFlow(orderFlow(2)), []);
+    const flow = orderFlow();
+    flow.nodes[0]!.functions![2]!.transfer_to_number = '555-0100';
+    assert.deepEqual(validateFlow(flow).map((e) => e.path), ['/flow/nodes/0/functions/2/transfer_to_number']);
+  });
 
   it('greets, is interrupted, confirms through a function whose hook gets the substituted values, and ends confirmed', async () => {
     const { llm, flow, signal } = session([
