@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
+import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type Role = 'worker' | 'api' | 'all';
@@ -37,6 +38,8 @@ export interface Config {
   };
   /** Provider credentials and call limits (a provider is enabled when its credentials are set). */
   telephony: TelephonySettings;
+  /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
+  tracing: TracingSettings;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +96,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof TelephonySettingsError) throw new ConfigError(err.message);
     throw err;
   }
+  let tracing: TracingSettings;
+  try {
+    tracing = tracingSettings(env);
+  } catch (err) {
+    if (err instanceof TracingSettingsError) throw new ConfigError(err.message);
+    throw err;
+  }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
@@ -114,5 +124,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     },
     telephony,
+    tracing,
   };
 }

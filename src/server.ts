@@ -9,6 +9,7 @@ import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
 import { tenantsService } from './tenants/index.js';
+import { startTracing } from './tracing/index.js';
 
 export interface RunningServer {
   app: App;
@@ -43,6 +44,7 @@ export async function startServer(
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(recordingsConfigFromEnv(process.env, config.dataDir), `${config.publicUrl}${API_PREFIX}`);
   const db = await openAndMigrate(config);
+  const tracing = await startTracing(config.tracing, logger);
   const telephony = createTelephony({ config, db, log: logger, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   warnIfUnreachable(config, logger);
   let app: App | undefined;
@@ -54,6 +56,7 @@ export async function startServer(
   } catch (err) {
     await app?.close().catch(() => undefined);
     await db.close();
+    await tracing.shutdown();
     throw err;
   }
   const address = app.server.address();
@@ -92,6 +95,8 @@ export async function startServer(
         await running.close();
       } finally {
         await db.close();
+        // Last: the spans of calls that ended during shutdown are exported.
+        await tracing.shutdown();
       }
     },
   };
