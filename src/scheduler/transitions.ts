@@ -28,6 +28,8 @@ export interface FinishItem {
   attempt: number;
   config: Pick<ConfigurationRow, 'max_retry' | 'retry_offset'> | undefined;
   result: AttemptEnd;
+  /** The attempt's trace (when tracing is on): kept on the lead as `metaData.trace_id`. */
+  traceId?: string;
 }
 
 /**
@@ -37,13 +39,14 @@ export interface FinishItem {
  * a lead whose lease was lost (it was recovered meanwhile) is undefined and nothing of it changes.
  */
 export async function finishAttempts(q: Queryable, items: FinishItem[], onFinished: OnFinished): Promise<('RETRY' | 'FINISHED' | undefined)[]> {
-  const rows = items.map(({ leadId, workerId, attempt, config, result }) => {
+  const rows = items.map(({ leadId, workerId, attempt, config, result, traceId }) => {
     const { end } = result;
     const policy = config ?? FALLBACK;
     const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
     const error = end.kind === 'completed' ? null : (end.error ?? null);
     const meta: Record<string, unknown> = end.kind === 'completed' ? { ...(end.metaData ?? {}) } : {};
     if (error) meta.last_error = { attempt, outcome, message: error };
+    if (traceId) meta.trace_id = traceId;
     return {
       lead_id: leadId,
       worker_id: workerId,

@@ -11,6 +11,7 @@ import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
 import { LEADS_CHANNEL } from '../leads/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
+import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed } from './claim.js';
 import { runPreChecks } from './prechecks.js';
 import { finishAttempts, finishPrecheckFailed, type FinishItem, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from './transitions.js';
@@ -223,6 +224,16 @@ export class Scheduler {
       if (checks) await this.db.query(`UPDATE leads SET meta_data = meta_data || $2::jsonb WHERE id = $1`, [lead.id, JSON.stringify({ pre_check_results: checks.results })]);
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
+      // One trace per dialled attempt; its id goes on the lead, the call id on its root span.
+      const callSpan = startCallSpan({
+        leadId: lead.id,
+        attempt,
+        requestId: lead.request_id,
+        template: lead.template_name,
+        templateId: lead.template_id,
+        executionMode: lead.execution_mode,
+        provider: number.provider,
+      });
       let callIdWritten: Promise<void> = Promise.resolve();
       let ended = false;
       const result = await dialSafely(driver, {
@@ -234,9 +245,11 @@ export class Scheduler {
         payload: lead.payload,
         executionMode: lead.execution_mode,
         signal: hangUp.signal,
+        traceContext: callSpan.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
         // the call is already over by then: its end records the call id anyway.
         onCallId: (callId) => {
+          callSpan.callId(callId);
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
               if (ended) return resolve();
@@ -248,8 +261,17 @@ export class Scheduler {
         },
       });
       ended = true;
+      const { end } = result;
+      callSpan.end({
+        callId: result.callId,
+        kind: end.kind,
+        outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind,
+        durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
+        error: end.kind === 'completed' ? undefined : end.error,
+        scores: end.kind === 'completed' ? end.traceScores : undefined,
+      });
       await callIdWritten;
-      const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result });
+      const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result, traceId: callSpan.traceId });
       if (status === 'FINISHED') {
         this.stats.finished++;
         this.afterFinished();

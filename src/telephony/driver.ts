@@ -1,3 +1,5 @@
+import type { Context } from '@opentelemetry/api';
+
 /**
  * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
  * place one call and waits for it to end; the driver (Twilio, Exotel, Plivo, or the emulator's)
@@ -37,6 +39,8 @@ export interface DialRequest {
   onCallId(callId: string): void;
   /** Aborted when Dialer shuts down past its grace period: hang up and resolve. */
   signal: AbortSignal;
+  /** The OpenTelemetry context of the attempt's `call` span: the dial and the conversation are traced under it. */
+  traceContext?: Context;
 }
 
 export interface CallResult {

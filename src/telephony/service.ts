@@ -6,6 +6,7 @@
  */
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
+import { startDialSpan } from '../tracing/index.js';
 import type { CallAgent, CallContext } from '../voice/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
@@ -132,7 +133,18 @@ export class Telephony {
       direction: 'outbound',
       ourNumber: request.from,
       theirNumber: request.to,
+      ...(request.traceContext ? { traceContext: request.traceContext } : {}),
     });
+    const dialSpan = startDialSpan(request.traceContext, {
+      provider: kit.slot,
+      label: kit.label,
+      machineDetection: this.deps.settings.machineDetection,
+      ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
+    });
+    // The dial is over once the callee answers, or when the call ends without an answer.
+    void Promise.race([session.answered.then(() => 'answered' as const), session.ended]).then((r) =>
+      r === 'answered' ? dialSpan.end('answered') : dialSpan.end(r.kind, 'error' in r ? r.error : undefined),
+    );
     const onAbort = () => void session.hangup('shutdown', 'hung up: Dialer stopped before the call ended');
     const safety = setTimeout(() => void session.hangup('timeout', 'no final status from the provider in time'), this.safetyMs());
     try {
@@ -151,11 +163,13 @@ export class Telephony {
         });
         session.callSid = callSid;
         session.context.callId = callSid;
+        dialSpan.callId(callSid);
         this.byId.set(callSid, session);
         request.onCallId(callSid);
       } catch (err) {
         const message = `${kit.label} refused the call: ${(err as Error).message}`;
         this.deps.log.warn({ leadId: request.leadId, provider: kit.slot, err }, 'placing the call failed');
+        dialSpan.end('refused', message);
         // A refusal that will not change (a bad number, a bad caller ID) is a failed attempt; the rest may pass later.
         session.fail(err instanceof ProviderError && !err.retryable ? { kind: 'failed', error: message } : { kind: 'error', error: message });
       }

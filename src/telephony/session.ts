@@ -82,6 +82,7 @@ export class CallSession {
   private markSeq = 0;
   private mediaDone: Promise<{ result?: ConversationResult; recordingUrl?: string }> | undefined;
   private readonly settled = deferred<CallEnd>();
+  private readonly reached = deferred<void>();
   private finishing = false;
   private failure: string | undefined;
   private statusGraceTimer: NodeJS.Timeout | undefined;
@@ -100,6 +101,11 @@ export class CallSession {
   /** Settles once with how the call ended. */
   get ended(): Promise<CallEnd> {
     return this.settled.promise;
+  }
+
+  /** Resolves once the callee answered (a person or a machine); never when the call was not answered. */
+  get answered(): Promise<void> {
+    return this.reached.promise;
   }
 
   get isOver(): boolean {
@@ -153,6 +159,7 @@ export class CallSession {
 
   private advance(phase: CallPhase): void {
     if (PHASE_RANK[phase] > PHASE_RANK[this.phase]) this.phase = phase;
+    if (phase === 'answered') this.reached.resolve();
   }
 
   /** The provider opened the media WebSocket for this call. Only one stream per call. */

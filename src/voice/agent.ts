@@ -8,6 +8,7 @@
  * - barge-in: the person speaks while the agent is playing audio; the agent clears its playout.
  * - PCM: signed 16-bit mono at `sampleRateHz` (8,000 Hz on telephony).
  */
+import type { Context } from '@opentelemetry/api';
 
 export interface CallContext {
   /** The provider's call SID (or room name): the trace key. */
@@ -20,6 +21,8 @@ export interface CallContext {
   /** E.164 numbers: our caller ID and the person's. */
   ourNumber: string;
   theirNumber: string;
+  /** The OpenTelemetry context of the call's root span: the conversation's turns are its children. */
+  traceContext?: Context;
 }
 
 export type PlayResult = 'played' | 'cleared' | 'ended';
