@@ -15,6 +15,7 @@ import { SttProcessor, TurnProcessor, VadProcessor } from './processors/listen.j
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 import { sentimentScore } from './sentiment.js';
+import { CallTrace } from './tracing.js';
 import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
 export interface VoiceServices {
@@ -74,8 +75,15 @@ export class ConversationAgent implements CallAgent {
       call_direction: context.direction,
       ...context.payload,
     };
-    const session = createFlowSession(flow, { llm: o.services.llm, variables });
-    const metrics = new ConversationMetrics();
+    const callTrace = new CallTrace(context.traceContext, { stt: o.services.stt.label, tts: o.services.tts.label });
+    // The flow engine's LLM requests and hooks belong to the turn being run (`converse` is set below).
+    let converse: ConverseProcessor | undefined;
+    const session = createFlowSession(flow, {
+      llm: o.services.llm,
+      variables,
+      ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
+    });
+    const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
     const errors: string[] = [];
     const dtmf: string[] = [];
     let spokenCharacters = 0;
@@ -91,7 +99,7 @@ export class ConversationAgent implements CallAgent {
     };
 
     const vad = new VadProcessor(o.services.vad, o.vad);
-    const converse = new ConverseProcessor(session, metrics, {
+    converse = new ConverseProcessor(session, metrics, {
       onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
       idleMs: o.idleMs ?? 8000,
       maxIdlePrompts: o.maxIdlePrompts ?? 2,
@@ -100,6 +108,7 @@ export class ConversationAgent implements CallAgent {
         if (reason === 'voicemail') giveUpOutcome = 'voicemail';
         finish(reason === 'voicemail' ? 'agent' : 'timeout');
       },
+      ...(callTrace.recording ? { trace: callTrace } : {}),
     });
     const processors: FrameProcessor[] = [
       vad,
@@ -110,11 +119,21 @@ export class ConversationAgent implements CallAgent {
       new TurnProcessor(),
       converse,
       new SentenceProcessor(),
-      new TtsProcessor(o.services.tts, io.sampleRateHz, metrics, (err, text) => {
-        errors.push(`text-to-speech failed for "${text.slice(0, 40)}": ${(err as Error).message}`);
-      }),
+      new TtsProcessor(
+        o.services.tts,
+        io.sampleRateHz,
+        metrics,
+        (err, text) => {
+          errors.push(`text-to-speech failed for "${text.slice(0, 40)}": ${(err as Error).message}`);
+        },
+        callTrace.recording ? callTrace : undefined,
+      ),
       new OutputProcessor(io, metrics, {
-        spoke: (_turn, text) => (spokenCharacters += text.length),
+        spoke: (turn, text) => {
+          spokenCharacters += text.length;
+          callTrace.heard(turn, text);
+        },
+        turnOver: (turn, interrupted) => callTrace.endTurn(turn, { interrupted, node: session.currentNode }),
         ended: () => finish('agent'),
         transferred: (to) => {
           transferredTo = to;
@@ -156,6 +175,7 @@ export class ConversationAgent implements CallAgent {
     await over;
     clearTimeout(maxCall);
     pipeline.send(frame({ kind: 'end' as const, reason: endedBy! }));
+    callTrace.close(session.currentNode);
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;

@@ -43,6 +43,8 @@ export interface UserTurnFrame extends Base {
   kind: 'user_turn';
   text: string;
   speechEndedAt: number;
+  /** When the caller started saying these words (the VAD's first speech start of the turn), when known. */
+  speechStartedAt?: number;
   /** How long after the end of speech the STT's final words came (service time, not the engine's). */
   sttWaitMs: number;
 }

@@ -9,6 +9,9 @@ export class ConversationMetrics {
   readonly serviceMs = new Map<number, number>();
   interruptions = 0;
 
+  /** `onLatency` hears each turn's latency and engine overhead as it is measured (the turn's span). */
+  constructor(private readonly onLatency?: (turn: number, latencyMs: number, overheadMs: number) => void) {}
+
   turnStarted(turn: number, speechEndedAt: number): void {
     this.turnStarts.set(turn, speechEndedAt);
   }
@@ -19,8 +22,10 @@ export class ConversationMetrics {
     const start = this.turnStarts.get(turn);
     if (start === undefined) return;
     this.turnStarts.delete(turn);
+    const overhead = Math.max(0, at - start - (this.serviceMs.get(turn) ?? 0));
     this.turnLatenciesMs.push(at - start);
-    this.turnOverheadsMs.push(Math.max(0, at - start - (this.serviceMs.get(turn) ?? 0)));
+    this.turnOverheadsMs.push(overhead);
+    this.onLatency?.(turn, at - start, overhead);
   }
 
   addServiceTime(turn: number, ms: number): void {

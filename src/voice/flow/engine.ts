@@ -14,6 +14,7 @@
  */
 import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
+import { childSpan, epochMs, failSpan } from '../tracing.js';
 import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
 import { substitute } from './substitute.js';
@@ -237,17 +238,27 @@ export class FlowEngine implements FlowSession {
     let text = '';
     const calls: ToolCall[] = [];
     let kept = false;
+    const messages = [...this.roleMessages, ...this.context];
+    const span = this.llmSpan(messages);
+    const asked = performance.now();
+    let firstAt: number | undefined;
+    let finishReason: string | undefined;
+    let usage: { promptTokens: number; completionTokens: number } | undefined;
     try {
-      const messages = [...this.roleMessages, ...this.context];
       for await (const event of this.deps.llm.chat({ messages, ...(this.tools.length ? { tools: this.tools } : {}), signal })) {
         if (signal.aborted) return undefined;
+        if (event.type !== 'done') firstAt ??= performance.now();
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
         } else if (event.type === 'tool_call') calls.push(event.call);
-        else if (event.usage) {
-          this.record.usage.promptTokens += event.usage.promptTokens;
-          this.record.usage.completionTokens += event.usage.completionTokens;
+        else {
+          finishReason = event.finishReason;
+          if (event.usage) {
+            usage = event.usage;
+            this.record.usage.promptTokens += event.usage.promptTokens;
+            this.record.usage.completionTokens += event.usage.completionTokens;
+          }
         }
       }
       kept = true;
@@ -255,6 +266,7 @@ export class FlowEngine implements FlowSession {
       return { text, calls };
     } catch (err) {
       if (signal.aborted) return undefined;
+      failSpan(span, err);
       this.record.errors.push(`LLM failed in node ${this.node.node_name}: ${(err as Error).message}`);
       kept = true;
       if (text) this.addReply(text);
@@ -264,7 +276,43 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
+      if (span) {
+        span.setAttributes({
+          'dialer.duration_ms': Math.round(performance.now() - asked),
+          'dialer.aborted': signal.aborted || !kept,
+          'dialer.llm.tool_calls': calls.map((c) => c.name),
+          'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }),
+          ...(firstAt !== undefined
+            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': JSON.stringify(new Date(epochMs(firstAt)).toISOString()) }
+            : {}),
+          ...(finishReason ? { 'gen_ai.response.finish_reasons': [finishReason] } : {}),
+          ...(usage
+            ? {
+                'gen_ai.usage.input_tokens': usage.promptTokens,
+                'gen_ai.usage.output_tokens': usage.completionTokens,
+                'langfuse.observation.usage_details': JSON.stringify({ input: usage.promptTokens, output: usage.completionTokens }),
+              }
+            : {}),
+        });
+        span.end();
+      }
     }
+  }
+
+  /** The span of one LLM request (a Langfuse generation), when the turn is traced. */
+  private llmSpan(messages: ChatMessage[]) {
+    const span = childSpan(this.deps.traceParent?.(), 'llm', {
+      'langfuse.observation.type': 'generation',
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.system': 'openai',
+      'gen_ai.request.model': this.deps.llm.model,
+      'langfuse.observation.model.name': this.deps.llm.model,
+      'dialer.llm.service': this.deps.llm.label,
+      'dialer.node': this.node.node_name,
+    });
+    // The prompt is serialised only for a recorded span.
+    span?.setAttributes({ 'langfuse.observation.input': JSON.stringify(messages), 'dialer.llm.tools': this.tools.map((t) => t.name) });
+    return span;
   }
 
   private async handleCall(call: ToolCall): Promise<CallOutcome> {
@@ -291,7 +339,13 @@ export class FlowEngine implements FlowSession {
     this.record.function_calls.push(record);
     const vars = { ...this.deps.variables, ...args };
     for (const hook of fn.hooks ?? []) {
-      const result = await runHook(hook, vars, { fetch: this.deps.fetch ?? fetch, defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000, missing: this.missing });
+      const result = await runHook(hook, vars, {
+        fetch: this.deps.fetch ?? fetch,
+        defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
+        missing: this.missing,
+        traceParent: this.deps.traceParent?.(),
+        functionName: fn.name,
+      });
       record.hooks.push(result);
       if (!result.ok) this.record.errors.push(`hook ${hook.name} of ${fn.name} failed: ${result.error ?? `HTTP ${result.status}`}`);
     }

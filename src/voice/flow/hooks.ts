@@ -3,7 +3,9 @@
  * headers and body, a timeout, one retry for network errors and 5xx, and a result for the record.
  * A hook never throws and never outlives its timeout.
  */
+import { SpanStatusCode, type Context } from '@opentelemetry/api';
 import type { FlowHook } from '../../templates/index.js';
+import { childSpan } from '../tracing.js';
 import { substitute } from './substitute.js';
 import type { FunctionCallRecord } from './types.js';
 
@@ -27,8 +29,30 @@ export async function runHook(
     missing?: (name: string) => void;
     /** Cuts the hook short (the timeout applies anyway). */
     signal?: AbortSignal;
+    /** The turn's context: the hook gets a `hook` span under it. */
+    traceParent?: Context | undefined;
+    /** The function the hook belongs to (for its span). */
+    functionName?: string;
   },
 ): Promise<HookResult> {
+  const span = childSpan(options.traceParent, 'hook', { 'dialer.hook.name': hook.name, ...(options.functionName ? { 'dialer.hook.function': options.functionName } : {}) });
+  if (!span) return (await request(hook, vars, options)).result;
+  const outcome = await request(hook, vars, options);
+  span.setAttributes({
+    'http.request.method': outcome.method,
+    ...(outcome.url ? { 'server.address': outcome.url.hostname, 'server.port': Number(outcome.url.port) || (outcome.url.protocol === 'https:' ? 443 : 80) } : {}),
+    ...(outcome.result.status !== undefined ? { 'http.response.status_code': outcome.result.status } : {}),
+    'dialer.hook.attempts': outcome.attempts,
+    'dialer.hook.ok': outcome.result.ok,
+    'dialer.duration_ms': outcome.result.durationMs,
+  });
+  if (!outcome.result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.result.error ?? `HTTP ${outcome.result.status}` });
+  span.end();
+  return outcome.result;
+}
+
+async function request(...args: Parameters<typeof runHook>): Promise<{ result: HookResult; method: string; url?: URL; attempts: number }> {
+  const [hook, vars, options] = args;
   const spec = hook.http_request;
   const started = performance.now();
   const method = spec.method ?? 'POST';
@@ -38,7 +62,7 @@ export async function runHook(
     // Values are encoded in the URL, so a "/" or "?" in a value cannot change the path.
     url = new URL(substitute(spec.url, vars, options.missing, encodeURIComponent));
   } catch {
-    return { name: hook.name, ok: false, durationMs: 0, error: `bad URL ${spec.url}` };
+    return { result: { name: hook.name, ok: false, durationMs: 0, error: `bad URL ${spec.url}` }, method, attempts: 0 };
   }
   for (const [k, v] of Object.entries(spec.query_params ?? {})) url.searchParams.set(k, fill(String(v)));
   const headers: Record<string, string> = { 'user-agent': 'Dialer hooks', accept: 'application/json' };
@@ -52,6 +76,7 @@ export async function runHook(
   const timeout = AbortSignal.timeout(timeoutMs);
   const deadline = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let last: HookResult | undefined;
+  const done = (attempts: number) => ({ result: last!, method, url, attempts });
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
       const res = await options.fetch(url, { method, headers, body, signal: deadline });
@@ -63,12 +88,12 @@ export async function runHook(
         /* not JSON: keep the text */
       }
       last = { name: hook.name, status: res.status, ok: res.ok, durationMs: Math.round(performance.now() - started), response, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
-      if (res.status < 500) return last;
+      if (res.status < 500) return done(attempt);
     } catch (err) {
       const timedOut = timeout.aborted;
       last = { name: hook.name, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}` };
-      if (deadline.aborted) return last;
+      if (deadline.aborted) return done(attempt);
     }
   }
-  return last!;
+  return done(2);
 }

@@ -7,6 +7,7 @@
  * - action: what the pipeline must do now: speak text, end the call, transfer it.
  * - record: what the conversation leaves on the lead (metaData fields, outcome, usage).
  */
+import type { Context } from '@opentelemetry/api';
 import type { Flow } from '../../templates/index.js';
 import type { LLM, LlmUsage } from '../services.js';
 
@@ -69,6 +70,8 @@ export interface FlowDeps {
   hookTimeoutMs?: number;
   /** Clock for the record's timestamps. */
   now?: () => Date;
+  /** The OpenTelemetry context of the turn being run: parent of its `llm` and `hook` spans (none: not traced). */
+  traceParent?: () => Context | undefined;
 }
 
 export type CreateFlowSession = (flow: Flow, deps: FlowDeps) => FlowSession;

@@ -6,6 +6,7 @@ import type { AgentAction, FlowSession } from '../flow/types.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import type { ConversationMetrics } from '../metrics.js';
 import { FrameProcessor } from '../pipeline.js';
+import type { CallTrace, TurnKind } from '../tracing.js';
 
 export interface ConverseOptions {
   /** Silence (after the agent stopped talking) before the idle prompt. */
@@ -18,6 +19,18 @@ export interface ConverseOptions {
   onGiveUp(reason: 'timeout' | 'voicemail'): void;
   /** Called after each turn with the (possibly new) node's settings. */
   onNodeSettings?(settings: { idleMs?: number; endOfSpeechMs?: number }): void;
+  /** The call's spans: a `turn` span per agent turn (with the caller's `stt` span in it). */
+  trace?: CallTrace;
+}
+
+/** What started an agent turn, for its span. */
+interface TurnStart {
+  kind: TurnKind;
+  /** When it started (performance.now()): the caller's first words, a keypress, the prompt. */
+  at: number;
+  /** The caller's speech end, for the turn's latency. */
+  speechEndedAt?: number;
+  input?: string;
 }
 
 export const VOICEMAIL_PATTERN =
@@ -29,6 +42,7 @@ export class ConverseProcessor extends FrameProcessor {
   /** Turns run one after another, in the background, so frames keep flowing past this processor. */
   private work: Promise<void> = Promise.resolve();
   private running: AbortController | undefined;
+  private runningTurn: number | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private idlePrompts = 0;
   private userTurns = 0;
@@ -42,10 +56,15 @@ export class ConverseProcessor extends FrameProcessor {
     super();
   }
 
+  /** The agent turn being run now (its LLM requests and hooks belong to it). */
+  get currentTurn(): number | undefined {
+    return this.runningTurn;
+  }
+
   protected process(f: Frame, direction: Direction): void {
     switch (f.kind) {
       case 'start':
-        if (direction === 'down') this.run((signal) => this.flow.start(signal));
+        if (direction === 'down') this.run((signal) => this.flow.start(signal), { kind: 'greeting', at: f.at });
         break;
       case 'user_turn': {
         this.idlePrompts = 0;
@@ -56,17 +75,23 @@ export class ConverseProcessor extends FrameProcessor {
           return;
         }
         const text = f.text;
-        const turn = this.run((signal) => this.flow.userTurn(text, signal), f.speechEndedAt);
-        if (turn !== undefined) this.metrics.addServiceTime(turn, f.sttWaitMs);
+        const startedAt = f.speechStartedAt ?? f.speechEndedAt;
+        const turn = this.run((signal) => this.flow.userTurn(text, signal), { kind: 'user', at: startedAt, speechEndedAt: f.speechEndedAt, input: text });
+        if (turn !== undefined) {
+          this.metrics.addServiceTime(turn, f.sttWaitMs);
+          this.options.trace?.stt(turn, { startedAt, endedAt: f.speechEndedAt, finalWaitMs: f.sttWaitMs, text });
+        }
         return;
       }
       case 'dtmf': {
         const digit = f.digit;
-        this.run((signal) => this.flow.userTurn(`(The caller pressed ${digit} on the keypad.)`, signal), f.at);
+        this.run((signal) => this.flow.userTurn(`(The caller pressed ${digit} on the keypad.)`, signal), { kind: 'dtmf', at: f.at, speechEndedAt: f.at, input: digit });
         break;
       }
       case 'interruption':
         this.metrics.interruptions++;
+        // A reply still being written is cut: its turn is over (one being heard is ended by the output).
+        if (this.runningTurn !== undefined) this.options.trace?.endTurn(this.runningTurn, { interrupted: true, node: this.flow.currentNode });
         this.running?.abort();
         this.stopIdle();
         break;
@@ -91,14 +116,16 @@ export class ConverseProcessor extends FrameProcessor {
     this.push(f, direction);
   }
 
-  private run(actions: (signal: AbortSignal) => AsyncIterable<AgentAction>, speechEndedAt?: number): number | undefined {
+  private run(actions: (signal: AbortSignal) => AsyncIterable<AgentAction>, start: TurnStart): number | undefined {
     if (this.ended) return undefined;
     const turn = ++this.turn;
-    if (speechEndedAt !== undefined) this.metrics.turnStarted(turn, speechEndedAt);
+    if (start.speechEndedAt !== undefined) this.metrics.turnStarted(turn, start.speechEndedAt);
+    this.options.trace?.startTurn(turn, start.kind, start.at, start.input);
     this.work = this.work.then(async () => {
       if (this.ended) return;
       const controller = new AbortController();
       this.running = controller;
+      this.runningTurn = turn;
       const asked = performance.now();
       let firstText = true;
       try {
@@ -119,7 +146,10 @@ export class ConverseProcessor extends FrameProcessor {
         }
       } finally {
         this.options.onNodeSettings?.(this.flow.nodeSettings);
-        if (this.running === controller) this.running = undefined;
+        if (this.running === controller) {
+          this.running = undefined;
+          this.runningTurn = undefined;
+        }
         if (!controller.signal.aborted) this.push(frame({ kind: 'turn_done' as const, turn }));
       }
     });
@@ -136,7 +166,7 @@ export class ConverseProcessor extends FrameProcessor {
         return;
       }
       this.idlePrompts++;
-      this.run((signal) => this.flow.idle(signal));
+      this.run((signal) => this.flow.idle(signal), { kind: 'idle', at: performance.now() });
     }, this.flow.nodeSettings.idleMs ?? this.options.idleMs);
     this.idleTimer.unref?.();
   }

@@ -106,6 +106,8 @@ export class TurnProcessor extends FrameProcessor {
   readonly name = 'turns';
   private speaking = false;
   private stoppedAt: number | undefined;
+  /** The first speech start since the last turn was emitted. */
+  private startedAt: number | undefined;
   private finals: string[] = [];
   private interim = '';
   private timer: NodeJS.Timeout | undefined;
@@ -118,6 +120,7 @@ export class TurnProcessor extends FrameProcessor {
     switch (f.kind) {
       case 'user_started_speaking':
         this.speaking = true;
+        this.startedAt ??= f.at;
         this.stoppedAt = undefined;
         clearTimeout(this.timer);
         break;
@@ -149,8 +152,14 @@ export class TurnProcessor extends FrameProcessor {
     const words = [...this.finals, ...(useInterim && this.interim.trim() ? [this.interim.trim()] : [])].join(' ').trim();
     this.finals = [];
     this.interim = '';
-    if (!words || this.stoppedAt === undefined) return;
-    this.push(frame({ kind: 'user_turn' as const, text: words, speechEndedAt: this.stoppedAt, sttWaitMs: Math.max(0, performance.now() - this.stoppedAt) }));
+    if (!words || this.stoppedAt === undefined) {
+      // Noise without words: the next words start a turn of their own.
+      if (!this.speaking) this.startedAt = undefined;
+      return;
+    }
+    const speechStartedAt = this.startedAt;
+    this.push(frame({ kind: 'user_turn' as const, text: words, speechEndedAt: this.stoppedAt, ...(speechStartedAt !== undefined ? { speechStartedAt } : {}), sttWaitMs: Math.max(0, performance.now() - this.stoppedAt) }));
     this.stoppedAt = undefined;
+    this.startedAt = undefined;
   }
 }

@@ -15,6 +15,8 @@ export interface OutputEvents {
   ended(outcome: string | undefined): void;
   /** The flow transferred the call. */
   transferred(to: string): void;
+  /** Agent turn `turn` is over for the caller: its reply was heard (or cut: `interrupted`). */
+  turnOver?(turn: number, interrupted: boolean): void;
 }
 
 export class OutputProcessor extends FrameProcessor {
@@ -79,6 +81,7 @@ export class OutputProcessor extends FrameProcessor {
           const heard = this.heardOfTurn.get(turn) ?? [];
           this.push(frame({ kind: 'agent_interrupted' as const, turn, spoken: heard.join(' ') }), 'up');
         }
+        for (const t of new Set(cut.map((s) => s.turn))) this.events.turnOver?.(t, true);
         this.setStopped();
         return;
       }
@@ -89,6 +92,15 @@ export class OutputProcessor extends FrameProcessor {
         if (f.action.type === 'end') this.events.ended(f.action.outcome);
         else await this.transfer(f.action.to);
         return;
+      }
+      case 'turn_done': {
+        // Every sentence of the turn is in `sentences` by now (frames arrive in order): it is over once they are.
+        const events = this.events;
+        if (events.turnOver) {
+          const turn = f.turn;
+          void Promise.all(this.sentences.filter((s) => s.turn === turn).map((s) => s.done)).then(() => events.turnOver!(turn, false));
+        }
+        break;
       }
     }
     this.push(f, direction);

@@ -7,6 +7,7 @@ import { frame, type Direction, type Frame } from '../frames.js';
 import type { ConversationMetrics } from '../metrics.js';
 import { FrameProcessor } from '../pipeline.js';
 import type { TTS } from '../services.js';
+import { childSpan, failSpan, type CallTrace } from '../tracing.js';
 
 /** Where a sentence ends: . ! ? (not inside numbers like 3.5) followed by space, or a line break. */
 const SENTENCE_END = /([.!?]+["')\]]?)(\s+)|\n+/;
@@ -53,6 +54,8 @@ export class TtsProcessor extends FrameProcessor {
     private readonly outputRateHz: number,
     private readonly metrics: ConversationMetrics,
     private readonly reportError: (err: unknown, text: string) => void,
+    /** The call's spans: a `tts` span per sentence, in its turn. */
+    private readonly trace?: CallTrace,
   ) {
     super();
     this.resampler = new Resampler(tts.sampleRateHz, outputRateHz);
@@ -68,13 +71,22 @@ export class TtsProcessor extends FrameProcessor {
     const started = performance.now();
     let previous: Int16Array | undefined;
     let first = true;
+    let samples = 0;
+    const span = childSpan(this.trace?.context(f.turn), 'tts', {
+      'dialer.tts.service': this.trace?.services.tts ?? this.tts.label,
+      'dialer.tts.characters': f.text.length,
+      'langfuse.observation.input': f.text,
+    });
     try {
       for await (const chunk of this.tts.synthesize(f.text, { signal })) {
         if (signal.aborted) return;
         if (first) {
           first = false;
-          this.metrics.addServiceTime(f.turn, performance.now() - started);
+          const ms = performance.now() - started;
+          this.metrics.addServiceTime(f.turn, ms);
+          span?.setAttribute('dialer.tts.time_to_first_audio_ms', Math.round(ms * 10) / 10);
         }
+        samples += chunk.length;
         const pcm = this.resampler.process(chunk);
         // Hold one chunk back so the last one can say it is the last.
         if (previous) this.push(frame({ kind: 'output_audio' as const, pcm: previous, sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
@@ -84,7 +96,19 @@ export class TtsProcessor extends FrameProcessor {
       }
       if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: previous ?? new Int16Array(0), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
     } catch (err) {
-      if (!signal.aborted) this.reportError(err, f.text);
+      if (!signal.aborted) {
+        failSpan(span, err);
+        this.reportError(err, f.text);
+      }
+    } finally {
+      if (span) {
+        span.setAttributes({
+          'dialer.tts.audio_ms': Math.round((samples * 1000) / this.tts.sampleRateHz),
+          'dialer.duration_ms': Math.round(performance.now() - started),
+          'dialer.aborted': signal.aborted,
+        });
+        span.end();
+      }
     }
   }
 }
