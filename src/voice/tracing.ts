@@ -10,21 +10,25 @@
  *
  * Only `@opentelemetry/api` is used here; when the call is not traced (no SDK registered, or no
  * context given) nothing is created and no attribute is computed. Times are performance.now()
- * values inside the engine, epoch milliseconds on spans; durations are attributes in ms.
+ * values (the SDK maps them to the wall clock); durations are attributes in ms.
  */
 import { SpanStatusCode, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 export const VOICE_TRACER = 'dialer.voice';
 
-/** performance.now() to epoch milliseconds (what span start and end times take). */
-export const epochMs = (at: number): number => performance.timeOrigin + at;
+/**
+ * performance.now() to wall-clock epoch milliseconds, through the current offset between the two
+ * clocks (they drift apart on a long-running process, so `timeOrigin + at` would not do). Span
+ * times are given as performance.now() values: the SDK corrects them the same way.
+ */
+export const wallClockMs = (at: number): number => Date.now() - (performance.now() - at);
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 /** A child span of `parent`, or undefined when the parent is absent or not recorded. */
 export function childSpan(parent: Context | undefined, name: string, attributes: Attributes = {}, startedAt?: number): Span | undefined {
   if (!parent || !trace.getSpan(parent)?.isRecording()) return undefined;
-  return trace.getTracer(VOICE_TRACER).startSpan(name, { attributes, ...(startedAt !== undefined ? { startTime: epochMs(startedAt) } : {}) }, parent);
+  return trace.getTracer(VOICE_TRACER).startSpan(name, { attributes, ...(startedAt !== undefined ? { startTime: startedAt } : {}) }, parent);
 }
 
 /** Ends a span as failed, with the error recorded on it. */
@@ -84,7 +88,7 @@ export class CallTrace {
       'dialer.duration_ms': round(doneAt - speech.startedAt),
       'langfuse.observation.output': speech.text,
     });
-    span.end(epochMs(doneAt));
+    span.end(doneAt);
   }
 
   /** The first audio of the turn went out: its latency from the end of the caller's speech. */

@@ -14,7 +14,7 @@
  */
 import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
-import { childSpan, epochMs, failSpan } from '../tracing.js';
+import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
 import { substitute } from './substitute.js';
@@ -283,7 +283,7 @@ export class FlowEngine implements FlowSession {
           'dialer.llm.tool_calls': calls.map((c) => c.name),
           'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }),
           ...(firstAt !== undefined
-            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': JSON.stringify(new Date(epochMs(firstAt)).toISOString()) }
+            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': JSON.stringify(new Date(wallClockMs(firstAt)).toISOString()) }
             : {}),
           ...(finishReason ? { 'gen_ai.response.finish_reasons': [finishReason] } : {}),
           ...(usage
