@@ -61,7 +61,9 @@ export function startCallSpan(info: CallSpanInfo): CallSpan {
       'dialer.attempt': info.attempt,
       'dialer.provider': info.provider,
       'langfuse.trace.name': 'call',
+      // Langfuse reads langfuse.user.id or the OpenTelemetry user.id (its own SDK sends the latter).
       'langfuse.user.id': info.leadId,
+      'user.id': info.leadId,
       'langfuse.trace.tags': [info.provider, ...(info.template ? [info.template] : []), ...(info.executionMode ? [info.executionMode] : [])],
       [metadata('lead_id')]: info.leadId,
       [metadata('attempt')]: info.attempt,
@@ -76,7 +78,7 @@ export function startCallSpan(info: CallSpanInfo): CallSpan {
   const traceId = recording ? span.spanContext().traceId : undefined;
   let ended = false;
   const setCallId = (callId: string) => {
-    if (recording) span.setAttributes({ 'dialer.call_id': callId, 'langfuse.session.id': callId, [metadata('call_id')]: callId });
+    if (recording) span.setAttributes({ 'dialer.call_id': callId, 'langfuse.session.id': callId, 'session.id': callId, [metadata('call_id')]: callId });
   };
   return {
     span,

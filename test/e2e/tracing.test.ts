@@ -140,6 +140,32 @@ async function closeServer(server: RunningServer): Promise<void> {
 
 /** Sets up a template, configuration and number, pushes a lead and waits for its end. */
 async function callOnce(admin: Client, label: string): Promise<any> {
+  const reseller = await prepare(admin, label);
+  ai.chat.push({ text: 'Hello Ana! Shall I confirm order A-42?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+  ai.transcripts.push('Yes, please confirm it. Thank you, that is great!');
+  const callee = '+14155550400';
+  emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it. Thank you, that is great!' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+  const lead = await push(admin, reseller, label, callee);
+  assert.equal(lead.status, 'FINISHED', JSON.stringify(lead.metaData));
+  assert.equal(lead.outcome, 'confirmed', JSON.stringify(lead.metaData));
+  return { lead, reseller };
+}
+
+/** Pushes a lead to `callee` and waits until its attempt is over. */
+async function push(admin: Client, reseller: string, label: string, callee: string, requestId = `tracing-${label}`): Promise<any> {
+  const pushed = await admin.post('/leads', { request_id: requestId, template: `confirm-${label}`, reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+  const leadId = pushed.body.lead_call_tracker_id;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const lead = (await admin.get(`/leads/${leadId}`)).body;
+    if (lead.status === 'FINISHED' || lead.status === 'RETRY') return lead;
+    assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function prepare(admin: Client, label: string): Promise<string> {
   const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}`;
   const reseller = (await admin.post('/resellers', { name: `Tracing ${label}` })).body.id;
   const flow = {
@@ -171,25 +197,7 @@ async function callOnce(admin: Client, label: string): Promise<any> {
   const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
   assert.equal((await admin.post('/numbers', { phone_number: '+12125550400', provider: 'PROVIDER_A' })).status, 200);
-
-  ai.chat.push({ text: 'Hello Ana! Shall I confirm order A-42?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
-  ai.transcripts.push('Yes, please confirm it. Thank you, that is great!');
-  const callee = '+14155550400';
-  emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it. Thank you, that is great!' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
-  const pushed = await admin.post('/leads', { request_id: `tracing-${label}`, template: `confirm-${label}`, reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
-  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-  const leadId = pushed.body.lead_call_tracker_id;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const lead = (await admin.get(`/leads/${leadId}`)).body;
-    if (lead.status === 'FINISHED' || lead.status === 'RETRY') {
-      assert.equal(lead.status, 'FINISHED', JSON.stringify(lead.metaData));
-      assert.equal(lead.outcome, 'confirmed', JSON.stringify(lead.metaData));
-      return lead;
-    }
-    assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return reseller;
 }
 
 before(async () => {
@@ -228,9 +236,25 @@ describe('tracing a call', () => {
       OTEL_EXPORTER_OTLP_HEADERS: `Authorization=${encodeURIComponent(AUTH)}`,
       OTEL_SERVICE_NAME: 'dialer-test',
     });
-    const lead = await callOnce(admin, 'traced');
+    const { lead, reseller } = await callOnce(admin, 'traced');
+    // An attempt that does not reach the callee is traced too.
+    emulator.script('+14155550401', { answer: 'busy' });
+    const busy = await push(admin, reseller, 'traced', '+14155550401', 'tracing-busy');
     // Closing flushes the batch processor.
     await closeServer(server);
+
+    const busyTrace = receiver.spans.filter((s) => s.traceId === busy.metaData.trace_id);
+    assert.match(busy.metaData.trace_id, /^[0-9a-f]{32}$/);
+    assert.deepEqual(busyTrace.map((s) => s.name).sort(), ['call', 'dial']);
+    const busyRoot = busyTrace.find((s) => s.name === 'call')!;
+    assert.equal(busyRoot.attributes['dialer.outcome'], 'busy');
+    assert.equal(busyRoot.attributes['dialer.lead_id'], busy.id);
+    assert.equal(busyRoot.attributes['dialer.call_id'], busy.call_id);
+    assert.equal(Object.keys(busyRoot.attributes).filter((k) => k.startsWith('dialer.score.')).length, 0);
+    assert.deepEqual(busy.trace_scores, {});
+    const busyDial = busyTrace.find((s) => s.name === 'dial')!;
+    assert.equal(busyDial.parentSpanId, busyRoot.spanId);
+    assert.equal(busyDial.attributes['dialer.dial.result'], 'busy');
 
     // What the exporter sent, as Langfuse would receive it.
     assert.ok(receiver.requests.length > 0, 'spans were exported');
@@ -242,7 +266,7 @@ describe('tracing a call', () => {
     const traceId = lead.metaData.trace_id;
     assert.match(traceId, /^[0-9a-f]{32}$/, 'the lead names its trace');
     const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    assert.equal(spans.length, receiver.spans.length, 'every exported span belongs to the call trace');
+    assert.equal(spans.length + busyTrace.length, receiver.spans.length, 'every exported span belongs to one of the two calls');
     assert.equal(spans[0]!.resource['service.name'], 'dialer-test');
 
     const byName = (name: string) => spans.filter((s) => s.name === name);
@@ -257,6 +281,8 @@ describe('tracing a call', () => {
     assert.equal(a['dialer.call_id'], lead.call_id);
     assert.equal(a['langfuse.session.id'], lead.call_id);
     assert.equal(a['langfuse.user.id'], lead.id);
+    assert.equal(a['user.id'], lead.id);
+    assert.equal(a['session.id'], lead.call_id);
     assert.equal(a['langfuse.trace.name'], 'call');
     assert.equal(a['langfuse.trace.metadata.call_id'], lead.call_id);
     assert.equal(a['dialer.attempt'], 1);
@@ -329,7 +355,7 @@ describe('tracing a call', () => {
     assert.deepEqual(g['gen_ai.response.finish_reasons'], ['tool_calls']);
     assert.equal(g['dialer.node'], 'greet');
     assert.equal(typeof g['dialer.llm.time_to_first_token_ms'], 'number');
-    assert.ok(!Number.isNaN(Date.parse(JSON.parse(g['langfuse.observation.completion_start_time'] as string))));
+    assert.match(g['langfuse.observation.completion_start_time'] as string, /^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
     assert.equal(JSON.parse(g['langfuse.observation.input'] as string)[0].content, 'You call Ana for Acme. Be brief.');
     const [greetLlm] = childrenOf(greeting, 'llm');
     assert.equal(JSON.parse(greetLlm!.attributes['langfuse.observation.output'] as string).content, 'Hello Ana! Shall I confirm order A-42?');
@@ -363,7 +389,7 @@ describe('tracing a call', () => {
   it('with tracing unconfigured, the call works and nothing is exported', async () => {
     const exported = receiver.requests.length;
     const { server, admin } = await serve(BASE_ENV());
-    const lead = await callOnce(admin, 'untraced');
+    const { lead } = await callOnce(admin, 'untraced');
     await closeServer(server);
     assert.equal(lead.metaData.trace_id, undefined);
     assert.equal(typeof lead.trace_scores.turn_latency_p50_ms, 'number');

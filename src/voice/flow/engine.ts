@@ -283,7 +283,7 @@ export class FlowEngine implements FlowSession {
           'dialer.llm.tool_calls': calls.map((c) => c.name),
           'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }),
           ...(firstAt !== undefined
-            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': JSON.stringify(new Date(wallClockMs(firstAt)).toISOString()) }
+            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': new Date(wallClockMs(firstAt)).toISOString() }
             : {}),
           ...(finishReason ? { 'gen_ai.response.finish_reasons': [finishReason] } : {}),
           ...(usage
