@@ -11,7 +11,15 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { parseOtlpHeaders, startCallSpan, tracingSettings } from '../../src/tracing/index.js';
 import type { Flow } from '../../src/templates/index.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
+import type { CallIO, PlayResult } from '../../src/voice/agent.js';
+import { frame } from '../../src/voice/frames.js';
+import { ConversationMetrics } from '../../src/voice/metrics.js';
+import { Pipeline } from '../../src/voice/pipeline.js';
+import { OutputProcessor } from '../../src/voice/processors/output.js';
+import { CallTrace } from '../../src/voice/tracing.js';
 import { ScriptedLLM, type ScriptedReply } from '../helpers/scripted-llm.js';
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
 
 describe('tracing settings', () => {
   it('is off without an OTLP endpoint, and when the SDK or the traces exporter is disabled', () => {
@@ -141,6 +149,77 @@ describe('spans of the flow engine', () => {
     await drain(s.start(new AbortController().signal));
     root.end();
     assert.deepEqual(exporter.getFinishedSpans().map((x) => x.name), ['turn']);
+  });
+
+  it('a turn span ends when its reply was heard, or at the barge-in that cut it, with what the caller heard and its latency', async () => {
+    const call = trace.getTracer('test').startSpan('call');
+    const callTrace = new CallTrace(trace.setSpan(context.active(), call), { stt: 'stt-x', tts: 'tts-x' });
+    const played: Array<(r: PlayResult) => void> = [];
+    const io: CallIO = {
+      sampleRateHz: 8000,
+      signal: new AbortController().signal,
+      play: () => new Promise((resolve) => played.push(resolve)),
+      clear: () => {
+        for (const resolve of played.splice(0)) resolve('cleared');
+      },
+      hangup: () => undefined,
+      transfer: async () => undefined,
+      onAudio: () => undefined,
+      onDtmf: () => undefined,
+    };
+    const metrics = new ConversationMetrics((turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs));
+    const output = new OutputProcessor(io, metrics, {
+      spoke: (turn, text) => callTrace.heard(turn, text),
+      ended: () => undefined,
+      transferred: () => undefined,
+      turnOver: (turn, interrupted) => callTrace.endTurn(turn, { interrupted, node: 'greet' }),
+    });
+    const pipeline = new Pipeline([output], { sink: () => undefined });
+    const audio = (text: string, turn: number) => frame({ kind: 'output_audio' as const, pcm: new Int16Array(160), sampleRateHz: 8000, text, turn, last: true });
+
+    callTrace.startTurn(1, 'greeting', performance.now());
+    pipeline.send(audio('One.', 1));
+    pipeline.send(audio('Two.', 1));
+    await tick();
+    played.shift()!('played');
+    await tick();
+    pipeline.send(frame({ kind: 'interruption' as const }));
+    await tick();
+
+    const speechStart = performance.now() - 900;
+    const speechEnd = performance.now() - 300;
+    callTrace.startTurn(2, 'user', speechStart, 'Who is this?');
+    callTrace.stt(2, { startedAt: speechStart, endedAt: speechEnd, finalWaitMs: 120, text: 'Who is this?' });
+    metrics.turnStarted(2, speechEnd);
+    pipeline.send(audio('Acme.', 2));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 2 }));
+    await tick();
+    assert.equal(exporter.getFinishedSpans().filter((x) => x.name === 'turn').length, 1, 'turn 2 is not over before its reply was heard');
+    played.shift()!('played');
+    await tick();
+    callTrace.close();
+    call.end();
+
+    const turns = exporter.getFinishedSpans().filter((x) => x.name === 'turn');
+    const [first, second] = turns as [(typeof turns)[number], (typeof turns)[number]];
+    assert.equal(first.attributes['dialer.turn.index'], 1);
+    assert.equal(first.attributes['dialer.turn.interrupted'], true);
+    assert.equal(first.attributes['langfuse.observation.output'], 'One.');
+    assert.equal(second.attributes['dialer.turn.interrupted'], false);
+    assert.equal(second.attributes['dialer.turn.kind'], 'user');
+    assert.equal(second.attributes['langfuse.observation.input'], 'Who is this?');
+    assert.equal(second.attributes['langfuse.observation.output'], 'Acme.');
+    assert.equal(second.attributes['dialer.node'], 'greet');
+    assert.equal(typeof second.attributes['dialer.turn.latency_ms'], 'number');
+    for (const t of turns) assert.equal(t.parentSpanContext?.spanId, call.spanContext().spanId);
+    const [stt] = exporter.getFinishedSpans().filter((x) => x.name === 'stt');
+    assert.equal(stt!.parentSpanContext?.spanId, second.spanContext().spanId);
+    assert.equal(stt!.attributes['dialer.stt.final_wait_ms'], 120);
+    assert.equal(stt!.attributes['dialer.stt.service'], 'stt-x');
+    // The stt span starts with the caller's speech, as its turn does (each span maps the clock itself: within a ms).
+    const ms = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
+    assert.ok(Math.abs(ms(stt!.startTime) - ms(second.startTime)) < 2);
+    assert.ok(ms(second.endTime) - ms(second.startTime) >= 850, 'the turn began with the speech, before it was created');
   });
 
   it('the call span carries the scores it ends with, and its trace id is the one to store on the lead', () => {
