@@ -10,6 +10,7 @@ import type { Db } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { inWindow } from '../scheduler/index.js';
+import { startCallSpan } from '../tracing/index.js';
 import type { CallEnd } from './driver.js';
 import type { AnswerInfo, Markup, ProviderKit } from './provider.js';
 import type { Telephony } from './service.js';
@@ -53,19 +54,21 @@ async function findConfig(db: Db, ourNumber: string, caller: string): Promise<In
   return anyInbound.rows[0];
 }
 
-async function finishInbound(db: Db, leadId: string, end: CallEnd): Promise<void> {
+async function finishInbound(db: Db, leadId: string, end: CallEnd, traceId: string | undefined): Promise<void> {
   const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
   const completed = end.kind === 'completed' ? end : undefined;
+  const meta = completed?.metaData ?? (end.kind !== 'completed' && end.error ? { errors: [end.error] } : {});
   await db.query(
     `UPDATE leads SET status = 'FINISHED', outcome = $2, call_end_time = now(), duration_seconds = $3, recording_url = $4,
-            meta_data = meta_data || $5::jsonb, updated_at = now()
+            meta_data = meta_data || $5::jsonb, trace_scores = trace_scores || $6::jsonb, updated_at = now()
       WHERE id = $1`,
     [
       leadId,
       outcome,
       end.kind === 'error' ? null : (end.durationSeconds ?? null),
       completed?.recordingUrl ?? null,
-      JSON.stringify(completed?.metaData ?? (end.kind !== 'completed' && end.error ? { errors: [end.error] } : {})),
+      JSON.stringify(traceId ? { ...meta, trace_id: traceId } : meta),
+      JSON.stringify(completed?.traceScores ?? {}),
     ],
   );
   await db.query(`UPDATE call_attempts SET status = 'ENDED', outcome = $2, ended_at = now() WHERE lead_id = $1 AND attempt = 1`, [leadId, outcome]);
@@ -105,7 +108,25 @@ export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: P
       config.number_id,
     ]);
   });
-  const session = telephony.open(kit, { leadId, templateId: config.template_id, payload, direction: 'inbound', ourNumber: info.to, theirNumber: info.from }, info.callSid);
-  void session.ended.then((callEnd) => finishInbound(db, leadId, callEnd)).catch((err: unknown) => telephony.deps.log.error({ leadId, err }, 'could not finish an inbound lead'));
+  const callSpan = startCallSpan({ leadId, attempt: 1, requestId: `inbound-${info.callSid}`, template: config.template_name, templateId: config.template_id, provider: kit.slot, direction: 'inbound' });
+  callSpan.callId(info.callSid);
+  const session = telephony.open(
+    kit,
+    { leadId, templateId: config.template_id, payload, direction: 'inbound', ourNumber: info.to, theirNumber: info.from, traceContext: callSpan.context },
+    info.callSid,
+  );
+  void session.ended
+    .then((callEnd) => {
+      callSpan.end({
+        callId: info.callSid,
+        kind: callEnd.kind,
+        outcome: callEnd.kind === 'completed' ? (callEnd.outcome ?? 'completed') : callEnd.kind,
+        ...(callEnd.kind !== 'error' && callEnd.durationSeconds !== undefined ? { durationSeconds: callEnd.durationSeconds } : {}),
+        ...(callEnd.kind !== 'completed' && callEnd.error ? { error: callEnd.error } : {}),
+        ...(callEnd.kind === 'completed' && callEnd.traceScores ? { scores: callEnd.traceScores } : {}),
+      });
+      return finishInbound(db, leadId, callEnd, callSpan.traceId);
+    })
+    .catch((err: unknown) => telephony.deps.log.error({ leadId, err }, 'could not finish an inbound lead'));
   return session.answer(info);
 }

@@ -26,6 +26,8 @@ export interface CallSpanInfo {
   executionMode?: string;
   /** PROVIDER_A, PROVIDER_B, PROVIDER_C. */
   provider: string;
+  /** Default outbound (a dialled lead); inbound calls are traced from their answer. */
+  direction?: 'outbound' | 'inbound';
 }
 
 /** The end of an attempt as the scheduler sees it (a CallResult, without importing telephony). */
@@ -60,11 +62,17 @@ export function startCallSpan(info: CallSpanInfo): CallSpan {
       'dialer.lead_id': info.leadId,
       'dialer.attempt': info.attempt,
       'dialer.provider': info.provider,
+      'dialer.call_direction': info.direction ?? 'outbound',
       'langfuse.trace.name': 'call',
       // Langfuse reads langfuse.user.id or the OpenTelemetry user.id (its own SDK sends the latter).
       'langfuse.user.id': info.leadId,
       'user.id': info.leadId,
-      'langfuse.trace.tags': [info.provider, ...(info.template ? [info.template] : []), ...(info.executionMode ? [info.executionMode] : [])],
+      'langfuse.trace.tags': [
+        info.provider,
+        ...(info.template ? [info.template] : []),
+        ...(info.executionMode ? [info.executionMode] : []),
+        ...(info.direction === 'inbound' ? ['inbound'] : []),
+      ],
       [metadata('lead_id')]: info.leadId,
       [metadata('attempt')]: info.attempt,
       [metadata('provider')]: info.provider,

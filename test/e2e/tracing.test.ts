@@ -194,7 +194,16 @@ async function prepare(admin: Client, label: string): Promise<string> {
   };
   const tpl = await admin.post('/templates', { name: `confirm-${label}`, reseller_id: reseller, flow });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  const cfg = await admin.post('/configurations', {
+    reseller_id: reseller,
+    template: tpl.body.id,
+    calling_provider: 'PROVIDER_A',
+    call_start_time: '00:00',
+    call_end_time: '00:00',
+    enable_inbound: true,
+    inbound_call_start_time: '00:00',
+    inbound_call_end_time: '00:00',
+  });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
   assert.equal((await admin.post('/numbers', { phone_number: '+12125550400', provider: 'PROVIDER_A' })).status, 200);
   return reseller;
@@ -240,8 +249,36 @@ describe('tracing a call', () => {
     // An attempt that does not reach the callee is traced too.
     emulator.script('+14155550401', { answer: 'busy' });
     const busy = await push(admin, reseller, 'traced', '+14155550401', 'tracing-busy');
+    // The person calls back: an inbound call on a new lead, traced from its answer.
+    ai.chat.push({ text: 'Hello again Ana!' });
+    emulator.script('+14155550400', { answer: 'answer', steps: [{ waitForAudio: 15_000 }], maxSeconds: 4 });
+    const callBack = await emulator.inbound({ provider: 'PROVIDER_A', from: '+14155550400', to: '+12125550400' });
+    await callBack.ended;
+    let inbound: any;
+    for (let i = 0; i < 100 && inbound?.status !== 'FINISHED'; i++) {
+      const { rows } = await server.db.query<{ id: string }>('SELECT id FROM leads WHERE call_id = $1', [callBack.callSid]);
+      if (rows[0]) inbound = (await admin.get(`/leads/${rows[0].id}`)).body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(inbound?.status, 'FINISHED', 'the inbound lead finished');
     // Closing flushes the batch processor.
     await closeServer(server);
+
+    const inboundTrace = receiver.spans.filter((s) => s.traceId === inbound.metaData.trace_id);
+    const inboundRoot = inboundTrace.find((s) => s.parentSpanId === undefined)!;
+    assert.equal(inboundRoot.name, 'call');
+    assert.equal(inboundRoot.attributes['dialer.call_direction'], 'inbound');
+    assert.equal(inboundRoot.attributes['dialer.lead_id'], inbound.id);
+    assert.equal(inboundRoot.attributes['dialer.call_id'], callBack.callSid);
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(inboundRoot.attributes).filter(([k]) => k.startsWith('dialer.score.')).map(([k, v]) => [k.slice('dialer.score.'.length), v])),
+      inbound.trace_scores,
+    );
+    assert.ok(Object.keys(inbound.trace_scores).length > 0, 'the inbound lead has trace_scores');
+    assert.ok(!inboundTrace.some((s) => s.name === 'dial'), 'an inbound call is not dialled');
+    const inboundTurn = inboundTrace.find((s) => s.name === 'turn' && s.parentSpanId === inboundRoot.spanId)!;
+    assert.equal(inboundTurn.attributes['dialer.turn.kind'], 'greeting');
+    assert.ok(inboundTrace.some((s) => s.name === 'llm' && s.parentSpanId === inboundTurn.spanId));
 
     const busyTrace = receiver.spans.filter((s) => s.traceId === busy.metaData.trace_id);
     assert.match(busy.metaData.trace_id, /^[0-9a-f]{32}$/);
@@ -266,7 +303,7 @@ describe('tracing a call', () => {
     const traceId = lead.metaData.trace_id;
     assert.match(traceId, /^[0-9a-f]{32}$/, 'the lead names its trace');
     const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    assert.equal(spans.length + busyTrace.length, receiver.spans.length, 'every exported span belongs to one of the two calls');
+    assert.equal(spans.length + busyTrace.length + inboundTrace.length, receiver.spans.length, 'every exported span belongs to one of the three calls');
     assert.equal(spans[0]!.resource['service.name'], 'dialer-test');
 
     const byName = (name: string) => spans.filter((s) => s.name === name);
