@@ -30,7 +30,8 @@ export async function startTracing(settings: TracingSettings, log: Logger): Prom
   const exporter = new OTLPTraceExporter({ url: settings.tracesUrl, headers: settings.headers });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': VERSION }),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor(exporter, settings.batch)],
+    ...(settings.attributeValueLengthLimit ? { spanLimits: { attributeValueLengthLimit: settings.attributeValueLengthLimit } } : {}),
   });
   if (!trace.setGlobalTracerProvider(provider)) {
     log.warn('an OpenTelemetry tracer provider is already registered in this process: Dialer uses it');

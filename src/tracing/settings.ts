@@ -8,6 +8,9 @@
  *   OTEL_EXPORTER_OTLP_TRACES_HEADERS   the same, for traces only (wins over the general ones)
  *   OTEL_SERVICE_NAME                   service.name of the spans (default `dialer`)
  *   OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none   tracing off even with an endpoint
+ *   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_MAX_QUEUE_SIZE, OTEL_BSP_MAX_EXPORT_BATCH_SIZE, OTEL_BSP_EXPORT_TIMEOUT
+ *                                       the batch span processor (the SDK no longer reads them itself)
+ *   OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT   longest attribute value (LLM prompts are the long ones); default unlimited
  */
 
 export interface TracingSettings {
@@ -15,6 +18,15 @@ export interface TracingSettings {
   tracesUrl: string | undefined;
   headers: Record<string, string>;
   serviceName: string;
+  batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
+  attributeValueLengthLimit?: number;
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new TracingSettingsError(`${name} must be a positive whole number, got "${raw}"`);
+  return Number(raw);
 }
 
 export class TracingSettingsError extends Error {
@@ -61,5 +73,18 @@ export function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings {
     ...parseOtlpHeaders('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS),
     ...parseOtlpHeaders('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
   };
-  return { tracesUrl: off ? undefined : tracesUrl, headers, serviceName };
+  const batch = {
+    scheduledDelayMillis: positive(env, 'OTEL_BSP_SCHEDULE_DELAY'),
+    maxQueueSize: positive(env, 'OTEL_BSP_MAX_QUEUE_SIZE'),
+    maxExportBatchSize: positive(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
+    exportTimeoutMillis: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
+  };
+  const attributeValueLengthLimit = positive(env, 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT');
+  return {
+    tracesUrl: off ? undefined : tracesUrl,
+    headers,
+    serviceName,
+    batch: Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
+    ...(attributeValueLengthLimit !== undefined ? { attributeValueLengthLimit } : {}),
+  };
 }

@@ -39,6 +39,14 @@ describe('tracing settings', () => {
     assert.throws(() => tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }), /OTEL_EXPORTER_OTLP_ENDPOINT must be an http\(s\) URL/);
   });
 
+  it('reads the batch processor and attribute length settings (the SDK does not read them from the environment)', () => {
+    const settings = tracingSettings({ OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: '4096', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '8192' });
+    assert.deepEqual(settings.batch, { scheduledDelayMillis: 200, maxQueueSize: 4096 });
+    assert.equal(settings.attributeValueLengthLimit, 8192);
+    assert.deepEqual(tracingSettings({}).batch, {});
+    assert.throws(() => tracingSettings({ OTEL_BSP_SCHEDULE_DELAY: 'soon' }), /OTEL_BSP_SCHEDULE_DELAY must be a positive whole number/);
+  });
+
   it('reads OTLP headers: a base64 value keeps its "=", values are percent-decoded, traces headers win', () => {
     assert.deepEqual(parseOtlpHeaders('H', 'Authorization=Basic cGs6c2s=, x-tenant = acme'), { Authorization: 'Basic cGs6c2s=', 'x-tenant': 'acme' });
     assert.deepEqual(parseOtlpHeaders('H', 'Authorization=Basic%20cGs6c2s%3D'), { Authorization: 'Basic cGs6c2s=' });
