@@ -20,6 +20,8 @@ export interface CallContext {
   /** E.164 numbers: our caller ID and the person's. */
   ourNumber: string;
   theirNumber: string;
+  /** Whether to treat an answering machine's first words as voicemail (feature flag); default true. */
+  voicemailDetection?: boolean;
 }
 
 export type PlayResult = 'played' | 'cleared' | 'ended';
