@@ -197,7 +197,7 @@ export class Scheduler {
   /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
   private async carry(claimed: Claimed): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
-    const log = this.log.child({ leadId: lead.id, attempt });
+    let log = this.log.child({ leadId: lead.id, attempt });
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
     // recovered the lead: its number may be handed out again).
     const hangUp = new AbortController();
@@ -245,6 +245,7 @@ export class Scheduler {
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
         // the call is already over by then: its end records the call id anyway.
         onCallId: (callId) => {
+          log = log.child({ callId });
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
               if (ended) return resolve();

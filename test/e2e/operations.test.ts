@@ -15,7 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { signFlagWebhook } from '../../src/flags/index.js';
-import { createLogger } from '../../src/lib/logger.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
 import { verifyWebhookSignature } from '../../src/webhooks/index.js';
@@ -83,6 +84,8 @@ let dataDir: string;
 let flagFile: string;
 let reseller: string;
 let killed: string;
+/** Every JSON log line the server wrote. */
+const logLines: any[] = [];
 
 before(async () => {
   const port = await freePort();
@@ -135,7 +138,13 @@ before(async () => {
     AWS_SECRET_ACCESS_KEY: 'secret-example',
   };
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
-  server = await startServer(loadConfig(env), createLogger('silent'));
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) logLines.push(JSON.parse(line));
+      done();
+    },
+  });
+  server = await startServer(loadConfig(env), pino({ level: 'debug', base: { service: 'dialer' } }, sink));
   anon = client(server.app);
   const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
   admin = client(server.app, login.body.access_token);
@@ -393,6 +402,12 @@ describe('service callback', () => {
     assert.ok(delta('dialer_webhook_attempts_total', { kind: 'service_callback', result: 'delivered' }) >= 1);
     assert.ok(delta('dialer_http_requests_total', { route: `${API_PREFIX}/leads`, method: 'POST', status_code: '201' }) >= 1);
     assert.ok(sum(after, 'dialer_leads', { status: 'FINISHED' }) >= 1);
+
+    // Logs: JSON lines; requests carry their request id, and the call's lines its lead and call ids.
+    assert.ok(logLines.some((l) => l.reqId && l.msg === 'request completed'), 'request lines carry reqId');
+    const callLines = logLines.filter((l) => l.leadId === id);
+    assert.ok(callLines.length > 0, 'the call logged');
+    assert.ok(callLines.some((l) => l.callId === lead.call_id && l.msg === 'call ended at the provider'), JSON.stringify(callLines));
     writeFlags({});
     await flagWebhook(body, signFlagWebhook(FLAG_SECRET, body));
   });
