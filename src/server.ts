@@ -41,17 +41,18 @@ export async function startServer(
   options: ServeOptions = {},
 ): Promise<RunningServer> {
   const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
-  // Recordings are stored once, by this store, and served by the API from the same one.
-  // Feature flags first: a malformed flag file stops the start with its reason.
-  const flags = await Flags.open(config.flags, logger);
-  const recordings = createRecordingStore(recordingsConfigFromEnv(process.env, config.dataDir), `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  let db: Db;
+  const recordingsConfig = recordingsConfigFromEnv(process.env, config.dataDir);
+  const db = await openAndMigrate(config);
+  // A malformed flag file stops the start with its reason.
+  let flags: Flags;
   try {
-    db = await openAndMigrate(config);
+    flags = await Flags.open(config.flags, logger);
   } catch (err) {
-    await flags.close();
+    await db.close();
     throw err;
   }
+  // Recordings are stored once, by this store, and served by the API from the same one.
+  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const telephony = createTelephony({ config, db, log: logger, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   warnIfUnreachable(config, logger);
   let app: App | undefined;
