@@ -12,6 +12,8 @@ import type { Logger } from './lib/logger.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import path from 'node:path';
 import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
+import { Flags, registerFlagRoutes } from './flags/index.js';
+import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -25,6 +27,8 @@ export interface AppDeps {
   recordings?: RecordingStore;
   /** Live calls, callback routes and the media endpoint; built from the configuration when not given. */
   telephony?: Telephony;
+  /** Feature flags; opened from the configuration (and closed with the app) when not given. */
+  flags?: Flags;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -48,6 +52,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  instrumentHttp(app);
   // Before the auth hook, which refuses routes that are neither public nor permissioned.
   app.addHook('onRoute', (route) => {
     // The interactive docs are public; swagger-ui registers its own routes under /docs.
@@ -56,11 +61,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
 
   const log = (deps.logger ?? app.log) as Logger;
+  const flags = deps.flags ?? (await Flags.open(config.flags, log));
+  if (!deps.flags) app.addHook('onClose', () => flags.close());
   const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
   const telephony =
-    deps.telephony ?? createTelephony({ config, db, log, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+    deps.telephony ?? createTelephony({ config, db, log, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls });
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
   app.addHook('onClose', async () => {
+    removeSources();
     await telephony.close();
     await closeMedia();
   });
@@ -126,6 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
+      registerMetricsRoute(scoped, config.metricsToken);
+      registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings });
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
@@ -133,4 +144,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   );
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
   return app;
+}
+
+/** Leads by status, for the queue-depth gauge (read at scrape time). */
+async function leadCounts(db: Db): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM leads GROUP BY status');
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
+import { flagSettingsFromEnv, FlagSettingsError, type FlagSettings } from './flags/index.js';
 import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -38,6 +39,12 @@ export interface Config {
   };
   /** Provider credentials and call limits (a provider is enabled when its credentials are set). */
   telephony: TelephonySettings;
+  /** Feature flags: the flag file, its webhook secret, and the defaults of the day-one flags. */
+  flags: FlagSettings;
+  /** Bearer token that GET /metrics requires; unset: /metrics answers 404. */
+  metricsToken: string | undefined;
+  /** Deployment-wide service callback URL (spec 6.2); a configuration's own URL wins. */
+  serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
 }
@@ -96,6 +103,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof TelephonySettingsError) throw new ConfigError(err.message);
     throw err;
   }
+  let flags: FlagSettings;
+  const dataDir = path.resolve(env.DIALER_DATA_DIR?.trim() || './data');
+  try {
+    flags = flagSettingsFromEnv(env, dataDir);
+  } catch (err) {
+    if (err instanceof FlagSettingsError) throw new ConfigError(err.message);
+    throw err;
+  }
+  const metricsToken = env.DIALER_METRICS_TOKEN?.trim() || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('DIALER_METRICS_TOKEN must be at least 16 characters');
+  const serviceCallbackUrl = env.DIALER_SERVICE_CALLBACK_URL?.trim() || undefined;
+  if (serviceCallbackUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(serviceCallbackUrl)) {
+    throw new ConfigError(`DIALER_SERVICE_CALLBACK_URL must be an http(s) URL, got "${serviceCallbackUrl}"`);
+  }
   let tracing: TracingSettings;
   try {
     tracing = tracingSettings(env);
@@ -110,7 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host,
     publicUrl,
     databaseUrl,
-    dataDir: path.resolve(env.DIALER_DATA_DIR?.trim() || './data'),
+    dataDir,
     jwtSecret,
     jwtTtlSeconds: env.DIALER_JWT_TTL ? parseDurationSeconds('DIALER_JWT_TTL', env.DIALER_JWT_TTL) : 3600,
     adminEmail,
@@ -124,6 +145,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     },
     telephony,
+    flags,
+    metricsToken,
+    serviceCallbackUrl,
     tracing,
   };
 }

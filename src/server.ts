@@ -1,7 +1,8 @@
 import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
-import { enqueueReportingWebhook, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
+import { enqueueReportingWebhook, enqueueServiceCallback, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
+import { Flags } from './flags/index.js';
 import { createTelephony, type Drivers } from './telephony/index.js';
 import { createRecordingStore, recordingsConfigFromEnv } from './recordings/index.js';
 import { API_PREFIX, buildApp } from './app.js';
@@ -41,21 +42,31 @@ export async function startServer(
   options: ServeOptions = {},
 ): Promise<RunningServer> {
   const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
-  // Recordings are stored once, by this store, and served by the API from the same one.
-  const recordings = createRecordingStore(recordingsConfigFromEnv(process.env, config.dataDir), `${config.publicUrl}${API_PREFIX}`);
+  const recordingsConfig = recordingsConfigFromEnv(process.env, config.dataDir);
   const db = await openAndMigrate(config);
+  // A malformed flag file stops the start with its reason.
+  let flags: Flags;
+  try {
+    flags = await Flags.open(config.flags, logger);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  // Recordings are stored once, by this store, and served by the API from the same one.
+  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
+  const telephony = createTelephony({ config, db, log: logger, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   const tracing = await startTracing(config.tracing, logger);
-  const telephony = createTelephony({ config, db, log: logger, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, telephony, recordings });
+    app = await buildApp({ config, db, logger, telephony, recordings, flags });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
     await db.close();
+    await flags.close();
     await tracing.shutdown();
     throw err;
   }
@@ -73,7 +84,11 @@ export async function startServer(
           db,
           drivers: options.drivers ?? telephony.drivers,
           log: logger,
-          onFinished: async (q, leadId) => void (await enqueueReportingWebhook(q, leadId)),
+          onFinished: async (q, leadId) => {
+            await enqueueReportingWebhook(q, leadId);
+            await enqueueServiceCallback(q, leadId, config.serviceCallbackUrl);
+          },
+          stoppedResellers: (ids) => flags.diallingStopped(ids),
           afterFinished: () => webhooks?.wake(),
           maxConcurrentCalls: config.scheduler.maxConcurrentCalls,
           leaseSeconds: config.scheduler.leaseSeconds,
@@ -95,6 +110,7 @@ export async function startServer(
         await running.close();
       } finally {
         await db.close();
+        await flags.close();
         // Last: the spans of calls that ended during shutdown are exported.
         await tracing.shutdown();
       }

@@ -11,7 +11,8 @@ export type Resource =
   | 'blacklist'
   | 'leads'
   | 'analytics'
-  | 'tokens';
+  | 'tokens'
+  | 'flags';
 export type Action = 'read' | 'write';
 
 const ALL: readonly RoleName[] = ['admin', 'reseller', 'merchant', 'user'];
@@ -33,6 +34,7 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   leads: { read: ALL, write: ALL },
   analytics: { read: ALL, write: [] },
   tokens: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller', 'merchant'] },
+  flags: { read: ['admin'], write: ['admin'] },
 };
 
 export function can(role: RoleName, resource: Resource, action: Action): boolean {

@@ -28,6 +28,7 @@ export interface ConfigurationRow {
   rate_limit_window_seconds: number | null;
   rate_limit_whitelist: string[];
   pre_checks: PreCheck[];
+  service_callback_url: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -40,7 +41,7 @@ const COLUMNS = [
   'call_timezone', 'max_retry', 'calling_provider', 'enable_calling', 'enable_international_call', 'enable_inbound',
   'inbound_call_start_time', 'inbound_call_end_time', 'inbound_call_timezone', 'inbound_block_action',
   'inbound_redirect_number', 'inbound_block_message', 'enforce_blacklist', 'rate_limit_enabled', 'rate_limit_max_calls',
-  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks',
+  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks', 'service_callback_url',
 ] as const satisfies readonly (keyof ConfigurationWrite)[];
 const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks']);
 

@@ -81,6 +81,11 @@ export const ConfigurationFields = {
   rate_limit_window_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Null()])),
   rate_limit_whitelist: Type.Array(Phone, { default: [], maxItems: 10_000 }),
   pre_checks: Type.Array(PreCheck, { default: [], maxItems: 20 }),
+  service_callback_url: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
+      description: "Where the final state of each conversation is POSTed (spec 6.2, beyond its fields); null: the deployment's DIALER_SERVICE_CALLBACK_URL",
+    }),
+  ),
 };
 
 const EXAMPLE = {
@@ -160,6 +165,7 @@ export const Configuration = Type.Object({
   rate_limit_window_seconds: Nullable(Type.Integer()),
   rate_limit_whitelist: Type.Array(Type.String()),
   pre_checks: Type.Array(PreCheck),
+  service_callback_url: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

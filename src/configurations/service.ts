@@ -193,6 +193,7 @@ export class ConfigurationsService {
       rate_limit_window_seconds: input.rate_limit_window_seconds ?? null,
       rate_limit_whitelist: input.rate_limit_whitelist,
       pre_checks: input.pre_checks,
+      service_callback_url: input.service_callback_url ?? null,
     };
   }
 }

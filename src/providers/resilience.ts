@@ -3,6 +3,7 @@
  * a retryable failure before any output tries again (with a short backoff), then the next provider;
  * once output has started, an error goes to the caller (a half-spoken reply cannot be replayed).
  */
+import { providerErrors } from '../metrics/index.js';
 import { ServiceError, type ChatRequest, type LLM, type LlmEvent, type TTS } from '../voice/services.js';
 
 export interface RetryPolicy {
@@ -22,19 +23,26 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Streams from the first source that starts; retries and falls back only before the first item. */
-async function* resilient<T>(sources: Array<() => AsyncIterable<T>>, policy: RetryPolicy, signal: AbortSignal): AsyncIterable<T> {
+interface Source<T> {
+  /** The client's label (for /metrics). */
+  label: string;
+  open(): AsyncIterable<T>;
+}
+
+/** Streams from the first source that starts; retries and falls back only before the first item. Every failure is counted. */
+async function* resilient<T>(service: 'llm' | 'tts', sources: Array<Source<T>>, policy: RetryPolicy, signal: AbortSignal): AsyncIterable<T> {
   let last: unknown;
   for (const source of sources) {
     for (let attempt = 1; attempt <= policy.attempts; attempt++) {
       let started = false;
       try {
-        for await (const item of source()) {
+        for await (const item of source.open()) {
           started = true;
           yield item;
         }
         return;
       } catch (err) {
+        if (!signal.aborted) providerErrors.inc({ service, provider: source.label, retryable: String(retryable(err)) });
         if (started || signal.aborted || !retryable(err)) throw err;
         last = err;
         if (attempt < policy.attempts) await pause(policy.baseDelayMs * 2 ** (attempt - 1), signal);
@@ -55,7 +63,7 @@ export class FallbackLLM implements LLM {
   }
 
   chat(request: ChatRequest): AsyncIterable<LlmEvent> {
-    return resilient(this.llms.map((llm) => () => llm.chat(request)), this.policy, request.signal);
+    return resilient('llm', this.llms.map((llm) => ({ label: llm.label, open: () => llm.chat(request) })), this.policy, request.signal);
   }
 }
 
@@ -72,6 +80,6 @@ export class FallbackTTS implements TTS {
   }
 
   synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {
-    return resilient(this.voices.map((v) => () => v.synthesize(text, options)), this.policy, options.signal);
+    return resilient('tts', this.voices.map((v) => ({ label: v.label, open: () => v.synthesize(text, options) })), this.policy, options.signal);
   }
 }

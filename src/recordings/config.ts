@@ -48,8 +48,10 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
  */
 export function recordingsConfigFromEnv(env: NodeJS.ProcessEnv, dataDir: string): RecordingsConfig {
   const config: RecordingsConfig = { dir: path.resolve(text(env, 'DIALER_RECORDINGS_DIR') ?? path.join(dataDir, 'recordings')) };
-  if (!flag(env, 'UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD')) return config;
+  // The bucket is set up whenever it is named, so the upload-recordings-to-cloud feature flag can
+  // switch uploads on at run time; UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD is that flag's default.
   const bucket = text(env, 'RECORDINGS_S3_BUCKET');
+  if (!flag(env, 'UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD') && !bucket) return config;
   if (!bucket) throw new RecordingsConfigError('UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD=true needs RECORDINGS_S3_BUCKET');
   const endpoint = text(env, 'RECORDINGS_S3_ENDPOINT');
   if (endpoint !== undefined) {

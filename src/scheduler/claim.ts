@@ -20,6 +20,9 @@ export interface Claimed {
   attempt: number;
 }
 
+/** Of these resellers, those whose dialling is switched off now (the kill-switch flag). */
+export type StoppedResellers = (resellerIds: string[]) => Promise<Set<string>>;
+
 export interface ClaimOptions {
   workerId: string;
   limit: number;
@@ -28,6 +31,8 @@ export interface ClaimOptions {
   providers: string[];
   /** Called in the claim's transaction for each lead it finishes (blacklisted). */
   onFinished: (q: Queryable, leadId: string) => Promise<void>;
+  /** The per-reseller kill switch: leads of the resellers it names wait (a minute at a time). */
+  stoppedResellers?: StoppedResellers;
 }
 
 export interface ClaimReport {
@@ -37,6 +42,9 @@ export interface ClaimReport {
   /** Leads finished without a dial (blacklisted at dial time). */
   finished: number;
 }
+
+/** How long a lead of a reseller whose dialling is switched off waits before it is looked at again. */
+const KILL_SWITCH_RECHECK_MS = 10_000;
 
 /** Due leads examined per claim, at least. */
 const HEAD = 200;
@@ -115,12 +123,18 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const deferrals: { id: string; until: string }[] = [];
   const blacklisted: string[] = [];
   const ready = new Map<string, Ready[]>();
+  const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
   for (const row of rows) {
     const { configuration: stored, now, blacklisted: isBlacklisted, ...lead } = row;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;
     if (!config.enable_calling) {
       deferrals.push({ id: lead.id, until: new Date(now.getTime() + 60_000).toISOString() });
+      continue;
+    }
+    if (stopped?.has(lead.reseller_id)) {
+      // Looked at again soon: switching dialling back on takes effect within seconds.
+      deferrals.push({ id: lead.id, until: new Date(now.getTime() + KILL_SWITCH_RECHECK_MS).toISOString() });
       continue;
     }
     if (config.enforce_blacklist && isBlacklisted) {

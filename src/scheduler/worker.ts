@@ -11,8 +11,9 @@ import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
 import { LEADS_CHANNEL } from '../leads/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
+import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
-import { claimBatch, type Claimed } from './claim.js';
+import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
 import { runPreChecks } from './prechecks.js';
 import { finishAttempts, finishPrecheckFailed, type FinishItem, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from './transitions.js';
 
@@ -35,6 +36,8 @@ export interface SchedulerOptions {
   recoverEveryMs?: number;
   /** On stop: how long live calls may take to end before they are hung up. */
   shutdownGraceMs?: number;
+  /** The per-reseller kill switch (a feature flag): leads of these resellers wait. */
+  stoppedResellers?: StoppedResellers;
 }
 
 export interface SchedulerStats {
@@ -59,6 +62,7 @@ export class Scheduler {
   private readonly recoverEveryMs: number;
   private readonly graceMs: number;
   private readonly refill: number;
+  private readonly stoppedResellers: StoppedResellers | undefined;
   private readonly live = new Set<Promise<void>>();
   /** Aborted when shutdown's grace period is over; every live call listens to it. */
   private readonly hangUp = (() => {
@@ -90,6 +94,7 @@ export class Scheduler {
     this.recoverEveryMs = options.recoverEveryMs ?? 5000;
     this.graceMs = options.shutdownGraceMs ?? 30_000;
     this.refill = Math.max(1, Math.floor(this.maxCalls / 4));
+    this.stoppedResellers = options.stoppedResellers;
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
   }
 
@@ -141,7 +146,8 @@ export class Scheduler {
     const free = this.maxCalls - this.live.size;
     if (free <= 0 || this.stopping) return 0;
     const report = await this.db.tx((q) =>
-      claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished }),
+      claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
+        stoppedResellers: this.stoppedResellers }),
     );
     this.stats.claimed += report.claimed.length;
     this.stats.finished += report.finished;
@@ -192,7 +198,7 @@ export class Scheduler {
   /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
   private async carry(claimed: Claimed): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
-    const log = this.log.child({ leadId: lead.id, attempt });
+    let log = this.log.child({ leadId: lead.id, attempt });
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
     // recovered the lead: its number may be handed out again).
     const hangUp = new AbortController();
@@ -224,6 +230,7 @@ export class Scheduler {
       if (checks) await this.db.query(`UPDATE leads SET meta_data = meta_data || $2::jsonb WHERE id = $1`, [lead.id, JSON.stringify({ pre_check_results: checks.results })]);
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
+      dials.inc({ provider: number.provider });
       // One trace per dialled attempt; its id goes on the lead, the call id on its root span.
       const callSpan = startCallSpan({
         leadId: lead.id,
@@ -244,11 +251,13 @@ export class Scheduler {
         templateId: lead.template_id,
         payload: lead.payload,
         executionMode: lead.execution_mode,
+        resellerId: lead.reseller_id,
         signal: hangUp.signal,
         traceContext: callSpan.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
         // the call is already over by then: its end records the call id anyway.
         onCallId: (callId) => {
+          log = log.child({ callId });
           callSpan.callId(callId);
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
@@ -261,6 +270,7 @@ export class Scheduler {
         },
       });
       ended = true;
+      countAttempt(number.provider, result);
       const { end } = result;
       callSpan.end({
         callId: result.callId,
@@ -292,4 +302,18 @@ async function dialSafely(driver: Driver, request: DialRequest): Promise<CallRes
   } catch (err) {
     return { end: { kind: 'error', error: `the ${driver.label} driver failed: ${(err as Error).message}` } };
   }
+}
+
+/** The attempt's outcome, turn latencies and telephony errors, for /metrics. */
+function countAttempt(provider: string, result: CallResult): void {
+  const { end } = result;
+  attemptsEnded.inc({ provider, kind: end.kind });
+  if (end.kind === 'error') providerErrors.inc({ service: 'telephony', provider, retryable: 'true' });
+  if (end.kind !== 'completed') return;
+  const seconds = (key: string) => {
+    const values = end.metaData?.[key];
+    return Array.isArray(values) ? values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).map((v) => v / 1000) : [];
+  };
+  for (const v of seconds('turn_latency_ms')) turnLatency.observe(v);
+  for (const v of seconds('turn_overhead_ms')) turnOverhead.observe(v);
 }

@@ -35,6 +35,8 @@ export interface DialRequest {
   templateId: string;
   payload: Record<string, unknown>;
   executionMode: string;
+  /** The lead's reseller (per-reseller feature flags). */
+  resellerId?: string;
   /** Called once the provider has accepted the call, with its call SID. */
   onCallId(callId: string): void;
   /** Aborted when Dialer shuts down past its grace period: hang up and resolve. */

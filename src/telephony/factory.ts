@@ -7,7 +7,7 @@ import { ConversationAgent, DEFAULT_PRICING, type Pricing } from '../voice/conve
 import { GreeterAgent, type CallAgent } from '../voice/index.js';
 import { createKits } from './kits.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
-import { Telephony } from './service.js';
+import { Telephony, type CallSwitches } from './service.js';
 import type { SaveRecording } from './session.js';
 
 export interface TelephonyOptions {
@@ -24,6 +24,8 @@ export interface TelephonyOptions {
   statusGraceMs?: number;
   /** Where the agent's settings come from (process.env by default). */
   env?: NodeJS.ProcessEnv;
+  /** Feature flags read at each dial. */
+  flags?: CallSwitches;
 }
 
 /**
@@ -72,6 +74,7 @@ export function createTelephony(options: TelephonyOptions): Telephony {
     log: options.log,
     db: options.db,
     statusGraceMs: options.statusGraceMs,
+    switches: options.flags,
   });
 }
 

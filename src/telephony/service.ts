@@ -26,6 +26,13 @@ export interface TelephonyDeps {
   statusGraceMs?: number;
   /** Why calls cannot be carried (an AI service is not configured): no driver is offered, leads wait. */
   notReady?: string;
+  /** Feature switches read at each dial (spec 6.5); without them the settings decide. */
+  switches?: CallSwitches;
+}
+
+/** The feature flags a call reads when it is placed. */
+export interface CallSwitches {
+  voicemailDetection(resellerId: string): Promise<boolean>;
 }
 
 export interface TelephonyStatus {
@@ -126,7 +133,10 @@ export class Telephony {
   }
 
   private async dial(kit: ProviderKit, request: DialRequest): Promise<CallResult> {
+    const voicemailDetection =
+      request.resellerId && this.deps.switches ? await this.deps.switches.voicemailDetection(request.resellerId) : this.deps.settings.machineDetection;
     const session = this.newSession(kit, {
+      voicemailDetection,
       leadId: request.leadId,
       templateId: request.templateId,
       payload: request.payload,
@@ -138,7 +148,7 @@ export class Telephony {
     const dialSpan = startDialSpan(request.traceContext, {
       provider: kit.slot,
       label: kit.label,
-      machineDetection: this.deps.settings.machineDetection,
+      machineDetection: voicemailDetection,
       ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
     });
     // The dial is over once the callee answers, or when the call ends without an answer.
@@ -157,7 +167,7 @@ export class Telephony {
           answerUrl: session.urls.answer,
           statusUrl: session.urls.status,
           token: session.token,
-          machineDetection: this.deps.settings.machineDetection,
+          machineDetection: voicemailDetection,
           ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
           maxDurationSeconds: this.deps.settings.maxCallSeconds,
         });

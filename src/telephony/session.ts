@@ -87,6 +87,11 @@ export class CallSession {
   private failure: string | undefined;
   private statusGraceTimer: NodeJS.Timeout | undefined;
 
+  /** This call's logger: every line carries the lead and call ids (the call id once the provider gave it). */
+  private get log(): Logger {
+    return this.deps.log.child({ leadId: this.context.leadId, callId: this.callSid ?? this.providerCallId, provider: this.kit.slot });
+  }
+
   constructor(
     private readonly deps: SessionDeps,
     readonly context: CallContext,
@@ -144,7 +149,7 @@ export class CallSession {
       this.endKind = status.end ?? 'completed';
       this.durationSeconds = status.durationSeconds;
       this.reason = status.reason;
-      this.deps.log.debug({ leadId: this.context.leadId, callSid: this.callSid, end: this.endKind }, 'call ended at the provider');
+      this.log.debug({ end: this.endKind }, 'call ended at the provider');
       // The provider ended the call: the stream is over too.
       this.closeMedia(1000, 'call ended');
       void this.finish();
@@ -174,7 +179,7 @@ export class CallSession {
       try {
         event = this.serializer!.decode(data.toString());
       } catch (err) {
-        this.deps.log.warn({ leadId: this.context.leadId, err }, 'unreadable media frame');
+        this.log.warn({ err }, 'unreadable media frame');
         return;
       }
       switch (event.type) {
@@ -199,7 +204,7 @@ export class CallSession {
       }
     });
     ws.on('close', () => streamOver.resolve());
-    ws.on('error', (err) => this.deps.log.warn({ leadId: this.context.leadId, err }, 'media stream error'));
+    ws.on('error', (err) => this.log.warn({ err }, 'media stream error'));
     this.mediaDone = streamOver.promise.then(() => this.endMedia());
     return true;
   }
@@ -208,7 +213,7 @@ export class CallSession {
     if (this.conversation) return;
     this.recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
     this.conversation = this.deps.agent.converse(this.context, this.io()).catch((err: unknown) => {
-      this.deps.log.error({ leadId: this.context.leadId, err }, 'the agent failed');
+      this.log.error({ err }, 'the agent failed');
       return { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
     });
   }
@@ -277,7 +282,7 @@ export class CallSession {
       try {
         recordingUrl = await this.deps.saveRecording(sid, this.recorder.wav());
       } catch (err) {
-        this.deps.log.error({ leadId: this.context.leadId, err }, 'could not store the recording');
+        this.log.error({ err }, 'could not store the recording');
       }
     }
     // The provider's final status usually follows the stream's end; wait a little for it. After a
@@ -297,7 +302,7 @@ export class CallSession {
       try {
         await this.kit.hangup(id);
       } catch (err) {
-        this.deps.log.warn({ leadId: this.context.leadId, callSid: id, err }, 'hang-up request failed');
+        this.log.warn({ err }, 'hang-up request failed');
       }
     }
     if (by !== 'agent') void this.finish(true);

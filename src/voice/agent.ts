@@ -21,6 +21,8 @@ export interface CallContext {
   /** E.164 numbers: our caller ID and the person's. */
   ourNumber: string;
   theirNumber: string;
+  /** Whether to treat an answering machine's first words as voicemail (feature flag); default true. */
+  voicemailDetection?: boolean;
   /** The OpenTelemetry context of the call's root span: the conversation's turns are its children. */
   traceContext?: Context;
 }

@@ -103,7 +103,7 @@ export class ConversationAgent implements CallAgent {
       onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
       idleMs: o.idleMs ?? 8000,
       maxIdlePrompts: o.maxIdlePrompts ?? 2,
-      voicemail: VOICEMAIL_PATTERN,
+      voicemail: context.voicemailDetection === false ? undefined : VOICEMAIL_PATTERN,
       onGiveUp: (reason) => {
         if (reason === 'voicemail') giveUpOutcome = 'voicemail';
         finish(reason === 'voicemail' ? 'agent' : 'timeout');

@@ -10,10 +10,12 @@ import { VERSION } from '../version.js';
 import type { Db } from '../db/index.js';
 import type { WebhookSettings } from './settings.js';
 import { signWebhook } from './sign.js';
+import { webhookAttempts, webhookFailures } from '../metrics/index.js';
 
 interface Delivery {
   id: string;
   lead_id: string;
+  kind: 'success' | 'failure' | 'service_callback';
   url: string;
   payload: Record<string, unknown>;
   attempts: number;
@@ -95,7 +97,7 @@ export class WebhookDispatcher {
       let statusCode: number | null = null;
       let error: string | null = null;
       try {
-        const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `Dialer/${VERSION}` };
+        const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `Dialer/${VERSION}`, 'x-dialer-event': event(d.kind) };
         if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
         const res = await fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
         statusCode = res.status;
@@ -116,14 +118,21 @@ export class WebhookDispatcher {
         await q.query(INSERT_ATTEMPT, [d.id, attempt, startedAt, statusCode, latency, error]);
         return true;
       });
+      webhookAttempts.inc({ kind: event(d.kind), result: delivered ? 'delivered' : 'failed' });
+      if (final && !delivered) webhookFailures.inc({ kind: event(d.kind) });
       if (!recorded) {
         log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt }, 'webhook delivery taken over by another dispatcher; stopping');
         return;
       }
       if (delivered) return;
-      log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt, statusCode, error }, 'reporting webhook attempt failed');
+      log.warn({ deliveryId: d.id, leadId: d.lead_id, kind: event(d.kind), attempt, statusCode, error }, 'webhook attempt failed');
     }
   }
+}
+
+/** `X-Dialer-Event`: which notification this is (the reporting webhook's success and failure bodies are one event). */
+function event(kind: Delivery['kind']): 'reporting' | 'service_callback' {
+  return kind === 'service_callback' ? 'service_callback' : 'reporting';
 }
 
 /** Pause before attempt number `attempt + 1` (after `attempt` failed ones): the last delay repeats. */
@@ -145,7 +154,7 @@ const CLAIM = `
   WHERE id IN (SELECT id FROM webhook_deliveries
                WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
                ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-  RETURNING id, lead_id, url, payload, attempts`;
+  RETURNING id, lead_id, kind, url, payload, attempts`;
 
 /** $2 is the attempt just made; only the holder of the previous attempt count may record it. */
 const RECORD_RESULT = `

@@ -6,6 +6,7 @@ export { enqueueReportingWebhook, reportingPayload, FAILURE_OUTCOMES } from './p
 export { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 export { webhookSettings, type WebhookSettings } from './settings.js';
 export { signWebhook, verifyWebhookSignature } from './sign.js';
+export { enqueueServiceCallback, serviceCallbackPayload } from './service-callback.js';
 
 /** The webhooks feature's only door: reporting webhook queueing, delivery, and its read API. */
 export function registerWebhooks(app: App, deps: FeatureDeps): void {

@@ -9,7 +9,9 @@ import { iso, isoRequired } from '../lib/time.js';
 const Delivery = Type.Object({
   id: Type.String(),
   url: Type.String(),
-  kind: Type.Union([Type.Literal('success'), Type.Literal('failure')]),
+  kind: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('service_callback')], {
+    description: 'success / failure: the reporting webhook (spec 6.1); service_callback: the final conversation state (spec 6.2)',
+  }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
   attempts: Type.Integer(),
   created_at: Timestamp,
@@ -29,7 +31,7 @@ const Delivery = Type.Object({
 interface Row {
   id: string;
   url: string;
-  kind: 'success' | 'failure';
+  kind: 'success' | 'failure' | 'service_callback';
   status: 'pending' | 'delivered' | 'failed';
   attempts: number;
   created_at: Date;
@@ -44,7 +46,7 @@ export function registerWebhookRoutes(app: App, db: Db): void {
     config: { permission: ['leads', 'read'] },
     schema: {
       tags: ['leads'],
-      summary: "The lead's reporting webhook deliveries and their attempts (status code, latency, error)",
+      summary: "The lead's reporting webhook and service callback deliveries and their attempts (status code, latency, error)",
       params: IdParams,
       response: { 200: Type.Object({ data: Type.Array(Delivery) }), ...problems(401, 403, 404) },
     },

@@ -51,6 +51,7 @@ const FULL = {
       response_config: { response_field: 'data.allowed', response_field_value: true },
     },
   ],
+  service_callback_url: 'https://crm.example.com/dialer/conversations',
 };
 
 describe('POST /configurations', () => {
@@ -109,6 +110,7 @@ describe('POST /configurations', () => {
     ['pre-check bad default', { pre_checks: [{ ...FULL.pre_checks[0], default_on_failure: 'explode' }] }, '/pre_checks/0/default_on_failure'],
     ['pre-check bad url', { pre_checks: [{ ...FULL.pre_checks[0], http_request: { url: 'not a url', method: 'GET' } }] }, '/pre_checks/0/http_request/url'],
     ['pre-check without response_config', { pre_checks: [{ name: 'x', type: 'external_api', http_request: { url: 'https://x.example' } }] }, '/pre_checks/0/response_config'],
+    ['service callback that is not an http(s) URL', { service_callback_url: 'ftp://crm.example.com/x' }, '/service_callback_url'],
     ['unknown field', { colour: 'blue' }, '/colour'],
   ];
   for (const [what, patch, path] of invalid) {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OpenAICompatibleLLM } from '../../src/providers/llm/openai.js';
 import { FallbackLLM } from '../../src/providers/resilience.js';
+import { registry } from '../../src/metrics/index.js';
 import { ServiceError, type LlmEvent } from '../../src/voice/services.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 
@@ -94,7 +95,13 @@ describe('retries and fallback', () => {
     primary.chat.push({ status: 503 }, { status: 429 });
     secondary.chat.push({ text: 'From the second one.' });
     const both = new FallbackLLM([llm(primary), llm(secondary, 'm2')], { attempts: 2, baseDelayMs: 5 });
+    const errorsOf = async (retryable: string) =>
+      (await registry.getSingleMetric('dialer_provider_errors_total')!.get()).values
+        .filter((v) => v.labels.service === 'llm' && v.labels.retryable === retryable)
+        .reduce((n, v) => n + v.value, 0);
+    const retryableBefore = await errorsOf('true');
     const events = await collect(both.chat(request()));
+    assert.equal((await errorsOf('true')) - retryableBefore, 2, 'both failures of the first provider are counted for /metrics');
     assert.equal(events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), 'From the second one.');
     assert.match(both.label, /^fallback\(/);
 

@@ -13,8 +13,8 @@ export interface ConverseOptions {
   idleMs: number;
   /** Idle prompts before the agent gives up and hangs up (`call_ended_by: timeout`). */
   maxIdlePrompts: number;
-  /** The first caller words that mean an answering machine picked up. */
-  voicemail: RegExp;
+  /** The first caller words that mean an answering machine picked up; undefined: no voicemail check. */
+  voicemail: RegExp | undefined;
   /** Called when the conversation should end without a flow action (timeout, voicemail). */
   onGiveUp(reason: 'timeout' | 'voicemail'): void;
   /** Called after each turn with the (possibly new) node's settings. */
@@ -69,7 +69,7 @@ export class ConverseProcessor extends FrameProcessor {
       case 'user_turn': {
         this.idlePrompts = 0;
         this.userTurns++;
-        if (this.userTurns === 1 && this.options.voicemail.test(f.text)) {
+        if (this.userTurns === 1 && this.options.voicemail?.test(f.text)) {
           this.ended = true;
           this.options.onGiveUp('voicemail');
           return;

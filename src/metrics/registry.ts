@@ -1,0 +1,120 @@
+/**
+ * Prometheus metrics of this process, on one registry. Instruments are created once per process
+ * (a process is one Dialer); what must be read at scrape time (queue depth, live calls) comes from
+ * sources the app registers while it runs.
+ *
+ * Names follow Prometheus conventions: base units (seconds), `_total` for counters.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'dialer_' });
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const TURN_BUCKETS = [0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8];
+
+export const httpRequests = new Counter({
+  name: 'dialer_http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status code',
+  labelNames: ['method', 'route', 'status_code'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new Histogram({
+  name: 'dialer_http_request_duration_seconds',
+  help: 'Time to answer an HTTP request, by method, route pattern and status code',
+  labelNames: ['method', 'route', 'status_code'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const dials = new Counter({
+  name: 'dialer_dials_total',
+  help: 'Calls placed (one per attempt that reached a driver), by provider',
+  labelNames: ['provider'] as const,
+  registers: [registry],
+});
+
+export const attemptsEnded = new Counter({
+  name: 'dialer_call_attempts_ended_total',
+  help: 'Call attempts that ended, by provider and outcome kind (completed, no_answer, busy, failed, voicemail, error)',
+  labelNames: ['provider', 'kind'] as const,
+  registers: [registry],
+});
+
+export const turnLatency = new Histogram({
+  name: 'dialer_turn_latency_seconds',
+  help: "Agent turn latency: end of the caller's speech to the agent's first audio",
+  buckets: TURN_BUCKETS,
+  registers: [registry],
+});
+
+export const turnOverhead = new Histogram({
+  name: 'dialer_turn_overhead_seconds',
+  help: "The engine's own share of a turn's latency (latency minus the AI services' time)",
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5],
+  registers: [registry],
+});
+
+export const webhookAttempts = new Counter({
+  name: 'dialer_webhook_attempts_total',
+  help: 'Outbound webhook delivery attempts (reporting webhooks and service callbacks), by kind and result (delivered, failed)',
+  labelNames: ['kind', 'result'] as const,
+  registers: [registry],
+});
+
+export const webhookFailures = new Counter({
+  name: 'dialer_webhook_delivery_failures_total',
+  help: 'Outbound webhooks given up after their last attempt, by kind',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const providerErrors = new Counter({
+  name: 'dialer_provider_errors_total',
+  help: 'Errors of outside services: AI services (llm, stt, tts) by client label, and telephony providers',
+  labelNames: ['service', 'provider', 'retryable'] as const,
+  registers: [registry],
+});
+
+/** Scrape-time readings: each running app adds its own and removes them when it closes. */
+type Reading = () => Promise<Record<string, number>> | Record<string, number>;
+const queueSources = new Set<Reading>();
+const liveCallSources = new Set<() => number>();
+
+export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
+
+new Gauge({
+  name: 'dialer_leads',
+  help: 'Leads by status (the queue depth: BACKLOG and RETRY wait, PROCESSING are being called)',
+  labelNames: ['status'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const source of queueSources) {
+      const counts = await source();
+      for (const status of LEAD_STATUSES) this.inc({ status }, counts[status] ?? 0);
+    }
+  },
+});
+
+new Gauge({
+  name: 'dialer_live_calls',
+  help: 'Calls (telephony and WebRTC sessions) in progress in this process',
+  registers: [registry],
+  collect() {
+    let n = 0;
+    for (const source of liveCallSources) n += source();
+    this.set(n);
+  },
+});
+
+/** Registers scrape-time readings; returns the function that removes them. */
+export function addSources(sources: { queue?: Reading; liveCalls?: () => number }): () => void {
+  if (sources.queue) queueSources.add(sources.queue);
+  if (sources.liveCalls) liveCallSources.add(sources.liveCalls);
+  return () => {
+    if (sources.queue) queueSources.delete(sources.queue);
+    if (sources.liveCalls) liveCallSources.delete(sources.liveCalls);
+  };
+}
