@@ -65,6 +65,7 @@ describe('spans of the flow engine', () => {
   let hookUrl: string;
   let failFirst = false;
   let seen = 0;
+  let traceparents: Array<string | undefined> = [];
 
   before(async () => {
     trace.setGlobalTracerProvider(provider);
@@ -72,6 +73,7 @@ describe('spans of the flow engine', () => {
       req.resume();
       req.on('end', () => {
         seen++;
+        traceparents.push(req.headers.traceparent as string | undefined);
         if (failFirst && seen === 1) return void res.writeHead(503).end('busy');
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
@@ -89,6 +91,7 @@ describe('spans of the flow engine', () => {
     exporter.reset();
     seen = 0;
     failFirst = false;
+    traceparents = [];
   });
 
   const flow = (): Flow => ({
@@ -139,6 +142,9 @@ describe('spans of the flow engine', () => {
     assert.equal(hook!.attributes['http.response.status_code'], 200);
     assert.equal(hook!.attributes['dialer.hook.attempts'], 2);
     assert.equal(hook!.status.code, SpanStatusCode.UNSET);
+    // Both requests carry the hook span as their W3C parent, so a traced CRM continues the call's trace.
+    const { traceId, spanId } = hook!.spanContext();
+    assert.deepEqual(traceparents, [`00-${traceId}-${spanId}-01`, `00-${traceId}-${spanId}-01`]);
   });
 
   it('a failed LLM request is an llm span with status ERROR and the exception recorded', async () => {
@@ -152,11 +158,12 @@ describe('spans of the flow engine', () => {
     assert.equal(llm!.events[0]?.name, 'exception');
   });
 
-  it('an untraced session (no parent) makes no span', async () => {
-    const { s, root } = session([{ text: ['Confirm?'] }], false);
+  it('an untraced session (no parent) makes no span and sends no trace context', async () => {
+    const { s, root } = session([{ tools: [{ name: 'confirm', arguments: {} }] }, { text: ['Done.'] }], false);
     await drain(s.start(new AbortController().signal));
     root.end();
     assert.deepEqual(exporter.getFinishedSpans().map((x) => x.name), ['turn']);
+    assert.deepEqual(traceparents, [undefined]);
   });
 
   it('a turn span ends when its reply was heard, or at the barge-in that cut it, with what the caller heard and its latency', async () => {

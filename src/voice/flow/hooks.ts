@@ -37,7 +37,9 @@ export async function runHook(
 ): Promise<HookResult> {
   const span = childSpan(options.traceParent, 'hook', { 'dialer.hook.name': hook.name, ...(options.functionName ? { 'dialer.hook.function': options.functionName } : {}) });
   if (!span) return (await request(hook, vars, options)).result;
-  const outcome = await request(hook, vars, options);
+  // W3C trace context: a traced receiver continues the call's trace under this hook.
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  const outcome = await request(hook, vars, options, `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`);
   span.setAttributes({
     'http.request.method': outcome.method,
     ...(outcome.url ? { 'server.address': outcome.url.hostname, 'server.port': Number(outcome.url.port) || (outcome.url.protocol === 'https:' ? 443 : 80) } : {}),
@@ -51,8 +53,12 @@ export async function runHook(
   return outcome.result;
 }
 
-async function request(...args: Parameters<typeof runHook>): Promise<{ result: HookResult; method: string; url?: URL; attempts: number }> {
-  const [hook, vars, options] = args;
+async function request(
+  hook: FlowHook,
+  vars: Record<string, unknown>,
+  options: Parameters<typeof runHook>[2],
+  traceparent?: string,
+): Promise<{ result: HookResult; method: string; url?: URL; attempts: number }> {
   const spec = hook.http_request;
   const started = performance.now();
   const method = spec.method ?? 'POST';
@@ -66,6 +72,7 @@ async function request(...args: Parameters<typeof runHook>): Promise<{ result: H
   }
   for (const [k, v] of Object.entries(spec.query_params ?? {})) url.searchParams.set(k, fill(String(v)));
   const headers: Record<string, string> = { 'user-agent': 'Dialer hooks', accept: 'application/json' };
+  if (traceparent) headers.traceparent = traceparent;
   for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = fill(v);
   let body: string | undefined;
   if (method !== 'GET' && spec.body !== undefined) {
