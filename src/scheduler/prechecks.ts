@@ -7,7 +7,9 @@
  *   `proceed` (dial anyway) or `skip` (finish PRECHECK_FAILED).
  * Checks run in order and stop at the first that stops the lead.
  */
+import { SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { PreCheck } from '../configurations/index.js';
+import { TRACER_NAME } from '../tracing/index.js';
 
 export interface PreCheckResult {
   name: string;
@@ -118,14 +120,28 @@ async function runOne(check: PreCheck, vars: Record<string, unknown>, signal?: A
   };
 }
 
-export async function runPreChecks(checks: PreCheck[], vars: Record<string, unknown>, signal?: AbortSignal): Promise<PreCheckOutcome> {
+/** `traceParent`: the attempt's call span, when traced: each check run is a `pre_check` span under it. */
+export async function runPreChecks(checks: PreCheck[], vars: Record<string, unknown>, signal?: AbortSignal, traceParent?: Context): Promise<PreCheckOutcome> {
   const results: PreCheckResult[] = [];
+  const traced = traceParent !== undefined && trace.getSpan(traceParent)?.isRecording() === true;
   for (const check of checks) {
     if (check.enabled === false) {
       results.push({ name: check.name, result: 'disabled', action: 'proceed' });
       continue;
     }
+    const span = traced ? trace.getTracer(TRACER_NAME).startSpan('pre_check', { attributes: { 'dialer.pre_check.name': check.name } }, traceParent) : undefined;
     const r = await runOne(check, vars, signal);
+    if (span) {
+      span.setAttributes({
+        'dialer.pre_check.result': r.result,
+        'dialer.pre_check.action': r.action,
+        'http.request.method': check.http_request.method ?? 'GET',
+        ...(r.status_code !== undefined ? { 'http.response.status_code': r.status_code } : {}),
+        ...(r.duration_ms !== undefined ? { 'dialer.duration_ms': r.duration_ms } : {}),
+      });
+      if (r.result === 'error') span.setStatus({ code: SpanStatusCode.ERROR, ...(r.error ? { message: r.error } : {}) });
+      span.end();
+    }
     results.push(r);
     if (r.action === 'skip') return { proceed: false, results };
   }

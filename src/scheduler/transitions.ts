@@ -102,12 +102,12 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
 /** A pre-check stopped the lead before any dial: FINISHED PRECHECK_FAILED, the attempt undone. */
 export async function finishPrecheckFailed(
   q: Queryable,
-  args: { leadId: string; workerId: string; attempt: number; results: PreCheckResult[]; onFinished: OnFinished },
+  args: { leadId: string; workerId: string; attempt: number; results: PreCheckResult[]; onFinished: OnFinished; traceId?: string | undefined },
 ): Promise<boolean> {
   const done = await undoAttempt(q, args.leadId, args.workerId, args.attempt, {
     status: 'FINISHED',
     outcome: 'PRECHECK_FAILED',
-    meta: { pre_check_results: args.results },
+    meta: { pre_check_results: args.results, ...(args.traceId ? { trace_id: args.traceId } : {}) },
   });
   if (done) await args.onFinished(q, args.leadId);
   return done;

@@ -213,16 +213,31 @@ export class Scheduler {
         })
         .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
     }, (this.leaseSeconds * 1000) / 3);
+    // One trace per attempt, from its pre-checks to its end; its id goes on the lead, the call id on its root span.
+    const callSpan = startCallSpan({
+      leadId: lead.id,
+      attempt,
+      requestId: lead.request_id,
+      template: lead.template_name,
+      templateId: lead.template_id,
+      executionMode: lead.execution_mode,
+      provider: number.provider,
+    });
     try {
       const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal) : undefined;
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal, callSpan.context) : undefined;
       if (checks && !checks.proceed) {
-        await this.db.tx((q) => finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished }));
+        callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
+        await this.db.tx((q) =>
+          finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished, traceId: callSpan.traceId }),
+        );
         this.stats.finished++;
         this.afterFinished();
         return;
       }
       if (this.stopping) {
+        // The attempt is undone (the lead is called later): its trace says so and the lead keeps no id of it.
+        callSpan.end({ kind: 'released', outcome: 'released' });
         await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt, ...(checks ? { preCheckResults: checks.results } : {}) }));
         this.stats.released++;
         return;
@@ -231,16 +246,6 @@ export class Scheduler {
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
       dials.inc({ provider: number.provider });
-      // One trace per dialled attempt; its id goes on the lead, the call id on its root span.
-      const callSpan = startCallSpan({
-        leadId: lead.id,
-        attempt,
-        requestId: lead.request_id,
-        template: lead.template_name,
-        templateId: lead.template_id,
-        executionMode: lead.execution_mode,
-        provider: number.provider,
-      });
       let callIdWritten: Promise<void> = Promise.resolve();
       let ended = false;
       const result = await dialSafely(driver, {
@@ -289,6 +294,8 @@ export class Scheduler {
       else if (status === 'RETRY') this.stats.retried++;
       else log.error('the attempt ended after its lease was lost; its outcome was not recorded');
     } finally {
+      // Ended already unless the runner failed (ending twice changes nothing).
+      callSpan.end({ kind: 'error', outcome: 'error', error: 'the call runner failed' });
       clearInterval(renew);
       this.hangUp.signal.removeEventListener('abort', onShutdown);
     }

@@ -165,7 +165,13 @@ async function push(admin: Client, reseller: string, label: string, callee: stri
   }
 }
 
-async function prepare(admin: Client, label: string): Promise<string> {
+/** A pre-check against the local hook server, which answers {"crm":"updated"}: it passes when `expect` is "updated". */
+const preCheck = (expect: string) => {
+  const url = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}/allowed/{lead_id}`;
+  return { name: 'allowed', type: 'external_api', default_on_failure: 'skip', http_request: { url, method: 'GET' }, response_config: { response_field: 'crm', response_field_value: expect } };
+};
+
+async function prepare(admin: Client, label: string, options: { number?: string; preCheckExpects?: string } = {}): Promise<string> {
   const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}`;
   const reseller = (await admin.post('/resellers', { name: `Tracing ${label}` })).body.id;
   const flow = {
@@ -200,12 +206,13 @@ async function prepare(admin: Client, label: string): Promise<string> {
     calling_provider: 'PROVIDER_A',
     call_start_time: '00:00',
     call_end_time: '00:00',
+    pre_checks: [preCheck(options.preCheckExpects ?? 'updated')],
     enable_inbound: true,
     inbound_call_start_time: '00:00',
     inbound_call_end_time: '00:00',
   });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-  assert.equal((await admin.post('/numbers', { phone_number: '+12125550400', provider: 'PROVIDER_A' })).status, 200);
+  assert.equal((await admin.post('/numbers', { phone_number: options.number ?? '+12125550400', provider: 'PROVIDER_A' })).status, 200);
   return reseller;
 }
 
@@ -249,6 +256,10 @@ describe('tracing a call', () => {
     // An attempt that does not reach the callee is traced too.
     emulator.script('+14155550401', { answer: 'busy' });
     const busy = await push(admin, reseller, 'traced', '+14155550401', 'tracing-busy');
+    // A pre-check that stops the lead: the attempt is traced up to it.
+    const stopping = await prepare(admin, 'stopped', { number: '+12125550402', preCheckExpects: 'blocked' });
+    const stopped = await push(admin, stopping, 'stopped', '+14155550402');
+    assert.equal(stopped.outcome, 'PRECHECK_FAILED');
     // The person calls back: an inbound call on a new lead, traced from its answer.
     ai.chat.push({ text: 'Hello again Ana!' });
     emulator.script('+14155550400', { answer: 'answer', steps: [{ waitForAudio: 15_000 }], maxSeconds: 4 });
@@ -280,9 +291,21 @@ describe('tracing a call', () => {
     assert.equal(inboundTurn.attributes['dialer.turn.kind'], 'greeting');
     assert.ok(inboundTrace.some((s) => s.name === 'llm' && s.parentSpanId === inboundTurn.spanId));
 
+    const stoppedTrace = receiver.spans.filter((s) => s.traceId === stopped.metaData.trace_id);
+    assert.deepEqual(stoppedTrace.map((s) => s.name).sort(), ['call', 'pre_check']);
+    const stoppedRoot = stoppedTrace.find((s) => s.name === 'call')!;
+    assert.equal(stoppedRoot.attributes['dialer.outcome'], 'PRECHECK_FAILED');
+    assert.equal(stoppedRoot.attributes['dialer.lead_id'], stopped.id);
+    const stoppedCheck = stoppedTrace.find((s) => s.name === 'pre_check')!;
+    assert.equal(stoppedCheck.parentSpanId, stoppedRoot.spanId);
+    assert.deepEqual(
+      [stoppedCheck.attributes['dialer.pre_check.name'], stoppedCheck.attributes['dialer.pre_check.result'], stoppedCheck.attributes['dialer.pre_check.action']],
+      ['allowed', 'failed', 'skip'],
+    );
+
     const busyTrace = receiver.spans.filter((s) => s.traceId === busy.metaData.trace_id);
     assert.match(busy.metaData.trace_id, /^[0-9a-f]{32}$/);
-    assert.deepEqual(busyTrace.map((s) => s.name).sort(), ['call', 'dial']);
+    assert.deepEqual(busyTrace.map((s) => s.name).sort(), ['call', 'dial', 'pre_check']);
     const busyRoot = busyTrace.find((s) => s.name === 'call')!;
     assert.equal(busyRoot.attributes['dialer.outcome'], 'busy');
     assert.equal(busyRoot.attributes['dialer.lead_id'], busy.id);
@@ -303,7 +326,7 @@ describe('tracing a call', () => {
     const traceId = lead.metaData.trace_id;
     assert.match(traceId, /^[0-9a-f]{32}$/, 'the lead names its trace');
     const spans = receiver.spans.filter((s) => s.traceId === traceId);
-    assert.equal(spans.length + busyTrace.length + inboundTrace.length, receiver.spans.length, 'every exported span belongs to one of the three calls');
+    assert.equal(spans.length + busyTrace.length + inboundTrace.length + stoppedTrace.length, receiver.spans.length, 'every exported span belongs to one of the four attempts');
     assert.equal(spans[0]!.resource['service.name'], 'dialer-test');
 
     const byName = (name: string) => spans.filter((s) => s.name === name);
@@ -339,6 +362,11 @@ describe('tracing a call', () => {
     assert.deepEqual(spanScores, scores);
     assert.deepEqual(JSON.parse(a['langfuse.trace.metadata.trace_scores'] as string), scores);
     assert.deepEqual(JSON.parse(a['langfuse.trace.output'] as string), { outcome: 'confirmed', trace_scores: scores });
+
+    // call > pre_check: the configuration's check, before the dial.
+    const [check] = childrenOf(root!, 'pre_check');
+    assert.equal(check!.attributes['dialer.pre_check.result'], 'passed');
+    assert.equal(check!.attributes['http.response.status_code'], 200);
 
     // call > dial: the placement, until answered.
     const [dial, ...moreDials] = childrenOf(root!, 'dial');
