@@ -8,7 +8,8 @@ import { isTimeZone } from '../lib/time.js';
 import { badRequest, pgErrorCode, unprocessable, type FieldError } from '../lib/errors.js';
 import { readFilterDate } from './dates.js';
 import { leadsWhere, Params, type ResolvedFilters } from './filters.js';
-import { QUERIES } from './queries/index.js';
+import { QUERIES, type QueryContext } from './queries/index.js';
+import { ROLLUP_QUERIES, rollupCanAnswer, rollupWhere } from './rollup/index.js';
 import { MAX_BUCKETS, type AnalyticsBody, type AnalyticsRow, type Filters, type Granularity, type QueryType } from './schemas.js';
 
 export interface AnalyticsResult {
@@ -59,8 +60,17 @@ export function resolveFilters(filters: Filters, timeZone: string): ResolvedFilt
   return resolved;
 }
 
+/**
+ * Where answers come from: `auto` the rollup when it can answer exactly, else the leads; `live`
+ * always the leads; `rollup` only the rollup (an error when it cannot answer: for tests).
+ */
+export type AnalyticsSource = 'auto' | 'live' | 'rollup';
+
 export class AnalyticsService {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly options: { source?: AnalyticsSource } = {},
+  ) {}
 
   async query(caller: Principal, body: AnalyticsBody): Promise<AnalyticsResult> {
     const timeZone = body.timezone ?? 'UTC';
@@ -79,12 +89,11 @@ export class AnalyticsService {
       ], 'range_too_long');
     }
 
-    const params = new Params();
-    const where = leadsWhere(caller, filters, params);
-    const run = QUERIES[body.query_type];
-    try {
-      const { rows, total } = await run(this.db, {
-        where,
+    const source = this.options.source ?? 'auto';
+    const context = (where: (params: Params) => string): QueryContext => {
+      const params = new Params();
+      return {
+        where: where(params),
         params,
         timeZone,
         granularity,
@@ -92,7 +101,16 @@ export class AnalyticsService {
         range: { ...(filters.from ? { from: filters.from } : {}), ...(rangeTo ? { to: rangeTo } : {}) },
         limit: pageSize,
         offset: (page - 1) * pageSize,
-      });
+      };
+    };
+    try {
+      let answer =
+        source !== 'live' && rollupCanAnswer(body.query_type, filters, timeZone)
+          ? await ROLLUP_QUERIES[body.query_type](this.db, context((params) => rollupWhere(caller, filters, params)))
+          : undefined;
+      if (!answer && source === 'rollup') throw new Error(`the rollup cannot answer this ${body.query_type} request exactly`);
+      answer ??= await QUERIES[body.query_type](this.db, context((params) => leadsWhere(caller, filters, params)));
+      const { rows, total } = answer;
       return { query_type: body.query_type, data: rows, total, page, page_size: pageSize };
     } catch (err) {
       // A zone the runtime knows but the database does not (their time zone data differ).
