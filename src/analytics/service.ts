@@ -8,7 +8,7 @@ import { isTimeZone } from '../lib/time.js';
 import { badRequest, pgErrorCode, unprocessable, type FieldError } from '../lib/errors.js';
 import { readFilterDate } from './dates.js';
 import { leadsWhere, Params, type ResolvedFilters } from './filters.js';
-import { QUERIES, type QueryContext } from './queries/index.js';
+import { QUERIES, type QueryContext, type RowsPage } from './queries/index.js';
 import { ROLLUP_QUERIES, rollupCanAnswer, rollupWhere } from './rollup/index.js';
 import { MAX_BUCKETS, type AnalyticsBody, type AnalyticsRow, type Filters, type Granularity, type QueryType } from './schemas.js';
 
@@ -90,10 +90,9 @@ export class AnalyticsService {
     }
 
     const source = this.options.source ?? 'auto';
-    const context = (where: (params: Params) => string): QueryContext => {
-      const params = new Params();
+    const context = (params: Params, where: string): QueryContext => {
       return {
-        where: where(params),
+        where,
         params,
         timeZone,
         granularity,
@@ -104,12 +103,18 @@ export class AnalyticsService {
       };
     };
     try {
-      let answer =
-        source !== 'live' && rollupCanAnswer(body.query_type, filters, timeZone)
-          ? await ROLLUP_QUERIES[body.query_type](this.db, context((params) => rollupWhere(caller, filters, params)))
-          : undefined;
+      let answer: RowsPage<AnalyticsRow> | undefined;
+      if (source !== 'live' && rollupCanAnswer(body.query_type, filters, timeZone)) {
+        const params = new Params();
+        const { scope, where } = rollupWhere(caller, filters, params);
+        const hours = { ...(filters.from ? { from: filters.from } : {}), ...(filters.to ? { to: filters.to.at } : {}) };
+        answer = await ROLLUP_QUERIES[body.query_type](this.db, { ...context(params, where), scope, hours });
+      }
       if (!answer && source === 'rollup') throw new Error(`the rollup cannot answer this ${body.query_type} request exactly`);
-      answer ??= await QUERIES[body.query_type](this.db, context((params) => leadsWhere(caller, filters, params)));
+      if (!answer) {
+        const params = new Params();
+        answer = await QUERIES[body.query_type](this.db, context(params, leadsWhere(caller, filters, params)));
+      }
       const { rows, total } = answer;
       return { query_type: body.query_type, data: rows, total, page, page_size: pageSize };
     } catch (err) {

@@ -98,6 +98,8 @@ function requests(): { body: Record<string, any>; rollupCan: boolean }[] {
     { extra: { filters: { date_from: '2024-05-02T06:00:00Z', date_to: '2024-05-04' }, granularity: 'hour' }, rollupCan: true },
     { extra: { filters: { template_id: 't1', merchant_id: 'm1' }, granularity: 'week' }, rollupCan: true },
     { extra: { timezone: 'Asia/Tokyo', filters: { date_from: '2024-05-02' } }, rollupCan: true },
+    { extra: { timezone: 'Asia/Tokyo', filters: { date_from: '2024-05-02', date_to: '2024-05-02' } }, rollupCan: true },
+    { extra: { timezone: 'Europe/London', filters: { date_from: '2024-05-01', date_to: '2024-05-03' }, granularity: 'hour' }, rollupCan: true },
     { extra: { timezone: 'America/New_York', granularity: 'month', by_weekday: true }, rollupCan: true },
     { extra: { timezone: 'Asia/Kolkata', granularity: 'hour' }, rollupCan: 'unzoned' },
     { extra: { timezone: 'Asia/Kolkata', filters: { date_from: '2024-05-02' } }, rollupCan: false },
@@ -177,6 +179,18 @@ async function assertRollupTablesExact(label: string): Promise<void> {
   );
   const actualBreakdown = await db.query(`SELECT * FROM lead_stats_breakdown ORDER BY reseller_id, merchant_id, template_id, hour, dimension, value`);
   assert.deepEqual(actualBreakdown.rows, expectedBreakdown.rows, `${label}: lead_stats_breakdown`);
+  const expectedDaily = await db.query(
+    `SELECT reseller_id, m AS merchant_id, template_id, date_trunc('day', h AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, d.dimension, d.value,
+            count(*)::int AS leads, count(*) FILTER (WHERE ${reached})::int AS reached, count(duration_seconds)::int AS with_duration,
+            coalesce(sum(duration_seconds), 0)::bigint AS duration_sum
+     FROM (${liveLeads}) AS l
+     CROSS JOIN LATERAL (VALUES ('outcome', outcome), ('attempts', CASE WHEN status = 'FINISHED' AND attempt_count >= 1 THEN attempt_count::text END),
+                                ('provider', provider)) AS d (dimension, value)
+     WHERE d.value IS NOT NULL
+     GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`,
+  );
+  const actualDaily = await db.query(`SELECT * FROM lead_stats_breakdown_daily ORDER BY reseller_id, merchant_id, template_id, day, dimension, value`);
+  assert.deepEqual(actualDaily.rows, expectedDaily.rows, `${label}: lead_stats_breakdown_daily`);
 }
 
 before(async () => {

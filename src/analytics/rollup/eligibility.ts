@@ -45,13 +45,14 @@ export function rollupCanAnswer(queryType: QueryType, filters: ResolvedFilters, 
   return true;
 }
 
-/** The rollup's WHERE clause (alias `s`): the caller's scope and the filters, on whole hours. */
-export function rollupWhere(principal: Principal, filters: ResolvedFilters, params: Params): string {
+/** The rollup's WHERE clauses (alias `s`): `scope`, the caller's scope and tenant filters; `where`, those and the hours. */
+export function rollupWhere(principal: Principal, filters: ResolvedFilters, params: Params): { scope: string; where: string } {
   const conds = [scopeCondition(principal, { reseller: 's.reseller_id', merchant: 's.merchant_id' }, params.values)];
   if (filters.resellerId !== undefined) conds.push(`s.reseller_id = ${params.add(filters.resellerId)}`);
   if (filters.merchantId !== undefined) conds.push(`s.merchant_id = ${params.add(filters.merchantId)}`);
   if (filters.templateId !== undefined) conds.push(`s.template_id = ${params.add(filters.templateId)}`);
+  const scope = conds.join(' AND ');
   if (filters.from) conds.push(`s.hour >= ${params.add(filters.from.toISOString())}::timestamptz`);
   if (filters.to) conds.push(`s.hour < ${params.add(filters.to.at.toISOString())}::timestamptz`);
-  return conds.join(' AND ');
+  return { scope, where: conds.join(' AND ') };
 }

@@ -67,6 +67,7 @@ emptied AS (
   WHERE f.leads = 0 AND (s.reseller_id, s.merchant_id, s.template_id, s.hour, s.status) = (f.reseller_id, f.merchant_id, f.template_id, f.hour, f.status))
 SELECT (SELECT count(*) FROM moved)::int AS moved`;
 
+/** Breakdown: the hourly rows and, from the same deltas, the daily rows. */
 const FOLD_BREAKDOWN = `
 WITH moved AS (DELETE FROM lead_stats_breakdown_delta RETURNING *),
 d AS (
@@ -85,7 +86,25 @@ upserted AS (
 emptied AS (
   DELETE FROM lead_stats_breakdown s USING f
   WHERE f.leads = 0
-    AND (s.reseller_id, s.merchant_id, s.template_id, s.hour, s.dimension, s.value) = (f.reseller_id, f.merchant_id, f.template_id, f.hour, f.dimension, f.value))
+    AND (s.reseller_id, s.merchant_id, s.template_id, s.hour, s.dimension, s.value) = (f.reseller_id, f.merchant_id, f.template_id, f.hour, f.dimension, f.value)),
+dd AS (
+  SELECT reseller_id, merchant_id, template_id, date_trunc('day', hour AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS day, dimension, value,
+         sum(leads) AS leads, sum(reached) AS reached, sum(with_duration) AS with_duration, sum(duration_sum) AS duration_sum
+  FROM d GROUP BY 1, 2, 3, 4, 5, 6),
+fd AS (
+  SELECT dd.reseller_id, dd.merchant_id, dd.template_id, dd.day, dd.dimension, dd.value,
+         coalesce(s.leads, 0) + dd.leads AS leads, coalesce(s.reached, 0) + dd.reached AS reached,
+         coalesce(s.with_duration, 0) + dd.with_duration AS with_duration, coalesce(s.duration_sum, 0) + dd.duration_sum AS duration_sum
+  FROM dd LEFT JOIN lead_stats_breakdown_daily s USING (reseller_id, merchant_id, template_id, day, dimension, value)),
+upserted_daily AS (
+  INSERT INTO lead_stats_breakdown_daily (reseller_id, merchant_id, template_id, day, dimension, value, leads, reached, with_duration, duration_sum)
+  SELECT * FROM fd WHERE fd.leads <> 0
+  ON CONFLICT (reseller_id, dimension, day, merchant_id, template_id, value) DO UPDATE SET
+    leads = excluded.leads, reached = excluded.reached, with_duration = excluded.with_duration, duration_sum = excluded.duration_sum),
+emptied_daily AS (
+  DELETE FROM lead_stats_breakdown_daily s USING fd
+  WHERE fd.leads = 0
+    AND (s.reseller_id, s.merchant_id, s.template_id, s.day, s.dimension, s.value) = (fd.reseller_id, fd.merchant_id, fd.template_id, fd.day, fd.dimension, fd.value))
 SELECT (SELECT count(*) FROM moved)::int AS moved`;
 
 export interface FoldResult {

@@ -17,7 +17,16 @@ import { PERCENTAGE } from '../queries/shares.js';
 import type { AnalyticsRow, QueryType } from '../schemas.js';
 import type { Queryable } from '../../db/index.js';
 
-export type RollupQuery = (q: Queryable, c: QueryContext) => Promise<MaybeRowsPage<AnalyticsRow>>;
+/** A query context with the rollup's WHERE clauses: `where` (scope and hours), and `scope` and `hours` apart. */
+export interface RollupContext extends QueryContext {
+  scope: string;
+  /** The selected hours: from inclusive, to exclusive, both on whole hours. */
+  hours: { from?: Date; to?: Date };
+}
+
+export type RollupQuery = (q: Queryable, c: RollupContext) => Promise<MaybeRowsPage<AnalyticsRow>>;
+
+const DAY_MS = 86_400_000;
 
 const TOTALS_COLUMNS = 'reseller_id, merchant_id, template_id, hour, status, leads, dialled, connected, completed, with_duration, duration_sum';
 const SENTIMENT_COLUMNS = 'negative, neutral, positive';
@@ -29,12 +38,40 @@ const TOTALS = `(SELECT ${TOTALS_COLUMNS}, duration_min, duration_max, NULL::int
                  SELECT ${TOTALS_COLUMNS}, duration_min, duration_max, removed_min, removed_max, ${SENTIMENT_COLUMNS}
                  FROM lead_stats_delta) AS s`;
 
-const BREAKDOWN_COLUMNS = 'reseller_id, merchant_id, template_id, hour, dimension, value, leads, reached, with_duration, duration_sum';
-/** Breakdown rows (alias `s`) of one dimension. */
-const breakdown = (dimension: 'outcome' | 'attempts' | 'provider') =>
-  `(SELECT ${BREAKDOWN_COLUMNS} FROM lead_stats_breakdown WHERE dimension = '${dimension}'
-    UNION ALL
-    SELECT ${BREAKDOWN_COLUMNS} FROM lead_stats_breakdown_delta WHERE dimension = '${dimension}') AS s`;
+const BREAKDOWN_COLUMNS = 'reseller_id, merchant_id, template_id, dimension, value, leads, reached, with_duration, duration_sum';
+
+/**
+ * Breakdown rows (alias `s`) of one dimension: the whole UTC days of the selected hours from the
+ * daily rows, the hours before the first and after the last whole day from the hourly rows, and the
+ * pending deltas (hourly) of all the selected hours.
+ */
+function breakdown(c: RollupContext, dimension: 'outcome' | 'attempts' | 'provider'): string {
+  const { from, to } = c.hours;
+  const at = (d: Date) => `${c.params.add(d.toISOString())}::timestamptz`;
+  const firstDay = from && new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
+  const endDay = to && new Date(Math.floor(to.getTime() / DAY_MS) * DAY_MS);
+  const daily: string[] = [];
+  const hourly: string[] = [];
+  if (firstDay && endDay && firstDay >= endDay) {
+    daily.push('FALSE');
+    hourly.push(`(s.hour >= ${at(from!)} AND s.hour < ${at(to!)})`);
+  } else {
+    if (firstDay) {
+      daily.push(`s.day >= ${at(firstDay)}`);
+      hourly.push(`(s.hour >= ${at(from!)} AND s.hour < ${at(firstDay)})`);
+    }
+    if (endDay) {
+      daily.push(`s.day < ${at(endDay)}`);
+      hourly.push(`(s.hour >= ${at(endDay)} AND s.hour < ${at(to!)})`);
+    }
+  }
+  const kind = `s.dimension = '${dimension}'`;
+  return `(SELECT ${BREAKDOWN_COLUMNS} FROM lead_stats_breakdown_daily s WHERE ${kind} AND ${c.scope}${daily.map((d) => ` AND ${d}`).join('')}
+           UNION ALL
+           SELECT ${BREAKDOWN_COLUMNS} FROM lead_stats_breakdown s WHERE ${kind} AND ${c.scope} AND (${hourly.length > 0 ? hourly.join(' OR ') : 'FALSE'})
+           UNION ALL
+           SELECT ${BREAKDOWN_COLUMNS} FROM lead_stats_breakdown_delta s WHERE ${kind} AND ${c.where}) AS s`;
+}
 
 /** Average of durations from sums, as round(avg(duration), 2) over the leads gives it. */
 const AVG_DURATION = 'round(sum(s.duration_sum)::numeric / nullif(sum(s.with_duration), 0), 2)::float8';
@@ -59,11 +96,10 @@ const callDuration: RollupQuery = (q, c) =>
     'total',
   );
 
-const outcomes = (c: QueryContext) =>
+const outcomes = (c: RollupContext) =>
   `SELECT key, count, ${PERCENTAGE} AS percentage
    FROM (SELECT s.value AS key, sum(s.leads)::int AS count
-         FROM ${breakdown('outcome')}
-         WHERE ${c.where}
+         FROM ${breakdown(c, 'outcome')}
          GROUP BY s.value
          HAVING sum(s.leads) <> 0) AS outcomes`;
 
@@ -165,8 +201,7 @@ const retryAnalysis: RollupQuery = (q, c) =>
     c,
     `SELECT s.value::int AS attempts, sum(s.leads)::int AS count,
             round(sum(s.reached)::numeric / sum(s.leads), 4)::float8 AS success_rate
-     FROM ${breakdown('attempts')}
-     WHERE ${c.where}
+     FROM ${breakdown(c, 'attempts')}
      GROUP BY s.value
      HAVING sum(s.leads) <> 0`,
     'attempts',
@@ -177,8 +212,7 @@ const providerBreakdown: RollupQuery = (q, c) =>
     q,
     c,
     `SELECT s.value AS provider, sum(s.leads)::int AS count, ${AVG_DURATION} AS avg_duration
-     FROM ${breakdown('provider')}
-     WHERE ${c.where}
+     FROM ${breakdown(c, 'provider')}
      GROUP BY s.value
      HAVING sum(s.leads) <> 0`,
     'count DESC, provider COLLATE "C"',

@@ -79,6 +79,22 @@ CREATE TABLE lead_stats_breakdown (
   PRIMARY KEY (reseller_id, dimension, hour, merchant_id, template_id, value)
 );
 
+-- The same per UTC day, kept by the folder beside the hourly rows: breakdowns over long ranges read
+-- whole days here and only the hours at the ends of the range in lead_stats_breakdown.
+CREATE TABLE lead_stats_breakdown_daily (
+  reseller_id text NOT NULL,
+  merchant_id text NOT NULL,
+  template_id text NOT NULL,
+  day timestamptz NOT NULL,
+  dimension text NOT NULL CHECK (dimension IN ('outcome', 'attempts', 'provider')),
+  value text NOT NULL,
+  leads integer NOT NULL,
+  reached integer NOT NULL,
+  with_duration integer NOT NULL,
+  duration_sum bigint NOT NULL,
+  PRIMARY KEY (reseller_id, dimension, day, merchant_id, template_id, value)
+);
+
 CREATE TABLE lead_stats_breakdown_delta (
   reseller_id text NOT NULL,
   merchant_id text NOT NULL,
