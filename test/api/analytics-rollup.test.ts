@@ -296,6 +296,36 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     }
   });
 
+  it('concurrent writers (claims moving leads to the current hour, finishes, in opposite orders) and folders: no deadlock, still exact', async () => {
+    if (db.kind !== 'postgres') return; // PGlite runs one statement at a time.
+    const leads = Array.from({ length: 40 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY' }));
+    await insertLeads(leads);
+    await foldRollup(db);
+    const ids = leads.map((l) => l.id);
+    // Each transaction claims its own leads one statement at a time (each leaves its push hour's
+    // bucket and lands in the current hour's), then finishes them; half the writers go through
+    // their leads in ascending order, half descending. Statistics rows updated in place would be
+    // locked in different orders here (the deadlock that sank the first design); deltas are appended.
+    const writer = (w: number) =>
+      db.tx(async (q) => {
+        const mine = ids.filter((_, i) => i % 8 === w);
+        const order = w % 2 === 0 ? mine : [...mine].reverse();
+        for (const id of order) {
+          await q.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = now() WHERE id = $1`, [id]);
+        }
+        for (const id of order) {
+          await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', duration_seconds = $2 WHERE id = $1`, [id, 10 + w]);
+        }
+      });
+    const folder = async () => {
+      for (let i = 0; i < 10; i++) await foldRollup(db);
+    };
+    await Promise.all([...Array.from({ length: 8 }, (_, w) => writer(w)), folder(), folder()]);
+    await assertRollupMatchesLeads('after concurrent writers, not folded', { minMaxMayWait: true });
+    await foldRollup(db);
+    await assertRollupTablesExact('after concurrent writers');
+  });
+
   it('a fold that finds another folder at work does nothing and waits for no one', async () => {
     if (db.kind !== 'postgres') return; // PGlite has one connection: there is no other folder.
     await db.tx(async (q) => {
