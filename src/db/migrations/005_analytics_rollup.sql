@@ -109,32 +109,15 @@ CREATE TABLE lead_stats_breakdown_delta (
 );
 CREATE INDEX lead_stats_breakdown_delta_idx ON lead_stats_breakdown_delta (reseller_id, dimension, hour);
 
--- The statement-level trigger: one INSERT of aggregated delta rows per statement on leads, however
--- many leads it changed. `changed` holds the changed rows with sign +1 (new) / -1 (old); rows
--- whose analytics facts are the same before and after cancel out.
-CREATE FUNCTION lead_stats_record() RETURNS trigger LANGUAGE plpgsql AS $fn$
+-- The statement-level triggers: one INSERT of aggregated delta rows per statement on leads, however
+-- many leads it changed. `changed` holds the changed rows with sign +1 (new) / -1 (old); rows whose
+-- analytics facts are the same before and after cancel out. The statement is written once below and
+-- put into one function per event (each names only the transition tables its event has), as static
+-- SQL so that PL/pgSQL keeps its plan: on the claim and finish path that is about a millisecond less
+-- per statement than building it each time.
+DO $migration$
 DECLARE
-  changed text;
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    changed := 'SELECT n.*, 1 AS sign FROM new_rows n';
-  ELSIF TG_OP = 'DELETE' THEN
-    changed := 'SELECT o.*, -1 AS sign FROM old_rows o';
-  ELSE
-    -- Most updates (lease renewals, call IDs, metadata, next_attempt_at) change no fact analytics read.
-    IF NOT EXISTS (
-      SELECT 1 FROM new_rows n FULL JOIN old_rows o ON o.id = n.id
-      WHERE o.id IS NULL OR n.id IS NULL
-         OR (n.reseller_id, n.merchant_id, n.template_id, n.call_initiated_time, n.created_at, n.status, n.outcome, n.attempt_count,
-             n.provider, n.duration_seconds, n.sentiment, n.is_playground, n.execution_mode)
-            IS DISTINCT FROM
-            (o.reseller_id, o.merchant_id, o.template_id, o.call_initiated_time, o.created_at, o.status, o.outcome, o.attempt_count,
-             o.provider, o.duration_seconds, o.sentiment, o.is_playground, o.execution_mode)) THEN
-      RETURN NULL;
-    END IF;
-    changed := 'SELECT n.*, 1 AS sign FROM new_rows n UNION ALL SELECT o.*, -1 AS sign FROM old_rows o';
-  END IF;
-  EXECUTE format($sql$
+  record_changes constant text := $body$
     WITH changed AS (%s),
     net AS (
       SELECT reseller_id, coalesce(merchant_id, '') AS merchant_id, template_id,
@@ -175,18 +158,39 @@ BEGIN
                                ('provider', provider)) AS d (dimension, value)
     WHERE d.value IS NOT NULL
     GROUP BY 1, 2, 3, 4, 5, 6
-  $sql$, changed);
-  RETURN NULL;
+  $body$;
+  changed_facts constant text :=
+    '(n.reseller_id, n.merchant_id, n.template_id, n.call_initiated_time, n.created_at, n.status, n.outcome, n.attempt_count, '
+    'n.provider, n.duration_seconds, n.sentiment, n.is_playground, n.execution_mode) IS DISTINCT FROM '
+    '(o.reseller_id, o.merchant_id, o.template_id, o.call_initiated_time, o.created_at, o.status, o.outcome, o.attempt_count, '
+    'o.provider, o.duration_seconds, o.sentiment, o.is_playground, o.execution_mode)';
+BEGIN
+  EXECUTE format('CREATE FUNCTION lead_stats_on_insert() RETURNS trigger LANGUAGE plpgsql AS %L',
+    format('BEGIN %s; RETURN NULL; END', format(record_changes, 'SELECT n.*, 1 AS sign FROM new_rows n')));
+  EXECUTE format('CREATE FUNCTION lead_stats_on_delete() RETURNS trigger LANGUAGE plpgsql AS %L',
+    format('BEGIN %s; RETURN NULL; END', format(record_changes, 'SELECT o.*, -1 AS sign FROM old_rows o')));
+  -- Most updates (lease renewals, call IDs, metadata, next_attempt_at) change no fact analytics read: they stop at the check.
+  EXECUTE format('CREATE FUNCTION lead_stats_on_update() RETURNS trigger LANGUAGE plpgsql AS %L',
+    format('BEGIN
+              IF NOT EXISTS (SELECT 1 FROM new_rows n FULL JOIN old_rows o ON o.id = n.id
+                             WHERE o.id IS NULL OR n.id IS NULL OR %s) THEN
+                RETURN NULL;
+              END IF;
+              %s;
+              RETURN NULL;
+            END',
+      changed_facts,
+      format(record_changes, 'SELECT n.*, 1 AS sign FROM new_rows n UNION ALL SELECT o.*, -1 AS sign FROM old_rows o')));
 END
-$fn$;
+$migration$;
 
--- Transition tables allow one event per trigger: three triggers, one function.
+-- Transition tables allow one event per trigger: three triggers.
 CREATE TRIGGER leads_stats_insert AFTER INSERT ON leads REFERENCING NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_record();
+  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_on_insert();
 CREATE TRIGGER leads_stats_update AFTER UPDATE ON leads REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_record();
+  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_on_update();
 CREATE TRIGGER leads_stats_delete AFTER DELETE ON leads REFERENCING OLD TABLE AS old_rows
-  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_record();
+  FOR EACH STATEMENT EXECUTE FUNCTION lead_stats_on_delete();
 
 -- The leads already there, as delta rows like any other change (the first fold moves them).
 -- Creating the triggers above locked leads against writers until this migration commits, so no
