@@ -192,6 +192,7 @@ const USAGE = `npm run bench:analytics -- [--leads N] [--pglite-leads N] [--back
   --backend B        which to run (default both)
   --iterations N     timed runs per query and variant, each for the API and the raw SQL (default 10; 8 on PGlite)
   --keep             keep the PostgreSQL database (dialer_bench_<leads>) and reuse it next time
+  --pg NAME=VALUE    a server setting of the throwaway PostgreSQL (repeatable), e.g. --pg shared_buffers=1GB
 DATABASE_URL         use this PostgreSQL server (it must allow CREATE DATABASE) instead of a throwaway one`;
 
 interface Args {
@@ -200,6 +201,7 @@ interface Args {
   backends: ('postgres' | 'pglite')[];
   iterations?: number;
   keep: boolean;
+  pgSettings: Record<string, string>;
 }
 
 function parseArguments(): Args {
@@ -210,6 +212,7 @@ function parseArguments(): Args {
       backend: { type: 'string', default: 'both' },
       iterations: { type: 'string' },
       keep: { type: 'boolean', default: false },
+      pg: { type: 'string', multiple: true },
       help: { type: 'boolean', default: false },
     },
   });
@@ -232,6 +235,13 @@ function parseArguments(): Args {
     backends: backend === 'both' ? ['postgres', 'pglite'] : [backend],
     ...(values.iterations === undefined ? {} : { iterations: count('iterations', values.iterations, 20) }),
     keep: values.keep ?? false,
+    pgSettings: Object.fromEntries(
+      (values.pg ?? []).map((setting) => {
+        const m = /^([a-z_.]+)=(.+)$/.exec(setting);
+        if (!m) throw new Error(`--pg takes NAME=VALUE, got ${setting}\n${USAGE}`);
+        return [m[1]!, m[2]!];
+      }),
+    ),
   };
 }
 
@@ -417,7 +427,7 @@ async function main(): Promise<void> {
   const all: Measured[][] = [];
   process.stdout.write(`analytics benchmark: ${QUERY_TYPES.length} query types x (no filter, last 30 days, payload filter), as a reseller, day granularity\n`);
   if (args.backends.includes('postgres')) {
-    const server = await benchPostgres();
+    const server = await benchPostgres(args.pgSettings);
     // Interrupted: stop a throwaway server rather than leave it running.
     const interrupted = () => void server.stop().finally(() => process.exit(130));
     process.once('SIGINT', interrupted);
@@ -429,7 +439,8 @@ async function main(): Promise<void> {
       const db = await openPostgres(database.url);
       try {
         await migrate(db);
-        process.stdout.write(`postgres: ${server.label}, database ${name}\n`);
+        const settings = Object.entries(args.pgSettings).map(([k, v]) => `${k}=${v}`).join(', ');
+        process.stdout.write(`postgres: ${server.label}, database ${name}${settings ? `, ${settings}` : ''}\n`);
         all.push(await runBackend('postgres', db, args.leads, args.iterations ?? 10));
       } finally {
         await db.close();
