@@ -1,6 +1,8 @@
 /**
  * The rules of POST /analytics beyond what the schema checks: dates that parse (400), values that
- * make sense together (422), the time zone; then one query function runs inside the caller's scope.
+ * make sense together (422), the time zone; then one query function runs inside the caller's scope,
+ * over the rollup when the request selects whole rollup rows and the answer is exact, else over the
+ * leads (docs/analytics.md, "Performance: the rollup").
  */
 import type { Principal } from '../auth/index.js';
 import type { Queryable } from '../db/index.js';

@@ -3,9 +3,11 @@
  * over the leads (../queries), from hourly statistics rows instead of one row per lead.
  *
  * Terminology
- * - rollup row: a row of lead_stats (totals) or lead_stats_breakdown, or a not yet folded delta
- *   row of either; the sources below read both, so every committed change counts exactly once.
- * - bucket: a UTC hour. A request the rollup answers selects whole buckets (see eligibility.ts).
+ * - rollup row: a row of lead_stats (totals), lead_stats_breakdown or lead_stats_breakdown_daily,
+ *   or a not yet folded delta row (hourly); the sources below read folded rows and deltas in one
+ *   statement, so every committed change counts exactly once.
+ * - bucket: a UTC hour (a UTC day in lead_stats_breakdown_daily). A request the rollup answers
+ *   selects whole hours (see eligibility.ts).
  *
  * A query returns undefined when the rollup cannot promise the exact answer (a minimum or maximum
  * duration whose holder left a bucket since the last fold; a time zone whose local hours do not
