@@ -326,6 +326,33 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     await assertRollupTablesExact('after concurrent writers');
   });
 
+  it('random steps (inserts, updates of any fact, deletes, folds in between): the rollup agrees with the leads after each', async () => {
+    const steps = [
+      async () => insertLeads(Array.from({ length: 1 + Math.floor(random() * 20) }, randomLead)),
+      async () => db.query(`UPDATE leads SET duration_seconds = $1 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $2) LIMIT 5)`, [pick([null, 0, 1, 77, 3000]), String(random())]),
+      async () => db.query(`UPDATE leads SET status = $1, outcome = $2 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $3) LIMIT 5)`, [pick(['RETRY', 'FINISHED', 'PROCESSING']), pick([null, 'confirmed', 'busy']), String(random())]),
+      async () => db.query(`UPDATE leads SET call_initiated_time = call_initiated_time + interval '1 hour' * $1, sentiment = $2 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $3) LIMIT 5)`, [pick([-30, -1, 1, 5]), pick([null, 0.4, 0.6, 0.95]), String(random())]),
+      async () => db.query(`UPDATE leads SET is_playground = NOT is_playground WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 3)`, [String(random())]),
+      async () => db.query(`DELETE FROM leads WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 4)`, [String(random())]),
+      async () => db.query(`DELETE FROM leads WHERE duration_seconds = (SELECT max(duration_seconds) FROM leads)`),
+      async () => foldRollup(db),
+    ];
+    const bodies = QUERY_TYPES.flatMap((query_type) => [
+      { query_type, page_size: 1000 },
+      { query_type, page_size: 1000, timezone: 'Asia/Tokyo', filters: { date_from: '2024-05-02', date_to: '2024-05-03' } },
+    ]);
+    for (let step = 0; step < 25; step++) {
+      await steps[Math.floor(random() * steps.length)]!();
+      for (const body of bodies) {
+        const expected = await live().query(R1, body as any);
+        assert.deepEqual(await auto().query(R1, body as any), expected, `step ${step}: ${JSON.stringify(body)}`);
+      }
+    }
+    await foldRollup(db);
+    await assertRollupTablesExact('after random steps');
+    await assertRollupMatchesLeads('after random steps, folded');
+  });
+
   it('a fold that finds another folder at work does nothing and waits for no one', async () => {
     if (db.kind !== 'postgres') return; // PGlite has one connection: there is no other folder.
     await db.tx(async (q) => {
