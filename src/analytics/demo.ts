@@ -6,12 +6,15 @@
  * leaves: status FINISHED with outcome, attempt_count, call_id, call times, duration, cost,
  * sentiment, provider. It does not go through finishAttempt itself: that works one leased lead per
  * transaction and stamps now(), while the demo needs a million leads spread over past days. It
- * writes no call_attempts history.
+ * writes no call_attempts history. Analytics see demo leads exactly as real ones: the rollup is kept
+ * by a trigger on leads (migration 005), which fires for these INSERTs as for finishAttempts'
+ * UPDATEs.
  */
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../db/index.js';
+import type { Db, Queryable } from '../db/index.js';
 import { badRequest } from '../lib/errors.js';
 import { generateDemoLeads, type DemoScope } from './demo-data.js';
+import { foldRollup } from './rollup/index.js';
 
 export type ExecutionMode = 'TELEPHONY' | 'TELEPHONY_TEST' | 'WEBRTC' | 'WEBRTC_TEST' | 'WEBRTC_STREAM';
 
@@ -89,6 +92,8 @@ export async function insertFinishedLeads(db: Queryable, rows: readonly Finished
 }
 
 const DEMO_RESELLER = 'Demo Reseller';
+/** Batches between two folds of the rollup's deltas while seeding. */
+const FOLD_EVERY_BATCHES = 10;
 const DEMO_MERCHANTS = ['Demo Clinic', 'Demo Store'];
 const DEMO_TEMPLATES = ['demo_appointment_reminder', 'demo_payment_reminder', 'demo_feedback_survey'];
 
@@ -185,13 +190,18 @@ export interface SeedOptions {
   onProgress?: (written: number) => void;
 }
 
-/** Writes `leads` demo leads; returns where they went. Statistics are refreshed at the end. */
-export async function seedDemoLeads(db: Queryable, options: SeedOptions): Promise<DemoScope & { written: number }> {
+/**
+ * Writes `leads` demo leads; returns where they went. The leads trigger counts them in the
+ * analytics rollup like any other write; the deltas are folded every few batches (so they never
+ * pile up) and at the end. Planner statistics are refreshed at the end.
+ */
+export async function seedDemoLeads(db: Db, options: SeedOptions): Promise<DemoScope & { written: number }> {
   const scope = await prepareDemoScope(db, {
     ...(options.resellerId === undefined ? {} : { resellerId: options.resellerId }),
     ...(options.merchantId === undefined ? {} : { merchantId: options.merchantId }),
   });
   let written = 0;
+  let batches = 0;
   for (const batch of generateDemoLeads(scope, {
     count: options.leads,
     days: options.days ?? 90,
@@ -200,8 +210,10 @@ export async function seedDemoLeads(db: Queryable, options: SeedOptions): Promis
     batchSize: options.batchSize ?? 5000,
   })) {
     written += await insertFinishedLeads(db, batch);
+    if (++batches % FOLD_EVERY_BATCHES === 0) await foldRollup(db);
     options.onProgress?.(written);
   }
+  await foldRollup(db);
   // Fresh planner statistics: the dashboard's plans depend on them.
   await db.query('ANALYZE leads');
   return { ...scope, written };

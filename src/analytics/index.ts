@@ -1,13 +1,34 @@
 import type { FeatureDeps } from '../features.js';
 import type { App } from '../http/index.js';
+import { runFolder } from './rollup/index.js';
 import { registerAnalyticsRoutes } from './routes.js';
 import { AnalyticsService } from './service.js';
 
-export { AnalyticsService } from './service.js';
+export { AnalyticsService, type AnalyticsSource } from './service.js';
+export { foldRollup } from './rollup/index.js';
 export { QUERY_TYPES, GRANULARITIES, type QueryType, type Granularity } from './schemas.js';
 export { insertFinishedLeads, type FinishedLead } from './demo.js';
 
-/** The analytics feature's only door: POST /analytics (spec 4.8) over the twelve query types. */
+/** How often the serving process folds the rollup's pending deltas (any process may; one at a time). */
+const FOLD_INTERVAL_MS = 1000;
+
+/**
+ * The analytics feature's only door: POST /analytics (spec 4.8) over the twelve query types, and
+ * the rollup folder running beside it until the app closes.
+ */
 export function registerAnalytics(app: App, deps: FeatureDeps): void {
   registerAnalyticsRoutes(app, new AnalyticsService(deps.db));
+  const stop = new AbortController();
+  let folder: Promise<void> | undefined;
+  app.addHook('onReady', async () => {
+    folder = runFolder(deps.db, {
+      intervalMs: FOLD_INTERVAL_MS,
+      signal: stop.signal,
+      onError: (err) => deps.log.warn({ err }, 'analytics rollup fold failed'),
+    });
+  });
+  app.addHook('onClose', async () => {
+    stop.abort();
+    await folder;
+  });
 }

@@ -1,6 +1,8 @@
 /**
  * The rules of POST /analytics beyond what the schema checks: dates that parse (400), values that
- * make sense together (422), the time zone; then one query function runs inside the caller's scope.
+ * make sense together (422), the time zone; then one query function runs inside the caller's scope,
+ * over the rollup when the request selects whole rollup rows and the answer is exact, else over the
+ * leads (docs/analytics.md, "Performance: the rollup").
  */
 import type { Principal } from '../auth/index.js';
 import type { Queryable } from '../db/index.js';
@@ -8,7 +10,8 @@ import { isTimeZone } from '../lib/time.js';
 import { badRequest, pgErrorCode, unprocessable, type FieldError } from '../lib/errors.js';
 import { readFilterDate } from './dates.js';
 import { leadsWhere, Params, type ResolvedFilters } from './filters.js';
-import { QUERIES } from './queries/index.js';
+import { QUERIES, type QueryContext, type RowsPage } from './queries/index.js';
+import { ROLLUP_QUERIES, rollupCanAnswer, rollupWhere } from './rollup/index.js';
 import { MAX_BUCKETS, type AnalyticsBody, type AnalyticsRow, type Filters, type Granularity, type QueryType } from './schemas.js';
 
 export interface AnalyticsResult {
@@ -59,8 +62,17 @@ export function resolveFilters(filters: Filters, timeZone: string): ResolvedFilt
   return resolved;
 }
 
+/**
+ * Where answers come from: `auto` the rollup when it can answer exactly, else the leads; `live`
+ * always the leads; `rollup` only the rollup (an error when it cannot answer: for tests).
+ */
+export type AnalyticsSource = 'auto' | 'live' | 'rollup';
+
 export class AnalyticsService {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly options: { source?: AnalyticsSource } = {},
+  ) {}
 
   async query(caller: Principal, body: AnalyticsBody): Promise<AnalyticsResult> {
     const timeZone = body.timezone ?? 'UTC';
@@ -79,11 +91,9 @@ export class AnalyticsService {
       ], 'range_too_long');
     }
 
-    const params = new Params();
-    const where = leadsWhere(caller, filters, params);
-    const run = QUERIES[body.query_type];
-    try {
-      const { rows, total } = await run(this.db, {
+    const source = this.options.source ?? 'auto';
+    const context = (params: Params, where: string): QueryContext => {
+      return {
         where,
         params,
         timeZone,
@@ -92,7 +102,22 @@ export class AnalyticsService {
         range: { ...(filters.from ? { from: filters.from } : {}), ...(rangeTo ? { to: rangeTo } : {}) },
         limit: pageSize,
         offset: (page - 1) * pageSize,
-      });
+      };
+    };
+    try {
+      let answer: RowsPage<AnalyticsRow> | undefined;
+      if (source !== 'live' && rollupCanAnswer(body.query_type, filters, timeZone)) {
+        const params = new Params();
+        const { scope, where } = rollupWhere(caller, filters, params);
+        const hours = { ...(filters.from ? { from: filters.from } : {}), ...(filters.to ? { to: filters.to.at } : {}) };
+        answer = await ROLLUP_QUERIES[body.query_type](this.db, { ...context(params, where), scope, hours });
+      }
+      if (!answer && source === 'rollup') throw new Error(`the rollup cannot answer this ${body.query_type} request exactly`);
+      if (!answer) {
+        const params = new Params();
+        answer = await QUERIES[body.query_type](this.db, context(params, leadsWhere(caller, filters, params)));
+      }
+      const { rows, total } = answer;
       return { query_type: body.query_type, data: rows, total, page, page_size: pageSize };
     } catch (err) {
       // A zone the runtime knows but the database does not (their time zone data differ).

@@ -25,6 +25,9 @@ export interface RowsPage<T> {
   total: number;
 }
 
+/** A page, or undefined when the source could not answer exactly (the caller asks the leads). */
+export type MaybeRowsPage<T> = RowsPage<T> | undefined;
+
 export type AnalyticsQuery<T> = (q: Queryable, c: QueryContext) => Promise<RowsPage<T>>;
 
 /**
@@ -32,14 +35,28 @@ export type AnalyticsQuery<T> = (q: Queryable, c: QueryContext) => Promise<RowsP
  * of those rows; a column called `ord` only orders and is left out of the rows.
  */
 export async function runPaged<T>(q: Queryable, c: QueryContext, sql: string, orderBy: string): Promise<RowsPage<T>> {
+  return (await run<T>(q, c, sql, orderBy, false))!;
+}
+
+/**
+ * runPaged for rows that carry a boolean column `exact` (left out of the rows): undefined when a
+ * row says false, i.e. the answer would not be exact.
+ */
+export function runPagedChecked<T>(q: Queryable, c: QueryContext, sql: string, orderBy: string): Promise<MaybeRowsPage<T>> {
+  return run<T>(q, c, sql, orderBy, true);
+}
+
+async function run<T>(q: Queryable, c: QueryContext, sql: string, orderBy: string, checked: boolean): Promise<MaybeRowsPage<T>> {
   const limit = c.params.add(c.limit);
   const offset = c.params.add(c.offset);
-  const { rows } = await q.query<{ total: number; data: T[] }>(
+  const { rows } = await q.query<{ total: number; exact: boolean; data: T[] }>(
     `WITH result AS (${sql})
      SELECT (SELECT count(*) FROM result)::int AS total,
-            coalesce((SELECT json_agg(to_jsonb(page) - 'ord' ORDER BY ${orderBy})
+            ${checked ? 'coalesce((SELECT bool_and(exact) FROM result), true)' : 'true'} AS exact,
+            coalesce((SELECT json_agg(to_jsonb(page) - 'ord' - 'exact' ORDER BY ${orderBy})
                       FROM (SELECT * FROM result ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}) AS page), '[]') AS data`,
     c.params.values,
   );
-  return { rows: rows[0]!.data, total: rows[0]!.total };
+  const row = rows[0]!;
+  return row.exact ? { rows: row.data, total: row.total } : undefined;
 }

@@ -12,9 +12,10 @@ const LABEL: Record<Granularity, string> = { hour: 'YYYY-MM-DD"T"HH24:00', day: 
 /**
  * SQL pieces of a time series: `bucket`, the local bucket start of a lead's activity time;
  * `series(cte)`, every bucket from the request's date range (or, without one, from the first to
- * the last bucket of `cte`'s `bucket` column); `label(col)`, a bucket's text.
+ * the last bucket of `cte`'s `bucket` column); `label(col)`, a bucket's text. `instant`: the SQL
+ * of the time being bucketed (a lead's activity time, or a rollup row's hour).
  */
-function bucketing(c: QueryContext) {
+export function bucketing(c: QueryContext, instant: string = ACTIVITY_AT) {
   const granularity = `${c.params.add(c.granularity)}::text`;
   const zone = `${c.params.add(c.timeZone)}::text`;
   const local = (instant: string) => `date_trunc(${granularity}, ${instant} AT TIME ZONE ${zone})`;
@@ -23,7 +24,7 @@ function bucketing(c: QueryContext) {
   const step = `${c.params.add(STEP[c.granularity])}::interval`;
   const format = `${c.params.add(LABEL[c.granularity])}::text`;
   return {
-    bucket: local(ACTIVITY_AT),
+    bucket: local(instant),
     series: (cte: string) =>
       `generate_series((SELECT coalesce(${from}, min(bucket), ${to}) FROM ${cte}),
                        (SELECT coalesce(${to}, max(bucket), ${from}) FROM ${cte}),

@@ -3,7 +3,7 @@ import type { ShareRow } from '../schemas.js';
 import { runPaged, type AnalyticsQuery, type QueryContext } from './context.js';
 
 /** Share of the whole, in percent with two decimals; 0 when there is nothing. */
-const PERCENTAGE = 'coalesce(round(100.0 * count / nullif(sum(count) OVER (), 0), 2), 0)::float8';
+export const PERCENTAGE = 'coalesce(round(100.0 * count / nullif(sum(count) OVER (), 0), 2), 0)::float8';
 
 const outcomes = (c: QueryContext) =>
   `SELECT key, count, ${PERCENTAGE} AS percentage
