@@ -12,6 +12,7 @@ import type { Logger } from './lib/logger.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import path from 'node:path';
 import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
+import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -25,6 +26,8 @@ export interface AppDeps {
   recordings?: RecordingStore;
   /** Live calls, callback routes and the media endpoint; built from the configuration when not given. */
   telephony?: Telephony;
+  /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
+  webrtc?: WebRtcService;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -60,7 +63,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const telephony =
     deps.telephony ?? createTelephony({ config, db, log, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
+  const webrtc =
+    deps.webrtc ??
+    createWebRtc({
+      config,
+      db,
+      log,
+      flowAgent: telephony.deps.agent,
+      services: telephony.deps.services,
+      notReady: telephony.deps.notReady,
+      saveRecording: (room, wav) => recordings.save(room, wav),
+    });
   app.addHook('onClose', async () => {
+    await webrtc.close();
     await telephony.close();
     await closeMedia();
   });
@@ -127,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       });
       registerAuthRoutes(scoped, auth);
       await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      registerWebRtc(scoped, webrtc);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
     { prefix: API_PREFIX },

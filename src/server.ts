@@ -9,6 +9,7 @@ import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
 import { tenantsService } from './tenants/index.js';
+import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
 
 export interface RunningServer {
   app: App;
@@ -77,8 +78,13 @@ export async function startServer(
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
         });
+  const retention =
+    role === 'api'
+      ? undefined
+      : new RecordingRetention({ db, recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
   scheduler?.start();
   webhooks?.start();
+  retention?.start();
   return {
     app: running,
     db,
@@ -89,6 +95,7 @@ export async function startServer(
         // Stop claiming and let live calls end first; the API answers meanwhile.
         await scheduler?.stop();
         await webhooks?.stop();
+        await retention?.stop();
         await running.close();
       } finally {
         await db.close();

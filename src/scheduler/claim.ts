@@ -38,6 +38,12 @@ export interface ClaimReport {
   finished: number;
 }
 
+/**
+ * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
+ * never dialled: the browser's offer claims them (src/webrtc).
+ */
+const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
+
 /** Due leads examined per claim, at least. */
 const HEAD = 200;
 
@@ -50,7 +56,7 @@ async function unclog(q: Queryable, providers: string[], head: number): Promise<
     `WITH h AS (
        SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY l.next_attempt_at, l.id
        LIMIT $2
        FOR UPDATE OF l SKIP LOCKED),
@@ -87,7 +93,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const { rows } = await q.query<Candidate>(
     `WITH head AS MATERIALIZED (
        SELECT id FROM leads
-       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY next_attempt_at, id
        LIMIT $3),
      picked AS (
