@@ -224,3 +224,151 @@ describe('WebRTC sessions from a real browser', { skip }, () => {
     await page.close();
   });
 });
+
+describe('WEBRTC_STREAM: the client drives the speech', { skip }, () => {
+  it('tts-speak over HTTP and over the data channel is spoken and transcribed, the caller\'s words arrive as transcript events, no LLM is asked', async () => {
+    ai.transcripts.push(CALLER_WORDS);
+    const chatsBefore = ai.chatRequests.length;
+    const page = await openPlayground();
+    await page.getByLabel('Template').selectOption({ label: 'confirm' });
+    await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
+    await page.getByLabel('customer_name').fill('Ana');
+    await page.getByLabel('order_id').fill('A-42');
+    await page.getByRole('button', { name: 'Call' }).click();
+    const events = () => page.evaluate(() => (window as any).playground.events as any[]);
+    const heard = (role: string, text: string) =>
+      page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 30_000 });
+
+    // The caller speaks first (the fake microphone); their words come back as a final transcript.
+    await heard('user', CALLER_WORDS);
+    const leadId = await page.evaluate(() => (window as any).playground.leadId as string);
+    const spoken = await admin.post(`/leads/${leadId}/tts-speak`, { text: 'Hello from the stream.' });
+    assert.equal(spoken.status, 202, JSON.stringify(spoken.body));
+    await heard('assistant', 'Hello from the stream.');
+    const audio = await heardAgent(page);
+    assert.ok(audio.packetsReceived > 50 && audio.totalAudioEnergy > 0.001, JSON.stringify(audio));
+
+    await page.getByLabel('Say (tts-speak)').fill('Second line over the data channel.');
+    await page.getByRole('button', { name: 'Speak' }).click();
+    await heard('assistant', 'Second line over the data channel.');
+    assert.ok((await events()).some((e) => e.type === 'transcript' && e.role === 'user' && !e.final), 'interim caller words were sent too');
+
+    await page.getByRole('button', { name: 'Hang up' }).click();
+    await page.waitForFunction(() => (window as any).playground.lead, null, { timeout: 30_000 });
+    const lead = await waitForLead(leadId);
+    assert.equal(lead.status, 'FINISHED');
+    assert.equal(lead.outcome, 'completed');
+    assert.equal(lead.execution_mode, 'WEBRTC_STREAM');
+    assert.equal(lead.metaData.call_ended_by, 'customer');
+    assert.equal(lead.metaData.agent, 'stream');
+    assert.deepEqual(
+      lead.metaData.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['user', CALLER_WORDS],
+        ['assistant', 'Hello from the stream.'],
+        ['assistant', 'Second line over the data channel.'],
+      ],
+    );
+    assert.equal(ai.chatRequests.length, chatsBefore, 'stream mode asks no LLM');
+    assert.ok(lead.recording_url);
+    await page.close();
+  });
+});
+
+/** Joins a lead's session from the page with a bare RTCPeerConnection (no playground UI). */
+async function join(page: Page, leadId: string, token: string): Promise<{ status: number; body: any }> {
+  return page.evaluate(
+    async ([id, auth, prefix]) => {
+      const mic = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const pc = new RTCPeerConnection();
+      mic.getAudioTracks().forEach((t) => pc.addTrack(t, mic));
+      const channel = pc.createDataChannel('dialer');
+      const events: any[] = [];
+      channel.onmessage = (e) => events.push(JSON.parse(e.data));
+      await pc.setLocalDescription(await pc.createOffer());
+      await new Promise<void>((resolve) => {
+        if (pc.iceGatheringState === 'complete') return resolve();
+        pc.onicegatheringstatechange = () => pc.iceGatheringState === 'complete' && resolve();
+        setTimeout(resolve, 3000);
+      });
+      const res = await fetch(`${prefix}/webrtc/${id}/offer`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` }, body: JSON.stringify({ sdp: pc.localDescription!.sdp }) });
+      const body = await res.json();
+      if (res.ok) await pc.setRemoteDescription({ type: 'answer', sdp: body.sdp });
+      (window as any).rtc = { pc, events, channel };
+      return { status: res.status, body };
+    },
+    [leadId, token, API_PREFIX] as const,
+  );
+}
+
+describe('signalling', { skip }, () => {
+  it('scoped, joined once, ICE restart, bad offers refused; a peer that disappears ends the session (customer) and the webhook reports it', async () => {
+    const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}/report`;
+    const push = (mode: string) =>
+      admin.post('/leads', { request_id: `sig-${mode}`, template: 'confirm', reseller_id: resellerId, execution_mode: mode, reporting_webhook_url: hookUrl, payload: { customer_name: 'Bo', order_id: 'B-7' } });
+    const lead = await push('WEBRTC');
+    assert.equal(lead.status, 201, JSON.stringify(lead.body));
+    const leadId = lead.body.lead_call_tracker_id;
+    const phoneLead = (await push('TELEPHONY')).body.lead_call_tracker_id;
+
+    const page = await browser.context.newPage();
+    await page.goto(`${server.url}${API_PREFIX}/playground`);
+    // Another reseller's token cannot see the lead: 404, as for any lead out of scope.
+    const otherReseller = (await admin.post('/resellers', { name: 'Other' })).body.id;
+    const outsider = await issueToken(admin, { role: 'reseller', reseller_id: otherReseller });
+    assert.equal((await join(page, leadId, outsider)).status, 404);
+    // A phone lead takes no browser session; an offer without audio and a body without sdp are 400.
+    const notWebRtc = await join(page, phoneLead, admin.token!);
+    assert.equal(notWebRtc.status, 409);
+    assert.equal(notWebRtc.body.code, 'not_webrtc');
+    const noAudio = await admin.post(`/webrtc/${leadId}/offer`, { sdp: 'v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n' });
+    assert.equal(noAudio.status, 400);
+    assert.equal(noAudio.body.code, 'invalid_offer');
+    assert.equal((await admin.post(`/webrtc/${leadId}/offer`, {})).status, 400);
+    assert.equal((await admin.post(`/leads/${leadId}/tts-speak`, { text: 'hi' })).status, 409, 'no live session yet');
+    assert.equal((await admin.get(`/leads/${leadId}`)).body.status, 'BACKLOG', 'refused offers claim nothing');
+
+    ai.chat.push({ text: 'Hello Bo! Shall I confirm order B-7?' });
+    const joined = await join(page, leadId, admin.token!);
+    assert.equal(joined.status, 200, JSON.stringify(joined.body));
+    assert.match(joined.body.room, /^rtc-[0-9a-f]{24}$/);
+    assert.match(joined.body.sdp, /a=candidate:/);
+    const claimed = (await admin.get(`/leads/${leadId}`)).body;
+    assert.deepEqual([claimed.status, claimed.call_id, claimed.attempt_count], ['PROCESSING', joined.body.room, 1]);
+    // The room cannot be joined twice.
+    const again = await admin.post(`/webrtc/${leadId}/offer`, { sdp: 'v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n' });
+    assert.equal(again.status, 409);
+    // tts-speak is for WEBRTC_STREAM leads only.
+    assert.equal((await admin.post(`/leads/${leadId}/tts-speak`, { text: 'hi' })).body.code, 'not_stream');
+
+    await page.waitForFunction(() => (window as any).rtc.events.some((e: any) => e.type === 'state'), null, { timeout: 30_000 });
+    // ICE restart: a new offer on the same connection gets a new answer; the session goes on.
+    const restart = await page.evaluate(
+      async ([id, auth, prefix]) => {
+        const { pc } = (window as any).rtc as { pc: RTCPeerConnection };
+        await pc.setLocalDescription(await pc.createOffer({ iceRestart: true }));
+        await new Promise((r) => setTimeout(r, 500));
+        const res = await fetch(`${prefix}/webrtc/${id}/ice-restart`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` }, body: JSON.stringify({ sdp: pc.localDescription!.sdp }) });
+        const body = await res.json();
+        if (res.ok) await pc.setRemoteDescription({ type: 'answer', sdp: body.sdp });
+        for (let i = 0; i < 50 && pc.connectionState !== 'connected'; i++) await new Promise((r) => setTimeout(r, 100));
+        return { status: res.status, room: body.room, state: pc.connectionState };
+      },
+      [leadId, admin.token!, API_PREFIX] as const,
+    );
+    assert.deepEqual(restart, { status: 200, room: joined.body.room, state: 'connected' });
+
+    // The browser goes away without hanging up.
+    await page.close();
+    const done = await waitForLead(leadId);
+    assert.equal(done.status, 'FINISHED');
+    assert.equal(done.metaData.call_ended_by, 'customer');
+    assert.equal(done.call_id, joined.body.room);
+    for (let i = 0; i < 100 && !webhooks.some((w) => w.leadId === leadId); i++) await new Promise((r) => setTimeout(r, 100));
+    const hook = webhooks.find((w) => w.leadId === leadId);
+    assert.ok(hook, 'the reporting webhook was sent');
+    assert.equal(hook.orderId, 'sig-WEBRTC');
+    // A finished lead takes no new session.
+    assert.equal((await admin.post(`/webrtc/${leadId}/offer`, { sdp: 'v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n' })).status, 409);
+  });
+});
