@@ -94,8 +94,15 @@ export class WebRtcPeer {
 
   send(message: unknown): void {
     const text = JSON.stringify(message);
-    if (this.channel?.readyState === 'open') this.channel.send(text);
-    else if (!this.closed) this.outbox.push(text);
+    if (this.channel?.readyState !== 'open') {
+      if (!this.closed) this.outbox.push(text);
+      return;
+    }
+    try {
+      this.channel.send(text);
+    } catch {
+      // The channel closed under us: the peer is gone, and the session ends on its close event.
+    }
   }
 
   close(): void {
@@ -108,6 +115,8 @@ export class WebRtcPeer {
     } catch {
       // already closing
     }
+    // The audio source's track is left running: stopping it lets the process exit while a sink
+    // exists, but libwebrtc then crashes at process exit (SIGSEGV, measured with @roamhq/wrtc 0.10).
     this.pc.close();
   }
 
