@@ -294,10 +294,17 @@ async function join(page: Page, leadId: string, token: string): Promise<{ status
         pc.onicegatheringstatechange = () => pc.iceGatheringState === 'complete' && resolve();
         setTimeout(resolve, 3000);
       });
+      const sentAt = performance.now();
       const res = await fetch(`${prefix}/webrtc/${id}/offer`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}` }, body: JSON.stringify({ sdp: pc.localDescription!.sdp }) });
       const body = await res.json();
+      const answeredAt = performance.now();
       if (res.ok) await pc.setRemoteDescription({ type: 'answer', sdp: body.sdp });
-      (window as any).rtc = { pc, events, channel };
+      const timing: Record<string, number> = { answerMs: answeredAt - sentAt };
+      pc.addEventListener('connectionstatechange', () => {
+        if (pc.connectionState === 'connected') timing.connectedMs ??= performance.now() - sentAt;
+      });
+      channel.addEventListener('message', () => (timing.firstEventMs ??= performance.now() - sentAt));
+      (window as any).rtc = { pc, events, channel, timing };
       return { status: res.status, body };
     },
     [leadId, token, API_PREFIX] as const,
@@ -305,7 +312,11 @@ async function join(page: Page, leadId: string, token: string): Promise<{ status
 }
 
 describe('signalling', { skip }, () => {
-  it('scoped, joined once, ICE restart, bad offers refused; a peer that disappears ends the session (customer) and the webhook reports it', async () => {
+  it('scoped, joined once, ICE restart, bad offers refused; a peer that disappears ends the session (customer) and the webhook reports it', async (t) => {
+    const openapi = (await admin.get('/openapi.json')).body;
+    for (const route of ['/webrtc/{lead_id}/offer', '/webrtc/{lead_id}/ice-restart', '/webrtc/{lead_id}/hangup', '/leads/{lead_id}/tts-speak']) {
+      assert.ok(openapi.paths[`${API_PREFIX}${route}`]?.post, `${route} is in the OpenAPI document`);
+    }
     const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}/report`;
     const push = (mode: string) =>
       admin.post('/leads', { request_id: `sig-${mode}`, template: 'confirm', reseller_id: resellerId, execution_mode: mode, reporting_webhook_url: hookUrl, payload: { customer_name: 'Bo', order_id: 'B-7' } });
@@ -345,6 +356,9 @@ describe('signalling', { skip }, () => {
     assert.equal((await admin.post(`/leads/${leadId}/tts-speak`, { text: 'hi' })).body.code, 'not_stream');
 
     await page.waitForFunction(() => (window as any).rtc.events.some((e: any) => e.type === 'state'), null, { timeout: 30_000 });
+    // Session setup as the browser sees it (reported, not asserted): offer POST to answer, to ICE+DTLS connected, to the first event.
+    const timing = await page.evaluate(() => (window as any).rtc.timing as Record<string, number>);
+    t.diagnostic(`session setup: ${Object.entries(timing).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
     // ICE restart: a new offer on the same connection gets a new answer; the session goes on.
     const restart = await page.evaluate(
       async ([id, auth, prefix]) => {
