@@ -36,7 +36,7 @@ export function createWebRtc(options: WebRtcOptions): WebRtcService {
   return new WebRtcService({
     db: options.db,
     log: options.log,
-    settings: webRtcSettings(options.env ?? process.env),
+    settings: { ...webRtcSettings(options.env ?? process.env), leaseSeconds: options.config.scheduler.leaseSeconds },
     flowAgent: options.flowAgent,
     streamAgent: options.services ? new StreamAgent({ services: options.services }) : undefined,
     notReady: options.notReady,

@@ -188,9 +188,10 @@ export class WebRtcSession {
       }
     }
     const end = this.outcome(result, recordingUrl);
-    // Tell the client how it ended, then let the message go out before the connection closes.
+    // Tell the client how it ended, then let the message go out (and, when the agent ended the
+    // call, its last words leave the browser's jitter buffer) before the connection closes.
     this.peer.send({ type: 'ended', outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind, call_ended_by: this.metaEndedBy(result) });
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, this.endedBy === 'agent' ? 500 : 100));
     this.peer.close();
     this.resolveEnd(end);
   }

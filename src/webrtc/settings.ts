@@ -14,6 +14,7 @@ export interface WebRtcSettings {
   disconnectGraceMs: number;
   /** How long a WebRTC recording is kept (spec 8: 7 days). */
   recordingRetentionSeconds: number;
+  /** Lease on a lead in a session (DIALER_LEASE_SECONDS), renewed every third of it. */
   leaseSeconds: number;
 }
 

@@ -77,7 +77,10 @@ function showVariables() {
 }
 
 $('template').addEventListener('change', showVariables);
-$('mode').addEventListener('change', () => ($('speak-form').hidden = $('mode').value !== 'WEBRTC_STREAM' || !state.leadId));
+$('mode').addEventListener('change', () => {
+  $('speak-form').hidden = $('mode').value !== 'WEBRTC_STREAM' || !state.leadId;
+  $('override').disabled = $('mode').value !== 'WEBRTC_TEST';
+});
 
 // ---- the call
 
@@ -88,6 +91,15 @@ $('call-form').addEventListener('submit', async (event) => {
   const mode = $('mode').value;
   const payload = {};
   for (const input of document.querySelectorAll('input[data-variable]')) payload[input.dataset.variable] = input.value;
+  let override;
+  if (mode === 'WEBRTC_TEST' && $('override').value.trim()) {
+    try {
+      override = JSON.parse($('override').value);
+    } catch {
+      setStatus('The configuration override is not valid JSON.');
+      return;
+    }
+  }
   $('call-button').disabled = true;
   resetLive();
   try {
@@ -100,6 +112,7 @@ $('call-form').addEventListener('submit', async (event) => {
       payload,
       execution_mode: mode,
       is_playground: mode === 'WEBRTC_TEST',
+      ...(override ? { configurations_override: override } : {}),
     });
     state.leadId = pushed.lead_call_tracker_id;
     setStatus('Starting the microphone…');
