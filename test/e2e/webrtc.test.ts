@@ -59,6 +59,9 @@ async function micWav(file: string): Promise<void> {
 
 before(async () => {
   if (skip) return;
+  // Chromium gathers no ICE candidates on loopback alone: say so instead of timing out later.
+  const routable = Object.values(os.networkInterfaces()).flat().some((i) => i && !i.internal);
+  if (!routable) throw new Error('no network interface besides loopback: Chromium would offer no ICE candidates (give the sandbox a veth pair, e.g. in an `unshare -n` namespace)');
   const port = await freePort();
   ai = await startOpenAIServer();
   hooks = http.createServer((req, res) => {
