@@ -14,6 +14,7 @@ import path from 'node:path';
 import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
 import { Flags, registerFlagRoutes } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
+import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -29,6 +30,8 @@ export interface AppDeps {
   telephony?: Telephony;
   /** Feature flags; opened from the configuration (and closed with the app) when not given. */
   flags?: Flags;
+  /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
+  webrtc?: WebRtcService;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -66,10 +69,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
   const telephony =
     deps.telephony ?? createTelephony({ config, db, log, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
-  const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls });
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
+  const webrtc =
+    deps.webrtc ??
+    createWebRtc({
+      config,
+      db,
+      log,
+      flowAgent: telephony.deps.agent,
+      services: telephony.deps.services,
+      notReady: telephony.deps.notReady,
+      saveRecording: (room, wav) => recordings.save(room, wav),
+    });
+  const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls + webrtc.liveSessions });
   app.addHook('onClose', async () => {
     removeSources();
+    await webrtc.close();
     await telephony.close();
     await closeMedia();
   });
@@ -138,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      registerWebRtc(scoped, webrtc);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
     { prefix: API_PREFIX },

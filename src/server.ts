@@ -1,7 +1,7 @@
 import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
-import { enqueueReportingWebhook, enqueueServiceCallback, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
+import { queueFinishNotifications, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
 import { Flags } from './flags/index.js';
 import { createTelephony, type Drivers } from './telephony/index.js';
 import { createRecordingStore, recordingsConfigFromEnv } from './recordings/index.js';
@@ -11,6 +11,7 @@ import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
 import { tenantsService } from './tenants/index.js';
 import { startTracing } from './tracing/index.js';
+import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
 
 export interface RunningServer {
   app: App;
@@ -84,10 +85,7 @@ export async function startServer(
           db,
           drivers: options.drivers ?? telephony.drivers,
           log: logger,
-          onFinished: async (q, leadId) => {
-            await enqueueReportingWebhook(q, leadId);
-            await enqueueServiceCallback(q, leadId, config.serviceCallbackUrl);
-          },
+          onFinished: queueFinishNotifications(config.serviceCallbackUrl),
           stoppedResellers: (ids) => flags.diallingStopped(ids),
           afterFinished: () => webhooks?.wake(),
           maxConcurrentCalls: config.scheduler.maxConcurrentCalls,
@@ -95,8 +93,13 @@ export async function startServer(
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
         });
+  const retention =
+    role === 'api'
+      ? undefined
+      : new RecordingRetention({ db, recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
   scheduler?.start();
   webhooks?.start();
+  retention?.start();
   return {
     app: running,
     db,
@@ -107,6 +110,7 @@ export async function startServer(
         // Stop claiming and let live calls end first; the API answers meanwhile.
         await scheduler?.stop();
         await webhooks?.stop();
+        await retention?.stop();
         await running.close();
       } finally {
         await db.close();

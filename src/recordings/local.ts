@@ -26,6 +26,17 @@ export class LocalRecordingStore implements RecordingStore {
     return recordingUrl(this.publicUrl, callSid);
   }
 
+  async delete(callSid: string): Promise<boolean> {
+    if (!isSafeCallSid(callSid)) return false;
+    try {
+      await fsp.unlink(path.join(this.dir, recordingFileName(callSid)));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
   async open(callSid: string, range?: ByteRange): Promise<OpenedRecording | undefined> {
     if (!isSafeCallSid(callSid)) return undefined;
     const file = path.join(this.dir, recordingFileName(callSid));

@@ -2,7 +2,7 @@
  * Recordings in an S3 bucket (or an S3-compatible store): PutObject to save, GetObject (with a
  * Range) to read, HeadObject for the size when a range starts past the end.
  */
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import type { RecordingsCloudConfig } from './config.js';
 import { isSafeCallSid, recordingFileName, recordingUrl, RECORDING_CONTENT_TYPE, type ByteRange, type OpenedRecording, type RecordingStore } from './store.js';
@@ -54,6 +54,18 @@ export class S3RecordingStore implements RecordingStore {
       new PutObjectCommand({ Bucket: this.config.bucket, Key: this.key(callSid), Body: wav, ContentType: RECORDING_CONTENT_TYPE, ContentLength: wav.length }),
     );
     return recordingUrl(this.publicUrl, callSid);
+  }
+
+  async delete(callSid: string): Promise<boolean> {
+    if (!isSafeCallSid(callSid)) return false;
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.config.bucket, Key: this.key(callSid) }));
+    } catch (err) {
+      if (missing(err)) return false;
+      throw err;
+    }
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: this.key(callSid) }));
+    return true;
   }
 
   async open(callSid: string, range?: ByteRange): Promise<OpenedRecording | undefined> {

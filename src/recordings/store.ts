@@ -23,6 +23,8 @@ export interface RecordingStore {
    * answer 416 (or learn the size for a suffix range) without reading anything.
    */
   open(callSid: string, range?: ByteRange): Promise<OpenedRecording | undefined>;
+  /** Deletes a recording (retention); resolves false when there was none. */
+  delete(callSid: string): Promise<boolean>;
 }
 
 export const RECORDING_CONTENT_TYPE = 'audio/wav';

@@ -19,4 +19,10 @@ export class SwitchedRecordingStore implements RecordingStore {
   async open(callSid: string, range?: ByteRange): Promise<OpenedRecording | undefined> {
     return (await this.local.open(callSid, range)) ?? this.cloud.open(callSid, range);
   }
+
+  /** Deletes the recording wherever it is (retention); true when one was found. */
+  async delete(callSid: string): Promise<boolean> {
+    const [local, cloud] = await Promise.all([this.local.delete(callSid), this.cloud.delete(callSid)]);
+    return local || cloud;
+  }
 }

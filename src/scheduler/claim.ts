@@ -46,6 +46,12 @@ export interface ClaimReport {
 /** How long a lead of a reseller whose dialling is switched off waits before it is looked at again. */
 const KILL_SWITCH_RECHECK_MS = 10_000;
 
+/**
+ * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
+ * never dialled: the browser's offer claims them (src/webrtc).
+ */
+const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
+
 /** Due leads examined per claim, at least. */
 const HEAD = 200;
 
@@ -58,7 +64,7 @@ async function unclog(q: Queryable, providers: string[], head: number): Promise<
     `WITH h AS (
        SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY l.next_attempt_at, l.id
        LIMIT $2
        FOR UPDATE OF l SKIP LOCKED),
@@ -95,7 +101,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const { rows } = await q.query<Candidate>(
     `WITH head AS MATERIALIZED (
        SELECT id FROM leads
-       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY next_attempt_at, id
        LIMIT $3),
      picked AS (

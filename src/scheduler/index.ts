@@ -2,3 +2,5 @@ export { Scheduler, type SchedulerOptions, type SchedulerStats } from './worker.
 export { inWindow, nextOpening, leadZone } from './windows.js';
 export { runPreChecks, substitute, type PreCheckResult } from './prechecks.js';
 export { UNREACHED } from './transitions.js';
+export { finishAttempts, releaseClaim, renewLease, type FinishItem, type OnFinished } from './transitions.js';
+export { effectiveConfiguration } from './effective.js';

@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 import { preloadSilero, voiceServicesFromEnv } from '../providers/index.js';
 import { findTemplateById } from '../templates/index.js';
-import { ConversationAgent, DEFAULT_PRICING, type Pricing } from '../voice/conversation.js';
+import { ConversationAgent, DEFAULT_PRICING, type Pricing, type VoiceServices } from '../voice/conversation.js';
 import { GreeterAgent, type CallAgent } from '../voice/index.js';
 import { createKits } from './kits.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
@@ -33,7 +33,7 @@ export interface TelephonyOptions {
  * the configured AI services; `DIALER_AGENT=greeter` is the built-in demo agent that needs none.
  * Returns why calls cannot be carried when the chosen agent lacks its services.
  */
-export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agent'>): { agent: CallAgent; notReady?: string } {
+export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agent'>): { agent: CallAgent; notReady?: string; services?: VoiceServices } {
   if (options.agent) return { agent: options.agent };
   const env = options.env ?? process.env;
   const kind = env.DIALER_AGENT?.trim() || 'flow';
@@ -59,17 +59,18 @@ export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agen
     pricing: pricingFromEnv(env),
     loadFlow: async (templateId) => (await findTemplateById(options.db, templateId))?.flow,
   });
-  return { agent };
+  return { agent, services: chosen.services };
 }
 
 export function createTelephony(options: TelephonyOptions): Telephony {
-  const { agent, notReady } = chooseAgent(options);
+  const { agent, notReady, services } = chooseAgent(options);
   return new Telephony({
     settings: options.config.telephony,
     kits: options.kits ?? createKits(options.config.telephony),
     callbackBaseUrl: `${options.config.publicUrl}${options.prefix}`,
     agent,
     notReady,
+    services,
     saveRecording: options.saveRecording,
     log: options.log,
     db: options.db,

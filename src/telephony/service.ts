@@ -7,7 +7,7 @@
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 import { startDialSpan } from '../tracing/index.js';
-import type { CallAgent, CallContext } from '../voice/index.js';
+import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
@@ -19,6 +19,8 @@ export interface TelephonyDeps {
   /** Public base URL of this process plus the API prefix: where providers reach the callback routes. */
   callbackBaseUrl: string;
   agent: CallAgent;
+  /** The AI services behind the agent, when configured (WebRTC's stream mode uses them too). */
+  services?: VoiceServices;
   saveRecording: SaveRecording;
   log: Logger;
   db: Db;

@@ -29,6 +29,19 @@ export interface CallContext {
 
 export type PlayResult = 'played' | 'cleared' | 'ended';
 
+/** What a live client (the WebRTC playground, an app) is told while the conversation runs. */
+export type CallEvent =
+  | { type: 'transcript'; role: 'user' | 'assistant'; text: string; final: boolean }
+  | { type: 'node'; node: string }
+  | { type: 'function_call'; name: string; arguments: unknown; result?: unknown; transition_to?: string };
+
+/** A client asks the agent to say something (WEBRTC_STREAM's `tts-speak`). */
+export interface SpeakRequest {
+  text: string;
+  /** Cut what the agent is saying now instead of queueing behind it. */
+  interrupt: boolean;
+}
+
 export interface CallIO {
   readonly sampleRateHz: number;
   /** Aborted when the call is over (either side hung up, or Dialer is stopping). */
@@ -45,6 +58,10 @@ export interface CallIO {
   onAudio(listener: (pcm: Int16Array) => void): void;
   /** Keys the person pressed. */
   onDtmf(listener: (digit: string) => void): void;
+  /** Live events for a client that shows the conversation (WebRTC); telephony has none. */
+  observe?(event: CallEvent): void;
+  /** Speech the client asks for (WEBRTC_STREAM); only transports with a client offer it. */
+  onSpeak?(listener: (request: SpeakRequest) => void): void;
 }
 
 export interface ConversationResult {

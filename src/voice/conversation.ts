@@ -10,6 +10,7 @@ import { createFlowSession } from './flow/index.js';
 import { frame, type EndFrame } from './frames.js';
 import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
+import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
 import { SttProcessor, TurnProcessor, VadProcessor } from './processors/listen.js';
 import { OutputProcessor } from './processors/output.js';
@@ -116,6 +117,7 @@ export class ConversationAgent implements CallAgent {
         errors.push(`speech-to-text failed: ${(err as Error).message}`);
         finish('error');
       }),
+      ...(io.observe ? [new TranscriptTap(io.observe)] : []),
       new TurnProcessor(),
       converse,
       new SentenceProcessor(),
@@ -171,9 +173,11 @@ export class ConversationAgent implements CallAgent {
     const maxCall = setTimeout(() => finish('timeout'), o.maxCallMs ?? 30 * 60_000);
     maxCall.unref?.();
 
+    const publisher = io.observe ? new RecordPublisher(session.record, io.observe) : undefined;
     pipeline.send(frame({ kind: 'start' as const }));
     await over;
     clearTimeout(maxCall);
+    publisher?.close();
     pipeline.send(frame({ kind: 'end' as const, reason: endedBy! }));
     callTrace.close(session.currentNode);
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();

@@ -305,7 +305,7 @@ describe('scheduler lifecycle', () => {
 
   it('applies a playground configurations_override; a live lead ignores it', async () => {
     const s = await setup({ max_retry: 3 });
-    const play = await push(s.template, {}, { is_playground: true, execution_mode: 'WEBRTC_TEST', configurations_override: { max_retry: 0 } });
+    const play = await push(s.template, {}, { is_playground: true, execution_mode: 'TELEPHONY_TEST', configurations_override: { max_retry: 0 } });
     const live = await push(s.template, {}, { configurations_override: { max_retry: 0 } });
     const driver = new ScriptedDriver('PROVIDER_A', () => ({ kind: 'failed', error: 'SIP 503' }));
     await scheduler(driver).drain();

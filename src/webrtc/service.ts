@@ -1,0 +1,221 @@
+/**
+ * WebRTC sessions of this process (DESIGN 1: a peer terminates on the process that answered its
+ * offer). The offer is the dial: it claims the lead atomically (BACKLOG/RETRY -> PROCESSING, one
+ * more attempt, call_id = the room name, a lease renewed while the session lives), answers the
+ * SDP, and when the session ends the scheduler's finishAttempts records the outcome, metaData,
+ * attempt history and reporting webhook exactly as for a phone call.
+ *
+ * Terminology
+ * - room: the session's name; the lead's call_id and its recording's name.
+ * - session: one browser peer and the agent talking on it, from offer to end.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Principal } from '../auth/index.js';
+import { findConfiguration } from '../configurations/index.js';
+import type { Db } from '../db/index.js';
+import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { startCallSpan, type CallSpan } from '../tracing/index.js';
+import { effectiveConfiguration, finishAttempts, releaseClaim, renewLease, type OnFinished } from '../scheduler/index.js';
+import type { CallAgent } from '../voice/index.js';
+import { InvalidOfferError } from './peer.js';
+import { claimForSession, findLeadInScope, isWebRtcMode } from './repository.js';
+import { WebRtcSession } from './session.js';
+import type { WebRtcSettings } from './settings.js';
+import type { IceServer } from './wrtc.js';
+
+export interface WebRtcDeps {
+  db: Db;
+  log: Logger;
+  settings: WebRtcSettings;
+  /** Runs the template (WEBRTC, WEBRTC_TEST). */
+  flowAgent: CallAgent;
+  /** STT and TTS only (WEBRTC_STREAM). */
+  streamAgent: CallAgent | undefined;
+  /** Why sessions cannot be carried (an AI service is not configured). */
+  notReady?: string;
+  saveRecording(room: string, wav: Buffer): Promise<string>;
+  /** In the transaction that finishes a lead: queues its reporting webhook. */
+  onFinished: OnFinished;
+}
+
+export interface OfferAnswer {
+  type: 'answer';
+  sdp: string;
+  room: string;
+  ice_servers: IceServer[];
+}
+
+interface Live {
+  session: WebRtcSession;
+  /** The session's trace (one per attempt, like a phone call's). */
+  callSpan: CallSpan;
+  leadId: string;
+  mode: string;
+  /** Settles when the lead's outcome is recorded. */
+  recorded: Promise<void>;
+}
+
+export class WebRtcService {
+  readonly workerId = `webrtc:${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly byLead = new Map<string, Live>();
+
+  constructor(private readonly deps: WebRtcDeps) {}
+
+  get liveSessions(): number {
+    return this.byLead.size;
+  }
+
+  /** Joins a lead's session: claims the lead and answers the client's SDP offer. */
+  async offer(caller: Principal, leadId: string, offerSdp: string): Promise<OfferAnswer> {
+    const { db, settings } = this.deps;
+    const lead = await findLeadInScope(db, caller, leadId);
+    if (!lead) throw notFound(`Lead ${leadId}`);
+    if (!isWebRtcMode(lead.execution_mode)) {
+      throw conflict(`Lead ${leadId} runs in ${lead.execution_mode} mode: only WEBRTC, WEBRTC_TEST and WEBRTC_STREAM leads take browser sessions`, 'not_webrtc');
+    }
+    if (this.byLead.has(leadId) || lead.status === 'PROCESSING') throw conflict(`Lead ${leadId} is already in a session; a room cannot be joined twice`, 'room_taken');
+    if (lead.status === 'FINISHED') throw conflict(`Lead ${leadId} is finished (${lead.outcome ?? 'no outcome'}); push a new lead for a new session`, 'lead_finished');
+    const agent = lead.execution_mode === 'WEBRTC_STREAM' ? this.deps.streamAgent : this.deps.flowAgent;
+    if (this.deps.notReady || !agent) throw new AppError(503, 'voice_not_ready', this.deps.notReady ?? 'The voice engine is not configured');
+    if (!/^m=audio /m.test(offerSdp)) throw badRequest('The SDP offer has no audio section (m=audio)', [{ path: '/sdp', message: 'must offer audio' }], 'invalid_offer');
+
+    const room = `rtc-${randomBytes(12).toString('hex')}`;
+    const claimed = await db.tx((q) => claimForSession(q, { leadId, room, workerId: this.workerId, leaseSeconds: settings.leaseSeconds }));
+    if (!claimed) throw conflict(`Lead ${leadId} is already in a session or finished`, 'room_taken');
+    const attempt = claimed.attempt_count;
+    const log = this.deps.log.child({ leadId, callId: room });
+    const callSpan = startCallSpan({
+      leadId,
+      attempt,
+      requestId: claimed.request_id,
+      templateId: claimed.template_id,
+      executionMode: claimed.execution_mode,
+      provider: 'WEBRTC',
+    });
+    callSpan.callId(room);
+    const session = new WebRtcSession(
+      {
+        agent,
+        iceServers: settings.iceServers,
+        log,
+        saveRecording: this.deps.saveRecording,
+        connectTimeoutMs: settings.connectTimeoutMs,
+        disconnectGraceMs: settings.disconnectGraceMs,
+      },
+      {
+        callId: room,
+        leadId,
+        templateId: claimed.template_id,
+        payload: { ...claimed.payload, lead_id: leadId, request_id: claimed.request_id, execution_mode: claimed.execution_mode, attempt_count: attempt },
+        direction: 'outbound',
+        traceContext: callSpan.context,
+        // A browser is never an answering machine.
+        voicemailDetection: false,
+        ourNumber: '',
+        theirNumber: typeof claimed.payload.customer_mobile_number === 'string' ? claimed.payload.customer_mobile_number : '',
+      },
+    );
+    let answer: string;
+    try {
+      answer = await session.answer(offerSdp);
+    } catch (err) {
+      // No session took place: the lead is as it was.
+      void session.hangup('shutdown');
+      callSpan.end({ callId: room, kind: 'released', outcome: 'released' });
+      await db.tx((q) => releaseClaim(q, { leadId, workerId: this.workerId, attempt }));
+      if (err instanceof InvalidOfferError) throw badRequest(err.message, [{ path: '/sdp', message: err.message }], 'invalid_offer');
+      throw err;
+    }
+    const live: Live = { session, callSpan, leadId, mode: claimed.execution_mode, recorded: Promise.resolve() };
+    live.recorded = this.carry(live, claimed, attempt, log);
+    this.byLead.set(leadId, live);
+    log.info({ mode: claimed.execution_mode, attempt }, 'webrtc session answered');
+    return { type: 'answer', sdp: answer, room, ice_servers: settings.iceServers };
+  }
+
+  /** An ICE restart (the client's network changed): a new offer for the same session. */
+  async restartIce(caller: Principal, leadId: string, offerSdp: string): Promise<{ type: 'answer'; sdp: string; room: string }> {
+    const live = await this.liveInScope(caller, leadId);
+    try {
+      return { type: 'answer', sdp: await live.session.answer(offerSdp), room: live.session.room };
+    } catch (err) {
+      if (err instanceof InvalidOfferError) throw badRequest(err.message, [{ path: '/sdp', message: err.message }], 'invalid_offer');
+      throw err;
+    }
+  }
+
+  /** The client hangs up; resolves once the lead's outcome is recorded. */
+  async hangup(caller: Principal, leadId: string): Promise<{ room: string }> {
+    const live = await this.liveInScope(caller, leadId);
+    await live.session.hangup('customer');
+    await live.recorded;
+    return { room: live.session.room };
+  }
+
+  /** WEBRTC_STREAM: the client makes the agent speak. */
+  async ttsSpeak(caller: Principal, leadId: string, text: string, interrupt: boolean): Promise<{ room: string }> {
+    const live = await this.liveInScope(caller, leadId);
+    if (live.mode !== 'WEBRTC_STREAM') throw conflict(`Lead ${leadId} runs in ${live.mode} mode: tts-speak drives WEBRTC_STREAM sessions only`, 'not_stream');
+    live.session.speak({ text, interrupt });
+    return { room: live.session.room };
+  }
+
+  private async liveInScope(caller: Principal, leadId: string): Promise<Live> {
+    const lead = await findLeadInScope(this.deps.db, caller, leadId);
+    if (!lead) throw notFound(`Lead ${leadId}`);
+    const live = this.byLead.get(leadId);
+    if (!live || live.session.isOver) throw conflict(`Lead ${leadId} has no live session on this server`, 'no_session');
+    return live;
+  }
+
+  /** Keeps the lease while the session lives, then records its end like a phone call's. */
+  private async carry(live: Live, lead: { id: string; reseller_id: string; template_id: string; is_playground: boolean; configurations_override: Record<string, unknown> | null }, attempt: number, log: Logger): Promise<void> {
+    const { db, settings } = this.deps;
+    const renew = setInterval(() => {
+      void renewLease(db, lead.id, this.workerId, settings.leaseSeconds)
+        .then((held) => {
+          if (held) return;
+          log.error('lost the lease of a live webrtc session: hanging up');
+          void live.session.hangup('shutdown');
+        })
+        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
+    }, (settings.leaseSeconds * 1000) / 3);
+    try {
+      const end = await live.session.ended;
+      live.callSpan.end({
+        callId: live.session.room,
+        kind: end.kind,
+        outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind,
+        durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
+        error: end.kind === 'completed' ? undefined : end.error,
+        scores: end.kind === 'completed' ? end.traceScores : undefined,
+      });
+      const stored = await findConfiguration(db, lead.reseller_id, lead.template_id);
+      const config = stored ? effectiveConfiguration(stored, lead) : undefined;
+      const [status] = await db.tx((q) =>
+        finishAttempts(
+          q,
+          [{ leadId: lead.id, workerId: this.workerId, attempt, config, result: { callId: live.session.room, end }, traceId: live.callSpan.traceId }],
+          this.deps.onFinished,
+        ),
+      );
+      if (status === undefined) log.error('the session ended after its lease was lost; its outcome was not recorded');
+      else log.info({ status, end: end.kind }, 'webrtc session ended');
+    } catch (err) {
+      log.error({ err }, 'could not record the end of a webrtc session');
+    } finally {
+      live.callSpan.end({ callId: live.session.room, kind: 'error', outcome: 'error', error: 'the session runner failed' });
+      clearInterval(renew);
+      this.byLead.delete(lead.id);
+    }
+  }
+
+  /** Hangs up every live session and waits for their outcomes (process shutdown). */
+  async close(): Promise<void> {
+    const lives = [...this.byLead.values()];
+    await Promise.all(lives.map((l) => l.session.hangup('shutdown')));
+    await Promise.all(lives.map((l) => l.recorded));
+  }
+}
