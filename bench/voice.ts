@@ -14,7 +14,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { API_PREFIX } from '../src/app.js';
@@ -22,21 +21,12 @@ import { startEmulator } from '../src/telephony/emulator/index.js';
 import { percentile } from '../src/voice/metrics.js';
 import { startOpenAIServer } from '../test/helpers/openai-server.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
+import { freePort } from '../test/helpers/net.js';
 
 const ROUNDS = (process.env.CALLS ?? '10,25,50,75,100,150').split(',').map(Number);
 const TWILIO = { accountSid: 'AC00000000000000000000000000000009', authToken: 'bench-voice-token' };
 const CLK_TCK = 100;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** CPU seconds a process has used (user + system), from /proc. */
 function cpuSeconds(pid: number): number {

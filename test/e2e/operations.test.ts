@@ -23,6 +23,7 @@ import { verifyWebhookSignature } from '../../src/webhooks/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { startS3Server, type S3Server } from '../helpers/s3-server.js';
+import { freePort } from '../helpers/net.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000003', authToken: 'ops-e2e-token' };
 const WEBHOOK_SECRET = 'reporting-secret-0123456789';
@@ -36,16 +37,6 @@ interface Received {
   body: any;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Prometheus text format -> samples; every non-comment line must be `name{labels} value`. */
 function parseProm(text: string): Map<string, number> {

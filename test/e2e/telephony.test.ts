@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +19,7 @@ import { startEmulator, type CalleeScript, type Emulator } from '../../src/telep
 import { twilioSignature } from '../../src/telephony/twilio/index.js';
 import { client, type TestApp } from '../helpers/app.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { freePort } from '../helpers/net.js';
 
 const CREDS = {
   twilio: { accountSid: 'AC00000000000000000000000000000001', authToken: 'twilio-auth-token-e2e' },
@@ -30,16 +30,6 @@ const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C'] as const;
 type Provider = (typeof PROVIDERS)[number];
 const PATH: Record<Provider, string> = { PROVIDER_A: 'provider_a', PROVIDER_B: 'provider_b', PROVIDER_C: 'provider_c' };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 let server: RunningServer;
 let emulator: Emulator;

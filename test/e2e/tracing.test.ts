@@ -20,20 +20,11 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { freePort } from '../helpers/net.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000003', authToken: 'tracing-e2e-token' };
 const AUTH = `Basic ${Buffer.from('pk-lf-test:sk-lf-test').toString('base64')}`;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 type AttrValue = string | number | boolean | AttrValue[] | undefined;
 interface ReceivedSpan {

@@ -19,19 +19,10 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { freePort } from '../helpers/net.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000002', authToken: 'voice-e2e-token' };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 let server: RunningServer;
 let emulator: Emulator;

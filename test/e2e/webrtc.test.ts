@@ -21,21 +21,12 @@ import { client, type Client } from '../helpers/app.js';
 import { chromiumAvailable, launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { issueToken } from '../helpers/world.js';
+import { freePort } from '../helpers/net.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
 const CALLER_WORDS = 'Yes, please confirm it. Thank you, that is great!';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
 
 let server: RunningServer;
 let ai: OpenAIServer;
