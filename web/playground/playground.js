@@ -45,6 +45,12 @@ async function loggedIn(email) {
   state.templates = list.data;
   const select = $('template');
   select.replaceChildren(...state.templates.map((t) => new Option(t.name, t.id)));
+  if (state.templates.length === 0) {
+    // Nothing to call yet: say so instead of showing an empty list and a Call button that cannot work.
+    select.replaceChildren(new Option('No templates yet: create one with POST /templates (see /docs)', ''));
+    select.disabled = true;
+    $('call-button').disabled = true;
+  }
   showVariables();
 }
 
