@@ -131,7 +131,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
                   ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
                   agent: Type.String(),
                   providers: Type.Array(Type.String()),
-                  liveCalls: Type.Integer(),
+                  liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
                   reason: Type.Optional(Type.String()),
                 },
                 { description: 'Whether this process can carry calls' },
@@ -141,7 +141,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         },
         handler: async () => {
           await db.query('SELECT 1');
-          return { status: 'ok' as const, version: VERSION, database: db.kind, calls: telephony.status() };
+          const calls = telephony.status();
+          // Live calls of both kinds: phone calls and browser sessions.
+          return { status: 'ok' as const, version: VERSION, database: db.kind, calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions } };
         },
       });
       scoped.get('/openapi.json', {

@@ -8,6 +8,7 @@ import { GreeterAgent, type CallAgent } from '../voice/index.js';
 import { createKits } from './kits.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
 import { Telephony, type CallSwitches } from './service.js';
+import { queueFinishNotifications } from '../webhooks/index.js';
 import type { SaveRecording } from './session.js';
 
 export interface TelephonyOptions {
@@ -76,6 +77,7 @@ export function createTelephony(options: TelephonyOptions): Telephony {
     db: options.db,
     statusGraceMs: options.statusGraceMs,
     switches: options.flags,
+    onInboundFinished: queueFinishNotifications(options.config.serviceCallbackUrl),
   });
 }
 

@@ -6,7 +6,7 @@
  * block message is spoken and the call redirected (REDIRECT) or ended (REJECT, MESSAGE; HANGUP
  * ends it without a word).
  */
-import type { Db } from '../db/index.js';
+import type { Db, Queryable } from '../db/index.js';
 import { notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { inWindow } from '../scheduler/index.js';
@@ -54,24 +54,36 @@ async function findConfig(db: Db, ourNumber: string, caller: string): Promise<In
   return anyInbound.rows[0];
 }
 
-async function finishInbound(db: Db, leadId: string, end: CallEnd, traceId: string | undefined): Promise<void> {
+/** Records an inbound call's end like an outbound attempt's, and queues its notifications in the same transaction. */
+async function finishInbound(
+  db: Db,
+  leadId: string,
+  end: CallEnd,
+  traceId: string | undefined,
+  onFinished: ((q: Queryable, leadId: string) => Promise<void>) | undefined,
+): Promise<void> {
   const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
   const completed = end.kind === 'completed' ? end : undefined;
   const meta = completed?.metaData ?? (end.kind !== 'completed' && end.error ? { errors: [end.error] } : {});
-  await db.query(
-    `UPDATE leads SET status = 'FINISHED', outcome = $2, call_end_time = now(), duration_seconds = $3, recording_url = $4,
-            meta_data = meta_data || $5::jsonb, trace_scores = trace_scores || $6::jsonb, updated_at = now()
-      WHERE id = $1`,
-    [
-      leadId,
-      outcome,
-      end.kind === 'error' ? null : (end.durationSeconds ?? null),
-      completed?.recordingUrl ?? null,
-      JSON.stringify(traceId ? { ...meta, trace_id: traceId } : meta),
-      JSON.stringify(completed?.traceScores ?? {}),
-    ],
-  );
-  await db.query(`UPDATE call_attempts SET status = 'ENDED', outcome = $2, ended_at = now() WHERE lead_id = $1 AND attempt = 1`, [leadId, outcome]);
+  await db.tx(async (q) => {
+    await q.query(
+      `UPDATE leads SET status = 'FINISHED', outcome = $2, call_end_time = now(), duration_seconds = $3, recording_url = $4,
+              meta_data = meta_data || $5::jsonb, trace_scores = trace_scores || $6::jsonb, sentiment = $7, cost = $8, updated_at = now()
+        WHERE id = $1`,
+      [
+        leadId,
+        outcome,
+        end.kind === 'error' ? null : (end.durationSeconds ?? null),
+        completed?.recordingUrl ?? null,
+        JSON.stringify(traceId ? { ...meta, trace_id: traceId } : meta),
+        JSON.stringify(completed?.traceScores ?? {}),
+        completed?.sentiment ?? null,
+        completed?.cost ?? null,
+      ],
+    );
+    await q.query(`UPDATE call_attempts SET status = 'ENDED', outcome = $2, ended_at = now() WHERE lead_id = $1 AND attempt = 1`, [leadId, outcome]);
+    await onFinished?.(q, leadId);
+  });
 }
 
 export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: ProviderKit; info: AnswerInfo }): Promise<Markup> {
@@ -125,7 +137,7 @@ export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: P
         ...(callEnd.kind !== 'completed' && callEnd.error ? { error: callEnd.error } : {}),
         ...(callEnd.kind === 'completed' && callEnd.traceScores ? { scores: callEnd.traceScores } : {}),
       });
-      return finishInbound(db, leadId, callEnd, callSpan.traceId);
+      return finishInbound(db, leadId, callEnd, callSpan.traceId, telephony.deps.onInboundFinished);
     })
     .catch((err: unknown) => telephony.deps.log.error({ leadId, err }, 'could not finish an inbound lead'));
   return session.answer(info);
