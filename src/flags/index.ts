@@ -23,7 +23,7 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   throw new FlagSettingsError(`${name} must be true or false, got "${env[name]}"`);
 }
 
-/** DIALER_FLAGS_FILE, DIALER_FLAGS_WEBHOOK_SECRET, DIALER_FLAGS_POLL_SECONDS; the defaults come from the older switches. */
+/** DIALER_FLAGS_PROVIDER, DIALER_FLAGS_FILE, DIALER_FLAGS_WEBHOOK_SECRET, DIALER_FLAGS_POLL_SECONDS; the defaults come from the older switches. */
 export function flagSettingsFromEnv(env: NodeJS.ProcessEnv, dataDir: string): FlagSettings {
   const secret = env.DIALER_FLAGS_WEBHOOK_SECRET || undefined;
   if (secret !== undefined && secret.length < 16) throw new FlagSettingsError('DIALER_FLAGS_WEBHOOK_SECRET must be at least 16 characters');
@@ -31,7 +31,10 @@ export function flagSettingsFromEnv(env: NodeJS.ProcessEnv, dataDir: string): Fl
   if (rawPoll && (!/^\d+$/.test(rawPoll) || Number(rawPoll) > 86_400)) {
     throw new FlagSettingsError(`DIALER_FLAGS_POLL_SECONDS must be a whole number of seconds (0-86400), got "${rawPoll}"`);
   }
+  const provider = env.DIALER_FLAGS_PROVIDER?.trim() || 'file';
+  if (provider !== 'file' && provider !== 'flagd') throw new FlagSettingsError(`DIALER_FLAGS_PROVIDER must be file or flagd, got "${provider}"`);
   return {
+    provider,
     file: path.resolve(env.DIALER_FLAGS_FILE?.trim() || path.join(dataDir, 'flags.json')),
     webhookSecret: secret,
     pollSeconds: rawPoll ? Number(rawPoll) : 10,

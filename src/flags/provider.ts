@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs/promises';
 import { FlagdCore } from '@openfeature/flagd-core';
+import type { FlagSource } from './source.js';
 import {
   OpenFeatureEventEmitter,
   ProviderEvents,
@@ -108,4 +109,17 @@ export class FileFlagProvider implements Provider {
   resolveObjectEvaluation<T extends JsonValue>(key: string, fallback: T, context: EvaluationContext): Promise<ResolutionDetails<T>> {
     return Promise.resolve(this.core.resolveObjectEvaluation(key, fallback, context));
   }
+}
+
+/** The file provider as a flag source. */
+export function fileSource(path: string): FlagSource {
+  const provider = new FileFlagProvider(path);
+  return {
+    provider,
+    label: path,
+    refresh: () => provider.reload(),
+    reloadIfChanged: () => provider.reloadIfChanged(),
+    keys: () => provider.keys(),
+    definitions: () => provider.snapshot(),
+  };
 }

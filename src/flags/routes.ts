@@ -56,12 +56,16 @@ export function registerFlagRoutes(app: App, flags: Flags): void {
     config: { permission: ['flags', 'read'] },
     schema: {
       tags: ['feature flags'],
-      summary: 'The feature flags in force (flagd flag-definition format) and the source they come from',
+      summary: 'The feature flags in force (flagd flag-definition format) and where they come from',
       response: {
-        200: Type.Object({ file: Type.String(), flags: Type.Record(Type.String(), Type.Unknown()) }),
+        200: Type.Object({
+          provider: Type.Union([Type.Literal('file'), Type.Literal('flagd')]),
+          source: Type.String({ description: "The flag file's path, or flagd" }),
+          flags: Type.Record(Type.String(), Type.Unknown(), { description: 'The definitions (flagd format); empty for flagd, which keeps them' }),
+        }),
         ...problems(401, 403),
       },
     },
-    handler: async () => ({ file: flags.settings.file, flags: flags.definitions() }),
+    handler: async () => ({ provider: flags.settings.provider, source: flags.sourceLabel, flags: flags.definitions() }),
   });
 }

@@ -14,9 +14,11 @@
  * dial, with no restart.
  */
 import { randomUUID } from 'node:crypto';
-import { NOOP_PROVIDER, OpenFeature, type Client } from '@openfeature/server-sdk';
+import { NOOP_PROVIDER, OpenFeature, ProviderEvents, type Client } from '@openfeature/server-sdk';
 import type { Logger } from '../lib/logger.js';
-import { FileFlagProvider } from './provider.js';
+import { flagdSource } from './flagd.js';
+import { fileSource } from './provider.js';
+import type { FlagSource } from './source.js';
 
 export const FLAG_KEYS = {
   uploadRecordings: 'upload-recordings-to-cloud',
@@ -25,6 +27,8 @@ export const FLAG_KEYS = {
 } as const;
 
 export interface FlagSettings {
+  /** `file` (default): the flag file below; `flagd`: a flagd daemon or flagd's offline file mode (FLAGD_* variables). */
+  provider: 'file' | 'flagd';
   /** The flag file (flagd's format). */
   file: string;
   /** HMAC key the flag system signs its update webhook with; unset: the webhook is refused. */
@@ -43,41 +47,54 @@ export interface RefreshResult {
 
 export class Flags {
   private readonly client: Client;
-  private readonly provider: FileFlagProvider;
   private readonly domain = `dialer-${randomUUID()}`;
   private timer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly settings: FlagSettings,
+    private readonly source: FlagSource,
     private readonly log: Logger,
   ) {
-    this.provider = new FileFlagProvider(settings.file);
     this.client = OpenFeature.getClient(this.domain);
   }
 
-  /** Loads the flag file (a malformed one stops the start with its reason) and starts the poll. */
+  /** Opens the provider the settings choose (a malformed flag file stops the start with its reason) and starts the poll. */
   static async open(settings: FlagSettings, log: Logger): Promise<Flags> {
-    const flags = new Flags(settings, log);
-    await flags.provider.reload();
-    await OpenFeature.setProviderAndWait(flags.domain, flags.provider);
-    if (settings.pollSeconds > 0) {
+    const source = settings.provider === 'flagd' ? await flagdSource() : fileSource(settings.file);
+    const flags = new Flags(settings, source, log);
+    // The file is read first so that a bad one is reported as such, not as a provider in error.
+    if (settings.provider === 'file') await source.refresh();
+    await OpenFeature.setProviderAndWait(flags.domain, source.provider);
+    if (settings.pollSeconds > 0 && settings.provider === 'file') {
       flags.timer = setInterval(() => void flags.poll(), settings.pollSeconds * 1000);
       flags.timer.unref();
     }
-    log.info({ file: settings.file, flags: flags.provider.keys() }, 'feature flags loaded');
+    if (settings.provider === 'flagd') {
+      // flagd streams its changes: log them as they come.
+      source.provider.events?.addHandler(ProviderEvents.ConfigurationChanged, (details) => {
+        const changed = (details as { flagsChanged?: string[] } | undefined)?.flagsChanged ?? [];
+        if (changed.length > 0) log.info({ trigger: 'flagd', changed }, 'feature flags changed');
+      });
+    }
+    log.info({ provider: settings.provider, source: source.label, flags: source.keys() }, 'feature flags loaded');
     return flags;
   }
 
-  /** Re-reads the flags now (the flag system's webhook) and logs what changed. */
-  async refresh(source: string): Promise<RefreshResult> {
-    const changed = await this.provider.reload();
-    this.report(changed, source);
-    return { changed, flags: this.provider.keys() };
+  /** Brings the flags up to date now (the flag system's webhook) and logs what changed. */
+  async refresh(trigger: string): Promise<RefreshResult> {
+    const changed = await this.source.refresh();
+    this.report(changed, trigger);
+    return { changed, flags: this.source.keys() };
   }
 
-  /** The definitions in force (flagd format). */
+  /** Where the flags come from: the flag file's path, or `flagd`. */
+  get sourceLabel(): string {
+    return this.source.label;
+  }
+
+  /** The definitions in force (flagd format), where the provider can show them. */
   definitions(): Record<string, unknown> {
-    return this.provider.snapshot();
+    return this.source.definitions();
   }
 
   uploadRecordings(): Promise<boolean> {
@@ -107,15 +124,15 @@ export class Flags {
 
   private async poll(): Promise<void> {
     try {
-      this.report(await this.provider.reloadIfChanged(), 'file change');
+      this.report(await this.source.reloadIfChanged(), 'file change');
     } catch (err) {
       this.log.error({ err, file: this.settings.file }, 'feature flags not reloaded: the previous definitions stay in force');
     }
   }
 
-  private report(changed: string[], source: string): void {
+  private report(changed: string[], trigger: string): void {
     if (changed.length === 0) return;
-    const now = this.provider.snapshot();
-    this.log.info({ source, changed: Object.fromEntries(changed.map((k) => [k, now[k] ?? null])) }, 'feature flags changed');
+    const now = this.source.definitions();
+    this.log.info({ trigger, changed: Object.fromEntries(changed.map((k) => [k, now[k] ?? null])) }, 'feature flags changed');
   }
 }

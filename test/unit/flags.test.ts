@@ -19,6 +19,7 @@ let n = 0;
 
 function settings(overrides: Partial<FlagSettings> = {}): FlagSettings {
   return {
+    provider: 'file',
     file: path.join(dir, `flags-${++n}.json`),
     webhookSecret: undefined,
     pollSeconds: 0,
@@ -98,6 +99,35 @@ describe('feature flags', () => {
     }
   });
 
+  it('evaluates through the flagd provider too (its offline file mode), and reports the changes flagd pushed', async () => {
+    const file = path.join(dir, 'flagd.json');
+    fs.writeFileSync(file, JSON.stringify({ flags: { 'dialling-enabled': bool('on', { if: [{ '==': [{ var: 'reseller_id' }, 'r-off'] }, 'off', 'on'] }) } }));
+    process.env.FLAGD_RESOLVER = 'in-process';
+    process.env.FLAGD_OFFLINE_FLAG_SOURCE_PATH = file;
+    const flags = await Flags.open(settings({ provider: 'flagd' }), log);
+    try {
+      assert.equal(flags.sourceLabel, 'flagd');
+      assert.equal(await flags.diallingEnabled('r-on'), true);
+      assert.equal(await flags.diallingEnabled('r-off'), false);
+      assert.equal(await flags.voicemailDetection('r-on'), true, 'an undefined flag gets its default');
+      fs.writeFileSync(file, JSON.stringify({ flags: { 'dialling-enabled': bool('on'), 'voicemail-detection': bool('off') } }));
+      // flagd's file watcher picks the change up by itself (it polls the file every few seconds).
+      const deadline = Date.now() + 30_000;
+      while (!(await flags.diallingEnabled('r-off'))) {
+        assert.ok(Date.now() < deadline, 'flagd never saw the change');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.equal(await flags.voicemailDetection('r-on'), false);
+      const refreshed = await flags.refresh('webhook');
+      assert.ok(refreshed.changed.includes('voicemail-detection'), JSON.stringify(refreshed));
+      assert.deepEqual((await flags.refresh('webhook')).changed, [], 'reported once');
+    } finally {
+      await flags.close();
+      delete process.env.FLAGD_RESOLVER;
+      delete process.env.FLAGD_OFFLINE_FLAG_SOURCE_PATH;
+    }
+  });
+
   it('verifies X-Hub-Signature-256 over the raw body', () => {
     const body = '{"flags":{"updated":{}}}';
     const header = signFlagWebhook('a-secret-of-16-chars', body);
@@ -111,8 +141,8 @@ describe('feature flags', () => {
 
   it('reads its settings from the environment and refuses bad ones', () => {
     const c = loadConfig({ DIALER_DATA_DIR: '/data', DIALER_MACHINE_DETECTION: 'false', UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD: 'true', DIALER_FLAGS_WEBHOOK_SECRET: 'x'.repeat(16) });
-    assert.deepEqual(c.flags, { file: path.resolve('/data/flags.json'), webhookSecret: 'x'.repeat(16), pollSeconds: 10, defaults: { uploadRecordings: true, voicemailDetection: false } });
-    for (const env of [{ DIALER_FLAGS_WEBHOOK_SECRET: 'short' }, { DIALER_FLAGS_POLL_SECONDS: 'soon' }, { DIALER_MACHINE_DETECTION: 'maybe' }, { DIALER_METRICS_TOKEN: 'short' }, { DIALER_SERVICE_CALLBACK_URL: 'ftp://x' }]) {
+    assert.deepEqual(c.flags, { provider: 'file', file: path.resolve('/data/flags.json'), webhookSecret: 'x'.repeat(16), pollSeconds: 10, defaults: { uploadRecordings: true, voicemailDetection: false } });
+    for (const env of [{ DIALER_FLAGS_WEBHOOK_SECRET: 'short' }, { DIALER_FLAGS_POLL_SECONDS: 'soon' }, { DIALER_MACHINE_DETECTION: 'maybe' }, { DIALER_METRICS_TOKEN: 'short' }, { DIALER_SERVICE_CALLBACK_URL: 'ftp://x' }, { DIALER_FLAGS_PROVIDER: 'launchdarkly' }]) {
       assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
     }
   });
