@@ -7,35 +7,28 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { API_PREFIX } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { signFlagWebhook } from '../../src/flags/index.js';
 import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { API_PREFIX } from '../../src/app.js';
+import { signFlagWebhook } from '../../src/flags/index.js';
+import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
 import { verifyWebhookSignature } from '../../src/webhooks/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { startS3Server, type S3Server } from '../helpers/s3-server.js';
 import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver, type ReceivedRequest } from '../helpers/receiver.js';
+import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000003', authToken: 'ops-e2e-token' };
 const WEBHOOK_SECRET = 'reporting-secret-0123456789';
 const FLAG_SECRET = 'flag-webhook-secret-0123456789';
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 
-interface Received {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  raw: string;
-  body: any;
-}
 
 
 /** Prometheus text format -> samples; every non-comment line must be `name{labels} value`. */
@@ -66,9 +59,9 @@ let server: RunningServer;
 let emulator: Emulator;
 let ai: OpenAIServer;
 let s3: S3Server;
-let receiver: http.Server;
+let receiver: Receiver;
 let receiverUrl: string;
-const received: Received[] = [];
+let received: ReceivedRequest[] = [];
 let admin: Client;
 let anon: Client;
 let dataDir: string;
@@ -89,16 +82,9 @@ before(async () => {
     plivo: { authId: 'MAX', authToken: 'x' },
     exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
   });
-  receiver = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      received.push({ path: req.url!, headers: req.headers, raw, body: raw ? JSON.parse(raw) : undefined });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}`;
+  receiver = await startReceiver();
+  receiverUrl = receiver.url;
+  received = receiver.requests;
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-ops-'));
   flagFile = path.join(dataDir, 'flags.json');
   fs.writeFileSync(flagFile, JSON.stringify({ flags: {} }));
@@ -128,17 +114,13 @@ before(async () => {
     AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
     AWS_SECRET_ACCESS_KEY: 'secret-example',
   };
-  for (const [k, v] of Object.entries(env)) process.env[k] = v;
   const sink = new Writable({
     write(chunk, _encoding, done) {
       for (const line of String(chunk).split('\n')) if (line) logLines.push(JSON.parse(line));
       done();
     },
   });
-  server = await startServer(loadConfig(env), pino({ level: 'debug', base: { service: 'dialer' } }, sink));
-  anon = client(server.app);
-  const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
-  admin = client(server.app, login.body.access_token);
+  ({ server, admin, anon } = await serveDialer(env, pino({ level: 'debug', base: { service: 'dialer' } }, sink)));
   reseller = (await admin.post('/resellers', { name: 'Ops' })).body.id;
   killed = (await admin.post('/resellers', { name: 'Switched off' })).body.id;
   assert.equal((await admin.post('/numbers', { phone_number: '+12125550400', provider: 'PROVIDER_A' })).status, 200);
@@ -149,8 +131,7 @@ after(async () => {
   await emulator?.close();
   await ai?.close();
   await s3?.close();
-  receiver?.closeAllConnections();
-  receiver?.close();
+  await receiver?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 

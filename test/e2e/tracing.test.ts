@@ -14,13 +14,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
-import { client, type Client } from '../helpers/app.js';
+import type { Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000003', authToken: 'tracing-e2e-token' };
 const AUTH = `Basic ${Buffer.from('pk-lf-test:sk-lf-test').toString('base64')}`;
@@ -53,7 +53,7 @@ function value(v: any): AttrValue {
 const attributes = (list: any[] | undefined) => Object.fromEntries((list ?? []).map((a) => [a.key, value(a.value)]));
 
 /** A local OTLP/HTTP (JSON) traces endpoint, at Langfuse's path. */
-async function startReceiver() {
+async function startOtlpReceiver() {
   const spans: ReceivedSpan[] = [];
   const requests: Array<{ path: string; contentType: string | undefined; authorization: string | undefined }> = [];
   const server = http.createServer((req, res) => {
@@ -91,8 +91,8 @@ async function startReceiver() {
 let port: number;
 let emulator: Emulator;
 let ai: OpenAIServer;
-let hooks: http.Server;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let hooks: Receiver;
+let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
 const dataDirs: string[] = [];
 const servers: RunningServer[] = [];
 
@@ -117,11 +117,9 @@ async function serve(env: Record<string, string>): Promise<{ server: RunningServ
   dataDirs.push(dataDir);
   const full = { ...env, DIALER_DATA_DIR: dataDir };
   for (const k of OTEL_KEYS) delete process.env[k];
-  for (const [k, v] of Object.entries(full)) process.env[k] = v;
-  const server = await startServer(loadConfig(full), createLogger('silent'));
+  const { server, admin } = await serveDialer({ ...full, DIALER_ADMIN_EMAIL: env.DIALER_ADMIN_EMAIL!, DIALER_ADMIN_PASSWORD: env.DIALER_ADMIN_PASSWORD! });
   servers.push(server);
-  const login = await client(server.app).post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
-  return { server, admin: client(server.app, login.body.access_token) };
+  return { server, admin };
 }
 
 async function closeServer(server: RunningServer): Promise<void> {
@@ -158,12 +156,12 @@ async function push(admin: Client, reseller: string, label: string, callee: stri
 
 /** A pre-check against the local hook server, which answers {"crm":"updated"}: it passes when `expect` is "updated". */
 const preCheck = (expect: string) => {
-  const url = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}/allowed/{lead_id}`;
+  const url = `http://127.0.0.1:${hooks.port}/allowed/{lead_id}`;
   return { name: 'allowed', type: 'external_api', default_on_failure: 'skip', http_request: { url, method: 'GET' }, response_config: { response_field: 'crm', response_field_value: expect } };
 };
 
 async function prepare(admin: Client, label: string, options: { number?: string; preCheckExpects?: string } = {}): Promise<string> {
-  const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}`;
+  const hookUrl = `http://127.0.0.1:${hooks.port}`;
   const reseller = (await admin.post('/resellers', { name: `Tracing ${label}` })).body.id;
   const flow = {
     initial_node: 'greet',
@@ -210,18 +208,14 @@ async function prepare(admin: Client, label: string, options: { number?: string;
 before(async () => {
   port = await freePort();
   ai = await startOpenAIServer();
-  receiver = await startReceiver();
+  receiver = await startOtlpReceiver();
   emulator = await startEmulator({
     dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`,
     twilio: TWILIO,
     plivo: { authId: 'MAX', authToken: 'x' },
     exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
   });
-  hooks = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"crm":"updated"}'));
-  });
-  await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+  hooks = await startReceiver({ crm: 'updated' });
 });
 
 after(async () => {
@@ -229,8 +223,7 @@ after(async () => {
   await emulator?.close();
   await ai?.close();
   await receiver?.close();
-  hooks?.closeAllConnections();
-  hooks?.close();
+  await hooks?.close();
   for (const dir of dataDirs) fs.rmSync(dir, { recursive: true, force: true });
   for (const k of OTEL_KEYS) delete process.env[k];
 });
@@ -422,7 +415,7 @@ describe('tracing a call', () => {
     assert.equal(h['dialer.hook.function'], 'confirm_order');
     assert.equal(h['http.request.method'], 'POST');
     assert.equal(h['server.address'], '127.0.0.1');
-    assert.equal(h['server.port'], (hooks.address() as net.AddressInfo).port);
+    assert.equal(h['server.port'], hooks.port);
     assert.equal(h['http.response.status_code'], 200);
     assert.equal(h['dialer.hook.attempts'], 1);
     assert.equal(typeof h['dialer.duration_ms'], 'number');

@@ -6,20 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { decodeWav, rms } from '../../src/lib/audio.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
-import { client, type Client } from '../helpers/app.js';
+import type { Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000002', authToken: 'voice-e2e-token' };
 
@@ -27,8 +25,7 @@ const TWILIO = { accountSid: 'AC00000000000000000000000000000002', authToken: 'v
 let server: RunningServer;
 let emulator: Emulator;
 let ai: OpenAIServer;
-let hooks: http.Server;
-const hookCalls: Array<{ url: string; body: any }> = [];
+let hooks: Receiver;
 let admin: Client;
 let dataDir: string;
 
@@ -42,15 +39,7 @@ before(async () => {
     plivo: { authId: 'MAX', authToken: 'x' },
     exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
   });
-  hooks = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      hookCalls.push({ url: req.url!, body: JSON.parse(body) });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"crm":"updated"}');
-    });
-  });
-  await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+  hooks = await startReceiver({ crm: 'updated' });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-'));
   const env = {
     PORT: String(port),
@@ -67,18 +56,14 @@ before(async () => {
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
   };
-  for (const [k, v] of Object.entries(env)) process.env[k] = v;
-  server = await startServer(loadConfig(env), createLogger('silent'));
-  const login = await client(server.app).post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
-  admin = client(server.app, login.body.access_token);
+  ({ server, admin } = await serveDialer(env));
 });
 
 after(async () => {
   await server?.close();
   await emulator?.close();
   await ai?.close();
-  hooks?.closeAllConnections();
-  hooks?.close();
+  await hooks?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -87,7 +72,7 @@ describe('a template-driven call', () => {
     const health = await admin.get('/health');
     assert.deepEqual({ ready: health.body.calls.ready, agent: health.body.calls.agent }, { ready: true, agent: 'flow' });
 
-    const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}`;
+    const hookUrl = hooks.url;
     const reseller = (await admin.post('/resellers', { name: 'Voice' })).body.id;
     const flow = {
       initial_node: 'greet',
@@ -151,7 +136,7 @@ describe('a template-driven call', () => {
     assert.deepEqual(meta.errors, []);
     assert.equal(meta.function_calls[0].name, 'confirm_order');
     assert.equal(meta.function_calls[0].hooks[0].status, 200);
-    assert.deepEqual(hookCalls, [{ url: '/orders/A-42', body: { order: 'A-42', confirmed: 'true' } }]);
+    assert.deepEqual(hooks.requests.map((r) => ({ url: r.path, body: r.body })), [{ url: '/orders/A-42', body: { order: 'A-42', confirmed: 'true' } }]);
     // The LLM got the substituted context and the node's tools; the STT got real audio.
     assert.equal(ai.chatRequests[0]!.body.messages[0].content, 'You call Ana for Acme. Be brief.');
     assert.equal(ai.chatRequests[0]!.body.tools[0].function.name, 'confirm_order');

@@ -6,22 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { decodeWav, encodeWav, rms, synthesize } from '../../src/lib/audio.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { client, type Client } from '../helpers/app.js';
+import type { RunningServer } from '../../src/server.js';
+import type { Client } from '../helpers/app.js';
 import { chromiumAvailable, launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { issueToken } from '../helpers/world.js';
 import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { serveDialer } from '../helpers/serve.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
@@ -34,8 +32,8 @@ let browser: TestBrowser;
 let admin: Client;
 let dataDir: string;
 let resellerId: string;
-let hooks: http.Server;
-const webhooks: any[] = [];
+let hooks: Receiver;
+const webhooks = () => hooks.requests.map((r) => r.body);
 
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
@@ -55,15 +53,7 @@ before(async () => {
   if (!routable) throw new Error('no network interface besides loopback: Chromium would offer no ICE candidates (give the sandbox a veth pair, e.g. in an `unshare -n` namespace)');
   const port = await freePort();
   ai = await startOpenAIServer();
-  hooks = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      webhooks.push(JSON.parse(body));
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => hooks.listen(0, '127.0.0.1', r));
+  hooks = await startReceiver();
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-webrtc-'));
   const env = {
     PORT: String(port),
@@ -76,12 +66,8 @@ before(async () => {
     LOG_LEVEL: 'silent',
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
-    DIALER_WEBHOOK_RETRY_DELAY_MS: '0',
   };
-  for (const [k, v] of Object.entries(env)) process.env[k] = v;
-  server = await startServer(loadConfig(env), createLogger('silent'));
-  const login = await client(server.app).post('/login', { email: EMAIL, password: PASSWORD });
-  admin = client(server.app, login.body.access_token);
+  ({ server, admin } = await serveDialer(env));
   resellerId = (await admin.post('/resellers', { name: 'Browser' })).body.id;
   const flow = {
     initial_node: 'greet',
@@ -110,8 +96,7 @@ after(async () => {
   await browser?.close();
   await server?.close();
   await ai?.close();
-  hooks?.closeAllConnections();
-  hooks?.close();
+  await hooks?.close();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   // libwebrtc may hold the process open after its peers closed (a session cut short by a failed
   // assertion): once everything here is closed, do not let that hang the test run.
@@ -311,7 +296,7 @@ describe('signalling', { skip }, () => {
     for (const route of ['/webrtc/{lead_id}/offer', '/webrtc/{lead_id}/ice-restart', '/webrtc/{lead_id}/hangup', '/leads/{lead_id}/tts-speak']) {
       assert.ok(openapi.paths[`${API_PREFIX}${route}`]?.post, `${route} is in the OpenAPI document`);
     }
-    const hookUrl = `http://127.0.0.1:${(hooks.address() as net.AddressInfo).port}/report`;
+    const hookUrl = `${hooks.url}/report`;
     const push = (mode: string) =>
       admin.post('/leads', { request_id: `sig-${mode}`, template: 'confirm', reseller_id: resellerId, execution_mode: mode, reporting_webhook_url: hookUrl, payload: { customer_name: 'Bo', order_id: 'B-7' } });
     const lead = await push('WEBRTC');
@@ -375,8 +360,8 @@ describe('signalling', { skip }, () => {
     assert.equal(done.status, 'FINISHED');
     assert.equal(done.metaData.call_ended_by, 'customer');
     assert.equal(done.call_id, joined.body.room);
-    for (let i = 0; i < 100 && !webhooks.some((w) => w.leadId === leadId); i++) await new Promise((r) => setTimeout(r, 100));
-    const hook = webhooks.find((w) => w.leadId === leadId);
+    for (let i = 0; i < 100 && !webhooks().some((w) => w.leadId === leadId); i++) await new Promise((r) => setTimeout(r, 100));
+    const hook = webhooks().find((w) => w.leadId === leadId);
     assert.ok(hook, 'the reporting webhook was sent');
     assert.equal(hook.orderId, 'sig-WEBRTC');
     // A finished lead takes no new session.

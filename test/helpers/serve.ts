@@ -1,0 +1,25 @@
+/**
+ * `dialer serve` in-process for end-to-end tests: the environment is also copied to process.env
+ * (some settings are read from it at start, as in production), then the admin logs in.
+ */
+import type { Logger } from '../../src/lib/logger.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { client, type Client } from './app.js';
+
+export interface Served {
+  server: RunningServer;
+  /** The admin of DIALER_ADMIN_EMAIL, logged in. */
+  admin: Client;
+  anon: Client;
+}
+
+export async function serveDialer(env: Record<string, string> & { DIALER_ADMIN_EMAIL: string; DIALER_ADMIN_PASSWORD: string }, logger: Logger = createLogger('silent')): Promise<Served> {
+  for (const [k, v] of Object.entries(env)) process.env[k] = v;
+  const server = await startServer(loadConfig(env), logger);
+  const anon = client(server.app);
+  const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
+  if (login.status !== 200) throw new Error(`admin login failed: ${JSON.stringify(login.body)}`);
+  return { server, admin: client(server.app, login.body.access_token), anon };
+}
