@@ -7,22 +7,42 @@
  *    graphile-worker processes running the same number of no-op jobs.
  * Figures are ratios against the baseline run beside them. LEADS (default 20000) sets the size.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runMigrations } from 'graphile-worker';
 import { API_PREFIX } from '../src/app.js';
 import { migrate, openPostgres } from '../src/db/index.js';
+import { cpuDuring, pidsOfUser } from './lib/cpu.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
+
+/** Where the CPU of a phase goes: this process (the load generator), the service, PostgreSQL. */
+const postgresUid = (() => {
+  const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
+  // Only a throwaway server started as root runs as that user (see lib/pg.ts).
+  return id.status === 0 && process.getuid?.() === 0 && !process.env.DATABASE_URL ? Number(id.stdout.trim()) : undefined;
+})();
+function cpuGroups(service?: ChildProcess): Record<string, () => number[]> {
+  return {
+    client: () => [process.pid],
+    ...(service?.pid ? { service: () => [service.pid!] } : {}),
+    ...(postgresUid !== undefined ? { postgres: () => pidsOfUser(postgresUid) } : {}),
+  };
+}
+const cpuReport = (cpu: Record<string, number>, n: number) =>
+  Object.entries(cpu).map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', ');
 
 const LEADS = Number(process.env.LEADS ?? 20_000);
 const PUSHES = Number(process.env.PUSHES ?? 5000);
 const CONCURRENCY = 50;
 const WORKERS = 2;
 
-const server = await benchPostgres({ max_connections: '200' });
+// BENCH_PG_STATEMENTS=1: also print the statements PostgreSQL ran in each phase (pg_stat_statements).
+const statements = Boolean(process.env.BENCH_PG_STATEMENTS);
+const server = await benchPostgres({ max_connections: '200', ...(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {}) });
 const { url, drop } = await createDatabase(server.url, `dialer_bench_dispatch_${process.pid}`);
 const db = await openPostgres(url, { max: 10 });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-'));
@@ -66,14 +86,29 @@ try {
   // Its request logs are not needed: drain them.
   service.stdout!.on('data', () => {});
   const api = `${address}${API_PREFIX}`;
-  const call = async (method: string, p: string, body?: unknown, token?: string) => {
-    const res = await fetch(`${api}${p}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  // node:http with kept-alive connections, one per concurrent client: the load generator should
+  // cost little CPU next to the service it loads, as pg's client does next to the raw INSERTs
+  // (fetch costs several times more per request, on the same two cores).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const call = (method: string, p: string, body?: unknown, token?: string) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const data = body === undefined ? undefined : JSON.stringify(body);
+      const req = http.request(`${api}${p}`, {
+        method,
+        agent,
+        headers: {
+          ...(data === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(data);
     });
-    return { status: res.status, body: (await res.json()) as any };
-  };
   const token = (await call('POST', '/login', { email: 'bench@example.com', password: 'bench-password' })).body.access_token;
   const reseller = (await call('POST', '/resellers', { name: 'Bench' }, token)).body.id;
   const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi {customer_name}' }] }] };
@@ -94,10 +129,21 @@ try {
   };
   // Warm up both paths, then measure.
   await concurrently(500, async (i) => void (await call('POST', '/leads', pushBody(-1 - i), token)));
-  const pushRate = await concurrently(PUSHES, async (i) => {
+  const topStatements = async (label: string) => {
+    if (!statements) return;
+    const { rows } = await db.query<{ calls: string; ms: number; query: string }>(
+      `SELECT calls::text, round(total_exec_time::numeric, 1)::float AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+       FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`);
+    process.stdout.write(`  statements (${label}):\n${rows.map((r) => `    ${r.calls.padStart(6)} calls ${String(r.ms).padStart(8)} ms  ${r.query}`).join('\n')}\n`);
+    await db.query('SELECT pg_stat_statements_reset()');
+  };
+  if (statements) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').then(() => db.query('SELECT pg_stat_statements_reset()'));
+  const push = await cpuDuring(cpuGroups(service), () => concurrently(PUSHES, async (i) => {
     const res = await call('POST', '/leads', pushBody(i), token);
     if (res.status !== 201) throw new Error(JSON.stringify(res.body));
-  });
+  }));
+  const pushRate = push.result;
+  await topStatements('push');
   const raw = new pg.Pool({ connectionString: url, max: 10 });
   raw.on('error', () => {});
   const insert = (i: number) =>
@@ -107,7 +153,10 @@ try {
       [reseller, template, `raw-${i}`, JSON.stringify(pushBody(i).payload)],
     );
   await concurrently(500, async (i) => void (await insert(-1 - i)));
-  const rawRate = await concurrently(PUSHES, async (i) => void (await insert(i)));
+  const rawRun = await cpuDuring(cpuGroups(), () => concurrently(PUSHES, async (i) => void (await insert(i))));
+  const rawRate = rawRun.result;
+  process.stdout.write(`  CPU per push (µs): dialer ${cpuReport(push.cpu, PUSHES)}; raw insert ${cpuReport(rawRun.cpu, PUSHES)}\n`);
+  agent.destroy();
   service.kill('SIGTERM');
   children.splice(children.indexOf(service), 1);
   process.stdout.write(`push: dialer ${Math.round(pushRate)} leads/s, raw insert ${Math.round(rawRate)} rows/s, ratio ${(pushRate / rawRate).toFixed(2)}\n`);

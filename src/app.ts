@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
 import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, ProblemSchema, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import { addSharedSchema, ProblemSchema, registerAccessLog, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
@@ -43,6 +43,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Request IDs: honour a caller's X-Request-Id, echo it back, put it on every log line.
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
+    disableRequestLogging: true,
     ajv: { customOptions: { strict: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -51,9 +52,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.removeContentTypeParser('text/plain');
   addSharedSchema(ProblemSchema as typeof ProblemSchema & { $id: string });
   app.addSchema(ProblemSchema);
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
+  registerAccessLog(app);
   registerErrorHandling(app);
   instrumentHttp(app);
   // Before the auth hook, which refuses routes that are neither public nor permissioned.

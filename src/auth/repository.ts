@@ -36,20 +36,24 @@ export class AuthRepository {
     return rows[0];
   }
 
-  async userById(id: string): Promise<UserRow | undefined> {
+  /** Users by ID, for many requests at once (see AuthService.authenticate). */
+  async usersByIds(ids: string[]): Promise<UserRow[]> {
     const { rows } = await this.db.query<UserRow>(
-      'SELECT id, email, password_hash, role, reseller_id, merchant_id FROM users WHERE id = $1',
-      [id],
+      `SELECT id, email, password_hash, role, reseller_id, merchant_id FROM users
+       WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+      [JSON.stringify(ids)],
     );
-    return rows[0];
+    return rows;
   }
 
-  async liveTokenByHash(hash: string): Promise<TokenRow | undefined> {
-    const { rows } = await this.db.query<TokenRow>(
-      `SELECT ${TOKEN_COLUMNS} FROM s2s_tokens WHERE token_hash = $1 AND revoked_at IS NULL`,
-      [hash],
+  /** Unrevoked s2s tokens by the hash of their secret, for many requests at once. */
+  async liveTokensByHashes(hashes: string[]): Promise<(TokenRow & { token_hash: string })[]> {
+    const { rows } = await this.db.query<TokenRow & { token_hash: string }>(
+      `SELECT ${TOKEN_COLUMNS}, token_hash FROM s2s_tokens
+       WHERE token_hash IN (SELECT jsonb_array_elements_text($1::jsonb)) AND revoked_at IS NULL`,
+      [JSON.stringify(hashes)],
     );
-    return rows[0];
+    return rows;
   }
 
   async touchToken(id: string): Promise<void> {

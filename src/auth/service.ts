@@ -1,3 +1,4 @@
+import { Batcher } from '../lib/batcher.js';
 import { newId } from '../lib/ids.js';
 import { forbidden, notFound, unauthorized, unprocessable } from '../lib/errors.js';
 import { verifyPassword } from './passwords.js';
@@ -45,10 +46,28 @@ function principalOfToken(token: TokenRow): Principal {
 const ISSUABLE: readonly RoleName[] = ['reseller', 'merchant', 'user'];
 
 export class AuthService {
+  /**
+   * The user (or s2s token) behind each bearer token is read afresh for every request (a deleted
+   * user, a changed role or a revoked token takes effect at once), but the requests arriving while
+   * one read is under way share the next one: one query per round trip, not per request.
+   */
+  private readonly users: Batcher<string, UserRow | undefined>;
+  private readonly s2sTokens: Batcher<string, TokenRow | undefined>;
+  private readonly touchedAtMs = new Map<string, number>();
+
   constructor(
     private readonly repo: AuthRepository,
     private readonly signer: JwtSigner,
-  ) {}
+  ) {
+    this.users = new Batcher(async (ids) => {
+      const found = new Map((await repo.usersByIds([...new Set(ids)])).map((u) => [u.id, u]));
+      return ids.map((id) => found.get(id));
+    });
+    this.s2sTokens = new Batcher(async (hashes) => {
+      const found = new Map((await repo.liveTokensByHashes([...new Set(hashes)])).map(({ token_hash, ...row }) => [token_hash, row]));
+      return hashes.map((hash) => found.get(hash));
+    });
+  }
 
   async login(email: string, password: string): Promise<LoginResult> {
     const user = await this.repo.userByEmail(email);
@@ -64,14 +83,20 @@ export class AuthService {
 
   async authenticate(token: string): Promise<Principal> {
     if (token.startsWith(S2S_PREFIX)) {
-      const row = await this.repo.liveTokenByHash(hashS2sToken(token));
+      const row = await this.s2sTokens.submit(hashS2sToken(token));
       if (!row) throw unauthorized('The server-to-server token is unknown or has been revoked');
-      // At most one write a minute per token (the row just read says when it was last noted).
-      if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) await this.repo.touchToken(row.id);
+      // At most one write a minute per token (the row just read, or this process, says when it
+      // was last noted).
+      const lastUsedMs = Math.max(row.last_used_at ? new Date(row.last_used_at).getTime() : 0, this.touchedAtMs.get(row.id) ?? 0);
+      if (Date.now() - lastUsedMs > 60_000) {
+        if (this.touchedAtMs.size >= 10_000) this.touchedAtMs.clear();
+        this.touchedAtMs.set(row.id, Date.now());
+        await this.repo.touchToken(row.id);
+      }
       return principalOfToken(row);
     }
     const userId = await this.signer.verify(token);
-    const user = await this.repo.userById(userId);
+    const user = await this.users.submit(userId);
     if (!user) throw unauthorized('The user of this token no longer exists');
     return principalOfUser(user);
   }

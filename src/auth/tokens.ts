@@ -12,8 +12,20 @@ export interface AccessClaims {
 export class JwtSigner {
   // A KeyObject, made once: jose would otherwise import the raw secret on every verification.
   private readonly key: KeyObject;
-  constructor(secret: string, readonly ttlSeconds: number) {
+  /**
+   * Tokens whose signature has been checked, until they expire. A signature that verified once
+   * verifies again until `exp` (nothing else in the token can change), so a client sending the
+   * same token with every request pays for the HMAC once. Bounded: the oldest entries go first.
+   */
+  private readonly verified = new Map<string, { userId: string; expiresAtMs: number }>();
+
+  constructor(secret: string, readonly ttlSeconds: number, private readonly maxVerified = 10_000) {
     this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
+
+  private remember(token: string, userId: string, expiresAtMs: number): void {
+    if (this.verified.size >= this.maxVerified) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, { userId, expiresAtMs });
   }
 
   sign(userId: string): Promise<string> {
@@ -28,9 +40,13 @@ export class JwtSigner {
 
   /** The user ID of a valid, unexpired access token; 401 otherwise. */
   async verify(token: string): Promise<string> {
+    const known = this.verified.get(token);
+    if (known && Date.now() < known.expiresAtMs) return known.userId;
+    if (known) this.verified.delete(token);
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, algorithms: ['HS256'] });
       if (payload.typ !== 'access' || typeof payload.sub !== 'string') throw unauthorized('The token is not an access token');
+      this.remember(token, payload.sub, (payload.exp ?? 0) * 1000);
       return payload.sub;
     } catch (err) {
       if (err instanceof joseErrors.JWTExpired) throw unauthorized('The access token has expired; log in again');

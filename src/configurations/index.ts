@@ -3,7 +3,7 @@ import type { App } from '../http/index.js';
 import { registerConfigurationRoutes } from './routes.js';
 import { ConfigurationsService } from './service.js';
 
-export { findConfiguration, findPushTarget, type PushTarget } from './service.js';
+export { findConfiguration, findPushTargets, type PushTarget, type PushTargetKey } from './service.js';
 export type { ConfigurationRow } from './repository.js';
 export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from './schema.js';
 

@@ -26,22 +26,32 @@ export interface PushTarget {
   blacklisted: boolean;
 }
 
+export interface PushTargetKey {
+  resellerId: string;
+  templateName: string;
+  phone: string | undefined;
+}
+
 /**
- * Everything a lead push needs, in one round trip: the template by name within the reseller, its
- * configuration, and whether the destination number is blacklisted.
+ * Everything lead pushes need, for many pushes in one round trip: per key, the template by name
+ * within the reseller, its configuration, and whether the destination number is blacklisted.
+ * Answers one entry per key, in order (undefined: no such template).
  */
-export async function findPushTarget(db: Queryable, resellerId: string, templateName: string, phone: string | undefined): Promise<PushTarget | undefined> {
-  const { rows } = await db.query<TemplateRef & { configuration: ConfigurationRow | null; blacklisted: boolean }>(
-    `SELECT t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
-            $3::text IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = $3 AND (b.reseller_id = $1 OR b.reseller_id IS NULL)) AS blacklisted
-     FROM templates t LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id
-     WHERE t.reseller_id = $1 AND t.name = $2`,
-    [resellerId, templateName, phone ?? null],
+export async function findPushTargets(db: Queryable, keys: readonly PushTargetKey[]): Promise<(PushTarget | undefined)[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<TemplateRef & { i: number; configuration: ConfigurationRow | null; blacklisted: boolean }>(
+    `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
+            k.phone IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = k.phone AND (b.reseller_id = k.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
+     FROM jsonb_to_recordset($1::jsonb) AS k (i integer, reseller_id text, name text, phone text)
+     JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
+     LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
+    [JSON.stringify(keys.map((k, i) => ({ i, reseller_id: k.resellerId, name: k.templateName, phone: k.phone ?? null })))],
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { configuration, blacklisted, ...template } = row;
-  return { template, configuration: configuration ?? undefined, blacklisted };
+  const targets: (PushTarget | undefined)[] = keys.map(() => undefined);
+  for (const { i, configuration, blacklisted, ...template } of rows) {
+    targets[i] = { template, configuration: configuration ?? undefined, blacklisted };
+  }
+  return targets;
 }
 
 const duplicate = () => conflict('A configuration for this reseller and template already exists', 'duplicate_configuration');

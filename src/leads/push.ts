@@ -9,9 +9,10 @@
  */
 import type { ErrorObject } from 'ajv';
 import { assertOwnerInScope, type Principal } from '../auth/index.js';
-import { ConfigurationOverride, findPushTarget, type PushTarget } from '../configurations/index.js';
+import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
+import { Batcher } from '../lib/batcher.js';
 import { AppError, forbidden, unprocessable, unstorableText, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
@@ -39,16 +40,32 @@ const templateNotFound = (name: string, resellerId: string, merchantId: string |
     { path: '/template', message: 'names no template in this reseller/merchant' },
   ]);
 
-/** What pushes need from the database, looked up once per batch. */
+/** Looks up push targets; many lookups may be answered by one query (see TargetLoader). */
+export type TargetLookup = (key: PushTargetKey) => Promise<PushTarget | undefined>;
+
+/**
+ * Push targets for all pushes in flight: lookups that arrive while one query is under way are
+ * answered together by the next (group lookup, as Batcher does for writes). Nothing is cached
+ * beyond one query, so a template, configuration or blacklist change applies to the next push.
+ */
+export function targetLoader(db: Queryable): TargetLookup {
+  const batcher = new Batcher<PushTargetKey, PushTarget | undefined>((keys) => findPushTargets(db, keys), { maxBatch: 1000 });
+  return (key) => batcher.submit(key);
+}
+
+/** What one request's pushes need from the database, each distinct thing looked up once. */
 export class PushContext {
   private readonly targets = new Map<string, Promise<PushTarget | undefined>>();
   private readonly merchants = new Map<string, Promise<string | undefined>>();
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly lookup: TargetLookup,
+  ) {}
 
-  /** The template by name, its configuration, and whether `phone` is blacklisted: one query. */
-  target(resellerId: string, name: string, phone: string | undefined) {
-    return memo(this.targets, `${resellerId}\u0000${name}\u0000${phone ?? ''}`, () => findPushTarget(this.db, resellerId, name, phone));
+  /** The template by name, its configuration, and whether `phone` is blacklisted. */
+  target(resellerId: string, templateName: string, phone: string | undefined) {
+    return memo(this.targets, `${resellerId}\u0000${templateName}\u0000${phone ?? ''}`, () => this.lookup({ resellerId, templateName, phone }));
   }
 
   merchantReseller(merchantId: string) {

@@ -1,7 +1,7 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
-import { preparePush, PushContext, type Pushed } from './push.js';
+import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
@@ -43,15 +43,17 @@ const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tra
 export class LeadsService {
   private readonly repo: LeadsRepository;
   private readonly inserter: GroupInserter;
+  private readonly lookup: TargetLookup;
 
   constructor(private readonly db: Db) {
     this.repo = new LeadsRepository(db);
     this.inserter = new GroupInserter(this.repo);
+    this.lookup = targetLoader(db);
   }
 
   /** POST /leads: one lead, or the AppError that refuses it. */
   async push(caller: Principal, body: unknown): Promise<PushOutcome> {
-    const prepared = await preparePush(caller, body, new PushContext(this.db));
+    const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup));
     try {
       await this.inserter.insert(prepared.lead);
     } catch (err) {
@@ -66,18 +68,20 @@ export class LeadsService {
    * nothing queued, so a client can simply resend it.
    */
   async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
-    const ctx = new PushContext(this.db);
+    const ctx = new PushContext(this.db, this.lookup);
+    // Checked side by side, so their lookups share queries; answered in the order sent.
+    const settled = await Promise.allSettled(bodies.map((body) => preparePush(caller, body, ctx)));
     const results: BatchItem[] = [];
     const accepted: Pushed[] = [];
-    for (const [index, body] of bodies.entries()) {
-      try {
-        const prepared = await preparePush(caller, body, ctx);
-        accepted.push(prepared);
-        results.push({ index, status: 201, result: outcomeOf(prepared) });
-      } catch (err) {
-        if (!(err instanceof AppError) || err.status >= 500) throw err;
-        results.push({ index, status: err.status, problem: err.toProblem() });
+    for (const [index, outcome] of settled.entries()) {
+      if (outcome.status === 'fulfilled') {
+        accepted.push(outcome.value);
+        results.push({ index, status: 201, result: outcomeOf(outcome.value) });
+        continue;
       }
+      const err: unknown = outcome.reason;
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      results.push({ index, status: err.status, problem: err.toProblem() });
     }
     try {
       await this.repo.insertMany(accepted.map((p) => p.lead));
