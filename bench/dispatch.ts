@@ -194,22 +194,33 @@ try {
     await Promise.all(children.map((c) => new Promise<void>((r) => (c.once('exit', () => r()), c.kill('SIGTERM')))));
     children.length = 0;
   };
+  const workerCpu = () => ({
+    workers: () => children.map((c) => c.pid!).filter(Boolean),
+    ...(postgresUid !== undefined ? { postgres: () => pidsOfUser(postgresUid) } : {}),
+  });
+  await topStatements('before dispatch');
   let started = performance.now();
+  const dialerCpu = await cpuDuring(workerCpu(), async () => {
   await Promise.all(Array.from({ length: WORKERS }, () => worker('dialer')));
   // Timing includes start-up of the workers for both contenders alike.
   // (Polled through the partial indexes of unfinished leads: a count over the whole table would
   // load the server more and more as leads finish, unlike graphile-worker's shrinking job table.)
   await until(`SELECT (EXISTS (SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY')) OR EXISTS (SELECT 1 FROM leads WHERE status = 'PROCESSING'))::int AS n`);
+  });
   const dialerRate = LEADS / ((performance.now() - started) / 1000);
+  await topStatements('dispatch');
   await stopAll();
 
   await runMigrations({ connectionString: url });
   // Queued as graphile-worker's perfTest does.
   await raw.query(`SELECT graphile_worker.add_job('noop', json_build_object('id', i)) FROM generate_series(1, $1) AS i`, [LEADS]);
   started = performance.now();
-  await Promise.all(Array.from({ length: WORKERS }, () => worker('graphile')));
-  await until(`SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
+  const graphileCpu = await cpuDuring(workerCpu(), async () => {
+    await Promise.all(Array.from({ length: WORKERS }, () => worker('graphile')));
+    await until(`SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
+  });
   const graphileRate = LEADS / ((performance.now() - started) / 1000);
+  process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
   await stopAll();
   await raw.end();
   process.stdout.write(`dispatch: dialer ${Math.round(dialerRate)} leads/s, graphile-worker ${Math.round(graphileRate)} jobs/s, ratio ${(dialerRate / graphileRate).toFixed(2)}\n`);

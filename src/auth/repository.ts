@@ -42,6 +42,7 @@ export class AuthRepository {
       `SELECT id, email, password_hash, role, reseller_id, merchant_id FROM users
        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
       [JSON.stringify(ids)],
+      { prepare: true },
     );
     return rows;
   }
@@ -52,6 +53,7 @@ export class AuthRepository {
       `SELECT ${TOKEN_COLUMNS}, token_hash FROM s2s_tokens
        WHERE token_hash IN (SELECT jsonb_array_elements_text($1::jsonb)) AND revoked_at IS NULL`,
       [JSON.stringify(hashes)],
+      { prepare: true },
     );
     return rows;
   }

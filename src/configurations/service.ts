@@ -46,6 +46,7 @@ export async function findPushTargets(db: Queryable, keys: readonly PushTargetKe
      JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
      LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
     [JSON.stringify(keys.map((k, i) => ({ i, reseller_id: k.resellerId, name: k.templateName, phone: k.phone ?? null })))],
+    { prepare: true },
   );
   const targets: (PushTarget | undefined)[] = keys.map(() => undefined);
   for (const { i, configuration, blacklisted, ...template } of rows) {

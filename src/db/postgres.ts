@@ -1,14 +1,28 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './types.js';
+import type { Db, Queryable, QueryOptions, QueryResult } from './types.js';
 
 // Timestamps come back as Date (pg's default); int8 (counts) as JavaScript numbers, since no count
 // Dialer keeps comes near 2^53; numeric stays a string and repositories convert it.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
+/** The prepared statement name of a hot statement's text (see QueryOptions.prepare). */
+const names = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    name = `dialer_${createHash('sha256').update(sql).digest('base64url').slice(0, 20)}`;
+    names.set(sql, name);
+  }
+  return name;
+}
+
 function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   return {
-    async query<T>(sql: string, params: readonly unknown[] = []): Promise<QueryResult<T>> {
-      const result = await client.query(sql, params as unknown[]);
+    async query<T>(sql: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
+      const result = options?.prepare
+        ? await client.query({ name: statementName(sql), text: sql, values: params as unknown[] })
+        : await client.query(sql, params as unknown[]);
       return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length };
     },
     async exec(sql: string): Promise<void> {

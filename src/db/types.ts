@@ -8,8 +8,18 @@ export interface QueryResult<T> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * A hot statement, run with the same text again and again (claims, finishes, pushes): PostgreSQL
+   * parses it once per connection and may keep its plan (a named prepared statement), instead of
+   * parsing and planning it on every run. Only for fixed SQL text: each distinct text is kept by
+   * every connection for its life. Embedded PGlite ignores it.
+   */
+  prepare?: boolean;
+}
+
 export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<T>>;
   /** Runs a script of several statements (no parameters): migrations. */
   exec(sql: string): Promise<void>;
 }

@@ -77,6 +77,7 @@ export class LeadsRepository {
          RETURNING 1)
        SELECT (SELECT count(*) FROM inserted) AS n, CASE WHEN $2 THEN pg_notify('${LEADS_CHANNEL}', '') END AS notified`,
       [JSON.stringify(leads), leads.some((l) => l.due_in_seconds === 0)],
+      { prepare: true },
     );
   }
 

@@ -52,8 +52,13 @@ const KILL_SWITCH_RECHECK_MS = 10_000;
  */
 const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
 
-/** Due leads examined per claim, at least. */
-const HEAD = 200;
+/**
+ * Due leads examined per claim, at least (and three times the leads wanted): enough that leads
+ * another worker is claiming at the same moment (skipped) leave enough behind them, few enough that
+ * a claim reads little more than it takes. Leads that cannot be called now are moved out of the
+ * head (`unclog`), so they never hide the others for long.
+ */
+const HEAD = 48;
 
 /**
  * When the head of the queue is full and holds leads this worker cannot call now, defers them:
@@ -79,6 +84,7 @@ async function unclog(q: Queryable, providers: string[], head: number): Promise<
        RETURNING 1)
      SELECT count(*)::int AS n FROM moved`,
     [providers, head],
+    { prepare: true },
   );
   return rows[0]!.n;
 }
@@ -97,7 +103,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // free number now (so leads of an exhausted pool do not crowd out the others).
   // The head of the queue (an index scan in due order, cheap at any queue length); of it, the leads
   // this worker can call now, locked; then what the rules need, for those alone.
-  const head = Math.max(HEAD, options.limit * 4);
+  const head = Math.max(HEAD, options.limit * 3);
   const { rows } = await q.query<Candidate>(
     `WITH head AS MATERIALIZED (
        SELECT id FROM leads
@@ -122,6 +128,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
      JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
      ORDER BY l.next_attempt_at, l.id`,
     [options.limit, options.providers, head],
+    { prepare: true },
   );
   // A head full of leads that cannot be called now (no configuration, calling disabled, no free
   // number, no driver here) would hide the callable ones behind it: move those aside for a while.
@@ -195,43 +202,44 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
 }
 
 /**
- * Gives each lead of `group` a free number of `provider` and makes it PROCESSING, in three
- * set-based statements. Numbers are taken with SKIP LOCKED, so two workers never take the same
- * one; leads left without a number (the pool ran dry) stay due and are tried on the next round.
+ * Gives each lead of `group` a free number of `provider`, makes it PROCESSING and opens its attempt
+ * history row: one set-based statement. Numbers are taken with SKIP LOCKED, so two workers never
+ * take the same one; leads left without a number (the pool ran dry) stay due and are tried on the
+ * next round.
  */
 async function claimWithNumbers(q: Queryable, provider: string, group: Ready[], options: ClaimOptions): Promise<Claimed[]> {
-  const { rows: numbers } = await q.query<OutboundNumberRow & { want: string }>(
+  const { rows } = await q.query<LeadRow & { number: OutboundNumberRow }>(
     `WITH free AS (
        SELECT id, row_number() OVER () AS rn FROM (
          SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
          ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS f),
-     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn))
-     UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
-     FROM free JOIN want USING (rn)
-     WHERE n.id = free.id
-     RETURNING n.*, want.lead_id AS want`,
-    [provider, group.length, group.map((g) => g.lead.id)],
-  );
-  if (numbers.length === 0) return [];
-  const numberOf = new Map(numbers.map((n) => [n.want, n]));
-  const { rows: leads } = await q.query<LeadRow>(
-    `UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
-            call_id = NULL, locked_by = $2, locked_until = now() + make_interval(secs => $3), outbound_number_id = x.number_id,
-            provider = $4, next_attempt_at = NULL, updated_at = now()
-     FROM jsonb_to_recordset($1::jsonb) AS x (id text, number_id text)
-     WHERE l.id = x.id
-     RETURNING l.*`,
-    [JSON.stringify(numbers.map((n) => ({ id: n.want, number_id: n.id }))), options.workerId, options.leaseSeconds, provider],
-  );
-  await q.query(
-    `INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
-     SELECT gen_random_uuid()::text, x.id, x.attempt, $2, x.number_id, 'DIALLING', $3
-     FROM jsonb_to_recordset($1::jsonb) AS x (id text, attempt integer, number_id text)`,
-    [JSON.stringify(leads.map((l) => ({ id: l.id, attempt: l.attempt_count, number_id: l.outbound_number_id }))), provider, options.workerId],
+     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
+     taken AS (
+       UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
+       FROM free JOIN want USING (rn)
+       WHERE n.id = free.id
+       RETURNING n.*),
+     claimed AS (
+       UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
+              call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
+              provider = $1, next_attempt_at = NULL, updated_at = now()
+       FROM taken
+       WHERE l.id = taken.lead_id
+       RETURNING l.*, to_jsonb(taken) AS number),
+     history AS (
+       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
+       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4
+       FROM claimed)
+     SELECT * FROM claimed`,
+    [provider, group.length, group.map((g) => g.lead.id), options.workerId, options.leaseSeconds],
+    { prepare: true },
   );
   const configOf = new Map(group.map((g) => [g.lead.id, g.config]));
-  return leads.map((lead) => {
-    const { want: _w, ...number } = numberOf.get(lead.id)!;
-    return { lead, configuration: configOf.get(lead.id)!, number, attempt: lead.attempt_count };
-  });
+  return rows.map(({ number, ...lead }) => ({
+    lead,
+    configuration: configOf.get(lead.id)!,
+    // Read back through JSON: timestamps as the pg driver would give them.
+    number: { ...number, created_at: new Date(number.created_at), updated_at: new Date(number.updated_at) },
+    attempt: lead.attempt_count,
+  }));
 }

@@ -93,6 +93,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
        FROM l WHERE outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id AND outbound_numbers.status = 'IN_USE')
      SELECT id, status FROM l`,
     [JSON.stringify(rows)],
+    { prepare: true },
   );
   const statusOf = new Map(done.map((d) => [d.id, d.status]));
   for (const d of done) if (d.status === 'FINISHED') await onFinished(q, d.id);
@@ -163,6 +164,7 @@ export async function renewLease(q: Queryable, leadId: string, workerId: string,
   const { rowCount } = await q.query(
     `UPDATE leads SET locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`,
     [leadId, workerId, leaseSeconds],
+    { prepare: true },
   );
   return rowCount > 0;
 }
@@ -173,6 +175,7 @@ export async function recordCallId(q: Queryable, leadId: string, workerId: strin
     `WITH l AS (UPDATE leads SET call_id = $3, updated_at = now() WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2 RETURNING id)
      UPDATE call_attempts SET call_id = $3 WHERE lead_id = (SELECT id FROM l) AND attempt = $4`,
     [leadId, workerId, callId, attempt],
+    { prepare: true },
   );
 }
 

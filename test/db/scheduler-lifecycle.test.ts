@@ -209,7 +209,8 @@ describe('scheduler lifecycle', () => {
       `SELECT count(*)::int AS n FROM leads WHERE template_name = $1 AND status = 'BACKLOG' AND next_attempt_at > now() + interval '200 seconds'`,
       [off.template],
     );
-    assert.ok(rows[0]!.n >= 200, `held leads moved aside (${rows[0]!.n})`);
+    // Those in front of it were moved aside (a queue head at a time), the rest may wait their turn.
+    assert.ok(rows[0]!.n > 0 && rows[0]!.n < 250, `held leads moved aside (${rows[0]!.n})`);
   });
 
   it('finishes a lead BLACKLISTED when its number was blacklisted after the push', async () => {
