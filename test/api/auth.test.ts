@@ -165,6 +165,43 @@ describe('POST /s2s-token', () => {
   });
 });
 
+describe('requests in flight together', () => {
+  // Requests arriving together share the lookups of their tokens (one query for all of them):
+  // each must still be answered as its own caller, and a change must apply to the next request.
+  it('each request is answered in its own scope, whoever else is asking at the same moment', async () => {
+    const login = async (email: string, password: string, reseller_id: string) => {
+      assert.equal((await t.admin.post('/users', { email, password, role: 'reseller', reseller_id })).status, 200);
+      return t.as((await t.anon.post('/login', { email, password })).body.access_token as string);
+    };
+    const jwt1 = await login('together-1@example.com', 'password-together-1', w.r1);
+    const jwt2 = await login('together-2@example.com', 'password-together-2', w.r2);
+    const callers = [
+      { client: w.reseller1, resellers: [w.r1] },
+      { client: w.reseller2, resellers: [w.r2] },
+      { client: jwt1, resellers: [w.r1] },
+      { client: jwt2, resellers: [w.r2] },
+      { client: w.merchant2, resellers: [w.r2] },
+    ];
+    const asked = Array.from({ length: 60 }, (_, i) => callers[i % callers.length]!);
+    const answers = await Promise.all(asked.map((c) => c.client.get('/merchants?page_size=1000')));
+    answers.forEach((res, i) => {
+      assert.equal(res.status, 200);
+      const seen = [...new Set(res.body.data.map((m: { reseller_id: string }) => m.reseller_id))];
+      assert.deepEqual(seen, asked[i]!.resellers, `request ${i} saw only its own reseller`);
+    });
+  });
+
+  it('a deleted user\'s token is refused at once, though its signature was checked before', async () => {
+    const created = await t.admin.post('/users', { email: 'gone-soon@example.com', password: 'password-gone-soon', role: 'reseller', reseller_id: w.r1 });
+    const jwt = t.as((await t.anon.post('/login', { email: 'gone-soon@example.com', password: 'password-gone-soon' })).body.access_token as string);
+    assert.equal((await jwt.get('/merchants')).status, 200);
+    assert.equal((await t.admin.delete(`/users/${created.body.id}`)).status, 200);
+    const after = await jwt.get('/merchants');
+    assert.equal(after.status, 401);
+    assert.match(after.body.detail, /no longer exists/);
+  });
+});
+
 describe('permission matrix (403)', () => {
   it('refuses roles that lack the permission', async () => {
     assert.equal((await w.reseller1.post('/resellers', { name: 'Nope' })).status, 403);
