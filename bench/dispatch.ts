@@ -7,7 +7,7 @@
  *    graphile-worker processes running the same number of no-op jobs.
  * Figures are ratios against the baseline run beside them. LEADS (default 20000) sets the size.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -16,20 +16,16 @@ import pg from 'pg';
 import { runMigrations } from 'graphile-worker';
 import { API_PREFIX } from '../src/app.js';
 import { migrate, openPostgres } from '../src/db/index.js';
-import { cpuDuring, pidsOfUser } from './lib/cpu.js';
+import { cpuDuring, processTree } from './lib/cpu.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 
 /** Where the CPU of a phase goes: this process (the load generator), the service, PostgreSQL. */
-const postgresUid = (() => {
-  const id = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
-  // Only a throwaway server started as root runs as that user (see lib/pg.ts).
-  return id.status === 0 && process.getuid?.() === 0 && !process.env.DATABASE_URL ? Number(id.stdout.trim()) : undefined;
-})();
 function cpuGroups(service?: ChildProcess): Record<string, () => number[]> {
   return {
     client: () => [process.pid],
     ...(service?.pid ? { service: () => [service.pid!] } : {}),
-    ...(postgresUid !== undefined ? { postgres: () => pidsOfUser(postgresUid) } : {}),
+    // The throwaway server's postmaster and backends only (other PostgreSQL servers may run here).
+    ...(server.pid !== undefined ? { postgres: () => processTree(server.pid!) } : {}),
   };
 }
 const cpuReport = (cpu: Record<string, number>, n: number) =>
@@ -42,7 +38,7 @@ const WORKERS = 2;
 
 // BENCH_PG_STATEMENTS=1: also print the statements PostgreSQL ran in each phase (pg_stat_statements).
 const statements = Boolean(process.env.BENCH_PG_STATEMENTS);
-const server = await benchPostgres({ max_connections: '200', ...(statements ? { shared_preload_libraries: 'pg_stat_statements' } : {}) });
+const server = await benchPostgres({ max_connections: '200', ...(statements ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } : {}) });
 const { url, drop } = await createDatabase(server.url, `dialer_bench_dispatch_${process.pid}`);
 const db = await openPostgres(url, { max: 10 });
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-'));
@@ -131,10 +127,10 @@ try {
   await concurrently(500, async (i) => void (await call('POST', '/leads', pushBody(-1 - i), token)));
   const topStatements = async (label: string) => {
     if (!statements) return;
-    const { rows } = await db.query<{ calls: string; ms: number; query: string }>(
-      `SELECT calls::text, round(total_exec_time::numeric, 1)::float AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+    const { rows } = await db.query<{ calls: string; ms: number; plan_ms: number; query: string }>(
+      `SELECT calls::text, round(total_exec_time::numeric, 1)::float AS ms, round(total_plan_time::numeric, 1)::float AS plan_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`);
-    process.stdout.write(`  statements (${label}):\n${rows.map((r) => `    ${r.calls.padStart(6)} calls ${String(r.ms).padStart(8)} ms  ${r.query}`).join('\n')}\n`);
+    process.stdout.write(`  statements (${label}):\n${rows.map((r) => `    ${r.calls.padStart(6)} calls ${String(r.ms).padStart(8)} ms (+${r.plan_ms} ms planning)  ${r.query}`).join('\n')}\n`);
     await db.query('SELECT pg_stat_statements_reset()');
   };
   if (statements) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').then(() => db.query('SELECT pg_stat_statements_reset()'));
@@ -196,7 +192,7 @@ try {
   };
   const workerCpu = () => ({
     workers: () => children.map((c) => c.pid!).filter(Boolean),
-    ...(postgresUid !== undefined ? { postgres: () => pidsOfUser(postgresUid) } : {}),
+    ...(server.pid !== undefined ? { postgres: () => processTree(server.pid!) } : {}),
   });
   await topStatements('before dispatch');
   let started = performance.now();

@@ -24,13 +24,15 @@ export function cpuSeconds(pids: number[]): number {
   return pids.reduce((sum, pid) => sum + readStat(pid), 0);
 }
 
-/** The processes of a user (by uid), e.g. every PostgreSQL server process. */
-export function pidsOfUser(uid: number): number[] {
-  const pids: number[] = [];
+/** A process and its children, e.g. a PostgreSQL postmaster and its backends. */
+export function processTree(rootPid: number): number[] {
+  const pids = [rootPid];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (fs.statSync(`/proc/${entry}`).uid === uid) pids.push(Number(entry));
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === rootPid) pids.push(Number(entry));
     } catch {
       /* exited meanwhile */
     }

@@ -16,6 +16,8 @@ export interface PgServer {
   url: string;
   /** What it is, for the report. */
   label: string;
+  /** The postmaster's process ID, when the server is a throwaway one of this machine. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -78,7 +80,9 @@ export async function startThrowawayPostgres(settings: Record<string, string> = 
     if (Date.now() - started > 30_000) throw new Error(`PostgreSQL did not start within 30 s: ${log}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+  const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   return {
+    pid,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     label: `throwaway PostgreSQL ${path.basename(path.dirname(bin))}`,
     stop: async () => {

@@ -89,7 +89,7 @@ async function unclog(q: Queryable, providers: string[], head: number): Promise<
   return rows[0]!.n;
 }
 
-type Candidate = LeadRow & { configuration: ConfigurationRow; now: Date; blacklisted: boolean };
+type Candidate = LeadRow & { configuration_id: string; configuration: ConfigurationRow | null; now: Date; blacklisted: boolean };
 
 interface Ready {
   lead: LeadRow;
@@ -116,12 +116,15 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
        WHERE l.id = ANY (ARRAY(SELECT id FROM head))
          AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
          AND (c.enable_calling OR l.is_playground)
-         AND ${EFFECTIVE_PROVIDER_SQL} = ANY($2::text[])
-         AND ${EFFECTIVE_PROVIDER_SQL} IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE')
+         -- Computed once per claim (an InitPlan), not once per lead of the head.
+         AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
+           SELECT p FROM unnest($2::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE')))
        ORDER BY l.next_attempt_at, l.id
        LIMIT $1
        FOR UPDATE OF l SKIP LOCKED)
-     SELECT l.*, to_jsonb(c) AS configuration, clock_timestamp() AS now,
+     SELECT l.*, c.id AS configuration_id, clock_timestamp() AS now,
+            -- Each configuration once (the leads of a batch mostly share one), not once per lead.
+            CASE WHEN row_number() OVER (PARTITION BY c.id) = 1 THEN to_jsonb(c) END AS configuration,
             EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = l.payload->>'customer_mobile_number'
                     AND (b.reseller_id = l.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
      FROM picked JOIN leads l ON l.id = picked.id
@@ -137,8 +140,11 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const blacklisted: string[] = [];
   const ready = new Map<string, Ready[]>();
   const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
+  const configurations = new Map<string, ConfigurationRow>();
+  for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
   for (const row of rows) {
-    const { configuration: stored, now, blacklisted: isBlacklisted, ...lead } = row;
+    const { configuration: _once, configuration_id, now, blacklisted: isBlacklisted, ...lead } = row;
+    const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;
     if (!config.enable_calling) {
