@@ -1,7 +1,8 @@
 /**
  * One worker process of bench:dispatch. MODE=dialer: a Dialer Scheduler with a driver whose calls
  * complete at once. MODE=graphile: a graphile-worker runner with a no-op task, tuned as in its own
- * perfTest (local queue, batched completion). Prints "ready", works until SIGTERM.
+ * perfTest (local queue, batched completion). Loads and connects, prints "ready", starts work when
+ * "go" arrives on stdin (so the benchmark times the work, not module loading), works until SIGTERM.
  */
 import { run } from 'graphile-worker';
 import { openPostgres } from '../src/db/index.js';
@@ -20,6 +21,18 @@ class InstantDriver implements Driver {
   }
 }
 
+/** Everything is loaded and connected: says "ready", then waits for "go" on stdin to start work. */
+async function ready(): Promise<void> {
+  process.stdout.write('ready\n');
+  await new Promise<void>((resolve) => {
+    let input = '';
+    process.stdin.on('data', (d: Buffer) => {
+      input += d;
+      if (input.includes('go\n')) resolve();
+    });
+  });
+}
+
 if (process.env.MODE === 'dialer') {
   const db = await openPostgres(url, { max: 10 });
   const scheduler = new Scheduler({
@@ -30,10 +43,11 @@ if (process.env.MODE === 'dialer') {
     pollMs: 20,
     recoverEveryMs: 5000,
   });
+  await ready();
   scheduler.start();
-  process.stdout.write('ready\n');
   process.on('SIGTERM', () => void scheduler.stop().then(() => db.close()).then(() => process.exit(0)));
 } else {
+  await ready();
   const runner = await run({
     connectionString: url,
     concurrency,
@@ -44,6 +58,5 @@ if (process.env.MODE === 'dialer') {
     preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     taskList: { noop: async () => {} },
   } as Parameters<typeof run>[0]);
-  process.stdout.write('ready\n');
   process.on('SIGTERM', () => void runner.stop().then(() => process.exit(0)));
 }

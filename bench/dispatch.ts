@@ -171,7 +171,7 @@ try {
     new Promise<ChildProcess>((resolve, reject) => {
       const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF && mode === 'dialer' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'bench/dispatch-worker.ts'], {
         env: { ...process.env, MODE: mode, DATABASE_URL: url, CONCURRENCY: '24', NO_LOG_SUCCESS: '1' },
-        stdio: ['ignore', 'pipe', 'inherit'],
+        stdio: ['pipe', 'pipe', 'inherit'],
       });
       children.push(child);
       child.stdout!.once('data', () => resolve(child));
@@ -194,28 +194,31 @@ try {
     workers: () => children.map((c) => c.pid!).filter(Boolean),
     ...(server.pid !== undefined ? { postgres: () => processTree(server.pid!) } : {}),
   });
+  // Times the work from the moment every worker process is loaded and connected (module loading
+  // and connecting are not dispatch throughput; they took 1 to 2 s of CPU per process), until no
+  // work is left; CPU likewise.
+  const timed = async (mode: 'dialer' | 'graphile', doneSql: string) => {
+    await Promise.all(Array.from({ length: WORKERS }, () => worker(mode)));
+    return cpuDuring(workerCpu(), async () => {
+      const started = performance.now();
+      for (const c of children) c.stdin!.write('go\n');
+      await until(doneSql);
+      return LEADS / ((performance.now() - started) / 1000);
+    });
+  };
   await topStatements('before dispatch');
-  let started = performance.now();
-  const dialerCpu = await cpuDuring(workerCpu(), async () => {
-  await Promise.all(Array.from({ length: WORKERS }, () => worker('dialer')));
-  // Timing includes start-up of the workers for both contenders alike.
   // (Polled through the partial indexes of unfinished leads: a count over the whole table would
   // load the server more and more as leads finish, unlike graphile-worker's shrinking job table.)
-  await until(`SELECT (EXISTS (SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY')) OR EXISTS (SELECT 1 FROM leads WHERE status = 'PROCESSING'))::int AS n`);
-  });
-  const dialerRate = LEADS / ((performance.now() - started) / 1000);
+  const dialerCpu = await timed('dialer', `SELECT (EXISTS (SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY')) OR EXISTS (SELECT 1 FROM leads WHERE status = 'PROCESSING'))::int AS n`);
+  const dialerRate = dialerCpu.result;
   await topStatements('dispatch');
   await stopAll();
 
   await runMigrations({ connectionString: url });
   // Queued as graphile-worker's perfTest does.
   await raw.query(`SELECT graphile_worker.add_job('noop', json_build_object('id', i)) FROM generate_series(1, $1) AS i`, [LEADS]);
-  started = performance.now();
-  const graphileCpu = await cpuDuring(workerCpu(), async () => {
-    await Promise.all(Array.from({ length: WORKERS }, () => worker('graphile')));
-    await until(`SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
-  });
-  const graphileRate = LEADS / ((performance.now() - started) / 1000);
+  const graphileCpu = await timed('graphile', `SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
+  const graphileRate = graphileCpu.result;
   process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
   await stopAll();
   await raw.end();
