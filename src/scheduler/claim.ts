@@ -33,6 +33,12 @@ export interface ClaimOptions {
   onFinished: (q: Queryable, leadId: string) => Promise<void>;
   /** The per-reseller kill switch: leads of the resellers it names wait (a minute at a time). */
   stoppedResellers?: StoppedResellers;
+  /**
+   * Whether a claim that finds some leads, but fewer than it wants, moves uncallable leads out of
+   * the queue head (default true; a claim that finds none always does). A busy worker asks at most
+   * once a second: its short claims are mostly leads another worker took a moment before.
+   */
+  unclogWhenShort?: boolean;
 }
 
 export interface ClaimReport {
@@ -41,6 +47,8 @@ export interface ClaimReport {
   deferred: number;
   /** Leads finished without a dial (blacklisted at dial time). */
   finished: number;
+  /** Whether the queue head was examined for uncallable leads. */
+  unclogged: boolean;
 }
 
 /** How long a lead of a reseller whose dialling is switched off waits before it is looked at again. */
@@ -59,21 +67,24 @@ const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
  * head (`unclog`), so they never hide the others for long.
  */
 const HEAD = 48;
+/** Due leads examined for ones that cannot be called now, at least. */
+const UNCLOG_HEAD = 200;
 
 /**
- * When the head of the queue is full and holds leads this worker cannot call now, defers them:
+ * When the claim's head of the queue (`head` leads) is full and holds leads this worker cannot
+ * call now, defers those among the first `examine` due leads:
  * by 10 s when only a number or a driver is missing, by 5 min without a calling configuration.
  */
-async function unclog(q: Queryable, providers: string[], head: number): Promise<number> {
+async function unclog(q: Queryable, providers: string[], head: number, examine: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
     `WITH h AS (
        SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
        WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY l.next_attempt_at, l.id
-       LIMIT $2
+       LIMIT $3
        FOR UPDATE OF l SKIP LOCKED),
-     full_head AS (SELECT count(*) = $2 AS full FROM h),
+     full_head AS (SELECT count(*) >= $2 AS full FROM h),
      moved AS (
        UPDATE leads SET next_attempt_at = now() + make_interval(secs => CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END),
               updated_at = now()
@@ -83,7 +94,7 @@ async function unclog(q: Queryable, providers: string[], head: number): Promise<
               OR h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE'))
        RETURNING 1)
      SELECT count(*)::int AS n FROM moved`,
-    [providers, head],
+    [providers, head, examine],
     { prepare: true },
   );
   return rows[0]!.n;
@@ -97,7 +108,7 @@ interface Ready {
 }
 
 export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<ClaimReport> {
-  const report: ClaimReport = { claimed: [], deferred: 0, finished: 0 };
+  const report: ClaimReport = { claimed: [], deferred: 0, finished: 0, unclogged: false };
   if (options.providers.length === 0 || options.limit <= 0) return report;
   // Due leads with a configuration that calls, through a provider this worker dials, that has a
   // free number now (so leads of an exhausted pool do not crowd out the others).
@@ -135,7 +146,11 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   );
   // A head full of leads that cannot be called now (no configuration, calling disabled, no free
   // number, no driver here) would hide the callable ones behind it: move those aside for a while.
-  if (rows.length < options.limit) report.deferred += await unclog(q, options.providers, head);
+  if (rows.length === 0 || (rows.length < options.limit && options.unclogWhenShort !== false)) {
+    // Over a longer head than a claim reads: a clogged queue is cleared in a few rounds.
+    report.deferred += await unclog(q, options.providers, head, Math.max(UNCLOG_HEAD, head));
+    report.unclogged = true;
+  }
   const deferrals: { id: string; until: string }[] = [];
   const blacklisted: string[] = [];
   const ready = new Map<string, Ready[]>();

@@ -40,6 +40,9 @@ export interface SchedulerOptions {
   stoppedResellers?: StoppedResellers;
 }
 
+/** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
+const UNCLOG_EVERY_MS = 1000;
+
 export interface SchedulerStats {
   claimed: number;
   dialled: number;
@@ -63,7 +66,10 @@ export class Scheduler {
   private readonly graceMs: number;
   private readonly refill: number;
   private readonly stoppedResellers: StoppedResellers | undefined;
+  /** Every claimed lead's runner, until its outcome is written (shutdown waits for them). */
   private readonly live = new Set<Promise<void>>();
+  /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
+  private callsInProgress = 0;
   /** Aborted when shutdown's grace period is over; every live call listens to it. */
   private readonly hangUp = (() => {
     const controller = new AbortController();
@@ -76,6 +82,9 @@ export class Scheduler {
   private timer: NodeJS.Timeout | undefined;
   private wakeUp: (() => void) | undefined;
   private lastRecovery = 0;
+  private lastUnclog = 0;
+  /** Whether the last round moved leads aside (see round). */
+  private movedAside = false;
   private callsEnded = 0;
   private unlisten: Promise<() => Promise<void>> | undefined;
   /** Attempts that end together are recorded together (group commit). */
@@ -143,26 +152,40 @@ export class Scheduler {
       if (recovered.retried + recovered.finished > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
       if (recovered.finished > 0) this.afterFinished();
     }
-    const free = this.maxCalls - this.live.size;
+    const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
-        stoppedResellers: this.stoppedResellers }),
+        stoppedResellers: this.stoppedResellers, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS }),
     );
+    if (report.unclogged) this.lastUnclog = Date.now();
     this.stats.claimed += report.claimed.length;
     this.stats.finished += report.finished;
     if (report.finished > 0) this.afterFinished();
     for (const claimed of report.claimed) {
-      const call = this.carry(claimed).catch((err: unknown) => this.log.error({ err, leadId: claimed.lead.id }, 'call runner failed'));
+      this.callsInProgress++;
+      let slotFreed = false;
+      // A call's slot is free once the call is over, while its outcome is still being written: the
+      // next claim overlaps that write instead of waiting for it.
+      const freeSlot = () => {
+        if (slotFreed) return;
+        slotFreed = true;
+        this.callsInProgress--;
+        // Claim again once a quarter of the slots are free: claiming slot by slot costs a
+        // transaction per lead.
+        if (this.maxCalls - this.callsInProgress >= this.refill) this.wake();
+      };
+      const call = this.carry(claimed, freeSlot).catch((err: unknown) => this.log.error({ err, leadId: claimed.lead.id }, 'call runner failed'));
       const tracked = call.finally(() => {
         this.callsEnded++;
         this.live.delete(tracked);
-        // Claim again once a quarter of the slots are free: claiming slot by slot costs a
-        // transaction per lead.
-        if (this.maxCalls - this.live.size >= this.refill) this.wake();
+        freeSlot();
       });
       this.live.add(tracked);
     }
+    // Leads moved aside (a queue head that could not be called now): look again at once, the
+    // callable leads may be right behind them.
+    this.movedAside = report.deferred > 0;
     return report.claimed.length;
   }
 
@@ -172,7 +195,7 @@ export class Scheduler {
       const ended = this.callsEnded;
       const claimed = await this.round();
       // A call that ended during the round may have made its lead due again: look once more.
-      if (claimed === 0 && this.live.size === 0 && this.callsEnded === ended) return;
+      if (claimed === 0 && !this.movedAside && this.live.size === 0 && this.callsEnded === ended) return;
       if (claimed === 0 && this.live.size > 0) await Promise.race(this.live);
     }
   }
@@ -185,7 +208,7 @@ export class Scheduler {
       } catch (err) {
         this.log.error({ err }, 'scheduler round failed');
       }
-      if (claimed > 0 && this.live.size < this.maxCalls) continue;
+      if ((claimed > 0 || this.movedAside) && this.callsInProgress < this.maxCalls) continue;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         this.timer = setTimeout(resolve, this.pollMs);
@@ -196,7 +219,7 @@ export class Scheduler {
   }
 
   /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
-  private async carry(claimed: Claimed): Promise<void> {
+  private async carry(claimed: Claimed, callEnded: () => void): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
     let log = this.log.child({ leadId: lead.id, attempt });
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
@@ -275,6 +298,7 @@ export class Scheduler {
         },
       });
       ended = true;
+      callEnded();
       countAttempt(number.provider, result);
       const { end } = result;
       callSpan.end({

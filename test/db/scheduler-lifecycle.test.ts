@@ -209,8 +209,7 @@ describe('scheduler lifecycle', () => {
       `SELECT count(*)::int AS n FROM leads WHERE template_name = $1 AND status = 'BACKLOG' AND next_attempt_at > now() + interval '200 seconds'`,
       [off.template],
     );
-    // Those in front of it were moved aside (a queue head at a time), the rest may wait their turn.
-    assert.ok(rows[0]!.n > 0 && rows[0]!.n < 250, `held leads moved aside (${rows[0]!.n})`);
+    assert.ok(rows[0]!.n > 0, `held leads moved aside (${rows[0]!.n})`);
   });
 
   it('finishes a lead BLACKLISTED when its number was blacklisted after the push', async () => {
@@ -340,6 +339,26 @@ describe('scheduler lifecycle', () => {
         assert.notEqual(l.outcome, 'aborted');
       }
     }
+  });
+});
+
+describe('call slots', () => {
+  it('never carries more calls at once than maxConcurrentCalls, and claims again as calls end', async () => {
+    const s = await setup({}, 10);
+    const ids = [];
+    for (let i = 0; i < 12; i++) ids.push(await push(s.template));
+    let live = 0;
+    let most = 0;
+    const driver = new ScriptedDriver('PROVIDER_A', async () => {
+      most = Math.max(most, ++live);
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
+      live--;
+      return { kind: 'completed', outcome: 'confirmed', durationSeconds: 3 };
+    });
+    await scheduler(driver, { maxConcurrentCalls: 3 }).drain();
+    assert.equal(most, 3, 'three calls at a time, never more');
+    assert.deepEqual(new Set(driver.dials.map((d) => d.leadId)), new Set(ids));
+    for (const id of ids) assert.equal((await lead(id)).status, 'FINISHED');
   });
 });
 
