@@ -40,7 +40,7 @@ const templateNotFound = (name: string, resellerId: string, merchantId: string |
     { path: '/template', message: 'names no template in this reseller/merchant' },
   ]);
 
-/** Looks up push targets; many lookups may be answered by one query (see TargetLoader). */
+/** Looks up push targets; many lookups may be answered by one query (see targetLoader). */
 export type TargetLookup = (key: PushTargetKey) => Promise<PushTarget | undefined>;
 
 /**
