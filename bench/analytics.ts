@@ -2,9 +2,10 @@
  * npm run bench:analytics: POST /analytics over many leads, every query type with no filter, a date
  * range and a payload filter; p50 and p95 per query, and the ratio to the same query written by
  * hand in SQL and run raw through the driver (our overhead: HTTP, auth, validation, SQL building,
- * pagination, serialisation). See bench/README.md. When the API answers from the rollup (migration
- * 005: no payload filter here), the raw baseline is the same rollup query written by hand, and the
- * hand-written query over the leads is timed too (a few runs) to show what the rollup saves.
+ * pagination, serialisation). See bench/README.md. The API answers the no-filter and date-range
+ * requests from the rollup (migration 006) and the payload filter from the payload terms (migration
+ * 007): the raw baseline is the same query hand-written over that source, and the hand-written
+ * query over the leads is timed too (a few runs) to show what the source saves.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -42,68 +43,79 @@ const LIVE = "NOT is_playground AND execution_mode NOT IN ('TELEPHONY_TEST', 'WE
 const NOT_REACHED = "('no_answer', 'busy', 'failed', 'voicemail', 'PRECHECK_FAILED', 'BLACKLISTED', 'aborted', 'worker_lost', 'error')";
 const REACHED = `(status = 'FINISHED' AND outcome IS NOT NULL AND outcome NOT IN ${NOT_REACHED})`;
 
-/** Over the leads, as the service reads them. */
-function rawQuery(type: QueryType, s: RawScope): RawQuery {
-  const at = 'coalesce(call_initiated_time, created_at)';
+/**
+ * Over the leads, as the service reads them (a payload filter by containment, over the GIN index);
+ * or, `over` 'terms', over the payload terms of migration 007 (one row per live lead and payload
+ * key, with the lead's facts under the leads' column names), as the service reads a payload filter.
+ */
+function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads'): RawQuery {
+  const at = over === 'leads' ? 'coalesce(call_initiated_time, created_at)' : 'activity_at';
   const params: unknown[] = [s.resellerId];
-  let where = `reseller_id = $1 AND ${LIVE}`;
+  let where = over === 'leads' ? `reseller_id = $1 AND ${LIVE}` : 'reseller_id = $1';
   if (s.range) {
     params.push(s.range.from, s.range.to);
     where += ` AND ${at} >= $2::timestamptz AND ${at} < $3::timestamptz`;
   }
-  if (s.payload) {
+  if (s.payload && over === 'leads') {
     params.push(JSON.stringify(s.payload));
     where += ` AND payload @> $${params.length}::jsonb`;
   }
+  if (over === 'terms') {
+    const entries = Object.entries(s.payload ?? {});
+    if (entries.length !== 1) throw new Error('the hand-written terms query takes one payload key');
+    params.push(entries[0]![0], JSON.stringify(entries[0]![1]));
+    where = `key = $${params.length - 1} AND value = $${params.length}::jsonb AND ${where}`;
+  }
+  const from = over === 'leads' ? 'leads' : 'lead_payload_terms';
   // A series spans the date range, or the data when there is none.
   const lo = s.range ? "date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC')" : '(SELECT min(day) FROM days)';
   const hi = s.range ? "date_trunc('day', ($3::timestamptz - interval '1 ms') AT TIME ZONE 'UTC')" : '(SELECT max(day) FROM days)';
   const share = `coalesce(round(100.0 * count / nullif(sum(count) OVER (), 0), 2), 0)::float8`;
   const sql: Record<QueryType, string> = {
-    call_count: `SELECT count(*)::int AS count FROM leads WHERE ${where}`,
+    call_count: `SELECT count(*)::int AS count FROM ${from} WHERE ${where}`,
     call_duration: `SELECT round(avg(duration_seconds), 2)::float8 AS avg, min(duration_seconds) AS min, max(duration_seconds) AS max,
                            coalesce(sum(duration_seconds), 0)::bigint AS total
-                    FROM leads WHERE ${where}`,
+                    FROM ${from} WHERE ${where}`,
     outcome_distribution: `SELECT outcome AS key, count(*)::int AS count, round(100.0 * count(*) / sum(count(*)) OVER (), 2)::float8 AS percentage
-                           FROM leads WHERE ${where} AND outcome IS NOT NULL GROUP BY outcome ORDER BY outcome COLLATE "C"`,
+                           FROM ${from} WHERE ${where} AND outcome IS NOT NULL GROUP BY outcome ORDER BY outcome COLLATE "C"`,
     top_outcomes: `SELECT outcome AS key, count(*)::int AS count, round(100.0 * count(*) / sum(count(*)) OVER (), 2)::float8 AS percentage
-                   FROM leads WHERE ${where} AND outcome IS NOT NULL GROUP BY outcome ORDER BY count DESC, outcome COLLATE "C"`,
+                   FROM ${from} WHERE ${where} AND outcome IS NOT NULL GROUP BY outcome ORDER BY count DESC, outcome COLLATE "C"`,
     status_distribution: `SELECT key, count, ${share} AS percentage
                           FROM (SELECT s.ord, s.key, coalesce(n.count, 0) AS count
                                 FROM (VALUES (1, 'BACKLOG'), (2, 'PROCESSING'), (3, 'RETRY'), (4, 'FINISHED')) s (ord, key)
-                                LEFT JOIN (SELECT status, count(*)::int AS count FROM leads WHERE ${where} GROUP BY status) n ON n.status = s.key) t
+                                LEFT JOIN (SELECT status, count(*)::int AS count FROM ${from} WHERE ${where} GROUP BY status) n ON n.status = s.key) t
                           ORDER BY ord`,
     sentiment_distribution: `SELECT key, count, ${share} AS percentage
                              FROM (SELECT s.ord, s.key, coalesce(n.count, 0)::int AS count
                                    FROM (VALUES (1, 'negative'), (2, 'neutral'), (3, 'positive')) s (ord, key)
                                    LEFT JOIN (SELECT CASE WHEN sentiment < 0.4::real THEN 'negative' WHEN sentiment <= 0.6::real THEN 'neutral' ELSE 'positive' END AS key,
                                                      count(*) AS count
-                                              FROM leads WHERE ${where} AND sentiment IS NOT NULL GROUP BY 1) n ON n.key = s.key) t
+                                              FROM ${from} WHERE ${where} AND sentiment IS NOT NULL GROUP BY 1) n ON n.key = s.key) t
                              ORDER BY ord`,
-    calls_over_time: `WITH days AS (SELECT date_trunc('day', ${at} AT TIME ZONE 'UTC') AS day, count(*)::int AS count FROM leads WHERE ${where} GROUP BY 1)
+    calls_over_time: `WITH days AS (SELECT date_trunc('day', ${at} AT TIME ZONE 'UTC') AS day, count(*)::int AS count FROM ${from} WHERE ${where} GROUP BY 1)
                       SELECT to_char(d, 'YYYY-MM-DD') AS date, coalesce(days.count, 0) AS count
                       FROM generate_series(${lo}, ${hi}, interval '1 day') d
                       LEFT JOIN days ON days.day = d ORDER BY d`,
     avg_duration_over_time: `WITH days AS (SELECT date_trunc('day', ${at} AT TIME ZONE 'UTC') AS day, round(avg(duration_seconds), 2)::float8 AS avg_duration
-                                           FROM leads WHERE ${where} GROUP BY 1)
+                                           FROM ${from} WHERE ${where} GROUP BY 1)
                              SELECT to_char(d, 'YYYY-MM-DD') AS date, coalesce(days.avg_duration, 0) AS avg_duration
                              FROM generate_series(${lo}, ${hi}, interval '1 day') d
                              LEFT JOIN days ON days.day = d ORDER BY d`,
     retry_analysis: `SELECT attempt_count AS attempts, count(*)::int AS count,
                             round(avg(CASE WHEN ${REACHED} THEN 1 ELSE 0 END), 4)::float8 AS success_rate
-                     FROM leads WHERE ${where} AND status = 'FINISHED' AND attempt_count >= 1 GROUP BY attempt_count ORDER BY 1`,
+                     FROM ${from} WHERE ${where} AND status = 'FINISHED' AND attempt_count >= 1 GROUP BY attempt_count ORDER BY 1`,
     provider_breakdown: `SELECT provider, count(*)::int AS count, round(avg(duration_seconds), 2)::float8 AS avg_duration
-                         FROM leads WHERE ${where} AND provider IS NOT NULL GROUP BY provider ORDER BY count DESC, provider COLLATE "C"`,
+                         FROM ${from} WHERE ${where} AND provider IS NOT NULL GROUP BY provider ORDER BY count DESC, provider COLLATE "C"`,
     hourly_heatmap: `SELECT h AS hour, coalesce(n.count, 0) AS count
                      FROM generate_series(0, 23) h
-                     LEFT JOIN (SELECT extract(hour FROM ${at} AT TIME ZONE 'UTC')::int AS hr, count(*)::int AS count FROM leads WHERE ${where} GROUP BY 1) n ON n.hr = h
+                     LEFT JOIN (SELECT extract(hour FROM ${at} AT TIME ZONE 'UTC')::int AS hr, count(*)::int AS count FROM ${from} WHERE ${where} GROUP BY 1) n ON n.hr = h
                      ORDER BY h`,
     conversion_funnel: `SELECT stage, count
                         FROM (SELECT count(*)::int AS pushed,
                                      count(*) FILTER (WHERE attempt_count >= 1)::int AS dialled,
                                      count(*) FILTER (WHERE attempt_count >= 1 AND duration_seconds > 0)::int AS connected,
                                      count(*) FILTER (WHERE attempt_count >= 1 AND duration_seconds > 0 AND ${REACHED})::int AS completed
-                              FROM leads WHERE ${where}) t,
+                              FROM ${from} WHERE ${where}) t,
                         LATERAL (VALUES (1, 'pushed', pushed), (2, 'dialled', dialled), (3, 'connected', connected), (4, 'completed', completed)) s (ord, stage, count)
                         ORDER BY ord`,
   };
@@ -111,7 +123,7 @@ function rawQuery(type: QueryType, s: RawScope): RawQuery {
 }
 
 /**
- * Over the rollup (migration 005), as the API reads it when the filters allow: the folded rows plus
+ * Over the rollup (migration 006), as the API reads it when the filters allow: the folded rows plus
  * the deltas not yet folded, whole UTC hours (the benchmark's date range is whole UTC days).
  */
 function rawRollupQuery(type: QueryType, s: RawScope): RawQuery {
@@ -247,7 +259,7 @@ function parseArguments(): Args {
 
 const DAY_MS = 86_400_000;
 const PAYLOAD_FILTER = { campaign: 'reactivation' };
-/** Runs of the hand-written query over the leads beside a rollup baseline: only to show the speed-up. */
+/** Runs of the hand-written query over the leads beside the baseline: only to show the speed-up. */
 const LEADS_RUNS = 3;
 const ADMIN: Principal = { kind: 'user', id: 'bench', label: 'bench', role: 'admin', resellerId: null, merchantId: null };
 
@@ -258,7 +270,7 @@ interface Measured {
   api: number[];
   /** The hand-written baseline of the same answer: over the rollup when the API answers from it, else over the leads. */
   raw: number[];
-  /** The hand-written query over the leads, when the baseline is the rollup (fewer runs: it is the slow one). */
+  /** The hand-written query over the leads (fewer runs: it is the slow one). */
   leads: number[];
 }
 
@@ -283,7 +295,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
   if (existing.rows[0]?.n === leads) {
     process.stdout.write(`${label}: reusing ${leads} leads\n`);
     await foldRollup(db); // a kept database migrated since: its backfill waits as deltas
-    await db.query('VACUUM ANALYZE lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily');
+    await db.query('VACUUM ANALYZE lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
     return existing.rows[0].id;
   }
   const started = Date.now();
@@ -300,7 +312,8 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
       }
     },
   });
-  await db.query('VACUUM ANALYZE leads, lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily');
+  // As autovacuum would after the bulk insert: the visibility map lets the terms be read index-only.
+  await db.query('VACUUM ANALYZE leads, lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
   process.stdout.write(`${label}: ${leads} leads seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return scope.resellerId;
 }
@@ -334,18 +347,19 @@ async function runBackend(label: string, db: Db, leads: number, iterations: numb
   const { app, token, close } = await appFor(db, resellerId);
   const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
   const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-  // `rollup`: the API answers these from the rollup (checked below), so the baseline is the rollup query.
-  const variants: { name: string; filters: Record<string, unknown>; scope: RawScope; rollup: boolean }[] = [
-    { name: 'none', filters: {}, scope: { resellerId }, rollup: true },
+  // `source`: the API answers these from the rollup or the payload terms (checked below), so the
+  // baseline is the same query hand-written over that source; the one over the leads is timed too.
+  const variants: { name: string; filters: Record<string, unknown>; scope: RawScope; source: 'rollup' | 'terms' }[] = [
+    { name: 'none', filters: {}, scope: { resellerId }, source: 'rollup' },
     {
       name: 'date_range',
       filters: { date_from: day(today - 30 * DAY_MS), date_to: day(today - DAY_MS) },
       scope: { resellerId, range: { from: new Date(today - 30 * DAY_MS).toISOString(), to: new Date(today).toISOString() } },
-      rollup: true,
+      source: 'rollup',
     },
-    { name: 'payload', filters: { payload_filters: PAYLOAD_FILTER }, scope: { resellerId, payload: PAYLOAD_FILTER }, rollup: false },
+    { name: 'payload', filters: { payload_filters: PAYLOAD_FILTER }, scope: { resellerId, payload: PAYLOAD_FILTER }, source: 'terms' },
   ];
-  const rollupOnly = new AnalyticsService(db, { source: 'rollup' });
+  const only = { rollup: new AnalyticsService(db, { source: 'rollup' }), terms: new AnalyticsService(db, { source: 'terms' }) };
   const reseller: Principal = { kind: 'user', id: 'bench', label: 'bench', role: 'reseller', resellerId, merchantId: null };
   const selectivity = await db.query<{ share: number }>(
     `SELECT round(100.0 * count(*) FILTER (WHERE payload @> $1::jsonb) / count(*), 1)::float8 AS share FROM leads`,
@@ -368,16 +382,14 @@ async function runBackend(label: string, db: Db, leads: number, iterations: numb
         return JSON.parse(res.body) as { data: unknown[] };
       };
       const leadsSql = rawQuery(query, variant.scope);
-      const raw = variant.rollup ? rawRollupQuery(query, variant.scope) : leadsSql;
+      const raw = variant.source === 'rollup' ? rawRollupQuery(query, variant.scope) : rawQuery(query, variant.scope, 'terms');
       const runRaw = async () => (await db.query(raw.sql, raw.params)).rows;
       const runLeads = async () => (await db.query(leadsSql.sql, leadsSql.params)).rows;
-      // Same answer every way, or the comparison means nothing; and the rollup does answer these.
+      // Same answer every way, or the comparison means nothing; and the source does answer these.
       const [apiAnswer, rawAnswer] = [await api(), await runRaw()];
       assert.deepEqual(apiAnswer.data, rawAnswer, `${label} ${query} ${variant.name}: the API and the raw SQL disagree`);
-      if (variant.rollup) {
-        assert.deepEqual(await runLeads(), rawAnswer, `${label} ${query} ${variant.name}: the rollup and the leads disagree`);
-        await rollupOnly.query(reseller, body as never); // throws when the rollup cannot answer it
-      }
+      assert.deepEqual(await runLeads(), rawAnswer, `${label} ${query} ${variant.name}: the ${variant.source} and the leads disagree`);
+      await only[variant.source].query(reseller, body as never); // throws when the source cannot answer it
       const measured: Measured = { backend: label, query, variant: variant.name, api: [], raw: [], leads: [] };
       for (let i = 0; i < iterations; i++) {
         // Alternate which goes first, so neither always runs on a warmer cache.
@@ -389,13 +401,13 @@ async function runBackend(label: string, db: Db, leads: number, iterations: numb
           measured.api.push((await timed(api))[0]);
         }
       }
-      if (variant.rollup) for (let i = 0; i < LEADS_RUNS; i++) measured.leads.push((await timed(runLeads))[0]);
+      for (let i = 0; i < LEADS_RUNS; i++) measured.leads.push((await timed(runLeads))[0]);
       const a = stats(measured.api);
       const r = stats(measured.raw);
       const viaLeads = measured.leads.length > 0 ? stats(measured.leads).p50 : undefined;
       process.stdout.write(
         `${label.padEnd(10)} ${query.padEnd(23)} ${variant.name.padEnd(10)} ` +
-          `api p50 ${ms(a.p50).padStart(6)} p95 ${ms(a.p95).padStart(6)} ms | raw ${variant.rollup ? 'rollup' : 'leads '} p50 ${ms(r.p50).padStart(6)} p95 ${ms(r.p95).padStart(6)} ms | ` +
+          `api p50 ${ms(a.p50).padStart(6)} p95 ${ms(a.p95).padStart(6)} ms | raw ${variant.source.padEnd(6)} p50 ${ms(r.p50).padStart(6)} p95 ${ms(r.p95).padStart(6)} ms | ` +
           `ratio ${(a.p50 / r.p50).toFixed(2)}` +
           (viaLeads === undefined ? '' : ` | raw leads p50 ${ms(viaLeads).padStart(6)} ms (x${(viaLeads / a.p50).toFixed(0)} the API)`) +
           '\n',

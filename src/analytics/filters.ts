@@ -67,18 +67,28 @@ export interface ResolvedFilters {
  * ANDed with the scope, so they only ever narrow it: another tenant's ID yields no rows, not its data.
  */
 export function leadsWhere(principal: Principal, filters: ResolvedFilters, params: Params): string {
-  const conds = [LIVE_LEADS, scopeCondition(principal, { reseller: 'l.reseller_id', merchant: 'l.merchant_id' }, params.values)];
+  const conds = [LIVE_LEADS, ...factConditions(principal, filters, params, ACTIVITY_AT)];
+  // Containment, so the GIN (jsonb_path_ops) index of migration 002 serves it.
+  if (filters.payload && Object.keys(filters.payload).length > 0) conds.push(`l.payload @> ${params.add(JSON.stringify(filters.payload))}::jsonb`);
+  return conds.join(' AND ');
+}
+
+/**
+ * The conditions of every filter but the payload, over rows (alias `l`) that carry a lead's facts
+ * under the leads' column names: the leads, or the payload terms (../terms). `activityAt`: the SQL
+ * of the activity time in those rows.
+ */
+export function factConditions(principal: Principal, filters: ResolvedFilters, params: Params, activityAt: string): string[] {
+  const conds = [scopeCondition(principal, { reseller: 'l.reseller_id', merchant: 'l.merchant_id' }, params.values)];
   if (filters.resellerId !== undefined) conds.push(`l.reseller_id = ${params.add(filters.resellerId)}`);
   if (filters.merchantId !== undefined) conds.push(`l.merchant_id = ${params.add(filters.merchantId)}`);
   if (filters.templateId !== undefined) conds.push(`l.template_id = ${params.add(filters.templateId)}`);
-  if (filters.from) conds.push(`${ACTIVITY_AT} >= ${params.add(filters.from.toISOString())}::timestamptz`);
-  if (filters.to) conds.push(`${ACTIVITY_AT} ${filters.to.inclusive ? '<=' : '<'} ${params.add(filters.to.at.toISOString())}::timestamptz`);
+  if (filters.from) conds.push(`${activityAt} >= ${params.add(filters.from.toISOString())}::timestamptz`);
+  if (filters.to) conds.push(`${activityAt} ${filters.to.inclusive ? '<=' : '<'} ${params.add(filters.to.at.toISOString())}::timestamptz`);
   if (filters.minDurationSeconds !== undefined) conds.push(`l.duration_seconds >= ${params.add(filters.minDurationSeconds)}::int`);
   if (filters.maxDurationSeconds !== undefined) conds.push(`l.duration_seconds <= ${params.add(filters.maxDurationSeconds)}::int`);
   // sentiment is a real: compare as real, or 0.7 (float8) would exceed a stored 0.7 (float4).
   if (filters.sentimentMin !== undefined) conds.push(`l.sentiment >= ${params.add(filters.sentimentMin)}::real`);
   if (filters.sentimentMax !== undefined) conds.push(`l.sentiment <= ${params.add(filters.sentimentMax)}::real`);
-  // Containment, so the GIN (jsonb_path_ops) index of migration 002 serves it.
-  if (filters.payload && Object.keys(filters.payload).length > 0) conds.push(`l.payload @> ${params.add(JSON.stringify(filters.payload))}::jsonb`);
-  return conds.join(' AND ');
+  return conds;
 }

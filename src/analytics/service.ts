@@ -1,17 +1,19 @@
 /**
  * The rules of POST /analytics beyond what the schema checks: dates that parse (400), values that
  * make sense together (422), the time zone; then one query function runs inside the caller's scope,
- * over the rollup when the request selects whole rollup rows and the answer is exact, else over the
- * leads (docs/analytics.md, "Performance: the rollup").
+ * over the rollup when the request selects whole rollup rows and the answer is exact, over the
+ * payload terms when it has a payload filter they hold, else over the leads (docs/analytics.md,
+ * "Performance").
  */
 import type { Principal } from '../auth/index.js';
 import type { Queryable } from '../db/index.js';
 import { isTimeZone } from '../lib/time.js';
 import { badRequest, pgErrorCode, unprocessable, type FieldError } from '../lib/errors.js';
 import { readFilterDate } from './dates.js';
-import { leadsWhere, Params, type ResolvedFilters } from './filters.js';
+import { ACTIVITY_AT, leadsWhere, Params, type ResolvedFilters } from './filters.js';
 import { QUERIES, type QueryContext, type RowsPage } from './queries/index.js';
 import { ROLLUP_QUERIES, rollupCanAnswer, rollupWhere } from './rollup/index.js';
+import { TERMS_ACTIVITY_AT, TERMS_FROM, termsCanAnswer, termsWhere } from './terms/index.js';
 import { MAX_BUCKETS, type AnalyticsBody, type AnalyticsRow, type Filters, type Granularity, type QueryType } from './schemas.js';
 
 export interface AnalyticsResult {
@@ -26,6 +28,16 @@ const BUCKET_MS: Record<Granularity, number> = { hour: 3_600_000, day: 86_400_00
 const TIME_SERIES: ReadonlySet<QueryType> = new Set(['calls_over_time', 'avg_duration_over_time']);
 // IANA names only: PostgreSQL reads a bare "+05:30" as a POSIX zone, with the sign reversed.
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/;
+/** Zones already checked: the runtime's check builds an Intl.DateTimeFormat (50-75 us a request). */
+const knownZones = new Set<string>();
+const MAX_KNOWN_ZONES = 1000;
+
+function knownZone(timeZone: string): boolean {
+  if (knownZones.has(timeZone)) return true;
+  if (!ZONE_NAME.test(timeZone) || !isTimeZone(timeZone)) return false;
+  if (knownZones.size < MAX_KNOWN_ZONES) knownZones.add(timeZone);
+  return true;
+}
 
 /** Checks and resolves the filters; throws 400 for what cannot be read, 422 for what cannot hold. */
 export function resolveFilters(filters: Filters, timeZone: string): ResolvedFilters {
@@ -63,10 +75,11 @@ export function resolveFilters(filters: Filters, timeZone: string): ResolvedFilt
 }
 
 /**
- * Where answers come from: `auto` the rollup when it can answer exactly, else the leads; `live`
- * always the leads; `rollup` only the rollup (an error when it cannot answer: for tests).
+ * Where answers come from: `auto` the rollup when it can answer exactly, else the payload terms
+ * when they can, else the leads; `live` always the leads; `rollup` only the rollup and `terms` only
+ * the payload terms (an error when they cannot answer: for tests).
  */
-export type AnalyticsSource = 'auto' | 'live' | 'rollup';
+export type AnalyticsSource = 'auto' | 'live' | 'rollup' | 'terms';
 
 export class AnalyticsService {
   constructor(
@@ -76,7 +89,7 @@ export class AnalyticsService {
 
   async query(caller: Principal, body: AnalyticsBody): Promise<AnalyticsResult> {
     const timeZone = body.timezone ?? 'UTC';
-    if (!ZONE_NAME.test(timeZone) || !isTimeZone(timeZone)) {
+    if (!knownZone(timeZone)) {
       throw badRequest(`timezone ${JSON.stringify(timeZone)} is not an IANA time zone`, [{ path: '/timezone', message: 'is not an IANA time zone' }], 'validation_failed');
     }
     const granularity = body.granularity ?? 'day';
@@ -92,8 +105,10 @@ export class AnalyticsService {
     }
 
     const source = this.options.source ?? 'auto';
-    const context = (params: Params, where: string): QueryContext => {
+    const context = (params: Params, where: string, from = 'leads l', activityAt = ACTIVITY_AT): QueryContext => {
       return {
+        from,
+        activityAt,
         where,
         params,
         timeZone,
@@ -106,13 +121,18 @@ export class AnalyticsService {
     };
     try {
       let answer: RowsPage<AnalyticsRow> | undefined;
-      if (source !== 'live' && rollupCanAnswer(body.query_type, filters, timeZone)) {
+      if ((source === 'auto' || source === 'rollup') && rollupCanAnswer(body.query_type, filters, timeZone)) {
         const params = new Params();
         const { scope, where } = rollupWhere(caller, filters, params);
         const hours = { ...(filters.from ? { from: filters.from } : {}), ...(filters.to ? { to: filters.to.at } : {}) };
         answer = await ROLLUP_QUERIES[body.query_type](this.db, { ...context(params, where), scope, hours });
       }
       if (!answer && source === 'rollup') throw new Error(`the rollup cannot answer this ${body.query_type} request exactly`);
+      if (!answer && (source === 'auto' || source === 'terms') && termsCanAnswer(filters)) {
+        const params = new Params();
+        answer = await QUERIES[body.query_type](this.db, context(params, termsWhere(caller, filters, params), TERMS_FROM, TERMS_ACTIVITY_AT));
+      }
+      if (!answer && source === 'terms') throw new Error(`the payload terms cannot answer this ${body.query_type} request`);
       if (!answer) {
         const params = new Params();
         answer = await QUERIES[body.query_type](this.db, context(params, leadsWhere(caller, filters, params)));

@@ -11,7 +11,7 @@ export const retryAnalysis: AnalyticsQuery<RetryRow> = (q, c) =>
     `SELECT l.attempt_count AS attempts,
             count(*)::int AS count,
             round(count(*) FILTER (WHERE ${REACHED})::numeric / count(*), 4)::float8 AS success_rate
-     FROM leads l
+     FROM ${c.from}
      WHERE ${c.where} AND l.status = 'FINISHED' AND l.attempt_count >= 1
      GROUP BY l.attempt_count`,
     'attempts',
@@ -25,7 +25,7 @@ export const providerBreakdown: AnalyticsQuery<ProviderRow> = (q, c) =>
     `SELECT l.provider AS provider,
             count(*)::int AS count,
             round(avg(l.duration_seconds), 2)::float8 AS avg_duration
-     FROM leads l
+     FROM ${c.from}
      WHERE ${c.where} AND l.provider IS NOT NULL
      GROUP BY l.provider`,
     'count DESC, provider COLLATE "C"',
@@ -41,7 +41,7 @@ export const conversionFunnel: AnalyticsQuery<FunnelRow> = (q, c) =>
                   count(*) FILTER (WHERE l.attempt_count >= 1)::int AS dialled,
                   count(*) FILTER (WHERE l.attempt_count >= 1 AND l.duration_seconds > 0)::int AS connected,
                   count(*) FILTER (WHERE l.attempt_count >= 1 AND l.duration_seconds > 0 AND ${REACHED})::int AS completed
-           FROM leads l
+           FROM ${c.from}
            WHERE ${c.where}) AS t
      CROSS JOIN LATERAL (VALUES (1, 'pushed', t.pushed), (2, 'dialled', t.dialled),
                                 (3, 'connected', t.connected), (4, 'completed', t.completed)) AS s (ord, stage, count)`,

@@ -8,7 +8,14 @@ import type { Params } from '../filters.js';
 import type { Granularity } from '../schemas.js';
 
 export interface QueryContext {
-  /** WHERE clause over `leads l`: live leads in scope passing the filters; its values are in `params`. */
+  /**
+   * The rows to aggregate, one per lead, alias `l`, with the leads' column names for the facts:
+   * `leads l`, or the payload terms of one filter key (../terms).
+   */
+  from: string;
+  /** SQL of a row's activity time. */
+  activityAt: string;
+  /** WHERE clause over `from`: live leads in scope passing the filters; its values are in `params`. */
   where: string;
   params: Params;
   timeZone: string;

@@ -2,7 +2,6 @@
  * Time-based queries: calls_over_time, avg_duration_over_time (zero-filled buckets) and the
  * hourly heatmap. Buckets are cut on the wall clock of the request's time zone.
  */
-import { ACTIVITY_AT } from '../filters.js';
 import type { Granularity, HeatmapRow, TimeAverageRow, TimeCountRow } from '../schemas.js';
 import { runPaged, type AnalyticsQuery, type QueryContext } from './context.js';
 
@@ -13,9 +12,9 @@ const LABEL: Record<Granularity, string> = { hour: 'YYYY-MM-DD"T"HH24:00', day: 
  * SQL pieces of a time series: `bucket`, the local bucket start of a lead's activity time;
  * `series(cte)`, every bucket from the request's date range (or, without one, from the first to
  * the last bucket of `cte`'s `bucket` column); `label(col)`, a bucket's text. `instant`: the SQL
- * of the time being bucketed (a lead's activity time, or a rollup row's hour).
+ * of the time being bucketed (a row's activity time, or a rollup row's hour).
  */
-export function bucketing(c: QueryContext, instant: string = ACTIVITY_AT) {
+export function bucketing(c: QueryContext, instant: string = c.activityAt) {
   const granularity = `${c.params.add(c.granularity)}::text`;
   const zone = `${c.params.add(c.timeZone)}::text`;
   const local = (instant: string) => `date_trunc(${granularity}, ${instant} AT TIME ZONE ${zone})`;
@@ -40,7 +39,7 @@ export const callsOverTime: AnalyticsQuery<TimeCountRow> = (q, c) => {
     c,
     `WITH counts AS (
        SELECT ${b.bucket} AS bucket, count(*)::int AS count
-       FROM leads l
+       FROM ${c.from}
        WHERE ${c.where}
        GROUP BY 1
      )
@@ -58,7 +57,7 @@ export const avgDurationOverTime: AnalyticsQuery<TimeAverageRow> = (q, c) => {
     c,
     `WITH averages AS (
        SELECT ${b.bucket} AS bucket, round(avg(l.duration_seconds), 2)::float8 AS avg_duration
-       FROM leads l
+       FROM ${c.from}
        WHERE ${c.where}
        GROUP BY 1
      )
@@ -71,7 +70,7 @@ export const avgDurationOverTime: AnalyticsQuery<TimeAverageRow> = (q, c) => {
 
 /** Leads by local hour of their activity time (all 24), or by ISO weekday and hour (all 168). */
 export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
-  const local = `${ACTIVITY_AT} AT TIME ZONE ${c.params.add(c.timeZone)}::text`;
+  const local = `${c.activityAt} AT TIME ZONE ${c.params.add(c.timeZone)}::text`;
   if (!c.byWeekday) {
     return runPaged(
       q,
@@ -79,7 +78,7 @@ export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
       `SELECT h.hour AS ord, h.hour, coalesce(n.count, 0) AS count
        FROM generate_series(0, 23) AS h (hour)
        LEFT JOIN (SELECT extract(hour FROM ${local})::int AS hour, count(*)::int AS count
-                  FROM leads l
+                  FROM ${c.from}
                   WHERE ${c.where}
                   GROUP BY 1) AS n ON n.hour = h.hour`,
       'ord',
@@ -92,7 +91,7 @@ export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
      FROM generate_series(1, 7) AS d (weekday)
      CROSS JOIN generate_series(0, 23) AS h (hour)
      LEFT JOIN (SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour, count(*)::int AS count
-                FROM leads l
+                FROM ${c.from}
                   WHERE ${c.where}
                 GROUP BY 1, 2) AS n ON n.weekday = d.weekday AND n.hour = h.hour`,
     'ord',

@@ -8,7 +8,7 @@ export const PERCENTAGE = 'coalesce(round(100.0 * count / nullif(sum(count) OVER
 const outcomes = (c: QueryContext) =>
   `SELECT key, count, ${PERCENTAGE} AS percentage
    FROM (SELECT l.outcome AS key, count(*)::int AS count
-         FROM leads l
+         FROM ${c.from}
          WHERE ${c.where} AND l.outcome IS NOT NULL
          GROUP BY l.outcome) AS outcomes`;
 
@@ -27,7 +27,7 @@ export const statusDistribution: AnalyticsQuery<ShareRow> = (q, c) =>
      FROM (SELECT s.ord, s.key, coalesce(n.count, 0) AS count
            FROM (VALUES (1, 'BACKLOG'), (2, 'PROCESSING'), (3, 'RETRY'), (4, 'FINISHED')) AS s (ord, key)
            LEFT JOIN (SELECT l.status, count(*)::int AS count
-                      FROM leads l
+                      FROM ${c.from}
                       WHERE ${c.where}
                       GROUP BY l.status) AS n ON n.status = s.key) AS statuses`,
     'ord',
@@ -43,7 +43,7 @@ export const sentimentDistribution: AnalyticsQuery<ShareRow> = (q, c) =>
            FROM (SELECT count(*) FILTER (WHERE l.sentiment < 0.4::real)::int AS negative,
                         count(*) FILTER (WHERE l.sentiment >= 0.4::real AND l.sentiment <= 0.6::real)::int AS neutral,
                         count(*) FILTER (WHERE l.sentiment > 0.6::real)::int AS positive
-                 FROM leads l
+                 FROM ${c.from}
                  WHERE ${c.where}) AS t
            CROSS JOIN LATERAL (VALUES (1, 'negative', t.negative), (2, 'neutral', t.neutral), (3, 'positive', t.positive))
              AS s (ord, key, count)) AS classes`,

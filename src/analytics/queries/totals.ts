@@ -3,7 +3,7 @@ import type { CountRow, DurationRow } from '../schemas.js';
 import { runPaged, type AnalyticsQuery } from './context.js';
 
 export const callCount: AnalyticsQuery<CountRow> = (q, c) =>
-  runPaged(q, c, `SELECT count(*)::int AS count FROM leads l WHERE ${c.where}`, 'count');
+  runPaged(q, c, `SELECT count(*)::int AS count FROM ${c.from} WHERE ${c.where}`, 'count');
 
 /** Over leads with a duration; avg, min and max are null when there is none. */
 export const callDuration: AnalyticsQuery<DurationRow> = (q, c) =>
@@ -14,7 +14,7 @@ export const callDuration: AnalyticsQuery<DurationRow> = (q, c) =>
             min(l.duration_seconds) AS min,
             max(l.duration_seconds) AS max,
             coalesce(sum(l.duration_seconds), 0)::bigint AS total
-     FROM leads l
+     FROM ${c.from}
      WHERE ${c.where}`,
     'total',
   );

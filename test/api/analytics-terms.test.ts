@@ -1,0 +1,262 @@
+/**
+ * Payload filters over the payload terms (migration 007) stay exact: every query type, with one,
+ * two and three payload keys, strings, numbers (1, 1.0 and 1e0 are one number; "1" is not), booleans
+ * and null, values nested in arrays or objects (which containment does not match), keys and values
+ * too long to be stored (those filters go to the leads), combined with every other filter, for an
+ * admin, a reseller and a merchant: the terms' rows (source 'terms', which fails rather than fall
+ * back) equal the leads' (source 'live', containment over the GIN index) and the default's. After
+ * inserts, updates (claims, finishes, payload edits, test flags, tenants), deletes, the scheduler's
+ * finishAttempts and random steps; and the terms table equals a hand-written projection of the
+ * leads, row for row. Runs on PGlite and PostgreSQL (test/api).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AnalyticsService, QUERY_TYPES } from '../../src/analytics/index.js';
+import type { Principal } from '../../src/auth/index.js';
+import type { Db } from '../../src/db/index.js';
+import { finishAttempts } from '../../src/scheduler/transitions.js';
+import { createTestDb } from '../helpers/db.js';
+
+let db: Db;
+const live = () => new AnalyticsService(db, { source: 'live' });
+const terms = () => new AnalyticsService(db, { source: 'terms' });
+const auto = () => new AnalyticsService(db);
+
+const ADMIN: Principal = { kind: 'user', id: 'a', label: 'admin', role: 'admin', resellerId: null, merchantId: null };
+const R1: Principal = { kind: 'user', id: 'r1', label: 'reseller', role: 'reseller', resellerId: 'r1', merchantId: null };
+const M1: Principal = { kind: 'user', id: 'm1', label: 'merchant', role: 'merchant', resellerId: 'r1', merchantId: 'm1' };
+
+/** mulberry32: the same pseudo-random leads on every run. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = prng(7);
+const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
+
+const LONG = 'x'.repeat(300);
+const LONG_KEY = 'k'.repeat(140);
+/** JSON text of payload values, as written (1.0 and 1e0 kept as typed: they are the number 1). */
+const CAMPAIGNS = ['"spring"', '"autumn"', '"1"', '1', '1.0', '1e0', '2.50', 'true', 'false', 'null', '["spring"]', '{"name": "spring"}', `"${LONG}"`];
+const BASE_MS = Date.parse('2024-05-01T00:00:00Z');
+let seq = 0;
+
+/** A random lead of any status; its payload is JSON text. */
+function randomLead() {
+  seq++;
+  const reseller = random() < 0.8 ? 'r1' : 'r2';
+  const status = pick(['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED', 'FINISHED']);
+  const attempts = status === 'BACKLOG' ? 0 : pick([0, 1, 2, 3]);
+  const at = BASE_MS + Math.floor(random() * 4 * 24) * 3_600_000 + Math.floor(random() * 3_600_000);
+  const dialled = attempts > 0;
+  const fields = [`"campaign": ${pick(CAMPAIGNS)}`, `"lang": ${pick(['"en"', '"es"', '"hi"'])}`];
+  if (random() < 0.7) fields.push(`"tier": ${pick(['1', '2', '"1"', 'true', 'null'])}`);
+  if (random() < 0.2) fields.push(`"${LONG_KEY}": "v"`);
+  if (random() < 0.3) fields.push(`"phone": "+1555${String(Math.floor(random() * 1e7)).padStart(7, '0')}"`);
+  return {
+    id: `lead-${seq}`,
+    reseller,
+    merchant: reseller === 'r1' ? pick(['m1', 'm1b', null]) : pick(['m2', null]),
+    template: reseller === 'r1' ? pick(['t1', 't2']) : 't3',
+    status,
+    outcome: status === 'FINISHED' ? pick(['confirmed', 'no_answer', 'busy', 'rescheduled']) : null,
+    attempts,
+    callAt: dialled ? new Date(at).toISOString() : null,
+    createdAt: new Date(at - Math.floor(random() * 7_200_000)).toISOString(),
+    duration: dialled ? pick([null, 0, 15, 60, 61, 300]) : null,
+    sentiment: dialled ? pick([null, 0.2, 0.4, 0.6, 0.8]) : null,
+    provider: dialled ? pick(['PROVIDER_A', 'PROVIDER_B', null]) : null,
+    playground: random() < 0.05,
+    mode: pick(['TELEPHONY', 'TELEPHONY', 'WEBRTC', 'TELEPHONY_TEST']),
+    payload: random() < 0.03 ? pick(['[]', '"text"', '{}']) : `{${fields.join(', ')}}`,
+  };
+}
+type Lead = ReturnType<typeof randomLead>;
+
+async function insertLeads(leads: Lead[]): Promise<void> {
+  const values: unknown[] = [];
+  const rows = leads.map((l) => {
+    const at = values.length;
+    values.push(l.id, l.reseller, l.merchant, l.template, l.status, l.outcome, l.attempts, l.callAt, l.duration, l.sentiment, l.provider, l.payload, l.playground, l.mode, l.createdAt);
+    const p = (i: number) => `$${at + i}`;
+    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, 'tpl', ${p(1)}, ${p(5)}, ${p(6)}, ${p(7)}::int, ${p(8)}::timestamptz, ${p(9)}::int, ${p(10)}::real, ${p(11)}, ${p(12)}::jsonb, ${p(13)}::boolean, ${p(14)}, ${p(15)}::timestamptz)`;
+  });
+  await db.query(
+    `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, outcome, attempt_count,
+                        call_initiated_time, duration_seconds, sentiment, provider, payload, is_playground, execution_mode, created_at)
+     VALUES ${rows.join(', ')}`,
+    values,
+  );
+}
+
+/** Payload filters the terms answer (every one of these keys and values is stored). */
+const STORED_FILTERS: Record<string, unknown>[] = [
+  { campaign: 'spring' },
+  { campaign: '1' },
+  { campaign: 1 },
+  { campaign: 2.5 },
+  { campaign: true },
+  { campaign: null },
+  { campaign: 'spring', lang: 'en' },
+  { lang: 'es', campaign: 1, tier: 1 },
+  { tier: '1', lang: 'hi' },
+  { phone: '+15550000000' },
+  { missing: 'x' },
+];
+/** Filters the terms do not hold: the leads answer them. */
+const UNSTORED_FILTERS: Record<string, unknown>[] = [{ campaign: LONG }, { [LONG_KEY]: 'v' }, { lang: 'en', [LONG_KEY]: 'v' }];
+
+const OTHER_FILTERS: Record<string, unknown>[] = [
+  {},
+  { date_from: '2024-05-02', date_to: '2024-05-03' },
+  { date_from: '2024-05-02T06:30:00Z', date_to: '2024-05-03T10:00:00Z' },
+  { merchant_id: 'm1', template_id: 't1' },
+  { min_duration: 1, max_duration: 100 },
+  { sentiment_min: 0.4, sentiment_max: 0.6 },
+];
+
+function bodies(payloads: Record<string, unknown>[], others = OTHER_FILTERS) {
+  const out: Record<string, any>[] = [];
+  for (const query_type of QUERY_TYPES) {
+    for (const payload_filters of payloads) {
+      for (const other of others) out.push({ query_type, page_size: 1000, filters: { ...other, payload_filters } });
+    }
+    const [first] = payloads;
+    out.push({ query_type, timezone: 'Asia/Kolkata', granularity: 'hour', by_weekday: true, filters: { payload_filters: first } });
+    out.push({ query_type, granularity: 'week', page: 2, page_size: 2, filters: { payload_filters: first } });
+  }
+  return out;
+}
+
+/** The terms answer exactly what the leads do, for three callers; filters they do not hold go to the leads. */
+async function assertTermsMatchLeads(label: string, others = OTHER_FILTERS): Promise<void> {
+  for (const caller of [ADMIN, R1, M1]) {
+    for (const body of bodies(STORED_FILTERS, others)) {
+      const what = `${label}: ${caller.role} ${JSON.stringify(body)}`;
+      const expected = await live().query(caller, body as any);
+      assert.deepEqual(await terms().query(caller, body as any), expected, what);
+      assert.deepEqual(await auto().query(caller, body as any), expected, what);
+    }
+    for (const body of bodies(UNSTORED_FILTERS, [{}])) {
+      const what = `${label}: ${caller.role} ${JSON.stringify(body)}`;
+      await assert.rejects(terms().query(caller, body as any), /cannot answer/, what);
+      assert.deepEqual(await auto().query(caller, body as any), await live().query(caller, body as any), what);
+    }
+  }
+}
+
+/** The terms table is exactly the stored terms of the live leads, written here by hand. */
+async function assertTermsTableExact(label: string): Promise<void> {
+  const expected = await db.query(
+    `SELECT e.key, CASE WHEN jsonb_typeof(e.value) = 'number' THEN to_jsonb(trim_scale(e.value::numeric)) ELSE e.value END AS value,
+            l.reseller_id, coalesce(l.call_initiated_time, l.created_at) AS activity_at, l.id AS lead_id, l.merchant_id, l.template_id,
+            l.status, l.outcome, l.attempt_count, l.duration_seconds, l.sentiment, l.provider
+     FROM leads l, jsonb_each(CASE WHEN jsonb_typeof(l.payload) = 'object' THEN l.payload END) AS e
+     WHERE NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST') AND octet_length(e.key) <= 128
+       AND jsonb_typeof(e.value) IN ('string', 'number', 'boolean', 'null') AND (jsonb_typeof(e.value) <> 'string' OR octet_length(e.value #>> '{}') <= 256)
+     ORDER BY lead_id, key`,
+  );
+  const actual = await db.query(`SELECT * FROM lead_payload_terms ORDER BY lead_id, key`);
+  assert.deepEqual(actual.rows, expected.rows, `${label}: lead_payload_terms`);
+}
+
+before(async () => {
+  db = await createTestDb();
+  await db.query(`INSERT INTO resellers (id, name) VALUES ('r1', 'R1'), ('r2', 'R2')`);
+  await db.query(`INSERT INTO merchants (id, reseller_id, name, contact_email) VALUES ('m1', 'r1', 'M1', 'm1@x'), ('m1b', 'r1', 'M1b', 'm1b@x'), ('m2', 'r2', 'M2', 'm2@x')`);
+  await db.query(`INSERT INTO templates (id, name, reseller_id, flow) VALUES ('t1', 't1', 'r1', '{}'), ('t2', 't2', 'r1', '{}'), ('t3', 't3', 'r2', '{}')`);
+});
+after(() => db.close());
+
+describe('analytics payload terms: exact for every filter after every kind of change', () => {
+  it('inserts (one statement of many leads, and single ones)', async () => {
+    await insertLeads(Array.from({ length: 300 }, randomLead));
+    for (let i = 0; i < 5; i++) await insertLeads([randomLead()]);
+    // A phone number the filters ask for, on a live lead.
+    await insertLeads([{ ...randomLead(), playground: false, mode: 'TELEPHONY', payload: '{"phone": "+15550000000", "campaign": "spring"}' }]);
+    await assertTermsTableExact('inserted');
+    await assertTermsMatchLeads('inserted');
+  });
+
+  it('updates: claims, finishes, payload edits, test flags, tenants; updates touching none of it', async () => {
+    await db.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = '2024-05-03T12:34:56Z'
+                    WHERE id IN (SELECT id FROM leads WHERE status = 'BACKLOG' ORDER BY id LIMIT 15)`);
+    await db.query(`UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', duration_seconds = 42, sentiment = 0.9, provider = 'PROVIDER_B'
+                    WHERE id IN (SELECT id FROM leads WHERE status = 'PROCESSING' ORDER BY id LIMIT 8)`);
+    await db.query(`UPDATE leads SET payload = payload || '{"campaign": "autumn", "tier": 1.00}' WHERE jsonb_typeof(payload) = 'object' AND id LIKE '%3'`);
+    await db.query(`UPDATE leads SET payload = payload - 'lang' WHERE jsonb_typeof(payload) = 'object' AND id LIKE '%4'`);
+    await db.query(`UPDATE leads SET payload = '{"campaign": "spring"}' WHERE jsonb_typeof(payload) <> 'object'`);
+    await db.query(`UPDATE leads SET is_playground = NOT is_playground WHERE id LIKE '%5'`);
+    await db.query(`UPDATE leads SET execution_mode = 'TELEPHONY' WHERE execution_mode = 'TELEPHONY_TEST' AND id LIKE '%2'`);
+    await db.query(`UPDATE leads SET merchant_id = NULL WHERE merchant_id = 'm1b' AND id LIKE '%1'`);
+    await db.query(`UPDATE leads SET reseller_id = 'r2', merchant_id = 'm2', template_id = 't3' WHERE reseller_id = 'r1' AND id LIKE '%6'`);
+    await db.query(`UPDATE leads SET id = id || '-renamed' WHERE id LIKE '%8'`);
+    await db.query(`UPDATE leads SET locked_until = now(), meta_data = '{"x": 1}'`); // touches nothing the terms hold
+    await assertTermsTableExact('updated');
+    await assertTermsMatchLeads('updated');
+  });
+
+  it('deletes', async () => {
+    await db.query(`DELETE FROM leads WHERE id LIKE '%9' OR id LIKE '%7'`);
+    await assertTermsTableExact('deleted');
+    await assertTermsMatchLeads('deleted', OTHER_FILTERS.slice(0, 2));
+  });
+
+  it("the scheduler's finish statement (finishAttempts) moves the terms with the lead", async () => {
+    const leads = Array.from({ length: 4 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't1', status: 'PROCESSING', attempts: 1, outcome: null, duration: null, sentiment: null, playground: false, mode: 'TELEPHONY', payload: '{"campaign": "spring", "lang": "en"}' }));
+    await insertLeads(leads);
+    await db.query(`UPDATE leads SET locked_by = 'w1', locked_until = now() + interval '1 minute' WHERE id = ANY($1::text[])`, [leads.map((l) => l.id)]);
+    const ends = [{ kind: 'completed', outcome: 'confirmed', durationSeconds: 42, sentiment: 0.7 }, { kind: 'no_answer' }, { kind: 'busy' }, { kind: 'error', error: 'down' }] as const;
+    await db.tx((q) =>
+      finishAttempts(q, leads.map((l, i) => ({ leadId: l.id, workerId: 'w1', attempt: 1, config: { max_retry: i % 2, retry_offset: 60 }, result: { end: ends[i]! } })), async () => {}),
+    );
+    await assertTermsTableExact('finished by the scheduler');
+    await assertTermsMatchLeads('finished by the scheduler', OTHER_FILTERS.slice(0, 2));
+  });
+
+  it('random steps (inserts, updates of any fact or the payload, deletes): the terms agree with the leads after each', async () => {
+    const steps = [
+      async () => insertLeads(Array.from({ length: 1 + Math.floor(random() * 15) }, randomLead)),
+      async () => db.query(`UPDATE leads SET duration_seconds = $1, sentiment = $2 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $3) LIMIT 5)`, [pick([null, 0, 77]), pick([null, 0.4, 0.95]), String(random())]),
+      async () => db.query(`UPDATE leads SET status = $1, outcome = $2 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $3) LIMIT 5)`, [pick(['RETRY', 'FINISHED', 'PROCESSING']), pick([null, 'confirmed', 'busy']), String(random())]),
+      async () => db.query(`UPDATE leads SET call_initiated_time = coalesce(call_initiated_time, created_at) + interval '1 hour' * $1 WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $2) LIMIT 5)`, [pick([-30, 1, 5]), String(random())]),
+      async () => db.query(`UPDATE leads SET payload = $1::jsonb WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $2) LIMIT 4)`, [`{"campaign": ${pick(CAMPAIGNS)}, "lang": "en", "tier": ${pick(['1', '"1"', 'null'])}}`, String(random())]),
+      async () => db.query(`UPDATE leads SET is_playground = NOT is_playground WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 3)`, [String(random())]),
+      async () => db.query(`DELETE FROM leads WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 4)`, [String(random())]),
+    ];
+    const checked = QUERY_TYPES.flatMap((query_type) =>
+      [{ campaign: 1 }, { campaign: 'spring', lang: 'en' }, { tier: '1' }].map((payload_filters) => ({ query_type, page_size: 1000, filters: { payload_filters } })),
+    );
+    for (let step = 0; step < 20; step++) {
+      await steps[Math.floor(random() * steps.length)]!();
+      for (const body of checked) {
+        assert.deepEqual(await terms().query(R1, body as any), await live().query(R1, body as any), `step ${step}: ${JSON.stringify(body)}`);
+      }
+    }
+    await assertTermsTableExact('after random steps');
+    await assertTermsMatchLeads('after random steps', OTHER_FILTERS.slice(0, 3));
+  });
+
+  it('concurrent writers claiming and finishing their leads one statement at a time: no deadlock, still exact', async () => {
+    if (db.kind !== 'postgres') return; // PGlite runs one statement at a time.
+    const leads = Array.from({ length: 40 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY', payload: '{"campaign": "spring", "lang": "en"}' }));
+    await insertLeads(leads);
+    const ids = leads.map((l) => l.id);
+    const writer = (w: number) =>
+      db.tx(async (q) => {
+        const mine = ids.filter((_, i) => i % 8 === w);
+        const order = w % 2 === 0 ? mine : [...mine].reverse();
+        for (const id of order) await q.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = now() WHERE id = $1`, [id]);
+        for (const id of order) await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', duration_seconds = $2 WHERE id = $1`, [id, 10 + w]);
+      });
+    await Promise.all(Array.from({ length: 8 }, (_, w) => writer(w)));
+    await assertTermsTableExact('after concurrent writers');
+    await assertTermsMatchLeads('after concurrent writers', OTHER_FILTERS.slice(0, 1));
+  });
+});
