@@ -2,31 +2,46 @@
  * npm run bench:voice: simultaneous calls through the provider emulator's media WebSockets
  * (Twilio protocol) into one `dialer serve` process running the full voice pipeline (codecs,
  * resampling, Silero VAD, turn taking, the flow engine) with local OpenAI-compatible LLM,
- * transcription and speech servers that answer at once. Each call: the agent greets, the callee answers in real speech, the agent calls a
- * function, says goodbye and hangs up.
+ * transcription and speech servers that answer at once. Each call: the agent greets, the callee
+ * answers in real speech (espeak-ng), the agent calls a function, says goodbye and hangs up. Every
+ * round's calls are placed together, are answered together and their callees speak together: the
+ * worst case for a single event loop.
  *
- * It ramps the number of calls (CALLS="10,20,40,...") and prints, per round, the share of late
- * 20 ms media frames (handled more than one frame behind the media clock) and the engine's own
- * latency per turn (end of caller speech to the first agent audio, minus the AI services' time).
- * Baseline beside it: the same calls with the built-in greeter agent (the bare media bridge), as a
- * ratio of Dialer CPU per call. Last line: `voice: N calls/core, turn overhead p99 X ms`.
+ * Processes (so that what is measured is Dialer's process alone):
+ * - Dialer (`dialer serve`), pinned with `taskset` to DIALER_CPUS (default: the last CPU this
+ *   process may use), so every thread of it (event loop, libuv pool, GC, ONNX Runtime) shares
+ *   those CPUs only;
+ * - the far side (bench/voice-far.ts: emulator + AI servers) and the throwaway PostgreSQL, pinned to
+ *   the other CPUs;
+ * - this process, which only drives rounds over HTTP and reads results.
+ * Without `taskset` or with a single CPU nothing is pinned, and "per core" divides by every CPU.
+ *
+ * Per round (CALLS="25,50,...", ramped until a round fails):
+ * - late frames: caller audio frames that Dialer's call handled more than one 20 ms frame (plus
+ *   20 ms of slack) behind the media clock set by the stream's first frame (trace_scores
+ *   media_frames_late of each lead). A late frame can come from Dialer's event loop or from the far
+ *   side sending late: the far side's own event-loop lag is printed beside it.
+ * - turn overhead: end of the caller's speech (the VAD's) to the first agent audio frame handed to
+ *   the media socket, minus the LLM's time to first token and the TTS's time to first audio
+ *   (metaData.turn_overhead_ms of each lead).
+ * - Dialer's CPU (user + system, from /proc) over the round's wall time.
+ * A round passes when every call confirmed and fewer than 1% of frames were late. The last line,
+ * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
+ * CPUs Dialer was allowed, and the p99 of that round.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { API_PREFIX } from '../src/app.js';
-import { startEmulator } from '../src/telephony/emulator/index.js';
 import { percentile } from '../src/voice/metrics.js';
-import { startOpenAIServer } from '../test/helpers/openai-server.js';
-import { benchPostgres, createDatabase } from './lib/pg.js';
 import { freePort } from '../test/helpers/net.js';
+import { benchPostgres, createDatabase } from './lib/pg.js';
+import type { FarReply, FarRequest } from './voice-far.js';
 
-const ROUNDS = (process.env.CALLS ?? '10,25,50,75,100,150').split(',').map(Number);
+const ROUNDS = (process.env.CALLS ?? '25,50,75,100,125,150,200').split(',').map(Number);
 const TWILIO = { accountSid: 'AC00000000000000000000000000000009', authToken: 'bench-voice-token' };
 const CLK_TCK = 100;
-
 
 /** CPU seconds a process has used (user + system), from /proc. */
 function cpuSeconds(pid: number): number {
@@ -34,23 +49,59 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
+/** "0-2,5" -> [0, 1, 2, 5]. */
+function cpuList(list: string): number[] {
+  return list.split(',').flatMap((part) => {
+    const [a, b] = part.split('-').map(Number);
+    return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i);
+  });
+}
+
+/** Which CPUs Dialer runs on and which the rest of the bench does. */
+function cpuPlan(): { dialer: number[]; rest: number[]; pinned: boolean } {
+  const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
+  const cpus = allowed ? cpuList(allowed) : os.cpus().map((_, i) => i);
+  const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
+  if (!hasTaskset || cpus.length < 2) return { dialer: cpus, rest: cpus, pinned: false };
+  const dialer = process.env.DIALER_CPUS ? cpuList(process.env.DIALER_CPUS) : [cpus[cpus.length - 1]!];
+  const rest = cpus.filter((c) => !dialer.includes(c));
+  return { dialer, rest: rest.length ? rest : cpus, pinned: true };
+}
+
+const plan = cpuPlan();
+
+// This process and all it starts (PostgreSQL, the far side) move off Dialer's CPUs.
+if (plan.pinned) spawnSync('taskset', ['-a', '-p', '-c', plan.rest.join(','), String(process.pid)], { stdio: 'ignore' });
+
 // PostgreSQL, as a production worker uses: embedded PGlite would run every query on the event loop the media shares.
 const pgServer = await benchPostgres();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void pgServer.stop().finally(() => process.exit(130)));
-let dbSeq = 0;
-const ai = await startOpenAIServer();
-ai.respond = (body) => {
-  const last = body.messages[body.messages.length - 1];
-  return last?.role === 'user' ? { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] } : { text: 'Hello! Shall I confirm your order?' };
-};
-ai.transcribe = () => 'Yes, please confirm it.';
 
+// The far side: emulator and AI servers, in their own process.
+const far: ChildProcess = fork(path.join(import.meta.dirname, 'voice-far.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, BENCH_TWILIO: JSON.stringify(TWILIO) } });
+const farSend = (m: FarRequest) => far.send(m);
+const farReply = <T extends FarReply['type']>(type: T) =>
+  new Promise<Extract<FarReply, { type: T }>>((resolve, reject) => {
+    const onMessage = (m: FarReply) => {
+      if (m.type !== type) return;
+      far.off('message', onMessage);
+      resolve(m as Extract<FarReply, { type: T }>);
+    };
+    far.on('message', onMessage);
+    far.once('exit', (code) => reject(new Error(`the far side exited (${code})`)));
+  });
+const { emulatorUrl, aiUrl } = await farReply('ready');
+
+let dbSeq = 0;
 async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; child: ChildProcess; dataDir: string; token: string }> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-voice-'));
   const url = `http://127.0.0.1:${port}${API_PREFIX}`;
   const database = await createDatabase(pgServer.url, `dialer_bench_voice_${process.pid}_${++dbSeq}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
+  const node = [process.execPath, ...profile, '--import', 'tsx', 'src/cli.ts', 'serve'];
+  const [cmd, ...args] = plan.pinned ? ['taskset', '-c', plan.dialer.join(','), ...node] : node;
+  const child = spawn(cmd!, args, {
     env: {
       ...process.env,
       PORT: String(port),
@@ -62,9 +113,9 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
       DIALER_POLL_MS: '100',
       DIALER_AGENT: agent,
       LOG_LEVEL: 'error',
-      LLM_BASE_URL: ai.url,
-      STT_BASE_URL: ai.url,
-      TTS_BASE_URL: ai.url,
+      LLM_BASE_URL: aiUrl,
+      STT_BASE_URL: aiUrl,
+      TTS_BASE_URL: aiUrl,
       TWILIO_ACCOUNT_SID: TWILIO.accountSid,
       TWILIO_AUTH_TOKEN: TWILIO.authToken,
       TWILIO_API_URL: emulatorUrl,
@@ -83,10 +134,6 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
   }
 }
 
-let emulatorUrl = '';
-const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
-emulatorUrl = emulator.url;
-
 let numberSeq = 0;
 let calleeSeq = 0;
 
@@ -97,9 +144,10 @@ interface Round {
   late: number;
   overheads: number[];
   cpuPerCall: number;
-  harnessLagP99Ms: number;
-  harnessCpuS: number;
   dialerCpuS: number;
+  wallS: number;
+  farLagP99Ms: number;
+  farCpuS: number;
 }
 
 async function round(dialer: { url: string; token: string; child: ChildProcess }, calls: number, template: string, reseller: string): Promise<Round> {
@@ -111,14 +159,12 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const leads: Array<{ request_id: string; template: string; reseller_id: string; payload: Record<string, unknown> }> = [];
   for (let i = 0; i < calls; i++) {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    emulator.script(callee, { answer: 'answer', ringMs: 100, steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: 100, steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
+  farSend({ type: 'measure' });
   const cpuBefore = cpuSeconds(dialer.child.pid!);
-  const benchCpuBefore = process.cpuUsage();
-  // The emulator (the callees' side) runs in this process: its own lag shows up as late frames too.
-  const lag = monitorEventLoopDelay({ resolution: 10 });
-  lag.enable();
+  const startedAt = performance.now();
   const pushed = await api('POST', '/leads/batch', { leads });
   const ids: string[] = pushed.body.results.map((r: any) => r.result.lead_call_tracker_id);
   const deadline = Date.now() + 120_000;
@@ -132,9 +178,11 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     }
   }
   const cpu = cpuSeconds(dialer.child.pid!) - cpuBefore;
-  lag.disable();
-  const benchCpu = process.cpuUsage(benchCpuBefore);
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, harnessLagP99Ms: lag.percentile(99) / 1e6, harnessCpuS: (benchCpu.user + benchCpu.system) / 1e6, dialerCpuS: cpu };
+  const wallS = (performance.now() - startedAt) / 1000;
+  const reply = farReply('measured');
+  farSend({ type: 'stats' });
+  const farStats = await reply;
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
@@ -166,7 +214,8 @@ const stop = async (d: { child: ChildProcess; dataDir: string }) => {
   fs.rmSync(d.dataDir, { recursive: true, force: true });
 };
 
-process.stdout.write(`bench:voice: ${os.cpus().length} cores; rounds of ${ROUNDS.join(', ')} simultaneous calls\n`);
+const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
+process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls\n`);
 // Baseline: the bare media bridge (greeter agent), 10 calls.
 const bridge = await startDialer('greeter');
 const bridgeSetup = await setup(bridge);
@@ -176,6 +225,8 @@ process.stdout.write(`baseline bridge: 10 calls, ${base.finished} finished, ${(b
 
 const dialer = await startDialer('flow');
 const { template, reseller } = await setup(dialer);
+// A short warm-up round (JIT, the Silero model, connection pools), not counted.
+await round(dialer, 5, template, reseller);
 let best = 0;
 let bestOverheads: number[] = [];
 for (const calls of ROUNDS) {
@@ -186,15 +237,16 @@ for (const calls of ROUNDS) {
   process.stdout.write(
     `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, late frames ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
       `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
-      `CPU dialer ${r.dialerCpuS.toFixed(1)} s vs emulator ${r.harnessCpuS.toFixed(1)} s, emulator event-loop lag p99 ${r.harnessLagP99Ms.toFixed(0)} ms\n`,
+      `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(2)}\n`,
   );
   if (lateShare >= 0.01 || r.finished < calls) break;
   best = calls;
   bestOverheads = r.overheads;
 }
 await stop(dialer);
-await emulator.close();
-await ai.close();
+farSend({ type: 'close' });
+await new Promise((r) => far.once('exit', r));
 await pgServer.stop();
-// One Dialer process uses one core (Node's event loop; Silero runs single-threaded WebAssembly in it).
-process.stdout.write(`voice: ${best} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);
+const perCore = best / plan.dialer.length;
+process.stdout.write(`(per core: ${best} calls on the ${plan.dialer.length} CPU(s) Dialer's process was allowed)\n`);
+process.stdout.write(`voice: ${Number.isInteger(perCore) ? perCore : perCore.toFixed(1)} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);
