@@ -7,9 +7,9 @@
  * across calls. Windows of near-digital silence skip inference (a phone line's silence costs
  * nothing), counting as probability 0.
  *
- * Why native first: a batched window costs about 0.05 ms there against 0.2-0.3 ms in WebAssembly,
- * and its runs execute on ONNX Runtime's own thread, not on the event loop that carries every
- * call's media (WebAssembly runs block it for the whole batch).
+ * Why native first: a batched window costs about 0.05 ms there against 0.2-0.3 ms in WebAssembly.
+ * Both builds run a batch synchronously on the event loop that carries every call's media
+ * (onnxruntime-node calls its binding from a setImmediate), so batches stay a few ms long.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -86,8 +86,8 @@ class Batcher {
   private scheduled = false;
   private readonly sr: OrtWeb.Tensor;
   /**
-   * WebAssembly runs on the event loop: small batches keep each synchronous run short (about
-   * 5 ms), so media in between is not held up. Native runs happen off the loop: larger batches.
+   * A run blocks the event loop: batches are sized so that one takes about 3-5 ms (16 windows in
+   * WebAssembly, 64 natively), so media in between is not held up.
    */
   private readonly maxBatch: number;
 
