@@ -40,6 +40,17 @@ import { benchPostgres, createDatabase } from './lib/pg.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
 const ROUNDS = (process.env.CALLS ?? '25,50,75,100,125,150,200').split(',').map(Number);
+/** Each callee answers after a ring time drawn from this range ("100" for all at once). */
+const [RING_MIN_MS, RING_MAX_MS] = ((r) => [r[0]!, r[1] ?? r[0]!])((process.env.RING_MS ?? '100-3000').split('-').map(Number));
+/** A fixed seed: the same ring times run after run. */
+let seed = 20_261_123;
+/** mulberry32. */
+function random(): number {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+}
 const TWILIO = { accountSid: 'AC00000000000000000000000000000009', authToken: 'bench-voice-token' };
 const CLK_TCK = 100;
 
@@ -47,6 +58,11 @@ const CLK_TCK = 100;
 function cpuSeconds(pid: number): number {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+/** Seconds the process's main thread (the event loop) waited for a CPU while runnable, from /proc. */
+function runqueueWaitSeconds(pid: number): number {
+  return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
 }
 
 /** "0-2,5" -> [0, 1, 2, 5]. */
@@ -93,13 +109,15 @@ const farReply = <T extends FarReply['type']>(type: T) =>
 const { emulatorUrl, aiUrl } = await farReply('ready');
 
 let dbSeq = 0;
+const dialers: ChildProcess[] = [];
 async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; child: ChildProcess; dataDir: string; token: string }> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-voice-'));
   const url = `http://127.0.0.1:${port}${API_PREFIX}`;
   const database = await createDatabase(pgServer.url, `dialer_bench_voice_${process.pid}_${++dbSeq}`);
-  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
-  const node = [process.execPath, ...profile, '--import', 'tsx', 'src/cli.ts', 'serve'];
+  // e.g. DIALER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where Dialer's time goes.
+  const extra = (process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const node = [process.execPath, ...extra, '--import', 'tsx', 'src/cli.ts', 'serve'];
   const [cmd, ...args] = plan.pinned ? ['taskset', '-c', plan.dialer.join(','), ...node] : node;
   const child = spawn(cmd!, args, {
     env: {
@@ -111,6 +129,7 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
       DIALER_ADMIN_PASSWORD: 'bench-password',
       DIALER_MAX_CONCURRENT_CALLS: '1000',
       DIALER_POLL_MS: '100',
+      DIALER_METRICS_TOKEN: 'bench-voice-metrics-token',
       DIALER_AGENT: agent,
       LOG_LEVEL: 'error',
       LLM_BASE_URL: aiUrl,
@@ -120,8 +139,9 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
       TWILIO_AUTH_TOKEN: TWILIO.authToken,
       TWILIO_API_URL: emulatorUrl,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.DIALER_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'],
   });
+  dialers.push(child);
   for (let i = 0; ; i++) {
     try {
       const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) });
@@ -148,6 +168,22 @@ interface Round {
   wallS: number;
   farLagP99Ms: number;
   farCpuS: number;
+  peakLiveCalls: number;
+  /** Dialer's event-loop delay over the round (prom-client's, 10 ms resolution), ms. */
+  dialerLoop: { p99: number; max: number };
+  /** Time Dialer's event loop was ready to run but another process had its CPU. */
+  waitedS: number;
+  /** Share of frames the emulator itself sent more than a frame late. */
+  sentLateShare: number;
+}
+
+/** Dialer's event-loop delay p99 and max since the last call, from GET /metrics (which resets it). */
+async function loopDelay(url: string): Promise<{ p99: number; max: number }> {
+  const res = await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer bench-voice-metrics-token' } });
+  const text = await res.text();
+  if (!res.ok) process.stderr.write(`GET /metrics: ${res.status} ${text.slice(0, 200)}\n`);
+  const value = (name: string) => Number(new RegExp(`^dialer_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+  return { p99: value('p99'), max: value('max') };
 }
 
 async function round(dialer: { url: string; token: string; child: ChildProcess }, calls: number, template: string, reseller: string): Promise<Round> {
@@ -159,11 +195,13 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const leads: Array<{ request_id: string; template: string; reseller_id: string; payload: Record<string, unknown> }> = [];
   for (let i = 0; i < calls; i++) {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: 100, steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
+    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: Math.round(RING_MIN_MS + random() * (RING_MAX_MS - RING_MIN_MS)), steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
   farSend({ type: 'measure' });
+  await loopDelay(dialer.url); // starts its histogram afresh
   const cpuBefore = cpuSeconds(dialer.child.pid!);
+  const waitBefore = runqueueWaitSeconds(dialer.child.pid!);
   const startedAt = performance.now();
   const pushed = await api('POST', '/leads/batch', { leads });
   const ids: string[] = pushed.body.results.map((r: any) => r.result.lead_call_tracker_id);
@@ -176,6 +214,8 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     if ((await open('PROCESSING')) + (await open('BACKLOG')) === 0) break;
   }
   const cpu = cpuSeconds(dialer.child.pid!) - cpuBefore;
+  const waitedS = runqueueWaitSeconds(dialer.child.pid!) - waitBefore;
+  const dialerLoop = await loopDelay(dialer.url);
   const wallS = (performance.now() - startedAt) / 1000;
   const done = new Map<string, any>();
   for (const id of ids) {
@@ -185,7 +225,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const reply = farReply('measured');
   farSend({ type: 'stats' });
   const farStats = await reply;
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS };
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
@@ -218,38 +258,53 @@ const stop = async (d: { child: ChildProcess; dataDir: string }) => {
 };
 
 const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
-process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls\n`);
-// Baseline: the bare media bridge (greeter agent), 10 calls.
-const bridge = await startDialer('greeter');
-const bridgeSetup = await setup(bridge);
-const base = await round(bridge, 10, bridgeSetup.template, bridgeSetup.reseller);
-await stop(bridge);
-process.stdout.write(`baseline bridge: 10 calls, ${base.finished} finished, ${(base.cpuPerCall * 1000).toFixed(0)} ms CPU per call\n`);
+process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
+/** Runs the rounds; returns the largest passing N and that round's turn overheads. */
+async function main(): Promise<{ best: number; bestOverheads: number[] }> {
+  // Baseline: the bare media bridge (greeter agent), 10 calls.
+  const bridge = await startDialer('greeter');
+  const bridgeSetup = await setup(bridge);
+  const base = await round(bridge, 10, bridgeSetup.template, bridgeSetup.reseller);
+  await stop(bridge);
+  process.stdout.write(`baseline bridge: 10 calls, ${base.finished} finished, ${(base.cpuPerCall * 1000).toFixed(0)} ms CPU per call\n`);
 
-const dialer = await startDialer('flow');
-const { template, reseller } = await setup(dialer);
-// A short warm-up round (JIT, the Silero model, connection pools), not counted.
-await round(dialer, 5, template, reseller);
-let best = 0;
-let bestOverheads: number[] = [];
-for (const calls of ROUNDS) {
-  const r = await round(dialer, calls, template, reseller);
-  const lateShare = r.frames ? r.late / r.frames : 1;
-  const p50 = percentile(r.overheads, 50) ?? NaN;
-  const p99 = percentile(r.overheads, 99) ?? NaN;
-  process.stdout.write(
-    `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, late frames ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
-      `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
-      `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(2)}\n`,
-  );
-  if (lateShare >= 0.01 || r.finished < calls) break;
-  best = calls;
-  bestOverheads = r.overheads;
+  const dialer = await startDialer('flow');
+  const { template, reseller } = await setup(dialer);
+  // A short warm-up round (JIT, the Silero model, connection pools), not counted.
+  await round(dialer, 5, template, reseller);
+  let best = 0;
+  let bestOverheads: number[] = [];
+  for (const calls of ROUNDS) {
+    const r = await round(dialer, calls, template, reseller);
+    const lateShare = r.frames ? r.late / r.frames : 1;
+    const p50 = percentile(r.overheads, 50) ?? NaN;
+    const p99 = percentile(r.overheads, 99) ?? NaN;
+    process.stdout.write(
+      `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
+        `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
+        `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}\n`,
+    );
+    if (lateShare >= 0.01 || r.finished < calls || r.peakLiveCalls < calls) break;
+    best = calls;
+    bestOverheads = r.overheads;
+  }
+  await stop(dialer);
+  return { best, bestOverheads };
 }
-await stop(dialer);
-farSend({ type: 'close' });
-await new Promise((r) => far.once('exit', r));
-await pgServer.stop();
+
+let result: { best: number; bestOverheads: number[] };
+try {
+  result = await main();
+} finally {
+  // Also when a round failed: no Dialer, far side or PostgreSQL is left running.
+  for (const child of dialers) if (child.exitCode === null) child.kill('SIGTERM');
+  if (far.exitCode === null) {
+    farSend({ type: 'close' });
+    await new Promise((r) => far.once('exit', r));
+  }
+  await pgServer.stop();
+}
+const { best, bestOverheads } = result;
 const perCore = best / plan.dialer.length;
 process.stdout.write(`(per core: ${best} calls on the ${plan.dialer.length} CPU(s) Dialer's process was allowed)\n`);
 process.stdout.write(`voice: ${Number.isInteger(perCore) ? perCore : perCore.toFixed(1)} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);

@@ -231,8 +231,11 @@ export class MediaLeg {
   /** Runs on the shared 10 ms clock; catches up to real time in 20 ms frames. */
   tick(): void {
     const due = Math.floor(this.msSinceStart() / FRAME_MS);
+    const sent = this.o.call.sent;
     while (this.framesSent < due && this.ticking) {
       this.framesSent += 1;
+      sent.frames += 1;
+      if (this.msSinceStart() - this.framesSent * FRAME_MS > FRAME_MS) sent.framesLate += 1;
       this.sendFrame(this.nextCalleeFrame());
       this.playFrame();
     }
@@ -273,7 +276,10 @@ export class MediaLeg {
     const pcm = resample(pcm8k, 8000, this.rate);
     const payload = (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
     if (p === 'PROVIDER_A') {
-      this.send({ event: 'media', sequenceNumber: this.nextSeq(), media: { track: 'inbound', chunk: String(this.chunk), timestamp: ts, payload }, streamSid: this.streamSid });
+      // Twilio's timestamp is the frame's time since the stream started. Stamped with when the frame
+      // actually leaves (not its ideal slot), so a late tick of this emulator is not taken for
+      // Dialer's lateness by a receiver that times frames against it.
+      this.send({ event: 'media', sequenceNumber: this.nextSeq(), media: { track: 'inbound', chunk: String(this.chunk), timestamp: String(this.msSinceStart()), payload }, streamSid: this.streamSid });
     } else {
       this.send({ event: 'media', sequenceNumber: this.nextSeq(), streamId: this.streamSid, media: { track: 'inbound', timestamp: String(Date.now()), chunk: this.chunk, payload }, extra_headers: '' });
     }
