@@ -166,6 +166,24 @@ interface Polyphase {
   halfWidth: number;
   /** `up` phases of `2 * halfWidth` taps each, phase-major. */
   taps: Float32Array;
+  /**
+   * Per phase, how its taps mirror (the sinc and window are even): 1 = about tap `halfWidth - 1`
+   * (the output falls on an input sample), 2 = about the middle between taps `halfWidth - 1` and
+   * `halfWidth` (half-way between two), 0 = not at all. Mirrored taps need half the multiplications.
+   */
+  mirror: Uint8Array;
+}
+
+/** How the taps of one phase mirror (see Polyphase.mirror); exact equality only. */
+function mirrorOf(taps: Float32Array, row: number, halfWidth: number): number {
+  const width = 2 * halfWidth;
+  let half = true;
+  for (let i = 0; i < halfWidth && half; i++) half = taps[row + i] === taps[row + width - 1 - i];
+  if (half) return 2;
+  const c = halfWidth - 1;
+  let center = true;
+  for (let k = 1; k < halfWidth && center; k++) center = taps[row + c - k] === taps[row + c + k];
+  return center ? 1 : 0;
 }
 
 const filters = new Map<string, Polyphase>();
@@ -212,7 +230,8 @@ function polyphase(fromHz: number, toHz: number): Polyphase {
     // Unit gain at DC for every phase: no ripple in the level of a steady signal.
     for (let i = 0; i < width; i++) taps[phase * width + i]! /= sum;
   }
-  const filter = { up, down, halfWidth, taps };
+  const mirror = Uint8Array.from({ length: up }, (_, phase) => mirrorOf(taps, phase * width, halfWidth));
+  const filter = { up, down, halfWidth, taps, mirror };
   filters.set(key, filter);
   return filter;
 }
@@ -282,7 +301,7 @@ export class Resampler {
   }
 
   private emit(final: boolean): Int16Array {
-    const { up, down, halfWidth, taps } = this.filter!;
+    const { up, down, halfWidth, taps, mirror } = this.filter!;
     const width = 2 * halfWidth;
     const end = this.bufferStart + this.length;
     // Outputs whose instant lies inside the input: ceil(inputCount * up / down) of them in all.
@@ -298,19 +317,40 @@ export class Resampler {
       if (final && position * up + phase >= finalAt) break;
       const base = position - halfWidth + 1 - this.bufferStart;
       const row = phase * width;
-      // Four running sums (the width is even; an odd tail is added last): about twice as fast as one.
+      const kind = mirror[phase]!;
+      // Running sums side by side (about twice as fast as one); mirrored taps add their two inputs first.
       let a0 = 0;
       let a1 = 0;
       let a2 = 0;
       let a3 = 0;
-      let i = 0;
-      for (; i + 3 < width; i += 4) {
-        a0 += buffer[base + i]! * taps[row + i]!;
-        a1 += buffer[base + i + 1]! * taps[row + i + 1]!;
-        a2 += buffer[base + i + 2]! * taps[row + i + 2]!;
-        a3 += buffer[base + i + 3]! * taps[row + i + 3]!;
+      if (kind === 2) {
+        const last = base + width - 1;
+        let i = 0;
+        for (; i + 1 < halfWidth; i += 2) {
+          a0 += (buffer[base + i]! + buffer[last - i]!) * taps[row + i]!;
+          a1 += (buffer[base + i + 1]! + buffer[last - i - 1]!) * taps[row + i + 1]!;
+        }
+        for (; i < halfWidth; i++) a2 += (buffer[base + i]! + buffer[last - i]!) * taps[row + i]!;
+      } else if (kind === 1) {
+        const c = base + halfWidth - 1;
+        const t = row + halfWidth - 1;
+        a0 = buffer[c]! * taps[t]! + buffer[base + width - 1]! * taps[row + width - 1]!;
+        let k = 1;
+        for (; k + 1 < halfWidth; k += 2) {
+          a1 += (buffer[c - k]! + buffer[c + k]!) * taps[t - k]!;
+          a2 += (buffer[c - k - 1]! + buffer[c + k + 1]!) * taps[t - k - 1]!;
+        }
+        for (; k < halfWidth; k++) a3 += (buffer[c - k]! + buffer[c + k]!) * taps[t - k]!;
+      } else {
+        let i = 0;
+        for (; i + 3 < width; i += 4) {
+          a0 += buffer[base + i]! * taps[row + i]!;
+          a1 += buffer[base + i + 1]! * taps[row + i + 1]!;
+          a2 += buffer[base + i + 2]! * taps[row + i + 2]!;
+          a3 += buffer[base + i + 3]! * taps[row + i + 3]!;
+        }
+        for (; i < width; i++) a0 += buffer[base + i]! * taps[row + i]!;
       }
-      for (; i < width; i++) a0 += buffer[base + i]! * taps[row + i]!;
       const acc = a0 + a1 + (a2 + a3);
       out[n++] = acc > 32767 ? 32767 : acc < -32768 ? -32768 : Math.round(acc);
       phase += down;
