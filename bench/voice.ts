@@ -3,28 +3,33 @@
  * (Twilio protocol) into one `dialer serve` process running the full voice pipeline (codecs,
  * resampling, Silero VAD, turn taking, the flow engine) with local OpenAI-compatible LLM,
  * transcription and speech servers that answer at once. Each call: the agent greets, the callee
- * answers in real speech (espeak-ng), the agent calls a function, says goodbye and hangs up. Every
- * round's calls are placed together, are answered together and their callees speak together: the
- * worst case for a single event loop.
+ * answers in real speech (espeak-ng), the agent calls a function, says goodbye and hangs up. The
+ * round's calls are placed together; each callee answers after a ring time drawn from RING_MS
+ * (default 100-3000 ms, a fixed seed; RING_MS=100 answers them all at once, the worst case). A
+ * round counts only if all N calls were in progress at the same moment (sampled by the emulator).
+ * Method and figures: docs/voice-benchmark.md.
  *
  * Processes (so that what is measured is Dialer's process alone):
  * - Dialer (`dialer serve`), pinned with `taskset` to DIALER_CPUS (default: the last CPU this
  *   process may use), so every thread of it (event loop, libuv pool, GC, ONNX Runtime) shares
- *   those CPUs only;
- * - the far side (bench/voice-far.ts: emulator + AI servers) and the throwaway PostgreSQL, pinned to
- *   the other CPUs;
- * - this process, which only drives rounds over HTTP and reads results.
+ *   those CPUs only; other processes on the machine may still run there: the time Dialer's event
+ *   loop waited for its CPU is printed;
+ * - this process, PostgreSQL and the far side (bench/voice-far.ts: emulator + AI servers) are
+ *   moved to the other CPUs.
  * Without `taskset` or with a single CPU nothing is pinned, and "per core" divides by every CPU.
  *
  * Per round (CALLS="25,50,...", ramped until a round fails):
- * - late frames: caller audio frames that Dialer's call handled more than one 20 ms frame (plus
- *   20 ms of slack) behind the media clock set by the stream's first frame (trace_scores
- *   media_frames_late of each lead). A late frame can come from Dialer's event loop or from the far
- *   side sending late: the far side's own event-loop lag is printed beside it.
- * - turn overhead: end of the caller's speech (the VAD's) to the first agent audio frame handed to
- *   the media socket, minus the LLM's time to first token and the TTS's time to first audio
- *   (metaData.turn_overhead_ms of each lead).
- * - Dialer's CPU (user + system, from /proc) over the round's wall time.
+ * - late frames (trace_scores media_frames_late of each lead): caller audio frames that Dialer's
+ *   call handled more than one 20 ms frame plus 20 ms after their time, i.e. after the first
+ *   frame's arrival plus the difference of their Twilio `timestamp`s. The emulator stamps each
+ *   frame with when it actually sent it, so its own lag is not counted against Dialer; it also
+ *   reports the share of frames it sent late itself.
+ * - turn overhead (metaData.turn_overhead_ms): end of the caller's speech (the VAD's) to the first
+ *   agent audio handed to the media socket, minus the LLM's time to first token and the TTS's time
+ *   to first audio.
+ * - Dialer's CPU (user + system, /proc/PID/stat) over the round's wall time, its event-loop delay
+ *   (GET /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution) and its run-queue wait
+ *   (/proc/PID/schedstat).
  * A round passes when every call confirmed and fewer than 1% of frames were late. The last line,
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
