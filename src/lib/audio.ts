@@ -166,6 +166,24 @@ interface Polyphase {
   halfWidth: number;
   /** `up` phases of `2 * halfWidth` taps each, phase-major. */
   taps: Float32Array;
+  /**
+   * Per phase, how its taps mirror (the sinc and window are even): 1 = about tap `halfWidth - 1`
+   * (the output falls on an input sample), 2 = about the middle between taps `halfWidth - 1` and
+   * `halfWidth` (half-way between two), 0 = not at all. Mirrored taps need half the multiplications.
+   */
+  mirror: Uint8Array;
+}
+
+/** How the taps of one phase mirror (see Polyphase.mirror); exact equality only. */
+function mirrorOf(taps: Float32Array, row: number, halfWidth: number): number {
+  const width = 2 * halfWidth;
+  let half = true;
+  for (let i = 0; i < halfWidth && half; i++) half = taps[row + i] === taps[row + width - 1 - i];
+  if (half) return 2;
+  const c = halfWidth - 1;
+  let center = true;
+  for (let k = 1; k < halfWidth && center; k++) center = taps[row + c - k] === taps[row + c + k];
+  return center ? 1 : 0;
 }
 
 const filters = new Map<string, Polyphase>();
@@ -212,7 +230,8 @@ function polyphase(fromHz: number, toHz: number): Polyphase {
     // Unit gain at DC for every phase: no ripple in the level of a steady signal.
     for (let i = 0; i < width; i++) taps[phase * width + i]! /= sum;
   }
-  const filter = { up, down, halfWidth, taps };
+  const mirror = Uint8Array.from({ length: up }, (_, phase) => mirrorOf(taps, phase * width, halfWidth));
+  const filter = { up, down, halfWidth, taps, mirror };
   filters.set(key, filter);
   return filter;
 }
@@ -224,8 +243,13 @@ function polyphase(fromHz: number, toHz: number): Polyphase {
  */
 export class Resampler {
   private readonly filter: Polyphase | undefined;
-  /** Input kept for the filter, starting at absolute input index `bufferStart`. */
+  /**
+   * Input kept for the filter: `length` samples in `buffer` from absolute input index
+   * `bufferStart`. The array is reused across chunks (compacted in place, grown when short), so a
+   * 20 ms frame allocates nothing but its output.
+   */
   private buffer: Float32Array;
+  private length: number;
   private bufferStart: number;
   private inputCount = 0;
   /** The next output sample's instant: input index `position` plus `phase / up`. */
@@ -241,6 +265,7 @@ export class Resampler {
     const halfWidth = this.filter?.halfWidth ?? 0;
     // Silence before the first sample, so the first outputs have their full filter history.
     this.buffer = new Float32Array(halfWidth);
+    this.length = halfWidth;
     this.bufferStart = -halfWidth;
   }
 
@@ -262,36 +287,80 @@ export class Resampler {
 
   private append(chunk: Int16Array): void {
     const keepFrom = Math.max(0, this.position - this.filter!.halfWidth + 1 - this.bufferStart);
-    const kept = this.buffer.subarray(keepFrom);
-    const next = new Float32Array(kept.length + chunk.length);
-    next.set(kept);
-    for (let i = 0; i < chunk.length; i++) next[kept.length + i] = chunk[i]!;
-    this.buffer = next;
+    const kept = this.length - keepFrom;
+    const needed = kept + chunk.length;
+    if (needed > this.buffer.length) {
+      const grown = new Float32Array(Math.max(needed, 2 * this.buffer.length));
+      grown.set(this.buffer.subarray(keepFrom, this.length));
+      this.buffer = grown;
+    } else if (keepFrom > 0) this.buffer.copyWithin(0, keepFrom, this.length);
+    const buffer = this.buffer;
+    for (let i = 0; i < chunk.length; i++) buffer[kept + i] = chunk[i]!;
+    this.length = needed;
     this.bufferStart += keepFrom;
   }
 
   private emit(final: boolean): Int16Array {
-    const { up, down, halfWidth, taps } = this.filter!;
+    const { up, down, halfWidth, taps, mirror } = this.filter!;
     const width = 2 * halfWidth;
-    const end = this.bufferStart + this.buffer.length;
+    const end = this.bufferStart + this.length;
     // Outputs whose instant lies inside the input: ceil(inputCount * up / down) of them in all.
     const available = Math.max(0, Math.ceil(((end - this.position) * up) / down) + 1);
     const out = new Int16Array(available);
     const buffer = this.buffer;
+    const finalAt = this.inputCount * up;
+    // The hot loop of the voice pipeline (every caller frame, every agent frame): locals only.
+    let position = this.position;
+    let phase = this.phase;
     let n = 0;
-    while (this.position + halfWidth < end) {
-      if (final && this.position * up + this.phase >= this.inputCount * up) break;
-      const base = this.position - halfWidth + 1 - this.bufferStart;
-      const row = this.phase * width;
-      let acc = 0;
-      for (let i = 0; i < width; i++) acc += buffer[base + i]! * taps[row + i]!;
+    while (position + halfWidth < end) {
+      if (final && position * up + phase >= finalAt) break;
+      const base = position - halfWidth + 1 - this.bufferStart;
+      const row = phase * width;
+      const kind = mirror[phase]!;
+      // Running sums side by side (about twice as fast as one); mirrored taps add their two inputs first.
+      let a0 = 0;
+      let a1 = 0;
+      let a2 = 0;
+      let a3 = 0;
+      if (kind === 2) {
+        const last = base + width - 1;
+        let i = 0;
+        for (; i + 1 < halfWidth; i += 2) {
+          a0 += (buffer[base + i]! + buffer[last - i]!) * taps[row + i]!;
+          a1 += (buffer[base + i + 1]! + buffer[last - i - 1]!) * taps[row + i + 1]!;
+        }
+        for (; i < halfWidth; i++) a2 += (buffer[base + i]! + buffer[last - i]!) * taps[row + i]!;
+      } else if (kind === 1) {
+        const c = base + halfWidth - 1;
+        const t = row + halfWidth - 1;
+        a0 = buffer[c]! * taps[t]! + buffer[base + width - 1]! * taps[row + width - 1]!;
+        let k = 1;
+        for (; k + 1 < halfWidth; k += 2) {
+          a1 += (buffer[c - k]! + buffer[c + k]!) * taps[t - k]!;
+          a2 += (buffer[c - k - 1]! + buffer[c + k + 1]!) * taps[t - k - 1]!;
+        }
+        for (; k < halfWidth; k++) a3 += (buffer[c - k]! + buffer[c + k]!) * taps[t - k]!;
+      } else {
+        let i = 0;
+        for (; i + 3 < width; i += 4) {
+          a0 += buffer[base + i]! * taps[row + i]!;
+          a1 += buffer[base + i + 1]! * taps[row + i + 1]!;
+          a2 += buffer[base + i + 2]! * taps[row + i + 2]!;
+          a3 += buffer[base + i + 3]! * taps[row + i + 3]!;
+        }
+        for (; i < width; i++) a0 += buffer[base + i]! * taps[row + i]!;
+      }
+      const acc = a0 + a1 + (a2 + a3);
       out[n++] = acc > 32767 ? 32767 : acc < -32768 ? -32768 : Math.round(acc);
-      this.phase += down;
-      if (this.phase >= up) {
-        this.position += Math.floor(this.phase / up);
-        this.phase %= up;
+      phase += down;
+      if (phase >= up) {
+        position += Math.floor(phase / up);
+        phase %= up;
       }
     }
+    this.position = position;
+    this.phase = phase;
     return n === out.length ? out : out.slice(0, n);
   }
 }

@@ -137,7 +137,8 @@ export interface Markup {
 /** One decoded media-stream frame. */
 export type MediaEvent =
   | { type: 'start'; streamId: string; callSid: string; customParameters: Record<string, string> }
-  | { type: 'audio'; pcm: Int16Array }
+  /** `timestampMs`: when the provider says, its time for this audio in ms since the stream started (Twilio media.timestamp). */
+  | { type: 'audio'; pcm: Int16Array; timestampMs?: number }
   | { type: 'dtmf'; digit: string }
   /** Playback reached this mark (Twilio/Exotel `mark`, Plivo `playedStream`). */
   | { type: 'mark'; name: string }

@@ -55,7 +55,8 @@ export interface CallIO {
   /** Moves the person to a human at `to` (warm transfer); the agent leaves the call. */
   transfer(to: string): Promise<void>;
   /** The person's audio, in order, as it arrives. */
-  onAudio(listener: (pcm: Int16Array) => void): void;
+  /** `timestampMs`: the transport's own time for the audio (ms since the stream started), when it has one. */
+  onAudio(listener: (pcm: Int16Array, timestampMs?: number) => void): void;
   /** Keys the person pressed. */
   onDtmf(listener: (digit: string) => void): void;
   /** Live events for a client that shows the conversation (WebRTC); telephony has none. */

@@ -150,16 +150,21 @@ export class ConversationAgent implements CallAgent {
       },
     });
 
-    // Media clock: a frame handled more than one frame behind the provider's steady 20 ms pace is late.
+    // Media clock: a frame handled more than one frame (plus 20 ms) behind its time is late. Its time
+    // is the transport's timestamp when it gives one (relative to the first frame's), else the
+    // steady 20 ms pace of the audio received so far.
     let firstFrameAt: number | undefined;
+    let firstTimestampMs: number | undefined;
     let mediaMs = 0;
     let frames = 0;
     let lateFrames = 0;
-    io.onAudio((pcm) => {
+    io.onAudio((pcm, timestampMs) => {
       const now = performance.now();
       firstFrameAt ??= now;
+      if (timestampMs !== undefined) firstTimestampMs ??= timestampMs;
       const frameMs = (pcm.length * 1000) / io.sampleRateHz;
-      if (now - (firstFrameAt + mediaMs) > frameMs + 20) lateFrames++;
+      const dueMs = timestampMs !== undefined && firstTimestampMs !== undefined ? timestampMs - firstTimestampMs : mediaMs;
+      if (now - (firstFrameAt + dueMs) > frameMs + 20) lateFrames++;
       mediaMs += frameMs;
       frames++;
       pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz }));

@@ -359,6 +359,7 @@ describe('Twilio Media Streams serializer', () => {
     const media = s.decode(JSON.stringify({ event: 'media', sequenceNumber: '3', media: { track: 'inbound', chunk: '1', timestamp: '5', payload: bytes.toString('base64') }, streamSid: STREAM }));
     assert.equal(media.type, 'audio');
     assert.deepEqual((media as Extract<MediaEvent, { type: 'audio' }>).pcm, decodeMulaw(bytes));
+    assert.equal((media as Extract<MediaEvent, { type: 'audio' }>).timestampMs, 5, "Twilio's media.timestamp, in ms");
     assert.deepEqual(s.decode(JSON.stringify({ event: 'mark', sequenceNumber: '4', streamSid: STREAM, mark: { name: 'turn-3' } })), { type: 'mark', name: 'turn-3' });
     assert.deepEqual(s.decode(JSON.stringify({ event: 'dtmf', streamSid: STREAM, sequenceNumber: '5', dtmf: { track: 'inbound_track', digit: '0' } })), { type: 'dtmf', digit: '0' });
     assert.deepEqual(s.decode(JSON.stringify({ event: 'stop', sequenceNumber: '6', streamSid: STREAM, stop: { accountSid: SID, callSid: 'CA1' } })), { type: 'stop' });

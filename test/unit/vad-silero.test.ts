@@ -93,6 +93,22 @@ describe('Silero VAD', () => {
     assert.deepEqual(a.map((e) => e.type), ['speech_start', 'speech_end']);
   });
 
+  it('hears the same with the native and the WebAssembly ONNX Runtime', async () => {
+    const phrase = await synthesize('One two three.', { sampleRateHz: 16000 });
+    const audio = join([silence(300), phrase, silence(1000)]);
+    const run = async (runtime: 'native' | 'wasm') => {
+      const vad = new SileroVAD({ runtime });
+      assert.equal(await vad.runtimeInUse(), runtime);
+      const stream = await vad.open();
+      const events = [];
+      for (let i = 0; i < audio.length; i += 320) events.push(...(await stream.push(audio.subarray(i, i + 320))));
+      return events;
+    };
+    const [native, wasm] = [await run('native'), await run('wasm')];
+    assert.deepEqual(native.map((e) => e.type), ['speech_start', 'speech_end']);
+    assert.deepEqual(native, wasm);
+  });
+
   it('is cheap enough for many calls', async () => {
     const ms = await costPerWindowMs();
     process.stdout.write(`# Silero VAD: ${ms.toFixed(3)} ms of CPU per 32 ms window of speech\n`);

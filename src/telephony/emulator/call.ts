@@ -93,6 +93,8 @@ export class Call {
         get pcm() {
           return audio.sent.value;
         },
+        frames: 0,
+        framesLate: 0,
       },
       callbacks: [],
       ended: new Promise<void>((r) => (this.resolveEnded = r)),

@@ -71,6 +71,28 @@ export interface LegOptions {
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
 
+/**
+ * One clock for every live leg: a 10 ms timer per call would be a hundred timers for a hundred
+ * calls, each waking the event loop on its own. Each leg still counts its frames from its own start.
+ */
+const clock = {
+  legs: new Set<{ tick(): void }>(),
+  timer: undefined as NodeJS.Timeout | undefined,
+  add(leg: { tick(): void }): void {
+    this.legs.add(leg);
+    this.timer ??= setInterval(() => {
+      for (const l of this.legs) l.tick();
+    }, 10);
+  },
+  remove(leg: { tick(): void }): void {
+    this.legs.delete(leg);
+    if (this.legs.size === 0 && this.timer) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
+  },
+};
+
 export class MediaLeg {
   readonly streamSid: string;
   startedAt = 0;
@@ -82,7 +104,8 @@ export class MediaLeg {
   private seq = 0;
   private chunk = 0;
   private framesSent = 0;
-  private timer: NodeJS.Timeout | undefined;
+  /** On the shared clock (the stream is live). */
+  private ticking = false;
   private speech: Int16Array[] = [];
   private speechPos = 0;
   private drained: Array<() => void> = [];
@@ -121,7 +144,8 @@ export class MediaLeg {
     ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
     for (const f of this.opening()) this.send(f);
-    this.timer = setInterval(() => this.tick(), 10);
+    this.ticking = true;
+    clock.add(this);
     void this.runScript();
   }
 
@@ -143,8 +167,8 @@ export class MediaLeg {
   }
 
   private halt(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.ticking = false;
+    clock.remove(this);
     for (const r of this.drained.splice(0)) r();
   }
 
@@ -204,11 +228,14 @@ export class MediaLeg {
     return Date.now() - this.startedAt;
   }
 
-  /** Runs on a 10 ms timer; catches up to real time in 20 ms frames. */
-  private tick(): void {
+  /** Runs on the shared 10 ms clock; catches up to real time in 20 ms frames. */
+  tick(): void {
     const due = Math.floor(this.msSinceStart() / FRAME_MS);
-    while (this.framesSent < due && this.timer) {
+    const sent = this.o.call.sent;
+    while (this.framesSent < due && this.ticking) {
       this.framesSent += 1;
+      sent.frames += 1;
+      if (this.msSinceStart() - this.framesSent * FRAME_MS > FRAME_MS) sent.framesLate += 1;
       this.sendFrame(this.nextCalleeFrame());
       this.playFrame();
     }
@@ -249,7 +276,10 @@ export class MediaLeg {
     const pcm = resample(pcm8k, 8000, this.rate);
     const payload = (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
     if (p === 'PROVIDER_A') {
-      this.send({ event: 'media', sequenceNumber: this.nextSeq(), media: { track: 'inbound', chunk: String(this.chunk), timestamp: ts, payload }, streamSid: this.streamSid });
+      // Twilio's timestamp is the frame's time since the stream started. Stamped with when the frame
+      // actually leaves (not its ideal slot), so a late tick of this emulator is not taken for
+      // Dialer's lateness by a receiver that times frames against it.
+      this.send({ event: 'media', sequenceNumber: this.nextSeq(), media: { track: 'inbound', chunk: String(this.chunk), timestamp: String(this.msSinceStart()), payload }, streamSid: this.streamSid });
     } else {
       this.send({ event: 'media', sequenceNumber: this.nextSeq(), streamId: this.streamSid, media: { track: 'inbound', timestamp: String(Date.now()), chunk: this.chunk, payload }, extra_headers: '' });
     }
@@ -353,7 +383,7 @@ export class MediaLeg {
   // The callee's script
 
   private get live(): boolean {
-    return !!this.timer;
+    return this.ticking;
   }
 
   private async say(text: string): Promise<void> {

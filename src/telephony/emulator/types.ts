@@ -74,7 +74,13 @@ export interface EmulatedCall {
     /** Every frame Dialer sent, parsed (or the raw text when it was not JSON). */
     frames: unknown[];
   };
-  sent: { pcm: Int16Array };
+  sent: {
+    pcm: Int16Array;
+    /** 20 ms media frames sent to Dialer. */
+    frames: number;
+    /** Of those, how many the emulator itself sent more than a frame behind its clock (its own event loop lagged). */
+    framesLate: number;
+  };
   /** Every request the emulator made to Dialer: url, Dialer's HTTP status (0: no answer), the body it sent. */
   callbacks: Array<{ url: string; status: number; body: string }>;
   /** Settles when the call is over and its final callbacks were posted. */

@@ -67,8 +67,10 @@ export class TwilioSerializer implements MediaSerializer {
       case 'media': {
         const payload = object(message.media)?.payload;
         if (typeof payload !== 'string' || !BASE64.test(payload)) throw new ProtocolError('Twilio "media" frame without a base64 media.payload');
-        if (object(message.media)?.track === 'outbound') return { type: 'other' };
-        return { type: 'audio', pcm: decodeMulaw(Buffer.from(payload, 'base64')) };
+        const media = object(message.media)!;
+        if (media.track === 'outbound') return { type: 'other' };
+        const timestampMs = Number(media.timestamp);
+        return { type: 'audio', pcm: decodeMulaw(Buffer.from(payload, 'base64')), ...(media.timestamp !== undefined && Number.isFinite(timestampMs) ? { timestampMs } : {}) };
       }
       case 'mark':
         return { type: 'mark', name: field(message, 'mark', 'name', event) };

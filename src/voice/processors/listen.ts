@@ -30,9 +30,11 @@ export class VadProcessor extends FrameProcessor {
     if (f.kind === 'bot_started_speaking') this.botSpeaking = true;
     if (f.kind === 'bot_stopped_speaking') this.botSpeaking = false;
     if (f.kind === 'input_audio' && this.stream) {
-      this.resampler ??= new Resampler(f.sampleRateHz, this.vad.sampleRateHz);
+      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.vad.sampleRateHz);
       const pcm = this.resampler.process(f.pcm);
-      this.push(f, direction);
+      // The audio goes on at the VAD's rate: the STT usually wants the same (16 kHz), and resampling
+      // every frame twice was the costliest work per call.
+      this.push(pcm === f.pcm ? f : { ...f, pcm, sampleRateHz: this.vad.sampleRateHz }, direction);
       // VAD inference is ordered per call but does not hold up the audio on its way to the STT.
       const stream = this.stream;
       this.chain = this.chain.then(async () => {
@@ -77,7 +79,7 @@ export class SttProcessor extends FrameProcessor {
       this.closed.abort();
       void this.stream?.close();
     } else if (f.kind === 'input_audio') {
-      this.resampler ??= new Resampler(f.sampleRateHz, this.stt.sampleRateHz);
+      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.stt.sampleRateHz);
       this.stream?.write(this.resampler.process(f.pcm));
       return;
     } else if (f.kind === 'user_stopped_speaking') {

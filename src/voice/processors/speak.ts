@@ -6,6 +6,7 @@ import { Resampler } from '../resampler.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import type { ConversationMetrics } from '../metrics.js';
 import { FrameProcessor } from '../pipeline.js';
+import { pacer } from '../pacer.js';
 import type { TTS } from '../services.js';
 import { childSpan, failSpan, type CallTrace } from '../tracing.js';
 
@@ -44,10 +45,19 @@ export class SentenceProcessor extends FrameProcessor {
   }
 }
 
+/** Agent audio resampled in one go (two 20 ms frames). */
+const SLICE_MS = 40;
+/** Agent audio handed to the transport in one go, after the first slice of a sentence. */
+const PIECE_MS = 200;
+/** How far ahead of its playout a call's audio is made: the rest waits on the shared pacer. */
+const LEAD_MS = 500;
+
 export class TtsProcessor extends FrameProcessor {
   readonly name = 'tts';
   private resampler: Resampler;
   private firstChunkPending = new Set<number>();
+  /** When the audio handed to the transport so far will have played (performance.now() time). */
+  private playoutEndsAt = 0;
 
   constructor(
     private readonly tts: TTS,
@@ -63,13 +73,28 @@ export class TtsProcessor extends FrameProcessor {
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
     if (f.kind !== 'speak') {
-      if (f.kind === 'interruption') this.resampler = new Resampler(this.tts.sampleRateHz, this.outputRateHz);
+      if (f.kind === 'interruption') {
+        this.resampler = new Resampler(this.tts.sampleRateHz, this.outputRateHz);
+        this.playoutEndsAt = 0; // the transport drops what it had not played
+      }
       this.push(f, direction);
       return;
     }
     const signal = this.turnSignal.signal;
     const started = performance.now();
-    let previous: Int16Array | undefined;
+    // Resampled audio not yet pushed.
+    let held: Int16Array[] = [];
+    let heldSamples = 0;
+    let sentAny = false;
+    const piece = (this.outputRateHz * PIECE_MS) / 1000;
+    const take = (): Int16Array => {
+      const pcm = held.length === 1 ? held[0]! : new Int16Array(heldSamples);
+      if (held.length > 1) held.reduce((at, p) => (pcm.set(p, at), at + p.length), 0);
+      held = [];
+      heldSamples = 0;
+      this.playoutEndsAt = Math.max(performance.now(), this.playoutEndsAt) + (pcm.length * 1000) / this.outputRateHz;
+      return pcm;
+    };
     let first = true;
     let samples = 0;
     const span = childSpan(this.trace?.context(f.turn), 'tts', {
@@ -87,14 +112,27 @@ export class TtsProcessor extends FrameProcessor {
           span?.setAttribute('dialer.tts.time_to_first_audio_ms', Math.round(ms * 10) / 10);
         }
         samples += chunk.length;
-        const pcm = this.resampler.process(chunk);
-        // Hold one chunk back so the last one can say it is the last.
-        if (previous) this.push(frame({ kind: 'output_audio' as const, pcm: previous, sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
-        previous = pcm;
-        // Let other calls' media through between chunks: resampling a long reply at once would hold them up.
-        await new Promise((resolve) => setImmediate(resolve));
+        // A network read can hold seconds of speech (a local server writes it all at once): a hundred
+        // calls resampling theirs in one turn of the event loop would hold up every call's media.
+        // So: SLICE_MS at a time, other calls' media let through between slices, no more than
+        // LEAD_MS ahead of the playout (the shared pacer spreads the rest over the time it plays);
+        // the first slice goes out at once (the turn's latency), the rest in pieces of about
+        // PIECE_MS (each piece played costs the transport a mark and its echo).
+        const slice = Math.max(1, Math.round((this.tts.sampleRateHz * SLICE_MS) / 1000));
+        for (let at = 0; at < chunk.length; at += slice) {
+          if (this.playoutEndsAt - performance.now() > LEAD_MS) await pacer.until(this.playoutEndsAt - LEAD_MS, signal);
+          if (signal.aborted) return;
+          const pcm = this.resampler.process(chunk.subarray(at, at + slice));
+          held.push(pcm);
+          heldSamples += pcm.length;
+          if (!sentAny || heldSamples >= piece) {
+            sentAny = true;
+            this.push(frame({ kind: 'output_audio' as const, pcm: take(), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
+          }
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       }
-      if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: previous ?? new Int16Array(0), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
+      if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: take(), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
     } catch (err) {
       if (!signal.aborted) {
         failSpan(span, err);

@@ -1,0 +1,74 @@
+/**
+ * The agent's audio on its way out: the TTS processor slices a long network read, sends the first
+ * slice at once and the rest in pieces, and waits on the shared pacer instead of making all of it
+ * at once; the pacer lets go at its time or at once when the turn is cut.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { frame, type Frame, type OutputAudioFrame } from '../../src/voice/frames.js';
+import { ConversationMetrics } from '../../src/voice/metrics.js';
+import { pacer } from '../../src/voice/pacer.js';
+import { Pipeline } from '../../src/voice/pipeline.js';
+import { TtsProcessor } from '../../src/voice/processors/speak.js';
+import type { TTS } from '../../src/voice/services.js';
+
+/** A TTS that hands over `seconds` of 24 kHz audio in one chunk, as a fast local server's read does. */
+function oneReadTts(seconds: number): TTS {
+  return {
+    label: 'one-read',
+    sampleRateHz: 24000,
+    async *synthesize() {
+      yield Int16Array.from({ length: 24000 * seconds }, (_, i) => Math.round(8000 * Math.sin(i / 9)));
+    },
+  };
+}
+
+function run(tts: TTS) {
+  const out: OutputAudioFrame[] = [];
+  const others: Frame[] = [];
+  const pipeline = new Pipeline([new TtsProcessor(tts, 8000, new ConversationMetrics(), (err) => assert.fail(String(err)))], {
+    sink: (f) => (f.kind === 'output_audio' ? out.push(f) : others.push(f)),
+  });
+  return { pipeline, out, others };
+}
+
+describe('agent audio pacing', () => {
+  it('sends a long read as a first 40 ms slice, then pieces of about 200 ms, the last one marked, nothing lost', async () => {
+    const { pipeline, out } = run(oneReadTts(1));
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Hello there.', turn: 1 }));
+    while (!out.some((f) => f.last)) await new Promise((r) => setTimeout(r, 20));
+    // The first slice (40 ms, 320 samples at 8 kHz, less the resampler's look-ahead) goes out on its own.
+    assert.ok(out[0]!.pcm.length > 200 && out[0]!.pcm.length <= 320, `first slice of ${out[0]!.pcm.length} samples`);
+    for (const f of out.slice(1, -1)) assert.ok(f.pcm.length >= 1600 && f.pcm.length < 1600 + 320, `a piece of ${f.pcm.length} samples`);
+    assert.deepEqual(out.map((f) => f.last), [...out.slice(0, -1).map(() => false), true]);
+    const total = out.reduce((n, f) => n + f.pcm.length, 0);
+    assert.ok(Math.abs(total - 8000) <= 40, `${total} samples of 8 kHz for one second`);
+  });
+
+  it('stops making audio when the turn is interrupted while it waits for its playout', async () => {
+    const { pipeline, out } = run(oneReadTts(5));
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'A long story.', turn: 1 }));
+    // Wait until it is held back by the pacer (well short of the five seconds).
+    let before = -1;
+    while (out.length !== before) {
+      before = out.length;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const sent = out.reduce((n, f) => n + f.pcm.length, 0);
+    assert.ok(sent < 8000 * 5, `held back at ${sent} samples`);
+    pipeline.send(frame({ kind: 'interruption' as const }));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(out.filter((f) => f.last).length, 0, 'the cut sentence is not finished');
+  });
+
+  it('the pacer resolves at its time, and at once for an aborted signal', async () => {
+    await pacer.until(performance.now() + 15);
+    const abort = new AbortController();
+    const waiting = pacer.until(performance.now() + 3_600_000, abort.signal);
+    abort.abort();
+    await waiting;
+    await pacer.until(performance.now() + 3_600_000, abort.signal);
+  });
+});
