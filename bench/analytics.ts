@@ -2,7 +2,7 @@
  * npm run bench:analytics: POST /analytics over many leads, every query type with no filter, a date
  * range and a payload filter; p50 and p95 per query, and the ratio to the same query written by
  * hand in SQL and run raw through the driver (our overhead: HTTP, auth, validation, SQL building,
- * pagination, serialisation). See bench/README.md. The API answers the no-filter and date-range
+ * pagination, serialisation). See docs/analytics.md. The API answers the no-filter and date-range
  * requests from the rollup (migration 006) and the payload filter from the payload terms (migration
  * 007): the raw baseline is the same query hand-written over that source, and the hand-written
  * query over the leads is timed too (a few runs) to show what the source saves.

@@ -11,13 +11,6 @@ function tone(frequencyHz: number, rateHz: number, seconds: number, amplitude = 
 /** RMS away from the edges, where the filter starts from and ends in silence. */
 const middle = (pcm: Int16Array) => rms(pcm.subarray(Math.floor(pcm.length * 0.1), Math.floor(pcm.length * 0.9)));
 
-function throughput(fromHz: number, toHz: number): number {
-  const input = tone(440, fromHz, 10);
-  const started = performance.now();
-  resample(input, fromHz, toHz);
-  return 10 / ((performance.now() - started) / 1000);
-}
-
 describe('resample (polyphase windowed sinc)', () => {
   it('keeps a 3 kHz tone through 8 kHz -> 16 kHz -> 8 kHz', () => {
     const original = tone(3000, 8000, 1);
@@ -72,10 +65,6 @@ describe('resample (polyphase windowed sinc)', () => {
       for (let i = 0; i < whole.length; i++) worst = Math.max(worst, Math.abs(streamed[i]! - whole[i]!));
       assert.ok(worst <= 1, `${from} -> ${to}: differs by ${worst}`);
     }
-  });
-
-  it(`is fast: 16k->8k ${throughput(16000, 8000).toFixed(0)}x, 8k->16k ${throughput(8000, 16000).toFixed(0)}x, 48k->8k ${throughput(48000, 8000).toFixed(0)}x real time`, () => {
-    assert.ok(throughput(16000, 8000) > 50);
   });
 
   it('passes through equal rates and empty input', () => {
