@@ -151,8 +151,13 @@ export function resample(pcm: Int16Array, fromHz: number, toHz: number): Int16Ar
   return out;
 }
 
-/** Zero crossings of the sinc on each side: the steepness of the filter (and its look-ahead). */
-const SINC_ZEROS = 24;
+/**
+ * Zero crossings of the sinc on each side: the steepness of the filter (and its look-ahead). 16
+ * keeps the telephone band nearly flat (-0.53 dB at 3.3 kHz through 8 -> 16 kHz and back, -0.01 dB with
+ * 24) with the stopband the Kaiser window gives, for two thirds of the multiplications of 24: the
+ * resampler is the largest share of a call's CPU (bench:voice).
+ */
+const SINC_ZEROS = 16;
 /** Cut-off as a fraction of the lower Nyquist frequency: the passband keeps speech up to ~0.9 of it. */
 const CUTOFF = 0.92;
 /** Kaiser window beta: about 80 dB of stopband. */
