@@ -14,6 +14,7 @@ import { seedDemoLeads } from '../../src/analytics/demo.js';
 import type { Principal } from '../../src/auth/index.js';
 import type { Db } from '../../src/db/index.js';
 import { finishAttempts } from '../../src/scheduler/transitions.js';
+import { ADMIN, M1, prng, R1 } from '../helpers/analytics.js';
 import { createTestDb } from '../helpers/db.js';
 
 let db: Db;
@@ -21,21 +22,6 @@ const live = () => new AnalyticsService(db, { source: 'live' });
 const rollup = () => new AnalyticsService(db, { source: 'rollup' });
 const auto = () => new AnalyticsService(db);
 
-const ADMIN: Principal = { kind: 'user', id: 'a', label: 'admin', role: 'admin', resellerId: null, merchantId: null };
-const R1: Principal = { kind: 'user', id: 'r1', label: 'reseller', role: 'reseller', resellerId: 'r1', merchantId: null };
-const M1: Principal = { kind: 'user', id: 'm1', label: 'merchant', role: 'merchant', resellerId: 'r1', merchantId: 'm1' };
-
-/** mulberry32: the same pseudo-random leads on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(42);
 const pick = <T>(values: readonly T[]): T => values[Math.floor(random() * values.length)]!;
 
