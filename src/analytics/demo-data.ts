@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ExecutionMode, FinishedLead } from './demo.js';
+import { prng } from '../lib/random.js';
 
 export interface DemoScope {
   resellerId: string;
@@ -20,18 +21,6 @@ export interface DemoOptions {
   now: Date;
   seed: number;
   batchSize: number;
-}
-
-/** mulberry32: small, fast, good enough for demo data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function picker<T>(random: () => number, weighted: readonly (readonly [T, number])[]): () => T {

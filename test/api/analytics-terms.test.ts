@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { AnalyticsService, QUERY_TYPES } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
 import { finishAttempts } from '../../src/scheduler/transitions.js';
-import { ADMIN, M1, prng, R1 } from '../helpers/analytics.js';
+import { ADMIN, insertAnalyticsLeads, M1, prng, R1, seedAnalyticsTenants } from '../helpers/analytics.js';
 import { createTestDb } from '../helpers/db.js';
 
 let db: Db;
@@ -65,19 +65,7 @@ function randomLead() {
 type Lead = ReturnType<typeof randomLead>;
 
 async function insertLeads(leads: Lead[]): Promise<void> {
-  const values: unknown[] = [];
-  const rows = leads.map((l) => {
-    const at = values.length;
-    values.push(l.id, l.reseller, l.merchant, l.template, l.status, l.outcome, l.attempts, l.callAt, l.duration, l.sentiment, l.provider, l.payload, l.playground, l.mode, l.createdAt);
-    const p = (i: number) => `$${at + i}`;
-    return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, 'tpl', ${p(1)}, ${p(5)}, ${p(6)}, ${p(7)}::int, ${p(8)}::timestamptz, ${p(9)}::int, ${p(10)}::real, ${p(11)}, ${p(12)}::jsonb, ${p(13)}::boolean, ${p(14)}, ${p(15)}::timestamptz)`;
-  });
-  await db.query(
-    `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, outcome, attempt_count,
-                        call_initiated_time, duration_seconds, sentiment, provider, payload, is_playground, execution_mode, created_at)
-     VALUES ${rows.join(', ')}`,
-    values,
-  );
+  await insertAnalyticsLeads(db, leads);
 }
 
 /** Payload filters the terms answer (every one of these keys and values is stored). */
@@ -153,9 +141,7 @@ async function assertTermsTableExact(label: string): Promise<void> {
 
 before(async () => {
   db = await createTestDb();
-  await db.query(`INSERT INTO resellers (id, name) VALUES ('r1', 'R1'), ('r2', 'R2')`);
-  await db.query(`INSERT INTO merchants (id, reseller_id, name, contact_email) VALUES ('m1', 'r1', 'M1', 'm1@x'), ('m1b', 'r1', 'M1b', 'm1b@x'), ('m2', 'r2', 'M2', 'm2@x')`);
-  await db.query(`INSERT INTO templates (id, name, reseller_id, flow) VALUES ('t1', 't1', 'r1', '{}'), ('t2', 't2', 'r1', '{}'), ('t3', 't3', 'r2', '{}')`);
+  await seedAnalyticsTenants(db);
 });
 after(() => db.close());
 
