@@ -39,15 +39,7 @@ export interface PushTargetKey {
  */
 export async function findPushTargets(db: Queryable, keys: readonly PushTargetKey[]): Promise<(PushTarget | undefined)[]> {
   if (keys.length === 0) return [];
-  const { rows } = await db.query<TemplateRef & { i: number; configuration: ConfigurationRow | null; blacklisted: boolean }>(
-    `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
-            k.phone IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = k.phone AND (b.reseller_id = k.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
-     FROM jsonb_to_recordset($1::jsonb) AS k (i integer, reseller_id text, name text, phone text)
-     JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
-     LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
-    [JSON.stringify(keys.map((k, i) => ({ i, reseller_id: k.resellerId, name: k.templateName, phone: k.phone ?? null })))],
-    { prepare: true },
-  );
+  const rows = await new ConfigurationsRepository(db).pushTargets(keys);
   const targets: (PushTarget | undefined)[] = keys.map(() => undefined);
   for (const { i, configuration, blacklisted, ...template } of rows) {
     targets[i] = { template, configuration: configuration ?? undefined, blacklisted };
