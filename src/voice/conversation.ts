@@ -99,7 +99,7 @@ export class ConversationAgent implements CallAgent {
       resolveEnd();
     };
 
-    const vad = new VadProcessor(o.services.vad, o.vad);
+    const vad = new VadProcessor(o.services.vad, o.vad, io.sampleRateHz);
     converse = new ConverseProcessor(session, metrics, {
       onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
       idleMs: o.idleMs ?? 8000,
@@ -113,10 +113,14 @@ export class ConversationAgent implements CallAgent {
     });
     const processors: FrameProcessor[] = [
       vad,
-      new SttProcessor(o.services.stt, (err) => {
-        errors.push(`speech-to-text failed: ${(err as Error).message}`);
-        finish('error');
-      }),
+      new SttProcessor(
+        o.services.stt,
+        (err) => {
+          errors.push(`speech-to-text failed: ${(err as Error).message}`);
+          finish('error');
+        },
+        vad.rateHz,
+      ),
       ...(io.observe ? [new TranscriptTap(io.observe)] : []),
       new TurnProcessor(),
       converse,

@@ -100,9 +100,13 @@ export interface SttStream {
 
 export interface STT {
   readonly label: string;
-  /** The sample rate the service wants; the engine resamples to it. */
-  readonly sampleRateHz: number;
-  open(options: { signal: AbortSignal; language?: string }): SttStream;
+  /**
+   * The sample rates it takes audio at as it comes; audio at any other rate is resampled to the
+   * first. Telephony's 8 kHz goes as it is to a service that takes it: upsampling adds no speech.
+   */
+  readonly sampleRatesHz: readonly number[];
+  /** A stream of audio at `sampleRateHz`, one of `sampleRatesHz`. */
+  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +139,7 @@ export const VAD_DEFAULTS: VadOptions = { startThreshold: 0.5, stopThreshold: 0.
 export type VadEvent = { type: 'speech_start'; atMs: number } | { type: 'speech_end'; atMs: number; durationMs: number };
 
 export interface VadStream {
-  /** Caller audio at the VAD's sample rate (any length; it frames internally). */
+  /** Caller audio at the rate the stream was opened at (any length; it frames internally). */
   push(pcm: Int16Array): Promise<VadEvent[]>;
   /** Changes thresholds or durations from now on (a template node's own `vad` settings). */
   update(options: Partial<VadOptions>): void;
@@ -144,6 +148,13 @@ export interface VadStream {
 
 export interface VAD {
   readonly label: string;
-  readonly sampleRateHz: number;
-  open(options?: Partial<VadOptions>): Promise<VadStream>;
+  /** The sample rates it takes audio at as it comes; audio at any other rate is resampled to the first. */
+  readonly sampleRatesHz: readonly number[];
+  /** A stream of audio at `sampleRateHz` (one of `sampleRatesHz`; default the first). */
+  open(options?: Partial<VadOptions>, sampleRateHz?: number): Promise<VadStream>;
+}
+
+/** The rate a service that takes `accepted` rates hears audio of `inputHz` at: as it is when it can. */
+export function serviceRate(accepted: readonly number[], inputHz: number): number {
+  return accepted.includes(inputHz) ? inputHz : accepted[0]!;
 }

@@ -61,15 +61,19 @@ export class StreamAgent implements CallAgent {
     };
     const observe = io.observe ?? (() => {});
 
-    const vad = new VadProcessor(o.services.vad);
+    const vad = new VadProcessor(o.services.vad, {}, io.sampleRateHz);
     const sentences = new SentenceProcessor();
     const pipeline = new Pipeline(
       [
         vad,
-        new SttProcessor(o.services.stt, (err) => {
-          errors.push(`speech-to-text failed: ${(err as Error).message}`);
-          finish('error');
-        }),
+        new SttProcessor(
+          o.services.stt,
+          (err) => {
+            errors.push(`speech-to-text failed: ${(err as Error).message}`);
+            finish('error');
+          },
+          vad.rateHz,
+        ),
         new TranscriptTap(observe),
         new TurnProcessor(),
         new TranscriptSink((text) => {

@@ -13,7 +13,7 @@
  *   // LLM_BASE_URL = STT_BASE_URL = ai.url
  */
 import http from 'node:http';
-import { pcmToBytes, synthesize } from '../../src/lib/audio.js';
+import { decodeWav, pcmToBytes, synthesize } from '../../src/lib/audio.js';
 import type { AddressInfo } from 'node:net';
 
 export type ChatReply = {
@@ -37,7 +37,7 @@ export interface OpenAIServer {
   respond?: (body: { messages: Array<{ role: string; content: unknown }> }) => ChatReply;
   transcribe?: () => string;
   chatRequests: Array<{ body: any; headers: http.IncomingHttpHeaders }>;
-  transcriptionRequests: Array<{ bytes: number; model: string | undefined }>;
+  transcriptionRequests: Array<{ bytes: number; model: string | undefined; sampleRateHz: number; seconds: number }>;
   close(): Promise<void>;
 }
 
@@ -137,7 +137,8 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
           res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'file must be audio' } }));
           return;
         }
-        state.transcriptionRequests.push({ bytes: file.length, model: fields.model });
+        const wav = decodeWav(file);
+        state.transcriptionRequests.push({ bytes: file.length, model: fields.model, sampleRateHz: wav.sampleRateHz, seconds: wav.pcm.length / wav.sampleRateHz });
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: state.transcripts.shift() ?? api.transcribe?.() ?? '' }));
         return;
       }

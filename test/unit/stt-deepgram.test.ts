@@ -16,7 +16,7 @@ describe('Deepgram live STT', () => {
     dg.transcripts.push('Yes, please confirm it.', 'Tomorrow morning.');
     const speech = await synthesize('Yes, please confirm it.', { sampleRateHz: 16000 });
     const controller = new AbortController();
-    const stream = stt().open({ signal: controller.signal });
+    const stream = stt().open({ signal: controller.signal, sampleRateHz: 16000 });
     const events: SttEvent[] = [];
     const reading = (async () => {
       for await (const e of stream.events) events.push(e);
@@ -36,8 +36,26 @@ describe('Deepgram live STT', () => {
     assert.equal(dg.audioBytes.at(-1), speech.length * 2 * 2);
   });
 
+  it('takes telephony audio at 8 kHz as it comes', async () => {
+    dg.transcripts.push('Yes.');
+    const speech = await synthesize('Yes.', { sampleRateHz: 8000 });
+    const stream = stt().open({ signal: new AbortController().signal, sampleRateHz: 8000 });
+    const events: SttEvent[] = [];
+    const reading = (async () => {
+      for await (const e of stream.events) events.push(e);
+    })();
+    for (let i = 0; i < speech.length; i += 160) stream.write(speech.subarray(i, i + 160));
+    stream.endSegment();
+    await new Promise((r) => setTimeout(r, 300));
+    await stream.close();
+    await reading;
+    assert.deepEqual(events.filter((e) => e.type === 'final').map((e) => (e as { text: string }).text), ['Yes.']);
+    assert.equal(dg.streams.at(-1)!.sample_rate, '8000');
+    assert.equal(dg.audioBytes.at(-1), speech.length * 2);
+  });
+
   it('fails clearly: a wrong key is final, a server error may be retried', async () => {
-    const bad = stt('wrong').open({ signal: new AbortController().signal });
+    const bad = stt('wrong').open({ signal: new AbortController().signal, sampleRateHz: 16000 });
     await assert.rejects(
       (async () => {
         for await (const _ of bad.events) void _;
@@ -45,7 +63,7 @@ describe('Deepgram live STT', () => {
       (err: ServiceError) => err.retryable === false && /HTTP 401/.test(err.message),
     );
     dg.failWith = 1011;
-    const failing = stt().open({ signal: new AbortController().signal });
+    const failing = stt().open({ signal: new AbortController().signal, sampleRateHz: 16000 });
     failing.write(new Int16Array(1600).fill(1000));
     await assert.rejects(
       (async () => {

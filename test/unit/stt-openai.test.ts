@@ -10,30 +10,36 @@ before(async () => (ai = await startOpenAIServer()));
 after(() => ai.close());
 
 describe('OpenAI-compatible transcription', () => {
-  it('sends one WAV per segment, without the silence before the speech, and reads each text as a final', async () => {
-    ai.transcripts.push('Yes, please.', 'Tomorrow.');
-    const speech = await synthesize('Yes, please.', { sampleRateHz: 16000 });
-    const stt = new OpenAITranscriptionSTT({ baseUrl: ai.url, apiKey: 'k', model: 'whisper-1', timeoutMs: 5000 });
-    const stream = stt.open({ signal: new AbortController().signal });
-    const events: SttEvent[] = [];
-    const reading = (async () => {
-      for await (const e of stream.events) events.push(e);
-    })();
-    const silence = new Int16Array(320);
-    for (let round = 0; round < 2; round++) {
-      for (let i = 0; i < 250; i++) stream.write(silence); // 5 s of line silence
-      for (let i = 0; i < speech.length; i += 320) stream.write(speech.subarray(i, i + 320));
-      stream.endSegment();
-    }
-    stream.endSegment(); // nothing buffered: no request
-    await stream.close();
-    await reading;
-    assert.deepEqual(events.filter((e) => e.type === 'final').map((e) => (e as { text: string }).text), ['Yes, please.', 'Tomorrow.']);
-    assert.equal(ai.transcriptionRequests.length, 2);
-    for (const r of ai.transcriptionRequests) {
-      assert.equal(r.model, 'whisper-1');
-      const seconds = (r.bytes - 44) / 32000;
-      assert.ok(seconds < speech.length / 16000 + 0.4, `${seconds} s sent for ${speech.length / 16000} s of speech`);
-    }
-  });
+  for (const rate of [16000, 8000]) {
+    it(`sends one WAV per segment at the audio's own rate (${rate} Hz), without the silence before the speech, and reads each text as a final`, async () => {
+      ai.transcripts.push('Yes, please.', 'Tomorrow.');
+      const speech = await synthesize('Yes, please.', { sampleRateHz: rate });
+      const frame = rate / 50;
+      const stt = new OpenAITranscriptionSTT({ baseUrl: ai.url, apiKey: 'k', model: 'whisper-1', timeoutMs: 5000 });
+      assert.ok(stt.sampleRatesHz.includes(rate));
+      const sent = ai.transcriptionRequests.length;
+      const stream = stt.open({ signal: new AbortController().signal, sampleRateHz: rate });
+      const events: SttEvent[] = [];
+      const reading = (async () => {
+        for await (const e of stream.events) events.push(e);
+      })();
+      const silence = new Int16Array(frame);
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < 250; i++) stream.write(silence); // 5 s of line silence
+        for (let i = 0; i < speech.length; i += frame) stream.write(speech.subarray(i, i + frame));
+        stream.endSegment();
+      }
+      stream.endSegment(); // nothing buffered: no request
+      await stream.close();
+      await reading;
+      assert.deepEqual(events.filter((e) => e.type === 'final').map((e) => (e as { text: string }).text), ['Yes, please.', 'Tomorrow.']);
+      const requests = ai.transcriptionRequests.slice(sent);
+      assert.equal(requests.length, 2);
+      for (const r of requests) {
+        assert.equal(r.model, 'whisper-1');
+        assert.equal(r.sampleRateHz, rate);
+        assert.ok(r.seconds >= speech.length / rate && r.seconds < speech.length / rate + 0.4, `${r.seconds} s sent for ${speech.length / rate} s of speech`);
+      }
+    });
+  }
 });

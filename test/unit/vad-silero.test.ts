@@ -23,18 +23,27 @@ async function eventsOf(audio: Int16Array, options: Parameters<SileroVAD['open']
 }
 
 describe('Silero VAD', () => {
-  it('finds two phrases in real speech, at about the right times, in 20 ms pushes', async () => {
-    const one = await synthesize('Hello, this is a test of the voice detector.', { sampleRateHz: 16000 });
-    const two = await synthesize('And here is a second sentence.', { sampleRateHz: 16000 });
-    const audio = join([silence(500), one, silence(1200), two, silence(1000)]);
-    const stream = await new SileroVAD().open({ minSilenceMs: 500 });
-    const events = [];
-    for (let i = 0; i < audio.length; i += 320) events.push(...(await stream.push(audio.subarray(i, i + 320))));
-    assert.deepEqual(events.map((e) => e.type), ['speech_start', 'speech_end', 'speech_start', 'speech_end']);
-    const oneEndMs = 500 + (one.length / 16);
-    assert.ok(Math.abs(events[0]!.atMs - 500) < 250, `first start at ${events[0]!.atMs}`);
-    assert.ok(Math.abs(events[1]!.atMs - oneEndMs) < 400, `first end at ${events[1]!.atMs}, speech ended at ${oneEndMs}`);
-    assert.ok(Math.abs(events[2]!.atMs - (oneEndMs + 1200)) < 250, `second start at ${events[2]!.atMs}`);
+  for (const rate of [16000, 8000]) {
+    it(`finds two phrases in real speech at ${rate} Hz, at about the right times, in 20 ms pushes`, async () => {
+      const one = await synthesize('Hello, this is a test of the voice detector.', { sampleRateHz: rate });
+      const two = await synthesize('And here is a second sentence.', { sampleRateHz: rate });
+      const quiet = (ms: number) => new Int16Array((rate * ms) / 1000);
+      const audio = join([quiet(500), one, quiet(1200), two, quiet(1000)]);
+      const vad = new SileroVAD();
+      assert.ok(vad.sampleRatesHz.includes(rate));
+      const stream = await vad.open({ minSilenceMs: 500 }, rate);
+      const events = [];
+      for (let i = 0; i < audio.length; i += rate / 50) events.push(...(await stream.push(audio.subarray(i, i + rate / 50))));
+      assert.deepEqual(events.map((e) => e.type), ['speech_start', 'speech_end', 'speech_start', 'speech_end']);
+      const oneEndMs = 500 + (one.length * 1000) / rate;
+      assert.ok(Math.abs(events[0]!.atMs - 500) < 250, `first start at ${events[0]!.atMs}`);
+      assert.ok(Math.abs(events[1]!.atMs - oneEndMs) < 400, `first end at ${events[1]!.atMs}, speech ended at ${oneEndMs}`);
+      assert.ok(Math.abs(events[2]!.atMs - (oneEndMs + 1200)) < 250, `second start at ${events[2]!.atMs}`);
+    });
+  }
+
+  it('refuses a sample rate the model does not take', async () => {
+    await assert.rejects(new SileroVAD().open({}, 44100), /8000|16000/);
   });
 
   it('stays quiet on silence, on low noise, and on a click shorter than the minimum speech', async () => {

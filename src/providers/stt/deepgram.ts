@@ -35,19 +35,20 @@ interface DeepgramMessage {
   err_msg?: string;
 }
 
-const RATE = 16000;
+/** linear16 at the audio's own rate: telephony's 8 kHz goes as it is (Deepgram takes any rate). */
+const RATES: readonly number[] = [16000, 8000, 24000, 48000];
 
 export class DeepgramSTT implements STT {
   readonly label = 'deepgram';
-  readonly sampleRateHz = RATE;
+  readonly sampleRatesHz = RATES;
 
   constructor(private readonly options: DeepgramOptions) {}
 
-  open(options: { signal: AbortSignal; language?: string }): SttStream {
+  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
     const o = this.options;
     const query = new URLSearchParams({
       encoding: 'linear16',
-      sample_rate: String(RATE),
+      sample_rate: String(options.sampleRateHz),
       channels: '1',
       model: o.model,
       language: options.language ?? o.language,

@@ -15,9 +15,13 @@ export interface OpenAISttOptions {
 }
 
 const OPENAI = 'https://api.openai.com/v1';
-const RATE = 16000;
+/**
+ * The segment goes as a WAV at the audio's own rate: telephony's 8 kHz as it is (the service
+ * resamples it; upsampling first adds no speech and doubles the upload), wideband at 16 kHz.
+ */
+const RATES: readonly number[] = [16000, 8000, 24000, 48000];
 /** Kept before the first loud audio of a segment. */
-const LEAD_IN_SAMPLES = RATE * 0.3;
+const LEAD_IN_SECONDS = 0.3;
 /** Below this level (RMS) audio before a segment's speech counts as silence. */
 const LEAD_IN_LEVEL = 150;
 
@@ -32,14 +36,16 @@ export function openAISttOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): O
 
 export class OpenAITranscriptionSTT implements STT {
   readonly label: string;
-  readonly sampleRateHz = RATE;
+  readonly sampleRatesHz = RATES;
 
   constructor(private readonly options: OpenAISttOptions) {
     this.label = `openai-transcription(${new URL(options.baseUrl).host})`;
   }
 
-  open(options: { signal: AbortSignal; language?: string }): SttStream {
+  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
     const o = this.options;
+    const rate = options.sampleRateHz;
+    const leadInMax = rate * LEAD_IN_SECONDS;
     const queue = new EventQueue<SttEvent>();
     let chunks: Int16Array[] = [];
     let samples = 0;
@@ -48,7 +54,7 @@ export class OpenAITranscriptionSTT implements STT {
     let work: Promise<void> = Promise.resolve();
     const transcribe = async (audio: Int16Array) => {
       const form = new FormData();
-      form.append('file', new Blob([new Uint8Array(encodeWav(audio, RATE))], { type: 'audio/wav' }), 'segment.wav');
+      form.append('file', new Blob([new Uint8Array(encodeWav(audio, rate))], { type: 'audio/wav' }), 'segment.wav');
       form.append('model', o.model);
       form.append('response_format', 'json');
       const language = options.language ?? o.language;
@@ -79,7 +85,7 @@ export class OpenAITranscriptionSTT implements STT {
         if (samples === 0 && rms(pcm) < LEAD_IN_LEVEL) {
           leadIn.push(pcm);
           leadInSamples += pcm.length;
-          while (leadInSamples - leadIn[0]!.length >= LEAD_IN_SAMPLES) leadInSamples -= leadIn.shift()!.length;
+          while (leadInSamples - leadIn[0]!.length >= leadInMax) leadInSamples -= leadIn.shift()!.length;
           return;
         }
         if (samples === 0 && leadIn.length) {
@@ -91,7 +97,7 @@ export class OpenAITranscriptionSTT implements STT {
         chunks.push(pcm);
         samples += pcm.length;
         // Keep at most the last 30 s: a segment longer than that is not one turn.
-        while (samples > RATE * 30 && chunks.length > 1) samples -= chunks.shift()!.length;
+        while (samples > rate * 30 && chunks.length > 1) samples -= chunks.shift()!.length;
       },
       endSegment() {
         const audio = new Int16Array(samples);
@@ -102,7 +108,7 @@ export class OpenAITranscriptionSTT implements STT {
         }
         chunks = [];
         samples = 0;
-        if (audio.length < RATE / 10) return; // under 100 ms: nothing to transcribe
+        if (audio.length < rate / 10) return; // under 100 ms: nothing to transcribe
         work = work.then(() => transcribe(audio)).catch((err: unknown) => queue.end(err));
       },
       events: queue,

@@ -3,9 +3,10 @@
  * native CPU build (onnxruntime-node, whose binaries come inside its npm package; nothing is
  * downloaded: .npmrc skips its optional CUDA fetch) when it loads, else the WebAssembly build
  * (onnxruntime-web). SILERO_RUNTIME=native|wasm forces one. One model session serves every call;
- * each stream keeps its own recurrent state. Windows of 512 samples at 16 kHz (32 ms), batched
- * across calls. Windows of near-digital silence skip inference (a phone line's silence costs
- * nothing), counting as probability 0.
+ * each stream keeps its own recurrent state. It hears 16 kHz or 8 kHz audio as it comes (telephony
+ * needs no resampling): windows of 512 or 256 samples (32 ms), each with the 64 or 32 samples before
+ * it as context, as Silero's own wrapper feeds them, batched across calls. Windows of near-digital
+ * silence skip inference (a phone line's silence costs nothing), counting as probability 0.
  *
  * Why native first: a batched window costs about 0.05 ms there against 0.2-0.3 ms in WebAssembly.
  * Both builds run a batch synchronously on the event loop that carries every call's media
@@ -18,9 +19,11 @@ import type * as OrtWeb from 'onnxruntime-web';
 
 import { VAD_DEFAULTS, type VAD, type VadEvent, type VadOptions, type VadStream } from '../../voice/services.js';
 
-const WINDOW = 512;
-const RATE = 16000;
-const WINDOW_MS = (WINDOW * 1000) / RATE;
+/** Per rate the model takes: samples per window and of context before it. */
+const SHAPES = { 16000: { window: 512, context: 64 }, 8000: { window: 256, context: 32 } } as const;
+type Rate = keyof typeof SHAPES;
+const RATES: readonly Rate[] = [16000, 8000];
+const WINDOW_MS = 32;
 /** RMS below which a window is taken as silence without running the model. */
 const SILENCE_RMS = 60;
 
@@ -85,18 +88,21 @@ class Batcher {
   private queue: Array<{ window: Float32Array; state: Float32Array; resolve: (p: number) => void; reject: (e: unknown) => void }> = [];
   private scheduled = false;
   private readonly sr: OrtWeb.Tensor;
+  /** Context plus window: the model's input per stream. */
+  private readonly width: number;
   /**
    * A run blocks the event loop: batches are sized so that one takes about 3-5 ms (16 windows in
    * WebAssembly, 64 natively), so media in between is not held up.
    */
   private readonly maxBatch: number;
 
-  constructor(private readonly model: Model) {
-    this.sr = new model.ort.Tensor('int64', BigInt64Array.from([BigInt(RATE)]), []);
+  constructor(private readonly model: Model, rate: Rate) {
+    this.sr = new model.ort.Tensor('int64', BigInt64Array.from([BigInt(rate)]), []);
+    this.width = SHAPES[rate].window + SHAPES[rate].context;
     this.maxBatch = model.runtime === 'native' ? 64 : 16;
   }
 
-  /** Probability of speech in `window`; `state` (2 x 128) is read and updated in place. */
+  /** Probability of speech in `window` (context included); `state` (2 x 128) is read and updated in place. */
   infer(window: Float32Array, state: Float32Array): Promise<number> {
     return new Promise((resolve, reject) => {
       this.queue.push({ window, state, resolve, reject });
@@ -110,16 +116,17 @@ class Batcher {
   private async run(): Promise<void> {
     const batch = this.queue.splice(0, this.maxBatch);
     const b = batch.length;
-    const input = new Float32Array(b * WINDOW);
+    const width = this.width;
+    const input = new Float32Array(b * width);
     const state = new Float32Array(2 * b * 128);
     batch.forEach((item, i) => {
-      input.set(item.window, i * WINDOW);
+      input.set(item.window, i * width);
       state.set(item.state.subarray(0, 128), i * 128);
       state.set(item.state.subarray(128), (b + i) * 128);
     });
     try {
       const { ort, session } = this.model;
-      const out = await session.run({ input: new ort.Tensor('float32', input, [b, WINDOW]), state: new ort.Tensor('float32', state, [2, b, 128]), sr: this.sr });
+      const out = await session.run({ input: new ort.Tensor('float32', input, [b, width]), state: new ort.Tensor('float32', state, [2, b, 128]), sr: this.sr });
       const probs = out.output!.data as Float32Array;
       const next = out.stateN!.data as Float32Array;
       batch.forEach((item, i) => {
@@ -135,12 +142,15 @@ class Batcher {
   }
 }
 
-const batchers = new WeakMap<Model, Batcher>();
+const batchers = new WeakMap<Model, Map<Rate, Batcher>>();
 
 class SileroStream implements VadStream {
   /** Silero v5's recurrent state for this stream: 2 x 128. */
   private readonly state = new Float32Array(2 * 128);
-  private pending = new Float32Array(0);
+  /** Context then the samples not yet in a window: the first `context` are the previous window's tail. */
+  private pending: Float32Array;
+  private readonly window: number;
+  private readonly context: number;
   private clockMs = 0;
   private speaking = false;
   private speechMs = 0;
@@ -150,10 +160,15 @@ class SileroStream implements VadStream {
 
   private readonly batcher: Batcher;
 
-  constructor(model: Model, private options: VadOptions) {
-    let batcher = batchers.get(model);
-    if (!batcher) batchers.set(model, (batcher = new Batcher(model)));
+  constructor(model: Model, rate: Rate, private options: VadOptions) {
+    let byRate = batchers.get(model);
+    if (!byRate) batchers.set(model, (byRate = new Map()));
+    let batcher = byRate.get(rate);
+    if (!batcher) byRate.set(rate, (batcher = new Batcher(model, rate)));
     this.batcher = batcher;
+    this.window = SHAPES[rate].window;
+    this.context = SHAPES[rate].context;
+    this.pending = new Float32Array(this.context);
   }
 
   update(options: Partial<VadOptions>): void {
@@ -165,10 +180,10 @@ class SileroStream implements VadStream {
     joined.set(this.pending);
     for (let i = 0; i < pcm.length; i++) joined[this.pending.length + i] = pcm[i]! / 32768;
     const events: VadEvent[] = [];
+    const { window: size, context } = this;
     let offset = 0;
-    for (; offset + WINDOW <= joined.length && !this.closed; offset += WINDOW) {
-      const window = joined.subarray(offset, offset + WINDOW);
-      const probability = await this.infer(window);
+    for (; offset + context + size <= joined.length && !this.closed; offset += size) {
+      const probability = await this.infer(joined.subarray(offset, offset + context + size), context);
       this.clockMs += WINDOW_MS;
       this.step(probability, events);
     }
@@ -176,11 +191,12 @@ class SileroStream implements VadStream {
     return events;
   }
 
-  private async infer(window: Float32Array): Promise<number> {
+  /** `input`: `context` samples, then the window. */
+  private async infer(input: Float32Array, context: number): Promise<number> {
     let sum = 0;
-    for (let i = 0; i < window.length; i++) sum += window[i]! * window[i]!;
-    if (Math.sqrt(sum / window.length) * 32768 < SILENCE_RMS) return 0;
-    return this.batcher.infer(window, this.state);
+    for (let i = context; i < input.length; i++) sum += input[i]! * input[i]!;
+    if (Math.sqrt(sum / (input.length - context)) * 32768 < SILENCE_RMS) return 0;
+    return this.batcher.infer(input, this.state);
   }
 
   private step(p: number, events: VadEvent[]): void {
@@ -218,7 +234,7 @@ export interface SileroOptions extends Partial<VadOptions> {
 
 export class SileroVAD implements VAD {
   readonly label = 'silero';
-  readonly sampleRateHz = RATE;
+  readonly sampleRatesHz = RATES;
   private readonly runtime: SileroRuntime | 'auto';
   private readonly defaults: Partial<VadOptions>;
 
@@ -233,8 +249,9 @@ export class SileroVAD implements VAD {
     return (await loadModel(this.runtime)).runtime;
   }
 
-  async open(options: Partial<VadOptions> = {}): Promise<VadStream> {
-    return new SileroStream(await loadModel(this.runtime), { ...VAD_DEFAULTS, ...this.defaults, ...options });
+  async open(options: Partial<VadOptions> = {}, sampleRateHz: number = RATES[0]!): Promise<VadStream> {
+    if (!(sampleRateHz in SHAPES)) throw new RangeError(`Silero VAD takes ${RATES.join(' or ')} Hz audio, not ${sampleRateHz}`);
+    return new SileroStream(await loadModel(this.runtime), sampleRateHz as Rate, { ...VAD_DEFAULTS, ...this.defaults, ...options });
   }
 }
 

@@ -4,7 +4,7 @@
 import { Resampler } from '../resampler.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
-import { VAD_DEFAULTS, type STT, type SttStream, type VAD, type VadOptions, type VadStream } from '../services.js';
+import { serviceRate, VAD_DEFAULTS, type STT, type SttStream, type VAD, type VadOptions, type VadStream } from '../services.js';
 
 /** Runs the VAD on caller audio; says when the caller starts and stops, and interrupts the agent. */
 export class VadProcessor extends FrameProcessor {
@@ -14,9 +14,13 @@ export class VadProcessor extends FrameProcessor {
   private botSpeaking = false;
   private userSpeaking = false;
   private chain: Promise<void> = Promise.resolve();
+  /** The rate the VAD hears at, and passes the audio on at: the transport's when the VAD takes it. */
+  readonly rateHz: number;
 
-  constructor(private readonly vad: VAD, private readonly options: Partial<VadOptions> = {}) {
+  /** `inputRateHz`: the caller audio's rate (the transport's). */
+  constructor(private readonly vad: VAD, private readonly options: Partial<VadOptions> = {}, inputRateHz = vad.sampleRatesHz[0]!) {
     super();
+    this.rateHz = serviceRate(vad.sampleRatesHz, inputRateHz);
   }
 
   /** The end-of-speech silence for the current node (undefined: the stream's default). */
@@ -25,16 +29,16 @@ export class VadProcessor extends FrameProcessor {
   }
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
-    if (f.kind === 'start' && direction === 'down') this.stream = await this.vad.open(this.options);
+    if (f.kind === 'start' && direction === 'down') this.stream = await this.vad.open(this.options, this.rateHz);
     if (f.kind === 'end') this.stream?.close();
     if (f.kind === 'bot_started_speaking') this.botSpeaking = true;
     if (f.kind === 'bot_stopped_speaking') this.botSpeaking = false;
     if (f.kind === 'input_audio' && this.stream) {
-      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.vad.sampleRateHz);
+      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.rateHz);
       const pcm = this.resampler.process(f.pcm);
-      // The audio goes on at the VAD's rate: the STT usually wants the same (16 kHz), and resampling
-      // every frame twice was the costliest work per call.
-      this.push(pcm === f.pcm ? f : { ...f, pcm, sampleRateHz: this.vad.sampleRateHz }, direction);
+      // The audio goes on at the VAD's rate, which the STT usually takes too: resampling every frame
+      // was the costliest work per call.
+      this.push(pcm === f.pcm ? f : { ...f, pcm, sampleRateHz: this.rateHz }, direction);
       // VAD inference is ordered per call but does not hold up the audio on its way to the STT.
       const stream = this.stream;
       this.chain = this.chain.then(async () => {
@@ -66,20 +70,24 @@ export class SttProcessor extends FrameProcessor {
   private stream: SttStream | undefined;
   private resampler: Resampler | undefined;
   private readonly closed = new AbortController();
+  /** The rate the STT hears at: the incoming audio's when the STT takes it. */
+  private readonly rateHz: number;
 
-  constructor(private readonly stt: STT, private readonly reportError: (err: unknown) => void) {
+  /** `inputRateHz`: the rate of the audio coming down (the VAD's, else the transport's). */
+  constructor(private readonly stt: STT, private readonly reportError: (err: unknown) => void, inputRateHz = stt.sampleRatesHz[0]!) {
     super();
+    this.rateHz = serviceRate(stt.sampleRatesHz, inputRateHz);
   }
 
   protected process(f: Frame, direction: Direction): void {
     if (f.kind === 'start' && direction === 'down') {
-      this.stream = this.stt.open({ signal: this.closed.signal });
+      this.stream = this.stt.open({ signal: this.closed.signal, sampleRateHz: this.rateHz });
       void this.read(this.stream);
     } else if (f.kind === 'end') {
       this.closed.abort();
       void this.stream?.close();
     } else if (f.kind === 'input_audio') {
-      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.stt.sampleRateHz);
+      if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.rateHz);
       this.stream?.write(this.resampler.process(f.pcm));
       return;
     } else if (f.kind === 'user_stopped_speaking') {
