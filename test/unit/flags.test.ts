@@ -111,11 +111,15 @@ describe('feature flags', () => {
       assert.equal(await flags.diallingEnabled('r-off'), false);
       assert.equal(await flags.voicemailDetection('r-on'), true, 'an undefined flag gets its default');
       fs.writeFileSync(file, JSON.stringify({ flags: { 'dialling-enabled': bool('on'), 'voicemail-detection': bool('off') } }));
-      // flagd's file watcher picks the change up by itself (it polls the file every few seconds).
+      // flagd's file watcher picks the change up by itself: it polls the file's status every 5 s
+      // (fs.watchFile). Its first status is taken in the background after the provider is ready, so
+      // on a busy machine it can already see the new file and never report it; moving the file's
+      // time on every few seconds makes a change it must see.
       const deadline = Date.now() + 30_000;
-      while (!(await flags.diallingEnabled('r-off'))) {
+      for (let polls = 1; !(await flags.diallingEnabled('r-off')); polls++) {
         assert.ok(Date.now() < deadline, 'flagd never saw the change');
         await new Promise((r) => setTimeout(r, 200));
+        if (polls % 30 === 0) fs.utimesSync(file, new Date(), new Date(Date.now() + polls * 100));
       }
       assert.equal(await flags.voicemailDetection('r-on'), false);
       const refreshed = await flags.refresh('webhook');
