@@ -140,7 +140,9 @@ describe('a template-driven call', () => {
     // The LLM got the substituted context and the node's tools; the STT got real audio.
     assert.equal(ai.chatRequests[0]!.body.messages[0].content, 'You call Ana for Acme. Be brief.');
     assert.equal(ai.chatRequests[0]!.body.tools[0].function.name, 'confirm_order');
-    assert.ok(ai.transcriptionRequests[0]!.bytes > 16_000, 'a spoken segment was transcribed');
+    // ... as the phone line carries it: 8 kHz, not resampled (at least 1 s of it).
+    assert.equal(ai.transcriptionRequests[0]!.sampleRateHz, 8000);
+    assert.ok(ai.transcriptionRequests[0]!.seconds > 1, 'a spoken segment was transcribed');
     assert.ok(lead.sentiment > 0.6, `sentiment ${lead.sentiment}`);
     assert.ok(lead.trace_scores.turn_latency_p50_ms >= 0, JSON.stringify(lead.trace_scores));
     assert.ok(lead.cost > 0);

@@ -22,7 +22,7 @@ import { VAD_DEFAULTS, type VAD, type VadEvent, type VadOptions, type VadStream 
 /** Per rate the model takes: samples per window and of context before it. */
 const SHAPES = { 16000: { window: 512, context: 64 }, 8000: { window: 256, context: 32 } } as const;
 type Rate = keyof typeof SHAPES;
-const RATES: readonly Rate[] = [16000, 8000];
+const RATES: readonly number[] = [16000, 8000];
 const WINDOW_MS = 32;
 /** RMS below which a window is taken as silence without running the model. */
 const SILENCE_RMS = 60;
