@@ -158,15 +158,18 @@ try {
   process.stdout.write(`push: dialer ${Math.round(pushRate)} leads/s, raw insert ${Math.round(rawRate)} rows/s, ratio ${(pushRate / rawRate).toFixed(2)}\n`);
 
   // 2. Dispatch: LEADS due leads, all FINISHED by the Dialer workers.
-  await raw.query('DELETE FROM call_attempts');
-  await raw.query('TRUNCATE leads CASCADE');
-  await raw.query(
-    `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
-     SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
-     FROM generate_series(1, $3) AS i`,
-    [reseller, template, LEADS],
-  );
-  await raw.query('VACUUM ANALYZE leads');
+  const queueLeads = async () => {
+    await raw.query('DELETE FROM call_attempts');
+    await raw.query('TRUNCATE leads CASCADE');
+    await raw.query(
+      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+       SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
+       FROM generate_series(1, $3) AS i`,
+      [reseller, template, LEADS],
+    );
+    await raw.query('VACUUM ANALYZE leads');
+  };
+  await queueLeads();
   const worker = (mode: string) =>
     new Promise<ChildProcess>((resolve, reject) => {
       const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF && mode === 'dialer' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), '--import', 'tsx', 'bench/dispatch-worker.ts'], {
@@ -214,12 +217,64 @@ try {
   await topStatements('dispatch');
   await stopAll();
 
+  // 3. The floor: the bare statements every dispatched lead needs on this schema, with nothing
+  // decided in between (no window, configuration, rate limit, number, webhook): a batch of due
+  // leads made PROCESSING with a lease and an attempt row, then FINISHED with the attempt closed.
+  // WORKERS x 24 loops of batches of 24, as many calls as the workers carry. No dispatcher on this
+  // schema can beat it; run again with the analytics triggers off (session_replication_role), to
+  // show their share.
+  const floor = async (triggers: boolean) => {
+    await queueLeads();
+    // (session_replication_role = replica: this session fires no ordinary triggers.)
+    const pool = new pg.Pool({ connectionString: url, max: WORKERS * 5, ...(triggers ? {} : { options: '-c session_replication_role=replica' }) });
+    pool.on('error', () => {});
+    const loop = async () => {
+      for (;;) {
+        const { rows } = await pool.query<{ id: string; attempt_count: number }>(
+          `WITH c AS (
+             UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
+                    locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
+             WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+                            ORDER BY next_attempt_at, id LIMIT 24 FOR UPDATE SKIP LOCKED)
+             RETURNING l.id, l.attempt_count),
+           a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
+                 SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
+           SELECT * FROM c`,
+        );
+        if (rows.length === 0) return;
+        await pool.query(
+          `WITH l AS (
+             UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
+                    locked_by = NULL, locked_until = NULL, updated_at = now()
+             WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
+           UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
+           FROM l WHERE call_attempts.lead_id = l.id`,
+          [rows.map((r) => r.id)],
+        );
+      }
+    };
+    await pool.query('SELECT 1');
+    const run = await cpuDuring(cpuGroups(), async () => {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: WORKERS * 2 }, loop));
+      return LEADS / ((performance.now() - started) / 1000);
+    });
+    await pool.end();
+    return run;
+  };
+  const floorRun = await floor(true);
+  const floorBare = await floor(false);
+
   await runMigrations({ connectionString: url });
   // Queued as graphile-worker's perfTest does.
   await raw.query(`SELECT graphile_worker.add_job('noop', json_build_object('id', i)) FROM generate_series(1, $1) AS i`, [LEADS]);
   const graphileCpu = await timed('graphile', `SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
   const graphileRate = graphileCpu.result;
-  process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
+  process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; floor ${cpuReport(floorRun.cpu, LEADS)}; floor without triggers ${cpuReport(floorBare.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
+  process.stdout.write(
+    `floor: bare lifecycle SQL ${Math.round(floorRun.result)} leads/s (ratio ${(floorRun.result / graphileRate).toFixed(2)}), ` +
+      `without the analytics triggers ${Math.round(floorBare.result)} leads/s (ratio ${(floorBare.result / graphileRate).toFixed(2)})\n`,
+  );
   await stopAll();
   await raw.end();
   process.stdout.write(`dispatch: dialer ${Math.round(dialerRate)} leads/s, graphile-worker ${Math.round(graphileRate)} jobs/s, ratio ${(dialerRate / graphileRate).toFixed(2)}\n`);
