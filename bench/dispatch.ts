@@ -125,6 +125,11 @@ try {
        FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 12`);
     process.stdout.write(`  statements (${label}):\n${rows.map((r) => `    ${r.calls.padStart(6)} calls ${String(r.ms).padStart(8)} ms (+${r.plan_ms} ms planning)  ${r.query}`).join('\n')}\n`);
     await db.query('SELECT pg_stat_statements_reset()');
+    const { rows: tables } = await db.query<{ relname: string; upd: number; hot: number; dead: number; idx_scan: number; seq_scan: number; size: string }>(
+      `SELECT relname, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot, n_dead_tup::int AS dead, coalesce(idx_scan, 0)::int AS idx_scan,
+              seq_scan::int AS seq_scan, pg_size_pretty(pg_total_relation_size(relid)) AS size
+       FROM pg_stat_user_tables WHERE relname IN ('leads', 'outbound_numbers', 'call_attempts', 'lead_payload_terms', 'lead_stats_delta') ORDER BY relname`);
+    process.stdout.write(`  tables (${label}): ${tables.map((t) => `${t.relname} ${t.upd} updates (${t.hot} HOT), ${t.dead} dead, ${t.size}`).join('; ')}\n`);
   };
   if (statements) await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').then(() => db.query('SELECT pg_stat_statements_reset()'));
   const push = await cpuDuring(cpuGroups(service), () => concurrently(PUSHES, async (i) => {
