@@ -1,5 +1,5 @@
 /**
- * One worker process of bench:dispatch. MODE=dialer: a Dialer Scheduler with a driver whose calls
+ * One worker process of bench:dispatch. MODE=dialer: a Dialer Scheduler as `dialer serve` runs it, with a driver whose calls
  * complete at once. MODE=graphile: a graphile-worker runner with a no-op task, tuned as in its own
  * perfTest (local queue, batched completion). Loads and connects, prints "ready", starts work when
  * "go" arrives on stdin (so the benchmark times the work, not module loading), works until SIGTERM.
@@ -9,6 +9,7 @@ import { openPostgres } from '../src/db/index.js';
 import { createLogger } from '../src/lib/logger.js';
 import { Scheduler } from '../src/scheduler/index.js';
 import type { CallResult, DialRequest, Driver } from '../src/telephony/index.js';
+import { queueFinishNotifications } from '../src/webhooks/index.js';
 
 const url = process.env.DATABASE_URL!;
 const concurrency = Number(process.env.CONCURRENCY ?? 24);
@@ -42,6 +43,9 @@ if (process.env.MODE === 'dialer') {
     maxConcurrentCalls: concurrency,
     pollMs: 20,
     recoverEveryMs: 5000,
+    // What a finish queues in production (`dialer serve`): the reporting webhook and the service
+    // callback (the bench's leads ask for neither, but the finish still looks).
+    onFinished: queueFinishNotifications(undefined),
   });
   await ready();
   scheduler.start();

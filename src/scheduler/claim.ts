@@ -29,8 +29,8 @@ export interface ClaimOptions {
   leaseSeconds: number;
   /** Providers this worker has drivers for; leads of other providers are left to other workers. */
   providers: string[];
-  /** Called in the claim's transaction for each lead it finishes (blacklisted). */
-  onFinished: (q: Queryable, leadId: string) => Promise<void>;
+  /** Called in the claim's transaction with the leads it finishes (blacklisted). */
+  onFinished: (q: Queryable, leadIds: readonly string[]) => Promise<void>;
   /** The per-reseller kill switch: leads of the resellers it names wait (a minute at a time). */
   stoppedResellers?: StoppedResellers;
   /**
@@ -221,7 +221,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   }
   if (blacklisted.length > 0) {
     await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'BLACKLISTED', next_attempt_at = NULL, updated_at = now() WHERE id = ANY($1::text[])`, [blacklisted]);
-    for (const id of blacklisted) await options.onFinished(q, id);
+    await options.onFinished(q, blacklisted);
     report.finished += blacklisted.length;
   }
   return report;

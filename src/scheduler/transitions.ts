@@ -12,7 +12,8 @@ import type { PreCheckResult } from './prechecks.js';
 /** Outcomes of an unreached callee: the lead is retried while retries remain (DESIGN 5). */
 export const UNREACHED = new Set(['no_answer', 'busy', 'failed', 'error', 'worker_lost']);
 
-export type OnFinished = (q: Queryable, leadId: string) => Promise<void>;
+/** What a finish queues (its notifications), in the finishing transaction: every lead one statement finished, at once. */
+export type OnFinished = (q: Queryable, leadIds: readonly string[]) => Promise<void>;
 
 export interface AttemptEnd {
   callId?: string;
@@ -96,7 +97,8 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
     { prepare: true },
   );
   const statusOf = new Map(done.map((d) => [d.id, d.status]));
-  for (const d of done) if (d.status === 'FINISHED') await onFinished(q, d.id);
+  const finished = done.filter((d) => d.status === 'FINISHED').map((d) => d.id);
+  if (finished.length > 0) await onFinished(q, finished);
   return items.map((i) => statusOf.get(i.leadId));
 }
 
@@ -110,7 +112,7 @@ export async function finishPrecheckFailed(
     outcome: 'PRECHECK_FAILED',
     meta: { pre_check_results: args.results, ...(args.traceId ? { trace_id: args.traceId } : {}) },
   });
-  if (done) await args.onFinished(q, args.leadId);
+  if (done) await args.onFinished(q, [args.leadId]);
   return done;
 }
 
@@ -194,7 +196,7 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
     [limit],
   );
   let retried = 0;
-  let finished = 0;
+  const finished: string[] = [];
   for (const row of rows) {
     const retry = row.attempt_count <= (row.max_retry ?? FALLBACK.max_retry);
     await q.query(
@@ -211,15 +213,13 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
     );
     await q.query(`UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now() WHERE lead_id = $1 AND status = 'IN_USE'`, [row.id]);
     if (retry) retried++;
-    else {
-      finished++;
-      await onFinished(q, row.id);
-    }
+    else finished.push(row.id);
   }
+  if (finished.length > 0) await onFinished(q, finished);
   await q.query(
     `UPDATE outbound_numbers n SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
      WHERE n.status = 'IN_USE' AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.id = n.lead_id AND l.status = 'PROCESSING')`,
   );
   await q.query(`DELETE FROM rate_limit_events WHERE at < now() - interval '1 day'`);
-  return { retried, finished };
+  return { retried, finished: finished.length };
 }

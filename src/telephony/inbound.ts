@@ -60,7 +60,7 @@ async function finishInbound(
   leadId: string,
   end: CallEnd,
   traceId: string | undefined,
-  onFinished: ((q: Queryable, leadId: string) => Promise<void>) | undefined,
+  onFinished: ((q: Queryable, leadIds: readonly string[]) => Promise<void>) | undefined,
 ): Promise<void> {
   const outcome = end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind;
   const completed = end.kind === 'completed' ? end : undefined;
@@ -82,7 +82,7 @@ async function finishInbound(
       ],
     );
     await q.query(`UPDATE call_attempts SET status = 'ENDED', outcome = $2, ended_at = now() WHERE lead_id = $1 AND attempt = 1`, [leadId, outcome]);
-    await onFinished?.(q, leadId);
+    await onFinished?.(q, [leadId]);
   });
 }
 

@@ -31,7 +31,7 @@ export interface TelephonyDeps {
   /** Feature switches read at each dial (spec 6.5); without them the settings decide. */
   switches?: CallSwitches;
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
-  onInboundFinished?: (q: Queryable, leadId: string) => Promise<void>;
+  onInboundFinished?: (q: Queryable, leadIds: readonly string[]) => Promise<void>;
 }
 
 /** The feature flags a call reads when it is placed. */

@@ -2,11 +2,11 @@ import type { FeatureDeps } from '../features.js';
 import type { App } from '../http/index.js';
 import { registerWebhookRoutes } from './routes.js';
 
-export { enqueueReportingWebhook, reportingPayload, FAILURE_OUTCOMES } from './payload.js';
+export { enqueueReportingWebhook, enqueueReportingWebhooks, reportingPayload, FAILURE_OUTCOMES } from './payload.js';
 export { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 export { webhookSettings, type WebhookSettings } from './settings.js';
 export { signWebhook, verifyWebhookSignature } from './sign.js';
-export { enqueueServiceCallback, serviceCallbackPayload } from './service-callback.js';
+export { enqueueServiceCallback, enqueueServiceCallbacks, serviceCallbackPayload } from './service-callback.js';
 export { queueFinishNotifications } from './notifications.js';
 
 /** The webhooks feature's only door: reporting webhooks and service callbacks (queueing, delivery) and their read API. */

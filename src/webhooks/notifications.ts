@@ -1,15 +1,18 @@
 import type { Queryable } from '../db/index.js';
-import { enqueueReportingWebhook } from './payload.js';
-import { enqueueServiceCallback } from './service-callback.js';
+import { enqueueReportingWebhooks } from './payload.js';
+import { enqueueServiceCallbacks } from './service-callback.js';
 
 /**
  * What a lead's finish queues, in the transaction that finishes it (phone calls and WebRTC
  * sessions alike): its reporting webhook (spec 6.1) and, after a conversation, the service
- * callback (spec 6.2) to the configuration's endpoint or `deploymentCallbackUrl`.
+ * callback (spec 6.2) to the configuration's endpoint or `deploymentCallbackUrl`. Called with every
+ * lead that one statement finished.
  */
-export function queueFinishNotifications(deploymentCallbackUrl: string | undefined): (q: Queryable, leadId: string) => Promise<void> {
-  return async (q, leadId) => {
-    await enqueueReportingWebhook(q, leadId);
-    await enqueueServiceCallback(q, leadId, deploymentCallbackUrl);
+export function queueFinishNotifications(deploymentCallbackUrl: string | undefined): (q: Queryable, leadIds: readonly string[]) => Promise<void> {
+  // Leads that finished together (a worker's batch) are read and queued together: a few statements
+  // per batch rather than two reads per lead.
+  return async (q, leadIds) => {
+    await enqueueReportingWebhooks(q, leadIds);
+    await enqueueServiceCallbacks(q, leadIds, deploymentCallbackUrl);
   };
 }

@@ -85,15 +85,38 @@ function lastError(meta: Record<string, unknown>): string | undefined {
  * queued exactly when the lead finishes, and never lost). Nothing when the lead has no URL.
  */
 export async function enqueueReportingWebhook(q: Queryable, leadId: string): Promise<boolean> {
+  return (await enqueueReportingWebhooks(q, [leadId])) === 1;
+}
+
+/**
+ * The same for leads that finished together (a worker's batch of calls): one read and one insert
+ * for all of them, however many. Returns how many were queued.
+ */
+export async function enqueueReportingWebhooks(q: Queryable, leadIds: readonly string[]): Promise<number> {
+  if (leadIds.length === 0) return 0;
   const { rows } = await q.query<FinishedLead>(
     `SELECT id, request_id, status, outcome, attempt_count, call_id, recording_url, call_end_time, cancellation_reason, payload, meta_data
-     FROM leads WHERE id = $1`,
-    [leadId],
+     FROM leads WHERE id = ANY($1::text[]) AND jsonb_typeof(payload->'reporting_webhook_url') = 'string'
+     ORDER BY array_position($1::text[], id)`,
+    [leadIds],
+    { prepare: true },
   );
-  const lead = rows[0];
-  const url = lead?.payload.reporting_webhook_url;
-  if (!lead || typeof url !== 'string' || url.length === 0) return false;
-  const { kind, body } = reportingPayload(lead);
-  await q.query('INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload) VALUES ($1, $2, $3, $4, $5::jsonb)', [newId(), leadId, url, kind, JSON.stringify(body)]);
-  return true;
+  const queued = rows.flatMap((lead) => {
+    const url = lead.payload.reporting_webhook_url;
+    if (typeof url !== 'string' || url.length === 0) return [];
+    const { kind, body } = reportingPayload(lead);
+    return [{ id: newId(), lead_id: lead.id, url, kind, payload: body }];
+  });
+  await insertDeliveries(q, queued);
+  return queued.length;
+}
+
+/** Webhook deliveries to queue, in order: one statement. */
+export async function insertDeliveries(q: Queryable, deliveries: Array<{ id: string; lead_id: string; url: string; kind: string; payload: unknown }>): Promise<void> {
+  if (deliveries.length === 0) return;
+  await q.query(
+    `INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload)
+     SELECT id, lead_id, url, kind, payload FROM jsonb_to_recordset($1::jsonb) AS d (id text, lead_id text, url text, kind text, payload jsonb)`,
+    [JSON.stringify(deliveries)],
+  );
 }

@@ -6,6 +6,7 @@
  */
 import type { Queryable } from '../db/index.js';
 import { newId } from '../lib/ids.js';
+import { insertDeliveries } from './payload.js';
 
 interface ConversationLead {
   id: string;
@@ -78,22 +79,26 @@ export function serviceCallbackPayload(lead: ConversationLead): Record<string, u
  * configured. Returns whether one was queued.
  */
 export async function enqueueServiceCallback(q: Queryable, leadId: string, deploymentUrl: string | undefined): Promise<boolean> {
+  return (await enqueueServiceCallbacks(q, [leadId], deploymentUrl)) === 1;
+}
+
+/** The same for leads that finished together: one read and one insert for all. Returns how many were queued. */
+export async function enqueueServiceCallbacks(q: Queryable, leadIds: readonly string[], deploymentUrl: string | undefined): Promise<number> {
+  if (leadIds.length === 0) return 0;
   const { rows } = await q.query<ConversationLead>(
     `SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
             l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
             l.cost, l.sentiment, l.trace_scores, l.meta_data, c.service_callback_url AS callback_url
      FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-     WHERE l.id = $1 AND l.meta_data ? 'call_ended_by'`,
-    [leadId],
+     WHERE l.id = ANY($1::text[]) AND l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean)
+     ORDER BY array_position($1::text[], l.id)`,
+    [leadIds, deploymentUrl !== undefined],
+    { prepare: true },
   );
-  const lead = rows[0];
-  const url = lead?.callback_url ?? deploymentUrl;
-  if (!lead || !url) return false;
-  await q.query(`INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload) VALUES ($1, $2, $3, 'service_callback', $4::jsonb)`, [
-    newId(),
-    leadId,
-    url,
-    JSON.stringify(serviceCallbackPayload(lead)),
-  ]);
-  return true;
+  const queued = rows.flatMap((lead) => {
+    const url = lead.callback_url ?? deploymentUrl;
+    return url ? [{ id: newId(), lead_id: lead.id, url, kind: 'service_callback', payload: serviceCallbackPayload(lead) }] : [];
+  });
+  await insertDeliveries(q, queued);
+  return queued.length;
 }

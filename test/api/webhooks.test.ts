@@ -10,9 +10,9 @@ import { ConfigError } from '../../src/config.js';
 import { pino } from 'pino';
 import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
-import { enqueueReportingWebhook, signWebhook, verifyWebhookSignature, WebhookDispatcher, webhookSettings, type WebhookSettings } from '../../src/webhooks/index.js';
+import { enqueueReportingWebhook, enqueueReportingWebhooks, queueFinishNotifications, signWebhook, verifyWebhookSignature, WebhookDispatcher, webhookSettings, type WebhookSettings } from '../../src/webhooks/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { ScriptedDriver } from '../helpers/drivers.js';
+import { gate, ScriptedDriver } from '../helpers/drivers.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
 const SECRET = 'whsec-test-0123456789';
@@ -77,7 +77,7 @@ async function push(path: string | undefined, payload: Record<string, unknown> =
   return { id: res.body.lead_call_tracker_id as string, orderId: `order-${seq}` };
 }
 async function call(driver: ScriptedDriver) {
-  await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: async (q, id) => void (await enqueueReportingWebhook(q, id)) }).drain();
+  await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: async (q, ids) => void (await enqueueReportingWebhooks(q, ids)) }).drain();
 }
 /** Finishes a pushed lead with SQL, as the scheduler would, and queues its webhook in that transaction. */
 async function finish(id: string, set: string, params: unknown[] = []) {
@@ -291,6 +291,28 @@ describe('reporting webhook', () => {
     assert.equal((await w.reseller2.get(`/leads/${id}/webhooks`)).status, 404);
     assert.equal((await w.merchant1.get(`/leads/${id}/webhooks`)).status, 404, 'a reseller-level lead is not a merchant lead');
     assert.equal((await w.reseller1.get('/leads/nope/webhooks')).status, 404);
+  });
+
+  it('queues the notifications of leads that finish together in one go: a webhook for each lead with a URL, a service callback after each conversation', async () => {
+    await call(new ScriptedDriver('PROVIDER_A')); // leads earlier tests left due
+    for (let i = 2; i <= 4; i++) await t.admin.post('/numbers', { phone_number: `+1212555700${i}`, provider: 'PROVIDER_A' });
+    const leads = [await push('/together'), await push(undefined), await push('/together'), await push('/together')];
+    // Every call waits until all four are up, so they end in the same moment and finish together.
+    const allUp = gate();
+    const driver = new ScriptedDriver('PROVIDER_A', async () => {
+      if (driver.dials.length === leads.length) allUp.open();
+      await allUp.wait;
+      return { kind: 'completed', outcome: 'confirmed', durationSeconds: 5, metaData: { call_ended_by: 'agent' } };
+    });
+    await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: queueFinishNotifications(`${base}/service`) }).drain();
+    assert.equal(driver.dials.length, leads.length);
+    const kinds = async (id: string) => ((await deliveries(id)).data as Array<{ kind: string; url: string }>).map((d) => `${d.kind} ${d.url.replace(base, '')}`).sort();
+    for (const [i, lead] of leads.entries()) {
+      assert.deepEqual(await kinds(lead.id), i === 1 ? ['service_callback /service'] : ['service_callback /service', 'success /together'], `lead ${i}`);
+    }
+    // Called directly with several leads and with none: the same rows, and nothing for none.
+    const again = await t.db.tx(async (q) => [await enqueueReportingWebhooks(q, leads.map((l) => l.id)), await enqueueReportingWebhooks(q, [])]);
+    assert.deepEqual(again, [3, 0]);
   });
 });
 

@@ -71,7 +71,7 @@ describe('webrtc signalling without a browser', () => {
       flowAgent: agent,
       streamAgent: agent,
       saveRecording: async () => assert.fail('nothing to record'),
-      onFinished: async (_q, leadId) => void finished.push(leadId),
+      onFinished: async (_q, leadIds) => void finished.push(...leadIds),
     });
     const admin: Principal = { kind: 'user', id: 'test', label: 'test', role: 'admin', resellerId: null, merchantId: null };
     const leadId = await push('WEBRTC_TEST');

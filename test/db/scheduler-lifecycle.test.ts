@@ -72,7 +72,7 @@ function scheduler(driver: Driver, options: Partial<ConstructorParameters<typeof
     db: t.db,
     drivers: new Map([[driver.provider, driver]]),
     log,
-    onFinished: async (_q, leadId) => void finishedLeads.push(leadId),
+    onFinished: async (_q, leadIds) => void finishedLeads.push(...leadIds),
     recoverEveryMs: 0,
     ...options,
   });
