@@ -324,6 +324,21 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     await assertRollupMatchesLeads('after random steps, folded');
   });
 
+  it('TRUNCATE of the leads empties the rollup and the payload terms with them, and counting goes on after', async () => {
+    await insertLeads(Array.from({ length: 10 }, randomLead)); // some of them unfolded
+    await db.query('TRUNCATE leads CASCADE');
+    const left = await db.query<{ n: number }>(
+      `SELECT ((SELECT count(*) FROM lead_stats) + (SELECT count(*) FROM lead_stats_delta) + (SELECT count(*) FROM lead_stats_breakdown)
+             + (SELECT count(*) FROM lead_stats_breakdown_daily) + (SELECT count(*) FROM lead_stats_breakdown_delta) + (SELECT count(*) FROM lead_payload_terms))::int AS n`,
+    );
+    assert.equal(left.rows[0]!.n, 0);
+    await assertRollupMatchesLeads('truncated');
+    await insertLeads(Array.from({ length: 15 }, randomLead));
+    await assertRollupMatchesLeads('refilled, not folded', { minMaxMayWait: true });
+    await foldRollup(db);
+    await assertRollupTablesExact('refilled');
+  });
+
   it('a fold that finds another folder at work does nothing and waits for no one', async () => {
     if (db.kind !== 'postgres') return; // PGlite has one connection: there is no other folder.
     await db.tx(async (q) => {
