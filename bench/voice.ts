@@ -19,7 +19,12 @@
  * Without `taskset` or with a single CPU nothing is pinned, and "per core" divides by every CPU.
  *
  * Per round (CALLS="25,50,...", ramped until a round fails):
- * - late frames (trace_scores media_frames_late of each lead): caller audio frames that Dialer's
+ * - late outgoing frames (trace_scores output_frames_late / output_frames of each lead): 20 ms
+ *   frames of agent audio that Dialer handed to the media socket more than 20 ms after the audio
+ *   before them in the same reply had finished playing (a gap the callee hears). The first audio of
+ *   each reply is the turn latency's, below; the TTS's time to a sentence's first audio is the
+ *   service's, not counted.
+ * - late incoming frames (trace_scores media_frames_late): caller audio frames that Dialer's
  *   call handled more than one 20 ms frame plus 20 ms after their time, i.e. after the first
  *   frame's arrival plus the difference of their Twilio `timestamp`s. The emulator stamps each
  *   frame with when it actually sent it, so its own lag is not counted against Dialer; it also
@@ -30,7 +35,8 @@
  * - Dialer's CPU (user + system, /proc/PID/stat) over the round's wall time, its event-loop delay
  *   (GET /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution) and its run-queue wait
  *   (/proc/PID/schedstat).
- * A round passes when every call confirmed and fewer than 1% of frames were late. The last line,
+ * A round passes when every call confirmed and fewer than 1% of frames were late, outgoing and
+ * incoming alike. The last line,
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
  */
@@ -167,6 +173,8 @@ interface Round {
   finished: number;
   frames: number;
   late: number;
+  outFrames: number;
+  outLate: number;
   overheads: number[];
   cpuPerCall: number;
   dialerCpuS: number;
@@ -230,11 +238,13 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const reply = farReply('measured');
   farSend({ type: 'stats' });
   const farStats = await reply;
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, outFrames: 0, outLate: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
     r.late += lead.trace_scores?.media_frames_late ?? 0;
+    r.outFrames += lead.trace_scores?.output_frames ?? 0;
+    r.outLate += lead.trace_scores?.output_frames_late ?? 0;
     r.overheads.push(...(lead.metaData?.turn_overhead_ms ?? []));
   }
   return r;
@@ -282,14 +292,15 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
   for (const calls of ROUNDS) {
     const r = await round(dialer, calls, template, reseller);
     const lateShare = r.frames ? r.late / r.frames : 1;
+    const outLateShare = r.outFrames ? r.outLate / r.outFrames : 1;
     const p50 = percentile(r.overheads, 50) ?? NaN;
     const p99 = percentile(r.overheads, 99) ?? NaN;
     process.stdout.write(
-      `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
+      `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames out ${(outLateShare * 100).toFixed(2)}% of ${r.outFrames}, in ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
         `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
         `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}\n`,
     );
-    if (lateShare >= 0.01 || r.finished < calls || r.peakLiveCalls < calls) break;
+    if (lateShare >= 0.01 || outLateShare >= 0.01 || r.finished < calls || r.peakLiveCalls < calls) break;
     best = calls;
     bestOverheads = r.overheads;
   }

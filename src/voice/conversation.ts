@@ -200,7 +200,14 @@ export class ConversationAgent implements CallAgent {
       minutes * (pricing.telephonyPerMinute + pricing.sttPerMinute) +
       (record.usage.promptTokens * pricing.llmInputPerMillionTokens + record.usage.completionTokens * pricing.llmOutputPerMillionTokens) / 1e6 +
       (spokenCharacters * pricing.ttsPerMillionCharacters) / 1e6;
-    const traceScores: Record<string, number> = { interruptions: metrics.interruptions, turns: metrics.turnLatenciesMs.length, media_frames: frames, media_frames_late: lateFrames };
+    const traceScores: Record<string, number> = {
+      interruptions: metrics.interruptions,
+      turns: metrics.turnLatenciesMs.length,
+      media_frames: frames,
+      media_frames_late: lateFrames,
+      output_frames: metrics.outputFrames,
+      output_frames_late: metrics.outputFramesLate,
+    };
     const p50 = percentile(metrics.turnLatenciesMs, 50);
     const p95 = percentile(metrics.turnLatenciesMs, 95);
     if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);

@@ -8,6 +8,9 @@ export class ConversationMetrics {
   /** Time the AI services spent per turn (first LLM token + first TTS audio), subtracted for the engine's own overhead. */
   readonly serviceMs = new Map<number, number>();
   interruptions = 0;
+  /** 20 ms frames of agent audio handed to the transport, and of those, how many came late (see TtsProcessor). */
+  outputFrames = 0;
+  outputFramesLate = 0;
 
   /** `onLatency` hears each turn's latency and engine overhead as it is measured (the turn's span). */
   constructor(private readonly onLatency?: (turn: number, latencyMs: number, overheadMs: number) => void) {}
@@ -16,6 +19,11 @@ export class ConversationMetrics {
     this.turnStarts.set(turn, speechEndedAt);
   }
 
+  /** Agent audio of `frames` 20 ms frames went to the transport; `late`: after the caller's playout had run dry. */
+  output(frames: number, late: boolean): void {
+    this.outputFrames += frames;
+    if (late) this.outputFramesLate += frames;
+  }
 
   /** The first audio of `turn` went to the transport. */
   firstAudio(turn: number, at: number): void {

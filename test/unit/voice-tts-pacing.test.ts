@@ -26,10 +26,11 @@ function oneReadTts(seconds: number): TTS {
 function run(tts: TTS) {
   const out: OutputAudioFrame[] = [];
   const others: Frame[] = [];
-  const pipeline = new Pipeline([new TtsProcessor(tts, 8000, new ConversationMetrics(), (err) => assert.fail(String(err)))], {
+  const metrics = new ConversationMetrics();
+  const pipeline = new Pipeline([new TtsProcessor(tts, 8000, metrics, (err) => assert.fail(String(err)))], {
     sink: (f) => (f.kind === 'output_audio' ? out.push(f) : others.push(f)),
   });
-  return { pipeline, out, others };
+  return { pipeline, out, others, metrics };
 }
 
 describe('agent audio pacing', () => {
@@ -61,6 +62,31 @@ describe('agent audio pacing', () => {
     pipeline.send(frame({ kind: 'interruption' as const }));
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(out.filter((f) => f.last).length, 0, 'the cut sentence is not finished');
+  });
+
+  it('counts the 20 ms frames it hands over, and as late those that come after the playout ran dry within a reply', async () => {
+    const { pipeline, out, metrics } = run(oneReadTts(2));
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Two seconds.', turn: 1 }));
+    // Wait until it is held back by the pacer, then hold the event loop for longer than the 500 ms
+    // it keeps ahead: the next piece comes after the audio before it has played.
+    let before = -1;
+    while (out.length !== before) {
+      before = out.length;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(metrics.outputFramesLate, 0, 'nothing late while the event loop is free');
+    const until = performance.now() + 900;
+    while (performance.now() < until);
+    while (!out.some((f) => f.last)) await new Promise((r) => setTimeout(r, 20));
+    const frames = Math.ceil(out.reduce((n, f) => n + f.pcm.length, 0) / 160);
+    assert.ok(Math.abs(metrics.outputFrames - frames) <= out.length, `${metrics.outputFrames} frames counted, ${frames} sent`);
+    assert.ok(metrics.outputFramesLate > 0 && metrics.outputFramesLate <= 20, `${metrics.outputFramesLate} late`);
+    // A new reply's first audio is not late, however long after the last one it comes.
+    const late = metrics.outputFramesLate;
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Next turn.', turn: 2 }));
+    while (out.filter((f) => f.last).length < 2) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(metrics.outputFramesLate, late);
   });
 
   it('the pacer resolves at its time, and at once for an aborted signal', async () => {

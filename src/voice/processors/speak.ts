@@ -51,6 +51,11 @@ const SLICE_MS = 40;
 const PIECE_MS = 200;
 /** How far ahead of its playout a call's audio is made: the rest waits on the shared pacer. */
 const LEAD_MS = 500;
+/**
+ * Agent audio of a reply that reaches the transport more than this after the audio before it has
+ * finished playing is late: the caller hears a gap in the agent's speech.
+ */
+const OUTPUT_LATE_MS = 20;
 
 export class TtsProcessor extends FrameProcessor {
   readonly name = 'tts';
@@ -58,6 +63,8 @@ export class TtsProcessor extends FrameProcessor {
   private firstChunkPending = new Set<number>();
   /** When the audio handed to the transport so far will have played (performance.now() time). */
   private playoutEndsAt = 0;
+  /** The agent turn whose audio was handed over last (undefined after a barge-in cleared the playout). */
+  private playingTurn: number | undefined;
 
   constructor(
     private readonly tts: TTS,
@@ -76,6 +83,7 @@ export class TtsProcessor extends FrameProcessor {
       if (f.kind === 'interruption') {
         this.resampler = new Resampler(this.tts.sampleRateHz, this.outputRateHz);
         this.playoutEndsAt = 0; // the transport drops what it had not played
+        this.playingTurn = undefined;
       }
       this.push(f, direction);
       return;
@@ -86,13 +94,24 @@ export class TtsProcessor extends FrameProcessor {
     let held: Int16Array[] = [];
     let heldSamples = 0;
     let sentAny = false;
+    let pieces = 0;
+    /** The TTS's time to the first audio of this sentence: the service's share of a gap before it. */
+    let serviceMs = 0;
     const piece = (this.outputRateHz * PIECE_MS) / 1000;
     const take = (): Int16Array => {
       const pcm = held.length === 1 ? held[0]! : new Int16Array(heldSamples);
       if (held.length > 1) held.reduce((at, p) => (pcm.set(p, at), at + p.length), 0);
       held = [];
       heldSamples = 0;
-      this.playoutEndsAt = Math.max(performance.now(), this.playoutEndsAt) + (pcm.length * 1000) / this.outputRateHz;
+      const now = performance.now();
+      // Within a reply (not its first audio, which the turn latency measures), audio that comes after
+      // the caller's playout ran dry is heard late: a gap in the agent's speech. Before a sentence's
+      // first audio the TTS's own time to answer is the service's, not the engine's.
+      const gap = now - this.playoutEndsAt - (pieces === 0 ? serviceMs : 0);
+      this.metrics.output(Math.ceil((pcm.length * 50) / this.outputRateHz), this.playingTurn === f.turn && gap > OUTPUT_LATE_MS);
+      this.playingTurn = f.turn;
+      pieces++;
+      this.playoutEndsAt = Math.max(now, this.playoutEndsAt) + (pcm.length * 1000) / this.outputRateHz;
       return pcm;
     };
     let first = true;
@@ -108,6 +127,7 @@ export class TtsProcessor extends FrameProcessor {
         if (first) {
           first = false;
           const ms = performance.now() - started;
+          serviceMs = ms;
           this.metrics.addServiceTime(f.turn, ms);
           span?.setAttribute('dialer.tts.time_to_first_audio_ms', Math.round(ms * 10) / 10);
         }
