@@ -9,17 +9,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import { VERSION } from '../version.js';
 import type { Db } from '../db/index.js';
 import type { WebhookSettings } from './settings.js';
+import { WebhooksRepository, type Delivery } from './repository.js';
 import { signWebhook } from './sign.js';
 import { webhookAttempts, webhookFailures } from '../metrics/index.js';
 
-interface Delivery {
-  id: string;
-  lead_id: string;
-  kind: 'success' | 'failure' | 'service_callback';
-  url: string;
-  payload: Record<string, unknown>;
-  attempts: number;
-}
 
 export interface DispatcherOptions {
   db: Db;
@@ -60,7 +53,7 @@ export class WebhookDispatcher {
   /** One round: takes the due deliveries and delivers them. Returns how many it took. */
   async runOnce(): Promise<number> {
     const { settings, workerId } = this.options;
-    const { rows } = await this.options.db.query<Delivery>(CLAIM, [workerId, leaseSeconds(settings), this.options.batchSize ?? 20]);
+    const rows = await new WebhooksRepository(this.options.db).takeDue(workerId, leaseSeconds(settings), this.options.batchSize ?? 20);
     await Promise.all(rows.map((d) => this.deliver(d).catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id, leadId: d.lead_id }, 'webhook delivery failed'))));
     return rows.length;
   }
@@ -110,14 +103,11 @@ export class WebhookDispatcher {
       const latency = Math.round(performance.now() - started);
       const delivered = error === null;
       const final = delivered || attempt >= settings.attempts;
-      const recorded = await db.tx(async (q) => {
-        // Guarded by the attempt count: a dispatcher that lost its lease (it stalled past it and
-        // another took over) records nothing and stops, instead of overwriting the newer state.
-        const updated = await q.query(RECORD_RESULT, [d.id, attempt, delivered, final]);
-        if (updated.rows.length === 0) return false;
-        await q.query(INSERT_ATTEMPT, [d.id, attempt, startedAt, statusCode, latency, error]);
-        return true;
-      });
+      // Guarded by the attempt count: a dispatcher that lost its lease (it stalled past it and
+      // another took over) records nothing and stops, instead of overwriting the newer state.
+      const recorded = await db.tx((q) =>
+        new WebhooksRepository(q).recordAttempt(d.id, { number: attempt, startedAt, statusCode, latencyMs: latency, error, delivered, final }),
+      );
       webhookAttempts.inc({ kind: event(d.kind), result: delivered ? 'delivered' : 'failed' });
       if (final && !delivered) webhookFailures.inc({ kind: event(d.kind) });
       if (!recorded) {
@@ -147,25 +137,3 @@ function leaseSeconds(settings: WebhookSettings): number {
   for (let attempt = 0; attempt < settings.attempts; attempt++) totalMs += retryDelayMs(settings, attempt) + settings.timeoutMs;
   return Math.ceil(totalMs / 1000) + 30;
 }
-
-/** Oldest due deliveries first; a lapsed lease (its dispatcher died) makes a delivery due again. */
-const CLAIM = `
-  UPDATE webhook_deliveries SET locked_by = $1, locked_until = now() + make_interval(secs => $2), updated_at = now()
-  WHERE id IN (SELECT id FROM webhook_deliveries
-               WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
-               ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-  RETURNING id, lead_id, kind, url, payload, attempts`;
-
-/** $2 is the attempt just made; only the holder of the previous attempt count may record it. */
-const RECORD_RESULT = `
-  UPDATE webhook_deliveries SET attempts = $2, updated_at = now(),
-         status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE status END,
-         delivered_at = CASE WHEN $3 THEN now() END,
-         locked_by = CASE WHEN $4 THEN NULL ELSE locked_by END,
-         locked_until = CASE WHEN $4 THEN NULL ELSE locked_until END
-  WHERE id = $1 AND status = 'pending' AND attempts = $2 - 1
-  RETURNING id`;
-
-const INSERT_ATTEMPT = `
-  INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error)
-  VALUES ($1, $2, $3, $4, $5, $6)`;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import { newId } from '../lib/ids.js';
+import { WebhooksRepository, type FinishedLead } from './repository.js';
 
 /** Outcomes of a lead whose call did not end in a conversation: the failure payload (spec 6.1). */
 export const FAILURE_OUTCOMES = new Set(['no_answer', 'busy', 'failed', 'voicemail', 'PRECHECK_FAILED', 'BLACKLISTED', 'aborted', 'worker_lost', 'error']);
@@ -16,19 +17,6 @@ const REASONS: Record<string, string> = {
   error: 'The call failed with an error',
 };
 
-interface FinishedLead {
-  id: string;
-  request_id: string;
-  status: string;
-  outcome: string | null;
-  attempt_count: number;
-  call_id: string | null;
-  recording_url: string | null;
-  call_end_time: Date | null;
-  cancellation_reason: string | null;
-  payload: Record<string, unknown>;
-  meta_data: Record<string, unknown>;
-}
 
 export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failure'; body: Record<string, unknown> } {
   const outcome = lead.outcome ?? 'completed';
@@ -94,29 +82,14 @@ export async function enqueueReportingWebhook(q: Queryable, leadId: string): Pro
  */
 export async function enqueueReportingWebhooks(q: Queryable, leadIds: readonly string[]): Promise<number> {
   if (leadIds.length === 0) return 0;
-  const { rows } = await q.query<FinishedLead>(
-    `SELECT id, request_id, status, outcome, attempt_count, call_id, recording_url, call_end_time, cancellation_reason, payload, meta_data
-     FROM leads WHERE id = ANY($1::text[]) AND jsonb_typeof(payload->'reporting_webhook_url') = 'string'
-     ORDER BY array_position($1::text[], id)`,
-    [leadIds],
-    { prepare: true },
-  );
+  const repo = new WebhooksRepository(q);
+  const rows = await repo.leadsWithReportingUrl(leadIds);
   const queued = rows.flatMap((lead) => {
     const url = lead.payload.reporting_webhook_url;
     if (typeof url !== 'string' || url.length === 0) return [];
     const { kind, body } = reportingPayload(lead);
     return [{ id: newId(), lead_id: lead.id, url, kind, payload: body }];
   });
-  await insertDeliveries(q, queued);
+  await repo.insert(queued);
   return queued.length;
-}
-
-/** Webhook deliveries to queue, in order: one statement. */
-export async function insertDeliveries(q: Queryable, deliveries: Array<{ id: string; lead_id: string; url: string; kind: string; payload: unknown }>): Promise<void> {
-  if (deliveries.length === 0) return;
-  await q.query(
-    `INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload)
-     SELECT id, lead_id, url, kind, payload FROM jsonb_to_recordset($1::jsonb) AS d (id text, lead_id text, url text, kind text, payload jsonb)`,
-    [JSON.stringify(deliveries)],
-  );
 }

@@ -6,31 +6,8 @@
  */
 import type { Queryable } from '../db/index.js';
 import { newId } from '../lib/ids.js';
-import { insertDeliveries } from './payload.js';
+import { WebhooksRepository, type ConversationLead } from './repository.js';
 
-interface ConversationLead {
-  id: string;
-  request_id: string;
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  execution_mode: string;
-  provider: string | null;
-  status: string;
-  outcome: string | null;
-  attempt_count: number;
-  call_id: string | null;
-  call_initiated_time: Date | null;
-  call_end_time: Date | null;
-  duration_seconds: number | null;
-  recording_url: string | null;
-  cost: string | number | null;
-  sentiment: number | null;
-  trace_scores: Record<string, number>;
-  meta_data: Record<string, unknown>;
-  callback_url: string | null;
-}
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
@@ -85,20 +62,12 @@ export async function enqueueServiceCallback(q: Queryable, leadId: string, deplo
 /** The same for leads that finished together: one read and one insert for all. Returns how many were queued. */
 export async function enqueueServiceCallbacks(q: Queryable, leadIds: readonly string[], deploymentUrl: string | undefined): Promise<number> {
   if (leadIds.length === 0) return 0;
-  const { rows } = await q.query<ConversationLead>(
-    `SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
-            l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
-            l.cost, l.sentiment, l.trace_scores, l.meta_data, c.service_callback_url AS callback_url
-     FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-     WHERE l.id = ANY($1::text[]) AND l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean)
-     ORDER BY array_position($1::text[], l.id)`,
-    [leadIds, deploymentUrl !== undefined],
-    { prepare: true },
-  );
+  const repo = new WebhooksRepository(q);
+  const rows = await repo.conversations(leadIds, deploymentUrl !== undefined);
   const queued = rows.flatMap((lead) => {
     const url = lead.callback_url ?? deploymentUrl;
-    return url ? [{ id: newId(), lead_id: lead.id, url, kind: 'service_callback', payload: serviceCallbackPayload(lead) }] : [];
+    return url ? [{ id: newId(), lead_id: lead.id, url, kind: 'service_callback' as const, payload: serviceCallbackPayload(lead) }] : [];
   });
-  await insertDeliveries(q, queued);
+  await repo.insert(queued);
   return queued.length;
 }

@@ -1,0 +1,183 @@
+/**
+ * The webhooks feature's SQL: the delivery queue (queued in the transaction that finishes a lead,
+ * taken with SKIP LOCKED and a lease, attempts recorded), the finished leads a notification is made
+ * of, and a lead's deliveries for the read API.
+ */
+import { scopeCondition, type Principal } from '../auth/index.js';
+import type { Queryable } from '../db/index.js';
+
+export interface Delivery {
+  id: string;
+  lead_id: string;
+  kind: 'success' | 'failure' | 'service_callback';
+  url: string;
+  payload: Record<string, unknown>;
+  attempts: number;
+}
+
+export interface NewDelivery {
+  id: string;
+  lead_id: string;
+  url: string;
+  kind: Delivery['kind'];
+  payload: unknown;
+}
+
+/** What the reporting webhook's body is made of (spec 6.1). */
+export interface FinishedLead {
+  id: string;
+  request_id: string;
+  status: string;
+  outcome: string | null;
+  attempt_count: number;
+  call_id: string | null;
+  recording_url: string | null;
+  call_end_time: Date | null;
+  cancellation_reason: string | null;
+  payload: Record<string, unknown>;
+  meta_data: Record<string, unknown>;
+}
+
+/** What the service callback's body is made of (spec 6.2), with the configuration's endpoint. */
+export interface ConversationLead {
+  id: string;
+  request_id: string;
+  reseller_id: string;
+  merchant_id: string | null;
+  template_id: string;
+  template_name: string;
+  execution_mode: string;
+  provider: string | null;
+  status: string;
+  outcome: string | null;
+  attempt_count: number;
+  call_id: string | null;
+  call_initiated_time: Date | null;
+  call_end_time: Date | null;
+  duration_seconds: number | null;
+  recording_url: string | null;
+  cost: string | number | null;
+  sentiment: number | null;
+  trace_scores: Record<string, number>;
+  meta_data: Record<string, unknown>;
+  callback_url: string | null;
+}
+
+/** A delivery with its attempts, as GET /leads/{id}/webhooks shows it. */
+export interface DeliveryRecord {
+  id: string;
+  url: string;
+  kind: Delivery['kind'];
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  created_at: Date;
+  delivered_at: Date | null;
+  payload: Record<string, unknown>;
+  attempt_log: { attempt: number; started_at: string; status_code: number | null; latency_ms: number; error: string | null }[];
+}
+
+export class WebhooksRepository {
+  constructor(private readonly db: Queryable) {}
+
+  /** Queues deliveries, in one statement however many. */
+  async insert(deliveries: readonly NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.db.query(
+      `INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload)
+       SELECT id, lead_id, url, kind, payload FROM jsonb_to_recordset($1::jsonb) AS d (id text, lead_id text, url text, kind text, payload jsonb)`,
+      [JSON.stringify(deliveries)],
+    );
+  }
+
+  /** Of these leads, those that asked for a reporting webhook (a string `reporting_webhook_url`), in the order given. */
+  async leadsWithReportingUrl(leadIds: readonly string[]): Promise<FinishedLead[]> {
+    const { rows } = await this.db.query<FinishedLead>(
+      `SELECT id, request_id, status, outcome, attempt_count, call_id, recording_url, call_end_time, cancellation_reason, payload, meta_data
+       FROM leads WHERE id = ANY($1::text[]) AND jsonb_typeof(payload->'reporting_webhook_url') = 'string'
+       ORDER BY array_position($1::text[], id)`,
+      [leadIds],
+      { prepare: true },
+    );
+    return rows;
+  }
+
+  /**
+   * Of these leads, those whose last attempt was a conversation (the agent left `call_ended_by`),
+   * with their configuration's callback endpoint; only those with one unless `anyEndpoint` (the
+   * deployment has its own), in the order given.
+   */
+  async conversations(leadIds: readonly string[], anyEndpoint: boolean): Promise<ConversationLead[]> {
+    const { rows } = await this.db.query<ConversationLead>(
+      `SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
+              l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
+              l.cost, l.sentiment, l.trace_scores, l.meta_data, c.service_callback_url AS callback_url
+       FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE l.id = ANY($1::text[]) AND l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean)
+       ORDER BY array_position($1::text[], l.id)`,
+      [leadIds, anyEndpoint],
+      { prepare: true },
+    );
+    return rows;
+  }
+
+  /** Takes up to `limit` due deliveries (oldest first) with a lease; a lapsed lease (its dispatcher died) makes one due again. */
+  async takeDue(workerId: string, leaseSeconds: number, limit: number): Promise<Delivery[]> {
+    const { rows } = await this.db.query<Delivery>(
+      `UPDATE webhook_deliveries SET locked_by = $1, locked_until = now() + make_interval(secs => $2), updated_at = now()
+       WHERE id IN (SELECT id FROM webhook_deliveries
+                    WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < now())
+                    ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING id, lead_id, kind, url, payload, attempts`,
+      [workerId, leaseSeconds, limit],
+    );
+    return rows;
+  }
+
+  /**
+   * Records attempt number `attempt` and its result. Guarded by the attempt count: only the holder
+   * of the previous count may record it (a dispatcher that stalled past its lease records nothing).
+   * Returns whether it was recorded. Call it in a transaction.
+   */
+  async recordAttempt(
+    deliveryId: string,
+    attempt: { number: number; startedAt: Date; statusCode: number | null; latencyMs: number; error: string | null; delivered: boolean; final: boolean },
+  ): Promise<boolean> {
+    const updated = await this.db.query(
+      `UPDATE webhook_deliveries SET attempts = $2, updated_at = now(),
+              status = CASE WHEN $3 THEN 'delivered' WHEN $4 THEN 'failed' ELSE status END,
+              delivered_at = CASE WHEN $3 THEN now() END,
+              locked_by = CASE WHEN $4 THEN NULL ELSE locked_by END,
+              locked_until = CASE WHEN $4 THEN NULL ELSE locked_until END
+       WHERE id = $1 AND status = 'pending' AND attempts = $2 - 1
+       RETURNING id`,
+      [deliveryId, attempt.number, attempt.delivered, attempt.final],
+    );
+    if (updated.rows.length === 0) return false;
+    await this.db.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [deliveryId, attempt.number, attempt.startedAt, attempt.statusCode, attempt.latencyMs, attempt.error],
+    );
+    return true;
+  }
+
+  /** Whether the lead exists inside the caller's scope. */
+  async leadInScope(caller: Principal, leadId: string): Promise<boolean> {
+    const params: unknown[] = [leadId];
+    const scope = scopeCondition(caller, { reseller: 'l.reseller_id', merchant: 'l.merchant_id' }, params);
+    const { rows } = await this.db.query(`SELECT 1 FROM leads l WHERE l.id = $1 AND ${scope}`, params);
+    return rows.length > 0;
+  }
+
+  /** A lead's deliveries, oldest first, each with its attempts. */
+  async deliveriesOfLead(leadId: string): Promise<DeliveryRecord[]> {
+    const { rows } = await this.db.query<DeliveryRecord>(
+      `SELECT d.id, d.url, d.kind, d.status, d.attempts, d.created_at, d.delivered_at, d.payload,
+              coalesce((SELECT jsonb_agg(jsonb_build_object('attempt', a.attempt, 'started_at', a.started_at, 'status_code', a.status_code,
+                                                    'latency_ms', a.latency_ms, 'error', a.error) ORDER BY a.attempt)
+                        FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempt_log
+       FROM webhook_deliveries d WHERE d.lead_id = $1 ORDER BY d.created_at`,
+      [leadId],
+    );
+    return rows;
+  }
+}
