@@ -12,7 +12,7 @@ import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
 import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
-import { SttProcessor, TurnProcessor, VadProcessor } from './processors/listen.js';
+import { hearing, TurnProcessor } from './processors/listen.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 import { sentimentScore } from './sentiment.js';
@@ -99,7 +99,11 @@ export class ConversationAgent implements CallAgent {
       resolveEnd();
     };
 
-    const vad = new VadProcessor(o.services.vad, o.vad, io.sampleRateHz);
+    const sttFailed = (message: string) => {
+      errors.push(message);
+      finish('error');
+    };
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, o.vad);
     converse = new ConverseProcessor(session, metrics, {
       onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
       idleMs: o.idleMs ?? 8000,
@@ -113,14 +117,7 @@ export class ConversationAgent implements CallAgent {
     });
     const processors: FrameProcessor[] = [
       vad,
-      new SttProcessor(
-        o.services.stt,
-        (err) => {
-          errors.push(`speech-to-text failed: ${(err as Error).message}`);
-          finish('error');
-        },
-        vad.rateHz,
-      ),
+      stt,
       ...(io.observe ? [new TranscriptTap(io.observe)] : []),
       new TurnProcessor(),
       converse,

@@ -12,7 +12,7 @@ import { frame, type Direction, type Frame } from './frames.js';
 import { ConversationMetrics } from './metrics.js';
 import { TranscriptTap } from './observe.js';
 import { FrameProcessor, Pipeline } from './pipeline.js';
-import { SttProcessor, TurnProcessor, VadProcessor } from './processors/listen.js';
+import { hearing, TurnProcessor } from './processors/listen.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 
@@ -61,19 +61,16 @@ export class StreamAgent implements CallAgent {
     };
     const observe = io.observe ?? (() => {});
 
-    const vad = new VadProcessor(o.services.vad, {}, io.sampleRateHz);
+    const sttFailed = (message: string) => {
+      errors.push(message);
+      finish('error');
+    };
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed);
     const sentences = new SentenceProcessor();
     const pipeline = new Pipeline(
       [
         vad,
-        new SttProcessor(
-          o.services.stt,
-          (err) => {
-            errors.push(`speech-to-text failed: ${(err as Error).message}`);
-            finish('error');
-          },
-          vad.rateHz,
-        ),
+        stt,
         new TranscriptTap(observe),
         new TurnProcessor(),
         new TranscriptSink((text) => {

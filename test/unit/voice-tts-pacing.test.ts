@@ -33,6 +33,15 @@ function run(tts: TTS) {
   return { pipeline, out, others, metrics };
 }
 
+/** Until the processor stops sending: it waits on the pacer for the playout to catch up. */
+async function heldBack(out: OutputAudioFrame[]): Promise<void> {
+  let before = -1;
+  while (out.length !== before) {
+    before = out.length;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 describe('agent audio pacing', () => {
   it('sends a long read as a first 40 ms slice, then pieces of about 200 ms, the last one marked, nothing lost', async () => {
     const { pipeline, out } = run(oneReadTts(1));
@@ -51,12 +60,7 @@ describe('agent audio pacing', () => {
     const { pipeline, out } = run(oneReadTts(5));
     pipeline.send(frame({ kind: 'start' as const }));
     pipeline.send(frame({ kind: 'speak' as const, text: 'A long story.', turn: 1 }));
-    // Wait until it is held back by the pacer (well short of the five seconds).
-    let before = -1;
-    while (out.length !== before) {
-      before = out.length;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await heldBack(out); // well short of the five seconds
     const sent = out.reduce((n, f) => n + f.pcm.length, 0);
     assert.ok(sent < 8000 * 5, `held back at ${sent} samples`);
     pipeline.send(frame({ kind: 'interruption' as const }));
@@ -68,13 +72,9 @@ describe('agent audio pacing', () => {
     const { pipeline, out, metrics } = run(oneReadTts(2));
     pipeline.send(frame({ kind: 'start' as const }));
     pipeline.send(frame({ kind: 'speak' as const, text: 'Two seconds.', turn: 1 }));
-    // Wait until it is held back by the pacer, then hold the event loop for longer than the 500 ms
-    // it keeps ahead: the next piece comes after the audio before it has played.
-    let before = -1;
-    while (out.length !== before) {
-      before = out.length;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    // Once it is held back by the pacer, hold the event loop for longer than the 500 ms it keeps
+    // ahead: the next piece comes after the audio before it has played.
+    await heldBack(out);
     assert.equal(metrics.outputFramesLate, 0, 'nothing late while the event loop is free');
     const until = performance.now() + 900;
     while (performance.now() < until);

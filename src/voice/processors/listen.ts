@@ -109,6 +109,21 @@ export class SttProcessor extends FrameProcessor {
 }
 
 /**
+ * The caller's side every agent starts with: the VAD at the line's rate when it takes it, then the
+ * STT at the VAD's. A failing STT is reported as `speech-to-text failed: ...`.
+ */
+export function hearing(
+  services: { vad: VAD; stt: STT },
+  inputRateHz: number,
+  onSttError: (message: string) => void,
+  vadOptions: Partial<VadOptions> = {},
+): { vad: VadProcessor; stt: SttProcessor } {
+  const vad = new VadProcessor(services.vad, vadOptions, inputRateHz);
+  const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz);
+  return { vad, stt };
+}
+
+/**
  * Decides when the caller has finished: the VAD heard them stop and the STT has given its final
  * words. A final that comes late is waited for (up to `finalWaitMs`); then the last interim words do.
  */
