@@ -5,6 +5,7 @@
  */
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Queryable } from '../db/index.js';
+import type { LeadRow } from '../leads/index.js';
 
 export interface Delivery {
   id: string;
@@ -24,44 +25,18 @@ export interface NewDelivery {
 }
 
 /** What the reporting webhook's body is made of (spec 6.1). */
-export interface FinishedLead {
-  id: string;
-  request_id: string;
-  status: string;
-  outcome: string | null;
-  attempt_count: number;
-  call_id: string | null;
-  recording_url: string | null;
-  call_end_time: Date | null;
-  cancellation_reason: string | null;
-  payload: Record<string, unknown>;
-  meta_data: Record<string, unknown>;
-}
+export type FinishedLead = Pick<
+  LeadRow,
+  'id' | 'request_id' | 'status' | 'outcome' | 'attempt_count' | 'call_id' | 'recording_url' | 'call_end_time' | 'cancellation_reason' | 'payload' | 'meta_data'
+>;
 
 /** What the service callback's body is made of (spec 6.2), with the configuration's endpoint. */
-export interface ConversationLead {
-  id: string;
-  request_id: string;
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  execution_mode: string;
-  provider: string | null;
-  status: string;
-  outcome: string | null;
-  attempt_count: number;
-  call_id: string | null;
-  call_initiated_time: Date | null;
-  call_end_time: Date | null;
-  duration_seconds: number | null;
-  recording_url: string | null;
-  cost: string | number | null;
-  sentiment: number | null;
-  trace_scores: Record<string, number>;
-  meta_data: Record<string, unknown>;
-  callback_url: string | null;
-}
+export type ConversationLead = Pick<
+  LeadRow,
+  | 'id' | 'request_id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'execution_mode' | 'provider' | 'status' | 'outcome'
+  | 'attempt_count' | 'call_id' | 'call_initiated_time' | 'call_end_time' | 'duration_seconds' | 'recording_url' | 'cost' | 'sentiment'
+  | 'trace_scores' | 'meta_data'
+> & { callback_url: string | null };
 
 /** A delivery with its attempts, as GET /leads/{id}/webhooks shows it. */
 export interface DeliveryRecord {
