@@ -9,6 +9,7 @@ import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtS
 import { addSharedSchema, ProblemSchema, registerAccessLog, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
+import { OutboundClient } from './lib/outbound/index.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import path from 'node:path';
 import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
@@ -32,6 +33,8 @@ export interface AppDeps {
   flags?: Flags;
   /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
   webrtc?: WebRtcService;
+  /** The outbound URL policy's client (tenant URLs are checked with it); built from the configuration when not given. */
+  outbound?: OutboundClient;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -70,9 +73,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const log = (deps.logger ?? app.log) as Logger;
   const flags = deps.flags ?? (await Flags.open(config.flags, log));
   if (!deps.flags) app.addHook('onClose', () => flags.close());
+  const outbound = deps.outbound ?? new OutboundClient(config.outboundAllow);
+  if (!deps.outbound) app.addHook('onClose', () => outbound.close());
   const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
   const telephony =
-    deps.telephony ?? createTelephony({ config, db, log, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+    deps.telephony ?? createTelephony({ config, db, log, flags, outbound, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
   const webrtc =
     deps.webrtc ??
@@ -158,7 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAuthRoutes(scoped, auth);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      await registerFeatures(scoped, { config, db, log: app.log, recordings, outbound });
       registerWebRtc(scoped, webrtc);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },

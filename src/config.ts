@@ -6,6 +6,7 @@ import path from 'node:path';
 import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
 import { flagSettingsFromEnv, FlagSettingsError, type FlagSettings } from './flags/index.js';
 import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
+import { OutboundAllowListError, parseOutboundAllowList, type OutboundAllowList } from './lib/outbound/index.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type Role = 'worker' | 'api' | 'all';
@@ -47,6 +48,11 @@ export interface Config {
   serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
+  /**
+   * What tenant-steered outbound requests may reach besides public addresses (DIALER_OUTBOUND_ALLOW),
+   * plus the host of DIALER_SERVICE_CALLBACK_URL, which the operator chose.
+   */
+  outboundAllow: OutboundAllowList;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +130,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof TracingSettingsError) throw new ConfigError(err.message);
     throw err;
   }
+  let outboundAllow: OutboundAllowList;
+  try {
+    outboundAllow = parseOutboundAllowList(env.DIALER_OUTBOUND_ALLOW);
+  } catch (err) {
+    if (err instanceof OutboundAllowListError) throw new ConfigError(err.message);
+    throw err;
+  }
+  if (serviceCallbackUrl !== undefined) {
+    outboundAllow = { ...outboundAllow, hosts: [...outboundAllow.hosts, new URL(serviceCallbackUrl).hostname.toLowerCase()] };
+  }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
@@ -149,5 +165,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken,
     serviceCallbackUrl,
     tracing,
+    outboundAllow,
   };
 }

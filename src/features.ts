@@ -11,6 +11,7 @@ import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
 import type { RecordingStore } from './recordings/index.js';
+import type { OutboundClient } from './lib/outbound/index.js';
 
 export interface FeatureDeps {
   config: Config;
@@ -18,6 +19,8 @@ export interface FeatureDeps {
   log: FastifyBaseLogger;
   /** Where call recordings are read from (GET /leads/recording/{call_sid}). */
   recordings?: RecordingStore;
+  /** The outbound URL policy: URLs a tenant writes are checked with it. */
+  outbound: OutboundClient;
 }
 
 /**

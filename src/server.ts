@@ -9,6 +9,7 @@ import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
+import { OutboundClient } from './lib/outbound/index.js';
 import { tenantsService } from './tenants/index.js';
 import { startTracing } from './tracing/index.js';
 import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
@@ -55,14 +56,16 @@ export async function startServer(
   }
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  const telephony = createTelephony({ config, db, log: logger, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  // One client for every tenant-steered request of this process: hooks, pre-checks, webhooks.
+  const outbound = new OutboundClient(config.outboundAllow);
+  const telephony = createTelephony({ config, db, log: logger, flags, outbound, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, telephony, recordings, flags });
+    app = await buildApp({ config, db, logger, telephony, recordings, flags, outbound });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -77,7 +80,7 @@ export async function startServer(
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =
-    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: hookSettings, workerId: `${hostname()}:${process.pid}` });
+    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: hookSettings, workerId: `${hostname()}:${process.pid}`, outbound });
   const scheduler =
     role === 'api'
       ? undefined
@@ -92,6 +95,7 @@ export async function startServer(
           leaseSeconds: config.scheduler.leaseSeconds,
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
+          outbound,
         });
   const retention =
     role === 'api'
@@ -115,6 +119,7 @@ export async function startServer(
       } finally {
         await db.close();
         await flags.close();
+        await outbound.close();
         // Last: the spans of calls that ended during shutdown are exported.
         await tracing.shutdown();
       }

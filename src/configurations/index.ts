@@ -9,5 +9,5 @@ export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from '
 
 /** The configurations feature's only door: CRUD of call execution configurations (spec 4.4). */
 export function registerConfigurations(app: App, deps: FeatureDeps): void {
-  registerConfigurationRoutes(app, new ConfigurationsService(deps.db));
+  registerConfigurationRoutes(app, new ConfigurationsService(deps.db, deps.outbound.policy));
 }

@@ -10,5 +10,5 @@ export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js'
 
 /** The leads feature's only door: push (single and batch), read, list, abort, recordings. */
 export function registerLeads(app: App, deps: FeatureDeps): void {
-  registerLeadRoutes(app, new LeadsService(deps.db), deps.recordings);
+  registerLeadRoutes(app, new LeadsService(deps.db, deps.outbound.policy), deps.recordings);
 }

@@ -13,8 +13,9 @@ import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTarge
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
 import { Batcher } from '../lib/batcher.js';
-import { AppError, forbidden, unprocessable, unstorableText, type FieldError } from '../lib/errors.js';
+import { AppError, badRequest, forbidden, unprocessable, unstorableText, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
 import { promptVariables } from '../templates/index.js';
 import type { NewLead } from './repository.js';
@@ -61,6 +62,8 @@ export class PushContext {
   constructor(
     private readonly db: Queryable,
     private readonly lookup: TargetLookup,
+    /** The outbound URL policy: a reporting webhook at a refused address is refused when pushed. */
+    readonly outbound: OutboundPolicy,
   ) {}
 
   /** The template by name, its configuration, and whether `phone` is blacklisted. */
@@ -92,6 +95,10 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
   const invalid = validatePush(raw);
   if (invalid) throw schemaProblem(invalid.raw, invalid.errors);
   const body = raw as PushBody;
+  if (body.reporting_webhook_url !== undefined) {
+    const refusal = ctx.outbound.urlRefusal(body.reporting_webhook_url);
+    if (refusal) throw badRequest(`Request body: /reporting_webhook_url ${refusal}`, [{ path: '/reporting_webhook_url', message: refusal }], 'outbound_url_refused');
+  }
 
   const merchantId = body.merchant_id ?? (caller.role === 'merchant' || caller.role === 'user' ? caller.merchantId : null);
   assertOwnerInScope(caller, body.reseller_id, merchantId);

@@ -4,6 +4,7 @@ import { AppError, isUnstorableText, notFound, toError, unstorableText } from '.
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
 export interface PushOutcome {
@@ -45,7 +46,10 @@ export class LeadsService {
   private readonly inserter: GroupInserter;
   private readonly lookup: TargetLookup;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly outbound: OutboundPolicy,
+  ) {
     this.repo = new LeadsRepository(db);
     this.inserter = new GroupInserter(this.repo);
     this.lookup = targetLoader(db);
@@ -53,7 +57,7 @@ export class LeadsService {
 
   /** POST /leads: one lead, or the AppError that refuses it. */
   async push(caller: Principal, body: unknown): Promise<PushOutcome> {
-    const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup));
+    const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup, this.outbound));
     try {
       await this.inserter.insert(prepared.lead);
     } catch (err) {
@@ -68,7 +72,7 @@ export class LeadsService {
    * nothing queued, so a client can simply resend it.
    */
   async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
-    const ctx = new PushContext(this.db, this.lookup);
+    const ctx = new PushContext(this.db, this.lookup, this.outbound);
     // Checked side by side, so their lookups share queries; answered in the order sent.
     const settled = await Promise.allSettled(bodies.map((body) => preparePush(caller, body, ctx)));
     const results: BatchItem[] = [];

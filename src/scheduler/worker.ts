@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
+import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import { LEADS_CHANNEL } from '../leads/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
@@ -38,6 +39,8 @@ export interface SchedulerOptions {
   shutdownGraceMs?: number;
   /** The per-reseller kill switch (a feature flag): leads of these resellers wait. */
   stoppedResellers?: StoppedResellers;
+  /** Pre-checks are sent through it (the outbound URL policy); default: nothing but public addresses. */
+  outbound?: OutboundClient;
 }
 
 /** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
@@ -66,6 +69,7 @@ export class Scheduler {
   private readonly graceMs: number;
   private readonly refill: number;
   private readonly stoppedResellers: StoppedResellers | undefined;
+  private readonly outbound: OutboundClient;
   /** Every claimed lead's runner, until its outcome is written (shutdown waits for them). */
   private readonly live = new Set<Promise<void>>();
   /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
@@ -104,6 +108,7 @@ export class Scheduler {
     this.graceMs = options.shutdownGraceMs ?? 30_000;
     this.refill = Math.max(1, Math.floor(this.maxCalls / 4));
     this.stoppedResellers = options.stoppedResellers;
+    this.outbound = options.outbound ?? strictOutbound();
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
   }
 
@@ -248,7 +253,7 @@ export class Scheduler {
     });
     try {
       const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal, callSpan.context) : undefined;
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context }) : undefined;
       if (checks && !checks.proceed) {
         callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
         await this.db.tx((q) =>

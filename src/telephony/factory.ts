@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
+import type { OutboundClient } from '../lib/outbound/index.js';
 import { preloadSilero, voiceServicesFromEnv } from '../providers/index.js';
 import { findTemplateById } from '../templates/index.js';
 import { ConversationAgent, DEFAULT_PRICING, type Pricing, type VoiceServices } from '../voice/conversation.js';
@@ -27,6 +28,8 @@ export interface TelephonyOptions {
   env?: NodeJS.ProcessEnv;
   /** Feature flags read at each dial. */
   flags?: CallSwitches;
+  /** Template hooks go through it (the outbound URL policy); default: the strict policy. */
+  outbound?: OutboundClient;
 }
 
 /**
@@ -34,7 +37,7 @@ export interface TelephonyOptions {
  * the configured AI services; `DIALER_AGENT=greeter` is the built-in demo agent that needs none.
  * Returns why calls cannot be carried when the chosen agent lacks its services.
  */
-export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agent'>): { agent: CallAgent; notReady?: string; services?: VoiceServices } {
+export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agent' | 'outbound'>): { agent: CallAgent; notReady?: string; services?: VoiceServices } {
   if (options.agent) return { agent: options.agent };
   const env = options.env ?? process.env;
   const kind = env.DIALER_AGENT?.trim() || 'flow';
@@ -58,6 +61,7 @@ export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agen
   const agent = new ConversationAgent({
     services: chosen.services,
     pricing: pricingFromEnv(env),
+    ...(options.outbound ? { hookFetch: options.outbound.fetch } : {}),
     loadFlow: async (templateId) => (await findTemplateById(options.db, templateId))?.flow,
   });
   return { agent, services: chosen.services };

@@ -164,6 +164,9 @@ const list = (values: readonly string[]) => (values.length > 0 ? values.join(', 
 
 class Report {
   readonly errors: FieldError[] = [];
+  /** Why a hook URL may not be called (the outbound URL policy), or undefined. */
+  constructor(readonly urlRefusal: (url: string) => string | undefined = () => undefined) {}
+
   add(path: string, message: string): void {
     this.errors.push({ path, message });
   }
@@ -222,8 +225,12 @@ class Report {
  * Checks a template flow. Returns every problem found (empty when the flow is valid), each with a
  * JSON pointer from the request body root, such as `/flow/nodes/2/functions/0/transition_to`.
  */
-export function validateFlow(flow: unknown): FieldError[] {
-  const r = new Report();
+/**
+ * `urlRefusal`: the outbound URL policy's write-time check, applied to every hook URL (a literal
+ * refused address answers 400 naming the hook's url).
+ */
+export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string | undefined): FieldError[] {
+  const r = new Report(urlRefusal);
   const path = '/flow';
   if (!r.object(path, flow, 'an object with initial_node and nodes')) return r.errors;
   r.knownKeys(path, flow, FLOW_KEYS);
@@ -383,6 +390,10 @@ function validateHttpRequest(r: Report, path: string, req: Obj): void {
   r.knownKeys(path, req, HTTP_REQUEST_KEYS);
   const url = r.string(path, req, 'url', { required: true });
   if (url !== undefined && !isHttpUrl(url)) r.add(`${path}/url`, `${show(url)} is not an absolute http(s) URL`);
+  else if (url !== undefined) {
+    const refusal = r.urlRefusal(url);
+    if (refusal) r.add(`${path}/url`, refusal);
+  }
   const method = r.string(path, req, 'method');
   if (method !== undefined && !(HTTP_METHODS as readonly string[]).includes(method)) {
     r.add(`${path}/method`, `${show(method)} is not one of ${HTTP_METHODS.join(', ')}`);

@@ -25,5 +25,5 @@ export {
 
 /** The templates feature's only door: CRUD routes (spec 4.3), flow validation, lookups for pushes. */
 export function registerTemplates(app: App, deps: FeatureDeps): void {
-  registerTemplateRoutes(app, new TemplatesService(deps.db));
+  registerTemplateRoutes(app, new TemplatesService(deps.db, deps.outbound.policy));
 }

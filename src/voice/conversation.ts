@@ -4,6 +4,7 @@
  * and the call record it leaves: transcript, node traversal, function calls, errors, who ended the
  * call, outcome, sentiment, cost, and trace scores (turn latency, interruptions).
  */
+import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from '../templates/index.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
 import { createFlowSession } from './flow/index.js';
@@ -52,6 +53,8 @@ export interface ConversationOptions {
   maxCallMs?: number;
   vad?: Partial<VadOptions>;
   pricing?: Pricing;
+  /** Template hooks are sent through it: the outbound URL policy's fetch (default: the strict policy). */
+  hookFetch?: OutboundFetch;
 }
 
 type EndedBy = EndFrame['reason'];
@@ -82,6 +85,7 @@ export class ConversationAgent implements CallAgent {
     const session = createFlowSession(flow, {
       llm: o.services.llm,
       variables,
+      ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
     });
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);

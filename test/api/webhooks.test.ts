@@ -63,7 +63,7 @@ beforeEach(() => {
 });
 
 const settings = (patch: Partial<WebhookSettings> = {}): WebhookSettings => ({ secret: SECRET, attempts: 3, delaysMs: [], timeoutMs: 5000, ...patch });
-const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test' });
+const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test', outbound: t.outbound });
 let seq = 0;
 async function push(path: string | undefined, payload: Record<string, unknown> = {}) {
   const res = await w.reseller1.post('/leads', {
@@ -272,12 +272,12 @@ describe('reporting webhook', () => {
     await finish(id, `outcome = 'busy', attempt_count = 1`);
     const lines: { level: number; msg: string }[] = [];
     const capture = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const stalled = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'stalled' });
+    const stalled = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'stalled', outbound: t.outbound });
     const first = stalled.runOnce();
     await until(() => received.some((r) => r.path === '/slow'));
     // Its lease lapses while the receiver is still answering; another dispatcher takes over.
     await t.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE lead_id = $1`, [id]);
-    const second = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'second' }).runOnce();
+    const second = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'second', outbound: t.outbound }).runOnce();
     assert.deepEqual(await Promise.all([first, second]), [1, 1]);
     assert.equal(received.filter((r) => r.path === '/slow').length, 2, 'a receiver may see a webhook twice (spec 6.1)');
     const [d] = (await deliveries(id)).data;

@@ -10,6 +10,11 @@ import { validateFlow, type Flow } from '../../src/templates/index.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
 import type { ChatMessage } from '../../src/voice/services.js';
 import { ScriptedLLM, type ScriptedReply } from '../helpers/scripted-llm.js';
+import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
+import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
+
+// The hook receiver listens on loopback, which the outbound URL policy allows only when told to.
+const outbound = new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW));
 
 let server: http.Server;
 let hookUrl: string;
@@ -33,6 +38,7 @@ before(async () => {
 after(() => {
   server.closeAllConnections();
   server.close();
+  void outbound.close();
 });
 beforeEach(() => {
   received.length = 0;
@@ -97,7 +103,7 @@ const toolResults = (messages: ChatMessage[]) => messages.filter((m) => m.role =
 
 function session(replies: ScriptedReply[], options: { hookTimeoutSeconds?: number; flow?: Flow; vars?: Record<string, unknown> } = {}) {
   const llm = new ScriptedLLM(replies);
-  const flow = createFlowSession(options.flow ?? orderFlow(options.hookTimeoutSeconds), { llm, variables: options.vars ?? variables, hookTimeoutMs: 5000 });
+  const flow = createFlowSession(options.flow ?? orderFlow(options.hookTimeoutSeconds), { llm, variables: options.vars ?? variables, hookTimeoutMs: 5000, fetch: outbound.fetch });
   return { llm, flow, signal: new AbortController().signal };
 }
 

@@ -16,6 +16,7 @@ import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/i
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
+import { strictOutbound } from '../../lib/outbound/index.js';
 import { runHook } from './hooks.js';
 import { substitute } from './substitute.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
@@ -340,7 +341,7 @@ export class FlowEngine implements FlowSession {
     const vars = { ...this.deps.variables, ...args };
     for (const hook of fn.hooks ?? []) {
       const result = await runHook(hook, vars, {
-        fetch: this.deps.fetch ?? fetch,
+        fetch: this.deps.fetch ?? strictOutbound().fetch,
         defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
         missing: this.missing,
         traceParent: this.deps.traceParent?.(),

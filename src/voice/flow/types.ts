@@ -9,6 +9,7 @@
  */
 import type { Context } from '@opentelemetry/api';
 import type { Flow } from '../../templates/index.js';
+import type { OutboundFetch } from '../../lib/outbound/index.js';
 import type { LLM, LlmUsage } from '../services.js';
 
 export type AgentAction =
@@ -24,7 +25,11 @@ export interface FunctionCallRecord {
   name: string;
   arguments: Record<string, unknown>;
   /** Hook results, in order. */
-  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }>;
+  /**
+   * Hook results, in order. `response`: at most 8 kB of the body (parsed when it is whole JSON;
+   * `truncated` when it was cut); `blocked`: the outbound URL policy refused the address.
+   */
+  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown; truncated?: boolean; blocked?: boolean }>;
   transition_to?: string;
   /** The number the caller was transferred to (`transfer_to_number`, substituted). */
   transfer_to?: string;
@@ -64,8 +69,8 @@ export interface FlowDeps {
   llm: LLM;
   /** Lead payload and call values for `{variable}` substitution (call values such as `call_id`, `from_number`, `to_number` next to the payload fields; the payload wins on a clash). */
   variables: Record<string, unknown>;
-  /** HTTP for hooks (global fetch by default). */
-  fetch?: typeof fetch;
+  /** HTTP for hooks: the outbound URL policy's fetch (by default the strict one, which allows public addresses only). */
+  fetch?: OutboundFetch;
   /** Hook timeout when the hook gives none. */
   hookTimeoutMs?: number;
   /** Clock for the record's timestamps. */
