@@ -6,7 +6,19 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
 import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, ProblemSchema, registerAccessLog, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import {
+  addSharedSchema,
+  clientErrorHandler,
+  frameworkErrors,
+  ProblemSchema,
+  registerAccessLog,
+  registerAuth,
+  registerErrorHandling,
+  registerSecurityHeaders,
+  registerTextChecks,
+  validatorCompiler,
+  type App,
+} from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 import { OutboundClient } from './lib/outbound/index.js';
@@ -49,6 +61,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // One line per request instead of Fastify's two (see registerAccessLog).
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { strict: false } },
+    // Errors raised before routing, and requests Node's parser refuses, are problems too.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -60,8 +75,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  registerSecurityHeaders(app);
   registerAccessLog(app);
   registerErrorHandling(app);
+  registerTextChecks(app);
   instrumentHttp(app);
   // Before the auth hook, which refuses routes that are neither public nor permissioned.
   app.addHook('onRoute', (route) => {

@@ -13,7 +13,7 @@ import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTarge
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
 import { Batcher } from '../lib/batcher.js';
-import { AppError, badRequest, forbidden, unprocessable, unstorableText, type FieldError } from '../lib/errors.js';
+import { AppError, badRequest, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
@@ -90,8 +90,6 @@ function memo<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promis
 
 /** Checks one push body and builds its lead; throws the AppError POST /leads would answer. */
 export async function preparePush(caller: Principal, raw: unknown, ctx: PushContext): Promise<Pushed> {
-  // PostgreSQL text cannot hold NUL: refuse it here, so a batch refuses only the item that has it.
-  if (JSON.stringify(raw).includes('\\u0000')) throw unstorableText();
   const invalid = validatePush(raw);
   if (invalid) throw schemaProblem(invalid.raw, invalid.errors);
   const body = raw as PushBody;
