@@ -19,7 +19,7 @@ const outbound = new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW))
 let server: http.Server;
 let hookUrl: string;
 const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
-let hookBehaviour: 'ok' | 'fail-once' | 'fail' | 'hang' = 'ok';
+let hookBehaviour: 'ok' | 'fail-once' | 'fail' | 'hang' | 'big' = 'ok';
 
 before(async () => {
   server = http.createServer((req, res) => {
@@ -29,6 +29,7 @@ before(async () => {
       received.push({ method: req.method!, url: req.url!, headers: req.headers, body: body ? JSON.parse(body) : undefined });
       if (hookBehaviour === 'hang') return; // never answers
       if (hookBehaviour === 'fail' || (hookBehaviour === 'fail-once' && received.length === 1)) return void res.writeHead(500).end('oops');
+      if (hookBehaviour === 'big') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ rows: 'r'.repeat(20_000) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ saved: true, id: 7 }));
     });
   });
@@ -267,6 +268,18 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual({ ...twice.flow.record.function_calls[0]!.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 500, ok: false, durationMs: 0, response: 'oops', error: 'HTTP 500' });
     assert.match(twice.flow.record.errors[0]!, /hook crm of confirm_order failed: HTTP 500/);
     assert.deepEqual(actions.at(-1), { type: 'end', outcome: 'confirmed' });
+  });
+
+  it('keeps at most 8 kB of a hook response in the record, marked truncated', async () => {
+    hookBehaviour = 'big';
+    const { flow, signal } = session([{ text: ['Hi.'] }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] }, { text: ['Done.'] }]);
+    await collect(flow.start(signal));
+    await collect(flow.userTurn('Yes', signal));
+    const hook = flow.record.function_calls[0]!.hooks[0]!;
+    assert.equal(hook.ok, true);
+    assert.equal(hook.truncated, true);
+    assert.equal(typeof hook.response, 'string');
+    assert.equal((hook.response as string).length, 8192);
   });
 
   it('transfers the caller to the substituted number, and refuses a number that is not E.164', async () => {
