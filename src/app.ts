@@ -14,6 +14,7 @@ import {
   registerAccessLog,
   registerAuth,
   registerErrorHandling,
+  registerRateLimits,
   registerSecurityHeaders,
   registerTextChecks,
   validatorCompiler,
@@ -57,6 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     // Request IDs: honour a caller's X-Request-Id, echo it back, put it on every log line.
     requestIdHeader: 'x-request-id',
+    // The client's address (login throttling, rate limits, audit) from X-Forwarded-For only behind trusted proxies.
+    trustProxy: config.trustProxy as boolean | string[], // a hop count is accepted too (Fastify request.js)
     genReqId: () => crypto.randomUUID(),
     // One line per request instead of Fastify's two (see registerAccessLog).
     logController: new LogController({ disableRequestLogging: true }),
@@ -116,8 +119,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
-  const auth = new AuthService(new AuthRepository(db), signer);
+  const auth = new AuthService(new AuthRepository(db), signer, config.loginThrottle);
   registerAuth(app, auth, API_PREFIX);
+  await registerRateLimits(app, config.rateLimits);
 
   await app.register(swagger, {
     openapi: {
@@ -142,7 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     async (api) => {
       const scoped = api as unknown as App;
       scoped.get('/health', {
-        config: { public: true },
+        config: { public: true, limit: 'none' },
         schema: {
           tags: ['service'],
           summary: 'Liveness: 200 once the database is migrated and requests are served',
@@ -182,7 +186,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings, outbound });
       registerWebRtc(scoped, webrtc);
-      registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      // Provider callbacks are not rate limited: a provider's retries must not be refused.
+      await scoped.register(async (callbacks) => {
+        callbacks.addHook('onRoute', (route) => {
+          route.config = { ...(route.config ?? {}), limit: 'none' };
+        });
+        registerCallbackRoutes(callbacks as unknown as App, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      });
     },
     { prefix: API_PREFIX },
   );

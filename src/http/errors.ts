@@ -48,6 +48,7 @@ function clientProblem(error: FastifyError): AppError | undefined {
 }
 
 export function sendProblem(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   return reply.code(error.status).type('application/problem+json').send(error.toProblem());
 }
 

@@ -10,6 +10,11 @@ declare module 'fastify' {
     permission?: readonly [Resource, Action];
     /** Status for schema-validation failures (default 400). */
     validationStatus?: ValidationStatus;
+    /**
+     * Which request limit applies (rate-limit.ts): unset, the principal's or the address's;
+     * `login` and `token-issue` their stricter own; `none` for provider callbacks and health.
+     */
+    limit?: 'none' | 'login' | 'token-issue';
   }
   interface FastifyRequest {
     /** The authenticated caller; set on every non-public route. */

@@ -43,14 +43,17 @@ export function statusTitle(status: number): string {
 
 export class AppError extends Error {
   override name = 'AppError';
+  /** Sent as `Retry-After` (seconds): when the client may try again (429, 503, a retryable 500). */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly errors?: FieldError[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   toProblem(): Problem {
