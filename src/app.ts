@@ -5,7 +5,16 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
-import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
+import {
+  AuditService,
+  AuthRepository,
+  AuthService,
+  JwtSigner,
+  registerAuditRoutes,
+  registerAuditTrail,
+  registerAuthRoutes,
+  resolveJwtSecret,
+} from './auth/index.js';
 import {
   addSharedSchema,
   clientErrorHandler,
@@ -122,6 +131,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const auth = new AuthService(new AuthRepository(db), signer, config.loginThrottle);
   registerAuth(app, auth, API_PREFIX);
   await registerRateLimits(app, config.rateLimits);
+  const audit = new AuditService(db);
+  registerAuditTrail(app, audit, API_PREFIX, log);
 
   await app.register(swagger, {
     openapi: {
@@ -182,6 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
+      registerAuditRoutes(scoped, audit);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings, outbound });

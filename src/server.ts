@@ -11,6 +11,7 @@ import type { App } from './http/index.js';
 import type { Logger } from './lib/logger.js';
 import { OutboundClient } from './lib/outbound/index.js';
 import { tenantsService } from './tenants/index.js';
+import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
 import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
 
@@ -101,9 +102,17 @@ export async function startServer(
     role === 'api'
       ? undefined
       : new RecordingRetention({ db, recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
+  // Every role prunes the audit trail and old login failures (idempotent: several processes may).
+  const auditRetention = new AuditRetention({
+    audit: new AuditService(db),
+    pruneLoginFailures: () => new AuthRepository(db).pruneLoginFailures(config.loginThrottle.forgetSeconds),
+    retentionDays: config.auditRetentionDays,
+    log: logger,
+  });
   scheduler?.start();
   webhooks?.start();
   retention?.start();
+  auditRetention.start();
   return {
     app: running,
     db,
@@ -115,6 +124,7 @@ export async function startServer(
         await scheduler?.stop();
         await webhooks?.stop();
         await retention?.stop();
+        await auditRetention.stop();
         await running.close();
       } finally {
         await db.close();

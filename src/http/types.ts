@@ -15,6 +15,8 @@ declare module 'fastify' {
      * `login` and `token-issue` their stricter own; `none` for provider callbacks and health.
      */
     limit?: 'none' | 'login' | 'token-issue';
+    /** The audit trail's name for what this write does (default by method: create, update, delete); `login` for POST /login. */
+    audit?: string;
   }
   interface FastifyRequest {
     /** The authenticated caller; set on every non-public route. */

@@ -174,7 +174,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: R
   });
 
   app.post('/lead/abort', {
-    config: { permission: ['leads', 'write'] },
+    config: { permission: ['leads', 'write'], audit: 'abort' },
     schema: {
       tags: ['leads'],
       summary: 'Abort leads not yet being dialled; one answer per lead (success, already_aborted, processing, error)',
