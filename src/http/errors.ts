@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { AppError, isUnstorableText, statusTitle, toError, unstorableText, type FieldError } from '../lib/errors.js';
+import { AppError, DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable, isUnstorableText, statusTitle, toError, unstorableText, type FieldError } from '../lib/errors.js';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_CSP, SECURITY_HEADERS } from './headers.js';
 import { toFieldErrors } from './validation.js';
@@ -69,6 +69,16 @@ function validationProblem(request: FastifyRequest, error: FastifyError): AppErr
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((thrown, request, reply) => {
     const error = toError(thrown) as FastifyError;
+    if (isDatabaseUnavailable(thrown) && !(error instanceof AppError && error.status < 500)) {
+      request.log.error({ err: error }, 'the database is unavailable');
+      const retryAfterSeconds = DATABASE_RETRY_AFTER_SECONDS;
+      return sendProblem(
+        reply,
+        request.routeOptions.config?.whenDatabaseDown === 'lead_not_queued'
+          ? new AppError(500, 'lead_not_queued', 'The lead was not queued because the database is unavailable; it is safe to retry', undefined, { retryAfterSeconds })
+          : new AppError(503, 'database_unavailable', 'The database is unavailable; retry shortly', undefined, { retryAfterSeconds }),
+      );
+    }
     if (error instanceof AppError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.message);
       return sendProblem(reply, error);

@@ -1,6 +1,6 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
-import { AppError, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
+import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
@@ -36,7 +36,10 @@ const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
 /** The write failed: nothing was queued and the client may retry (spec 4.2's 500). */
 function notQueued(err: unknown): AppError {
   if (isUnstorableText(err)) return unstorableText();
-  return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, { cause: toError(err) });
+  return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, {
+    cause: toError(err),
+    retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+  });
 }
 
 const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tracker_id: p.lead.id, order_id: p.lead.request_id, message: p.message });

@@ -95,6 +95,25 @@ export function pgErrorCode(err: unknown): string | undefined {
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
 export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';
 
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+
+/**
+ * Whether an error means the database cannot be reached right now (down, restarting, unreachable,
+ * out of connections), as opposed to refusing a statement: the request may be retried as it is.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = pgErrorCode(e) ?? '';
+    if (UNREACHABLE_CODES.has(code) || code.startsWith('08')) return true;
+    const message = e instanceof Error ? e.message : '';
+    if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)) return true;
+  }
+  return false;
+}
+
+/** How long a client is told to wait before retrying after a database outage. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 /** PostgreSQL errors caused by text it cannot hold (a NUL character, a bad Unicode escape): the input's fault. */
 export const isUnstorableText = (err: unknown) => ['22021', '22P05', '22025'].includes(pgErrorCode(err) ?? '');
 export const unstorableText = () =>

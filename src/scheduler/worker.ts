@@ -115,10 +115,15 @@ export class Scheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unlisten = this.db.listen(LEADS_CHANNEL, () => this.wake()).catch((err: unknown) => {
-      this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
-      return async () => {};
-    });
+    this.unlisten = this.db
+      .listen(LEADS_CHANNEL, () => this.wake(), {
+        lost: (err) => this.log.warn({ err, channel: LEADS_CHANNEL }, 'lost the LISTEN connection for new leads; polling until it is back'),
+        restored: (attempts) => this.log.info({ channel: LEADS_CHANNEL, attempts }, 'LISTEN for new leads restored: re-subscribed after the database connection dropped'),
+      })
+      .catch((err: unknown) => {
+        this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
+        return async () => {};
+      });
     this.loop = this.run();
   }
 
@@ -214,6 +219,8 @@ export class Scheduler {
         this.log.error({ err }, 'scheduler round failed');
       }
       if ((claimed > 0 || this.movedAside) && this.callsInProgress < this.maxCalls) continue;
+      // stop() may have called wake() while the round ran (nobody was waiting then): do not sleep a poll interval.
+      if (this.stopping) break;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         this.timer = setTimeout(resolve, this.pollMs);

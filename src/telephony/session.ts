@@ -67,6 +67,8 @@ export class CallSession {
   private endKind: EndKind | undefined;
   private durationSeconds: number | undefined;
   private reason: string | undefined;
+  /** Dialer's shutdown hung the call up (past the grace period): the conversation did not end on its own. */
+  private cutByShutdown = false;
   private readonly providerStatuses: string[] = [];
   readonly transferEvents: Array<Record<string, string>> = [];
   private transferTo: string | undefined;
@@ -296,6 +298,7 @@ export class CallSession {
   /** Ends the call from Dialer's side (the agent is done, a shutdown, a safety timer). */
   async hangup(by: 'agent' | 'shutdown' | 'timeout', failure?: string): Promise<void> {
     if (failure) this.failure ??= failure;
+    if (by === 'shutdown') this.cutByShutdown = true;
     this.closeMedia(1000, `hung up by ${by}`);
     const id = this.providerCallId ?? this.callSid;
     if (id) {
@@ -329,6 +332,9 @@ export class CallSession {
   private outcome(media: { result?: ConversationResult; recordingUrl?: string } | undefined): CallEnd {
     const meta = { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}) };
     if (this.answeredBy === 'machine') return { kind: 'voicemail', durationSeconds: this.durationSeconds };
+    // Dialer hung up on its own stop: whatever the agent made of the silence that followed is not
+    // the customer's answer. The attempt is an error, so the lead is tried again (or ends `error`).
+    if (this.cutByShutdown) return { kind: 'error', error: this.failure ?? 'hung up: Dialer stopped before the call ended' };
     if (media?.result) {
       const transferred = this.transferTo !== undefined;
       return {

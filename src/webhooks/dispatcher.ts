@@ -96,7 +96,14 @@ export class WebhookDispatcher {
       let error: string | null = null;
       let blocked = false;
       try {
-        const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `Dialer/${VERSION}`, 'x-dialer-event': event(d.kind) };
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'user-agent': `Dialer/${VERSION}`,
+          'x-dialer-event': event(d.kind),
+          // The same id on every attempt of one notification, across restarts: receivers deduplicate by it.
+          'x-dialer-delivery-id': d.id,
+          'x-dialer-attempt': String(attempt),
+        };
         if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
         const outbound = this.options.outbound ?? strictOutbound();
         const res = await outbound.fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });

@@ -149,7 +149,10 @@ describe('reporting webhook', () => {
     assert.equal(db.status, 'delivered');
     assert.deepEqual(db.attempt_log.map((x: any) => x.status_code), [500, 200]);
     assert.equal(received.filter((r) => r.path === '/flaky').length, 2, 'a 2xx stops the retries');
-    assert.equal(received.filter((r) => r.path === '/down').length, 3);
+    const down = received.filter((r) => r.path === '/down');
+    assert.equal(down.length, 3);
+    assert.deepEqual(down.map((r) => r.headers['x-dialer-attempt']), ['1', '2', '3']);
+    assert.equal(new Set(down.map((r) => r.headers['x-dialer-delivery-id'])).size, 1, 'one delivery id for every attempt');
     const dc = (await deliveries(c.id)).data[0];
     assert.equal(dc.status, 'failed', 'redirects are not followed and do not count');
     assert.equal(received.filter((r) => r.path === '/elsewhere').length, 0);
@@ -178,6 +181,11 @@ describe('reporting webhook', () => {
     assert.equal(d.status, 'delivered');
     assert.equal(d.attempts, 2);
     assert.deepEqual(d.attempt_log.map((x: any) => x.attempt), [2]);
+    // The resumed attempt carries the notification's stable id and its attempt number: a receiver
+    // that got attempt 1 before the crash can tell this is the same notification.
+    const r = received.at(-1)!;
+    assert.equal(r.headers['x-dialer-delivery-id'], d.id);
+    assert.equal(r.headers['x-dialer-attempt'], '2');
   });
 
   it('queues nothing for a lead without a URL, and one failure payload for an aborted lead', async () => {
