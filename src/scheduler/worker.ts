@@ -15,7 +15,7 @@ import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from 
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
 import { runPreChecks } from './prechecks.js';
-import { finishAttempts, finishPrecheckFailed, type FinishItem, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from './transitions.js';
+import { finishAttempts, finishPrecheckFailed, type FinishItem, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from '../lifecycle/finish.js';
 
 export interface SchedulerOptions {
   db: Db;

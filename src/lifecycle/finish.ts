@@ -7,7 +7,7 @@
 import type { ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { CallEnd } from '../telephony/index.js';
-import type { PreCheckResult } from './prechecks.js';
+import type { PreCheckResult } from '../scheduler/prechecks.js';
 
 /** Outcomes of an unreached callee: the lead is retried while retries remain (DESIGN 5). */
 export const UNREACHED = new Set(['no_answer', 'busy', 'failed', 'error', 'worker_lost']);
