@@ -10,8 +10,8 @@ import type { ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { LeadRow } from '../leads/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
-import { effectiveConfiguration, EFFECTIVE_PROVIDER_SQL } from './effective.js';
-import { inWindow, leadZone, nextOpening } from './windows.js';
+import { effectiveConfiguration, EFFECTIVE_PROVIDER_SQL } from '../configurations/index.js';
+import { inWindow, leadZone, nextOpening } from '../lib/windows.js';
 
 export interface Claimed {
   lead: LeadRow;
