@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { blacklistedSql } from '../blacklist/index.js';
 import type { TemplateRef } from '../templates/index.js';
 import type { PreCheck, Provider } from './schema.js';
 
@@ -91,7 +92,7 @@ export class ConfigurationsRepository {
   async pushTargets(keys: readonly { resellerId: string; templateName: string; phone: string | undefined }[]) {
     const { rows } = await this.db.query<TemplateRef & { i: number; configuration: ConfigurationRow | null; blacklisted: boolean }>(
       `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
-              k.phone IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = k.phone AND (b.reseller_id = k.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
+              k.phone IS NOT NULL AND ${blacklistedSql('k.phone', 'k.reseller_id')} AS blacklisted
        FROM jsonb_to_recordset($1::jsonb) AS k (i integer, reseller_id text, name text, phone text)
        JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
        LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
