@@ -3,8 +3,8 @@
  * request signing (Twilio X-Twilio-Signature, Plivo V3) and posting callbacks to Dialer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { plivoSignatureV3 } from '../plivo/index.js';
-import { twilioSignature } from '../twilio/index.js';
+import { plivoSignatureV3 } from '../telephony/plivo/index.js';
+import { twilioSignature } from '../telephony/twilio/index.js';
 import type { EmulatedCall } from './types.js';
 
 // The Dialer-side kits' signing (checked against the official SDKs in the emulator's test).
