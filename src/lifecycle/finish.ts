@@ -236,3 +236,9 @@ export async function forgetRecording(q: Queryable, leadId: string): Promise<voi
     [leadId],
   );
 }
+
+/** Whether some lead carries call `callId` (a late callback for a call whose session is over). */
+export async function isRecordedCall(q: Queryable, callId: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM leads WHERE call_id = $1 LIMIT 1', [callId]);
+  return rows.length > 0;
+}

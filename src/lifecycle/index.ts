@@ -56,5 +56,16 @@ export {
   type Claimed,
   type InboundLead,
 } from './claim.js';
-export { finishAttempts, finishUndialled, finishWaiting, releaseClaim, recoverExpired, abortLeads, forgetRecording, type FinishItem, type AbortOutcome } from './finish.js';
+export {
+  finishAttempts,
+  finishUndialled,
+  finishWaiting,
+  releaseClaim,
+  recoverExpired,
+  abortLeads,
+  forgetRecording,
+  isRecordedCall,
+  type FinishItem,
+  type AbortOutcome,
+} from './finish.js';
 export { isRateLimited, freeSlot, takeSlot } from './rate-limit.js';

@@ -6,6 +6,7 @@
  * block message is spoken and the call redirected (REDIRECT) or ended (REJECT, MESSAGE; HANGUP
  * ends it without a word).
  */
+import { findInboundConfiguration } from '../configurations/index.js';
 import type { Db } from '../db/index.js';
 import { finishAttempts, openInbound, outcomeOf, type RetryPolicy } from '../lifecycle/index.js';
 import { notFound } from '../lib/errors.js';
@@ -18,50 +19,11 @@ import type { Telephony } from './service.js';
 /** An inbound call is one attempt: whoever called us is not called back by Dialer. */
 const NO_RETRY: RetryPolicy = { max_retry: 0, retry_offset: 0 };
 
-interface InboundConfig {
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  enable_inbound: boolean;
-  inbound_call_start_time: string | null;
-  inbound_call_end_time: string | null;
-  inbound_call_timezone: string | null;
-  inbound_block_action: string | null;
-  inbound_redirect_number: string | null;
-  inbound_block_message: string | null;
-  number_id: string;
-}
-
-const CONFIG_COLUMNS = `c.reseller_id, t.merchant_id, c.template_id, t.name AS template_name, c.enable_inbound, c.inbound_call_start_time,
-  c.inbound_call_end_time, c.inbound_call_timezone, c.inbound_block_action, c.inbound_redirect_number, c.inbound_block_message`;
-
-async function findConfig(db: Db, ourNumber: string, caller: string): Promise<InboundConfig | undefined | 'unknown_number'> {
-  const { rows: numbers } = await db.query<{ id: string }>('SELECT id FROM outbound_numbers WHERE phone_number = $1', [ourNumber]);
-  const number = numbers[0];
-  if (!number) return 'unknown_number';
-  const callBack = await db.query<InboundConfig>(
-    `SELECT ${CONFIG_COLUMNS}, $1::text AS number_id
-       FROM leads l JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       JOIN templates t ON t.id = c.template_id
-      WHERE l.outbound_number_id = $1 AND l.payload->>'customer_mobile_number' = $2
-      ORDER BY l.created_at DESC LIMIT 1`,
-    [number.id, caller],
-  );
-  if (callBack.rows[0]) return callBack.rows[0];
-  const anyInbound = await db.query<InboundConfig>(
-    `SELECT ${CONFIG_COLUMNS}, $1::text AS number_id FROM configurations c JOIN templates t ON t.id = c.template_id
-      WHERE c.enable_inbound ORDER BY c.updated_at DESC LIMIT 1`,
-    [number.id],
-  );
-  return anyInbound.rows[0];
-}
-
 export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: ProviderKit; info: AnswerInfo }): Promise<Markup> {
   const { telephony, db, kit, info } = deps;
   // No agent to answer with: say so rather than pick up into silence.
   if (!telephony.status().ready) return kit.blockMarkup({ message: 'Sorry, we cannot take your call right now. Please try again later.' });
-  const config = await findConfig(db, info.to, info.from);
+  const config = await findInboundConfiguration(db, info.to, info.from);
   if (config === 'unknown_number') throw notFound(`Number ${info.to}`, 'unknown_number');
   if (!config) return kit.blockMarkup({});
   const start = config.inbound_call_start_time ?? '00:00';
