@@ -5,4 +5,3 @@ export { attachMediaServer } from './media.js';
 export { createKits } from './kits.js';
 export { telephonySettings, TelephonySettingsError, type TelephonySettings } from './settings.js';
 export * from './provider.js';
-export { createTelephony, type TelephonyOptions } from './factory.js';
