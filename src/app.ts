@@ -5,8 +5,8 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
-import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, ProblemSchema, registerAccessLog, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import { AuthRepository, AuthService, JwtSigner, registerAuth, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
+import { addSharedSchema, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 import type { RecordingStore } from './recordings/index.js';
@@ -17,8 +17,8 @@ import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
 import { queueFinishNotifications } from './webhooks/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
-export { VERSION } from './version.js';
-import { VERSION } from './version.js';
+export { VERSION } from './lib/version.js';
+import { VERSION } from './lib/version.js';
 
 export interface AppDeps {
   config: Config;

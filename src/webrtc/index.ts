@@ -9,7 +9,7 @@ import { registerWebRtcRoutes } from './routes.js';
 import type { WebRtcService } from './service.js';
 
 export { WebRtcService, type OfferAnswer, type WebRtcDeps } from './service.js';
-export { webRtcSettings, WebRtcSettingsError, type WebRtcSettings } from './settings.js';
+export { webRtcSettings, WebRtcSettingsError, type WebRtcSettings } from '../config/webrtc.js';
 export { RecordingRetention, expireWebRtcRecordings } from './retention.js';
 export { WEBRTC_MODES, isWebRtcMode } from './repository.js';
 
