@@ -12,16 +12,17 @@ import {
   JwtSigner,
   registerAuditRoutes,
   registerAuditTrail,
+  registerAuth,
   registerAuthRoutes,
   resolveJwtSecret,
 } from './auth/index.js';
 import {
   addSharedSchema,
+  API_PREFIX,
   clientErrorHandler,
   frameworkErrors,
   ProblemSchema,
   registerAccessLog,
-  registerAuth,
   registerErrorHandling,
   registerRateLimits,
   registerSecurityHeaders,
@@ -29,37 +30,44 @@ import {
   validatorCompiler,
   type App,
 } from './http/index.js';
-import { registerFeatures } from './features.js';
+import { registerAnalytics } from './analytics/index.js';
+import { registerBlacklist } from './blacklist/index.js';
+import { registerConfigurations } from './configurations/index.js';
+import { registerLeads } from './leads/index.js';
+import { registerNumbers } from './numbers/index.js';
+import { registerTemplates } from './templates/index.js';
+import { registerTenants } from './tenants/index.js';
+import { registerWebhooks } from './webhooks/index.js';
 import type { Logger } from './lib/logger.js';
-import { OutboundClient } from './lib/outbound/index.js';
-import { createRecordingStore, type RecordingStore } from './recordings/index.js';
-import path from 'node:path';
-import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
-import { Flags, registerFlagRoutes } from './flags/index.js';
+import type { OutboundClient } from './lib/outbound/index.js';
+import type { RecordingStore } from './recordings/index.js';
+import { attachMediaServer, registerCallbackRoutes, type Telephony } from './telephony/index.js';
+import { registerFlagRoutes, type Flags } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
-import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { queueFinishNotifications } from './webhooks/index.js';
 
-export const API_PREFIX = '/agent/voice/dialer';
-export { VERSION } from './version.js';
-import { VERSION } from './version.js';
+export { API_PREFIX } from './http/index.js';
+export { VERSION } from './lib/version.js';
+import { VERSION } from './lib/version.js';
 
 export interface AppDeps {
   config: Config;
   db: Db;
   logger?: Logger;
-  /** Call recordings; by default a local store under the data directory. */
-  recordings?: RecordingStore;
-  /** Live calls, callback routes and the media endpoint; built from the configuration when not given. */
-  telephony?: Telephony;
-  /** Feature flags; opened from the configuration (and closed with the app) when not given. */
-  flags?: Flags;
-  /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
-  webrtc?: WebRtcService;
-  /** The outbound URL policy's client (tenant URLs are checked with it); built from the configuration when not given. */
-  outbound?: OutboundClient;
+  /** Call recordings (GET /leads/recording/{call_sid}). */
+  recordings: RecordingStore;
+  /** Live calls, callback routes and the media endpoint. */
+  telephony: Telephony;
+  /** Feature flags (GET/POST /flags, the flag webhook). */
+  flags: Flags;
+  /** Browser voice sessions. */
+  webrtc: WebRtcService;
+  /** The outbound URL policy's client: URLs a tenant writes are checked with its policy. */
+  outbound: OutboundClient;
 }
 
-/** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
+/** Builds the HTTP application from its built parts (see server.ts). It never listens: server.ts does, tests use `inject()`. */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, db } = deps;
   const app = Fastify({
@@ -100,25 +108,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
 
   const log = (deps.logger ?? app.log) as Logger;
-  const flags = deps.flags ?? (await Flags.open(config.flags, log));
-  if (!deps.flags) app.addHook('onClose', () => flags.close());
-  const outbound = deps.outbound ?? new OutboundClient(config.outboundAllow);
-  if (!deps.outbound) app.addHook('onClose', () => outbound.close());
-  const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
-  const telephony =
-    deps.telephony ?? createTelephony({ config, db, log, flags, outbound, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const { flags, recordings, telephony, webrtc, outbound } = deps;
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
-  const webrtc =
-    deps.webrtc ??
-    createWebRtc({
-      config,
-      db,
-      log,
-      flowAgent: telephony.deps.agent,
-      services: telephony.deps.services,
-      notReady: telephony.deps.notReady,
-      saveRecording: (room, wav) => recordings.save(room, wav),
-    });
   const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls + webrtc.liveSessions });
   app.addHook('onClose', async () => {
     removeSources();
@@ -196,7 +187,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAuditRoutes(scoped, audit);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings, outbound });
+      // Every feature's routes, mounted here and nowhere else; each builds its own service.
+      registerTenants(scoped, db);
+      registerTemplates(scoped, db, outbound.policy);
+      registerConfigurations(scoped, db, outbound.policy);
+      registerNumbers(scoped, db);
+      registerBlacklist(scoped, db);
+      registerLeads(scoped, { db, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl), policy: outbound.policy });
+      registerWebhooks(scoped, db);
+      registerAnalytics(scoped, { db, log: app.log });
       registerWebRtc(scoped, webrtc);
       // Provider callbacks are not rate limited: a provider's retries must not be refused.
       await scoped.register(async (callbacks) => {

@@ -1,17 +1,29 @@
 /**
- * Configuration: the environment, read once at start into a typed, validated object.
- * Every variable is listed in README.md (Configuration); keep the two in step.
+ * Configuration: the environment, read once at start into a typed, validated object. This file
+ * and the settings modules it calls (src/config/) are the only code that reads the environment;
+ * every wrong value is a ConfigError naming its variable. docs/configuration.md lists every
+ * variable, generated from these modules (npm run docs:config).
  */
 import path from 'node:path';
-import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
-import { flagSettingsFromEnv, FlagSettingsError, type FlagSettings } from './flags/index.js';
-import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
-import { OutboundAllowListError, parseOutboundAllowList, type OutboundAllowList } from './lib/outbound/index.js';
+import { ConfigError, text, wholeNumber, type Env } from './config/env.js';
+import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
+import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
+import { securitySettings, type SecuritySettings } from './config/security.js';
+import { telephonySettings, type TelephonySettings } from './config/telephony.js';
+import { tracingSettings, type TracingSettings } from './config/tracing.js';
+import { voiceSettings, type VoiceSettings } from './config/voice.js';
+import { webhookSettings, type WebhookSettings } from './config/webhooks.js';
+import { webRtcSettings, type WebRtcSettings } from './config/webrtc.js';
+import { LOG_LEVELS, type LogLevel } from './lib/logger.js';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export { ConfigError } from './config/env.js';
+export type { LogLevel } from './lib/logger.js';
 export type Role = 'worker' | 'api' | 'all';
 
-export interface Config {
+export type { LoginThrottleSettings, RateLimitSettings, SecuritySettings } from './config/security.js';
+
+/** Settings; the security ones (outbound allow-list, login throttle, request limits, proxies, audit retention) are docs/security.md's. */
+export interface Config extends SecuritySettings {
   /** Where the API listens. */
   port: number;
   host: string;
@@ -44,66 +56,20 @@ export interface Config {
   flags: FlagSettings;
   /** Bearer token that GET /metrics requires; unset: /metrics answers 404. */
   metricsToken: string | undefined;
-  /** Deployment-wide service callback URL (spec 6.2); a configuration's own URL wins. */
+  /** Deployment-wide service callback URL; a configuration's own URL wins. */
   serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
-  /**
-   * What tenant-steered outbound requests may reach besides public addresses (DIALER_OUTBOUND_ALLOW),
-   * plus the host of DIALER_SERVICE_CALLBACK_URL, which the operator chose.
-   */
-  outboundAllow: OutboundAllowList;
-  loginThrottle: LoginThrottleSettings;
-  rateLimits: RateLimitSettings;
-  /**
-   * Whether X-Forwarded-For names the client (behind a load balancer): Fastify's trustProxy, from
-   * DIALER_TRUST_PROXY (`true`, a hop count, or comma-separated addresses/CIDRs of the proxies).
-   */
-  trustProxy: boolean | number | string[];
-  /** How long audit entries are kept (DIALER_AUDIT_RETENTION_DAYS). */
-  auditRetentionDays: number;
-}
-
-export interface LoginThrottleSettings {
-  /** Failures allowed per account before attempts wait (DIALER_LOGIN_MAX_FAILURES). */
-  accountFailures: number;
-  /** Failures allowed per client address (DIALER_LOGIN_MAX_FAILURES_PER_ADDRESS). */
-  addressFailures: number;
-  /** The first wait; each further failure doubles it (DIALER_LOGIN_BACKOFF_SECONDS). */
-  baseSeconds: number;
-  /** The longest wait (DIALER_LOGIN_MAX_BACKOFF_SECONDS). */
-  maxSeconds: number;
-  /** Failures older than this are forgotten (an hour). */
-  forgetSeconds: number;
-}
-
-export const DEFAULT_LOGIN_THROTTLE: LoginThrottleSettings = { accountFailures: 5, addressFailures: 50, baseSeconds: 1, maxSeconds: 900, forgetSeconds: 3600 };
-
-/** Requests per minute; 0 turns a limit off. docs/security.md lists them with their headers. */
-export interface RateLimitSettings {
-  /** Per authenticated principal (user or s2s token), every route but the stricter ones (DIALER_RATE_LIMIT). */
-  perPrincipal: number;
-  /** Per client address, for requests without a principal (DIALER_RATE_LIMIT_ANONYMOUS). */
-  perAddress: number;
-  /** POST /login, per client address (DIALER_RATE_LIMIT_LOGIN). */
-  login: number;
-  /** POST /s2s-token, per principal (DIALER_RATE_LIMIT_TOKEN_ISSUE). */
-  tokenIssue: number;
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
+  /** Delivery of reporting webhooks and service callbacks. */
+  webhooks: WebhookSettings;
+  /** Where call recordings are stored: a local directory, or an S3 bucket. */
+  recordings: RecordingsConfig;
+  /** ICE servers and timeouts of browser sessions. */
+  webrtc: WebRtcSettings;
+  /** The agent that talks on calls, its AI services, the local voice, the VAD's runtime, prices. */
+  voice: VoiceSettings;
+  /** The token `dialer leads import` sends when no --token is given (DIALER_TOKEN). */
+  cliToken: string | undefined;
 }
 
 /** Parses a duration such as `3600`, `60m`, `1h` or `90s` into seconds. */
@@ -118,8 +84,8 @@ export function parseDurationSeconds(name: string, raw: string): number {
   return seconds;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = integer(env, 'PORT', 8080, 0, 65535);
+export function loadConfig(env: Env = process.env): Config {
+  const port = wholeNumber(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = (env.LOG_LEVEL?.trim() || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -138,44 +104,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminPassword !== undefined && adminPassword.length < 8) {
     throw new ConfigError('DIALER_ADMIN_PASSWORD must be at least 8 characters');
   }
-  let telephony: TelephonySettings;
-  try {
-    telephony = telephonySettings(env);
-  } catch (err) {
-    if (err instanceof TelephonySettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
-  let flags: FlagSettings;
+  const telephony = telephonySettings(env);
   const dataDir = path.resolve(env.DIALER_DATA_DIR?.trim() || './data');
-  try {
-    flags = flagSettingsFromEnv(env, dataDir);
-  } catch (err) {
-    if (err instanceof FlagSettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
+  const flags = flagSettingsFromEnv(env, dataDir);
   const metricsToken = env.DIALER_METRICS_TOKEN?.trim() || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('DIALER_METRICS_TOKEN must be at least 16 characters');
   const serviceCallbackUrl = env.DIALER_SERVICE_CALLBACK_URL?.trim() || undefined;
   if (serviceCallbackUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(serviceCallbackUrl)) {
     throw new ConfigError(`DIALER_SERVICE_CALLBACK_URL must be an http(s) URL, got "${serviceCallbackUrl}"`);
   }
-  let tracing: TracingSettings;
-  try {
-    tracing = tracingSettings(env);
-  } catch (err) {
-    if (err instanceof TracingSettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
-  let outboundAllow: OutboundAllowList;
-  try {
-    outboundAllow = parseOutboundAllowList(env.DIALER_OUTBOUND_ALLOW);
-  } catch (err) {
-    if (err instanceof OutboundAllowListError) throw new ConfigError(err.message);
-    throw err;
-  }
-  if (serviceCallbackUrl !== undefined) {
-    outboundAllow = { ...outboundAllow, hosts: [...outboundAllow.hosts, new URL(serviceCallbackUrl).hostname.toLowerCase()] };
-  }
+  const tracing = tracingSettings(env);
+  const leaseSeconds = wholeNumber(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600);
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
@@ -189,47 +128,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail,
     adminPassword,
     logLevel,
-    bodyLimitBytes: integer(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    bodyLimitBytes: wholeNumber(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     scheduler: {
-      maxConcurrentCalls: integer(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
-      leaseSeconds: integer(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600),
-      pollMs: integer(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
-      shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+      maxConcurrentCalls: wholeNumber(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
+      leaseSeconds,
+      pollMs: wholeNumber(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
+      shutdownGraceSeconds: wholeNumber(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     },
     telephony,
     flags,
     metricsToken,
     serviceCallbackUrl,
     tracing,
-    outboundAllow,
-    loginThrottle: {
-      accountFailures: integer(env, 'DIALER_LOGIN_MAX_FAILURES', DEFAULT_LOGIN_THROTTLE.accountFailures, 1, 1000),
-      addressFailures: integer(env, 'DIALER_LOGIN_MAX_FAILURES_PER_ADDRESS', DEFAULT_LOGIN_THROTTLE.addressFailures, 1, 100_000),
-      baseSeconds: integer(env, 'DIALER_LOGIN_BACKOFF_SECONDS', DEFAULT_LOGIN_THROTTLE.baseSeconds, 1, 3600),
-      maxSeconds: integer(env, 'DIALER_LOGIN_MAX_BACKOFF_SECONDS', DEFAULT_LOGIN_THROTTLE.maxSeconds, 1, 86_400),
-      forgetSeconds: DEFAULT_LOGIN_THROTTLE.forgetSeconds,
-    },
-    rateLimits: {
-      perPrincipal: integer(env, 'DIALER_RATE_LIMIT', 6000, 0, 10_000_000),
-      perAddress: integer(env, 'DIALER_RATE_LIMIT_ANONYMOUS', 600, 0, 10_000_000),
-      login: integer(env, 'DIALER_RATE_LIMIT_LOGIN', 30, 0, 10_000_000),
-      tokenIssue: integer(env, 'DIALER_RATE_LIMIT_TOKEN_ISSUE', 30, 0, 10_000_000),
-    },
-    trustProxy: trustProxy(env.DIALER_TRUST_PROXY),
-    auditRetentionDays: integer(env, 'DIALER_AUDIT_RETENTION_DAYS', 365, 1, 36_500),
+    webhooks: webhookSettings(env),
+    recordings: recordingsConfigFromEnv(env, dataDir),
+    webrtc: webRtcSettings(env, leaseSeconds),
+    voice: voiceSettings(env),
+    cliToken: text(env, 'DIALER_TOKEN'),
+    ...securitySettings(env, serviceCallbackUrl),
   };
-}
-
-function trustProxy(raw: string | undefined): boolean | number | string[] {
-  const value = raw?.trim() ?? '';
-  if (value === '' || value === 'false') return false;
-  if (value === 'true') return true;
-  if (/^\d+$/.test(value)) return Number(value);
-  const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
-  for (const entry of entries) {
-    if (!/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(entry)) {
-      throw new ConfigError(`DIALER_TRUST_PROXY must be true, false, a hop count or comma-separated proxy addresses/CIDRs, got "${raw}"`);
-    }
-  }
-  return entries;
 }

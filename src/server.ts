@@ -1,19 +1,28 @@
+/**
+ * The composition root: the one place that builds Dialer's parts from the configuration and wires
+ * them together (the agent that talks on calls, the telephony drivers, WebRTC sessions, recordings,
+ * flags, the scheduler, the webhook dispatcher) before the app listens. Features never import it.
+ */
 import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
-import { queueFinishNotifications, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
+import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
 import { Flags } from './flags/index.js';
-import { createTelephony, type Drivers } from './telephony/index.js';
-import { createRecordingStore, recordingsConfigFromEnv } from './recordings/index.js';
+import { createKits, Telephony, type Drivers } from './telephony/index.js';
+import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
-import type { Logger } from './lib/logger.js';
+import { createLogger, type Logger } from './lib/logger.js';
 import { OutboundClient } from './lib/outbound/index.js';
+import { warmUp } from './lib/speech.js';
+import { createVoiceServices, preloadSilero } from './providers/index.js';
+import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
 import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
-import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
+import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
+import { RecordingRetention, WebRtcService } from './webrtc/index.js';
 
 export interface RunningServer {
   app: App;
@@ -32,6 +41,109 @@ export interface ServeOptions {
   drivers?: Drivers;
 }
 
+/** The agent that carries calls, and why calls cannot be carried when its services are missing. */
+export interface ChosenAgent {
+  agent: CallAgent;
+  notReady?: string;
+  services?: VoiceServices;
+}
+
+/**
+ * The agent that carries calls: `flow` (the default) runs each lead's template with the configured
+ * AI services; `greeter` is the built-in demo agent that needs none.
+ */
+export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): ChosenAgent {
+  const voice = config.voice;
+  if (voice.agent === 'greeter') {
+    warmUp(voice.localVoice);
+    return { agent: new GreeterAgent({ voice: voice.localVoice }) };
+  }
+  const chosen = createVoiceServices(voice);
+  if ('missing' in chosen) {
+    const reason = `the voice agent cannot run: ${chosen.missing}`;
+    // Never dialled (no driver is offered while not ready); a call that reaches it anyway is ended at once.
+    const unavailable: CallAgent = {
+      label: 'flow',
+      converse: async (_context, io) => {
+        io.hangup();
+        return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [reason] } };
+      },
+    };
+    return { agent: unavailable, notReady: reason };
+  }
+  // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
+  void preloadSilero(voice.sileroRuntime).catch(() => undefined);
+  const agent = new ConversationAgent({
+    services: chosen.services,
+    pricing: voice.pricing,
+    // Template hooks go out through the outbound URL policy.
+    hookFetch: outbound.fetch,
+    loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
+  });
+  return { agent, services: chosen.services };
+}
+
+/** The parts the app serves and the workers use, built from the configuration. */
+export interface Parts {
+  flags: Flags;
+  recordings: RecordingStore;
+  telephony: Telephony;
+  webrtc: WebRtcService;
+  /** One client for every tenant-steered request of this process: hooks, pre-checks, webhooks. */
+  outbound: OutboundClient;
+}
+
+/** Builds recordings, the agent, telephony and WebRTC around open flags. */
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags): Parts {
+  // Recordings are stored once, by this store, and served by the API from the same one.
+  const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
+  const outbound = new OutboundClient(config.outboundAllow);
+  const { agent, notReady, services } = chooseAgent(config, db, outbound);
+  const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+  const telephony = new Telephony({
+    settings: config.telephony,
+    kits: createKits(config.telephony),
+    callbackBaseUrl: `${config.publicUrl}${API_PREFIX}`,
+    agent,
+    notReady,
+    services,
+    saveRecording: (callSid, wav) => recordings.save(callSid, wav),
+    log,
+    db,
+    switches: flags,
+    onInboundFinished: onFinished,
+  });
+  const webrtc = new WebRtcService({
+    db,
+    log,
+    settings: config.webrtc,
+    // The template agent telephony uses (shared: one VAD model, one set of clients).
+    flowAgent: agent,
+    streamAgent: services ? new StreamAgent({ services }) : undefined,
+    notReady,
+    saveRecording: (room, wav) => recordings.save(room, wav),
+    onFinished,
+  });
+  return { flags, recordings, telephony, webrtc, outbound };
+}
+
+/**
+ * The HTTP application with every part built from the configuration, not listening (tests drive
+ * it with inject()). Its flags close with it.
+ */
+export async function composeApp(options: { config: Config; db: Db; logger?: Logger }): Promise<App> {
+  const { config, db } = options;
+  const log = options.logger ?? createLogger('silent');
+  const flags = await Flags.open(config.flags, log);
+  const parts = buildParts(config, db, log, flags);
+  const app = await buildApp({ config, db, ...(options.logger ? { logger: options.logger } : {}), ...parts });
+  app.addHook('onClose', async () => {
+    await flags.close();
+    await parts.outbound.close();
+  });
+  return app;
+}
+
 /**
  * Opens and migrates the database, makes sure an admin exists, and listens. Used by `dialer serve`.
  * `onAdminCreated` receives the bootstrap admin when this start created it (with the generated
@@ -44,8 +156,6 @@ export async function startServer(
   onAdminCreated?: (admin: { email: string; generatedPassword?: string }) => void,
   options: ServeOptions = {},
 ): Promise<RunningServer> {
-  const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
-  const recordingsConfig = recordingsConfigFromEnv(process.env, config.dataDir);
   const db = await openAndMigrate(config);
   // A malformed flag file stops the start with its reason.
   let flags: Flags;
@@ -55,23 +165,20 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  // Recordings are stored once, by this store, and served by the API from the same one.
-  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  // One client for every tenant-steered request of this process: hooks, pre-checks, webhooks.
-  const outbound = new OutboundClient(config.outboundAllow);
-  const telephony = createTelephony({ config, db, log: logger, flags, outbound, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const parts = buildParts(config, db, logger, flags);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, telephony, recordings, flags, outbound });
+    app = await buildApp({ config, db, logger, ...parts });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
     await db.close();
     await flags.close();
+    await parts.outbound.close();
     await tracing.shutdown();
     throw err;
   }
@@ -81,13 +188,13 @@ export async function startServer(
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =
-    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: hookSettings, workerId: `${hostname()}:${process.pid}`, outbound });
+    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: config.webhooks, workerId: `${hostname()}:${process.pid}`, outbound: parts.outbound });
   const scheduler =
     role === 'api'
       ? undefined
       : new Scheduler({
           db,
-          drivers: options.drivers ?? telephony.drivers,
+          drivers: options.drivers ?? parts.telephony.drivers,
           log: logger,
           onFinished: queueFinishNotifications(config.serviceCallbackUrl),
           stoppedResellers: (ids) => flags.diallingStopped(ids),
@@ -96,12 +203,12 @@ export async function startServer(
           leaseSeconds: config.scheduler.leaseSeconds,
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
-          outbound,
+          outbound: parts.outbound,
         });
   const retention =
     role === 'api'
       ? undefined
-      : new RecordingRetention({ db, recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
+      : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: config.webrtc.recordingRetentionSeconds });
   // Every role prunes the audit trail and old login failures (idempotent: several processes may).
   const auditRetention = new AuditRetention({
     audit: new AuditService(db),
@@ -129,7 +236,7 @@ export async function startServer(
       } finally {
         await db.close();
         await flags.close();
-        await outbound.close();
+        await parts.outbound.close();
         // Last: the spans of calls that ended during shutdown are exported.
         await tracing.shutdown();
       }

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AppError } from '../lib/errors.js';
-import { DEFAULT_LOGIN_THROTTLE, type LoginThrottleSettings } from '../config.js';
+import { DEFAULT_LOGIN_THROTTLE, type LoginThrottleSettings } from '../config/security.js';
 import type { AuthRepository } from './repository.js';
 
 export { DEFAULT_LOGIN_THROTTLE, type LoginThrottleSettings };

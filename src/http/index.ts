@@ -1,6 +1,6 @@
 export type { App } from './app-types.js';
+export { API_PREFIX } from './prefix.js';
 export { registerAccessLog } from './access-log.js';
-export { registerAuth, type Authenticator } from './auth.js';
 export { registerErrorHandling, sendProblem, frameworkErrors, clientErrorHandler, type ValidationStatus } from './errors.js';
 export { registerSecurityHeaders } from './headers.js';
 export { registerRateLimits } from './rate-limit.js';

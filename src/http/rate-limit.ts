@@ -11,7 +11,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { RateLimitSettings } from '../config.js';
+import type { RateLimitSettings } from '../config/security.js';
 import { AppError } from '../lib/errors.js';
 import './types.js';
 

@@ -1,13 +1,9 @@
-import type { Principal } from '../auth/principal.js';
-import type { Action, Resource } from '../auth/permissions.js';
 import type { ValidationStatus } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** No bearer token needed (login, health, docs, provider callbacks with their own checks). */
     public?: boolean;
-    /** The permission-matrix cell this route needs; every non-public route names one. */
-    permission?: readonly [Resource, Action];
     /** Status for schema-validation failures (default 400). */
     validationStatus?: ValidationStatus;
     /**
@@ -22,10 +18,6 @@ declare module 'fastify' {
     whenDatabaseDown?: 'lead_not_queued';
     /** The audit trail's name for what this write does (default by method: create, update, delete); `login` for POST /login. */
     audit?: string;
-  }
-  interface FastifyRequest {
-    /** The authenticated caller; set on every non-public route. */
-    principal: Principal;
   }
 }
 

@@ -2,9 +2,9 @@ import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
-import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
+import { abortLeads, type OnFinished } from '../lifecycle/index.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
 export interface PushOutcome {
@@ -33,7 +33,7 @@ export interface AbortItem {
 
 const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
 
-/** The write failed: nothing was queued and the client may retry (spec 4.2's 500). */
+/** The write failed: nothing was queued and the client may retry (a 500). */
 function notQueued(err: unknown): AppError {
   if (isUnstorableText(err)) return unstorableText();
   return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, {
@@ -49,8 +49,10 @@ export class LeadsService {
   private readonly inserter: GroupInserter;
   private readonly lookup: TargetLookup;
 
+  /** `onFinished`: what a finish queues (the aborted leads' notifications), in the aborting transaction. */
   constructor(
     private readonly db: Db,
+    private readonly onFinished: OnFinished,
     private readonly outbound: OutboundPolicy,
   ) {
     this.repo = new LeadsRepository(db);
@@ -132,8 +134,8 @@ export class LeadsService {
     const scope = scopeCondition(caller, SCOPE, params);
     let outcomes;
     try {
-      // One transaction: the aborted leads and their reporting webhooks (failure payload, outcome aborted).
-      outcomes = await this.db.tx((q) => new LeadsRepository(q).abort([...firstWins.values()], scope, params.slice(1), (id) => enqueueReportingWebhook(q, id)));
+      // One transaction: the aborted leads and their notifications (the webhook's failure payload, outcome aborted).
+      outcomes = await this.db.tx((q) => abortLeads(q, [...firstWins.values()], { sql: scope, params: params.slice(1) }, this.onFinished));
     } catch (err) {
       const message = `The database failed while aborting: ${toError(err).message}; retry`;
       return requests.map((r) => ({ id: r.lead_id, status: 'error' as const, message }));

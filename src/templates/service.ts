@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../db/index.js';
 import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
-import { validateFlow, type Flow } from './flow.js';
+import { validateFlow, type Flow } from '../voice/flow/index.js';
 import { TemplatesRepository, type TemplateRow } from './repository.js';
 
 export interface NewTemplate {

@@ -1,17 +1,17 @@
 /**
  * Delivers queued reporting webhooks: any number of dispatchers (one per worker process) take
  * pending deliveries with SKIP LOCKED and a lease, POST them, and record every attempt. Attempts
- * go back-to-back by default (spec 6.1), only 2xx counts. A dispatcher that dies mid-delivery
+ * go back-to-back by default, only 2xx counts. A dispatcher that dies mid-delivery
  * leaves its lease to lapse; another resumes with the attempts left. It never blocks callers:
  * finishing a lead only queues a row. Every request goes through the outbound URL policy: a refused
  * address is recorded as a blocked attempt (nothing is sent, and no retry follows). Errors are
  * recorded in words that do not map the network (no addresses, no ports).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { VERSION } from '../version.js';
+import { VERSION } from '../lib/version.js';
 import type { Db } from '../db/index.js';
 import { describeOutboundFailure, OutboundBlockedError, strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
-import type { WebhookSettings } from './settings.js';
+import type { WebhookSettings } from '../config/webhooks.js';
 import { WebhooksRepository, type Delivery } from './repository.js';
 import { signWebhook } from './sign.js';
 import { webhookAttempts, webhookFailures } from '../metrics/index.js';
@@ -86,7 +86,7 @@ export class WebhookDispatcher {
     const body = JSON.stringify(d.payload);
     let attempt = d.attempts;
     while (attempt < settings.attempts) {
-      // Before a retry: its delay (the last one repeats; none by default, as spec 6.1 says).
+      // Before a retry: its delay (the last one repeats; none by default: back-to-back).
       const delay = retryDelayMs(settings, attempt);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       attempt++;

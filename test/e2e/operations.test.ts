@@ -1,7 +1,7 @@
 /**
  * The operational surface end to end, on `dialer serve` with the voice engine and the provider
- * emulator: the service callback (spec 6.2) received by a real local server with its signature;
- * feature flags (spec 6.5) flipped by the flag system's signed webhook and seen by the next dial
+ * emulator: the service callback received by a real local server with its signature;
+ * feature flags flipped by the flag system's signed webhook and seen by the next dial
  * (the per-reseller kill switch, voicemail detection, recording upload to an S3 stand-in); and
  * Prometheus /metrics, parsed, moving as calls happen.
  */
@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { API_PREFIX } from '../../src/app.js';
 import { signFlagWebhook } from '../../src/flags/index.js';
 import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { verifyWebhookSignature } from '../../src/webhooks/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { openAndMigrate } from '../../src/db/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { client } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 

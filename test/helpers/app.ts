@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp, API_PREFIX } from '../../src/app.js';
+import { API_PREFIX } from '../../src/app.js';
+import { composeApp } from '../../src/server.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/index.js';
 import type { App } from '../../src/http/index.js';
@@ -62,7 +63,7 @@ export interface TestApp {
   app: App;
   db: Db;
   config: Config;
-  /** The app's outbound URL policy client (hand it to dispatchers and schedulers the test builds). */
+  /** An outbound URL policy client like the app's (hand it to dispatchers and schedulers the test builds). */
   outbound: OutboundClient;
   /** Client with the bootstrap admin's login token. */
   admin: Client;
@@ -90,7 +91,7 @@ export async function buildTestApp(options: { db?: Db; env?: NodeJS.ProcessEnv }
   });
   const outbound = new OutboundClient(config.outboundAllow);
   await tenantsService(db).ensureAdmin(ADMIN_EMAIL, ADMIN_PASSWORD);
-  const app = await buildApp({ config, db, outbound });
+  const app = await composeApp({ config, db });
   await app.ready();
   const anon = client(app);
   const login = await anon.post('/login', { email: ADMIN_EMAIL, password: ADMIN_PASSWORD });

@@ -1,12 +1,12 @@
 /**
- * Template hooks (spec 6.3): an HTTP request with `{variable}` substitution in the URL, query,
+ * Template hooks: an HTTP request with `{variable}` substitution in the URL, query,
  * headers and body, a timeout, one retry for network errors and 5xx, and a result for the record.
  * A hook never throws and never outlives its timeout. It is sent through the fetch it is given
  * (the outbound URL policy's): a refused address is recorded as `blocked` and nothing is sent. At
  * most HOOK_MAX_RESPONSE_BYTES of a response is kept (the record and the LLM see no more).
  */
 import { SpanStatusCode, type Context } from '@opentelemetry/api';
-import type { FlowHook } from '../../templates/index.js';
+import type { FlowHook } from './schema.js';
 import { describeOutboundFailure, OutboundBlockedError, readTextLimited, type OutboundFetch } from '../../lib/outbound/index.js';
 import { childSpan } from '../tracing.js';
 import { substitute } from './substitute.js';

@@ -1,0 +1,105 @@
+/**
+ * The public shapes of the provider emulator (see index.ts). Kept apart so every module of the
+ * emulator can use them without import cycles.
+ */
+
+import type { LocalVoice } from '../lib/speech.js';
+
+export type EmulatedProvider = 'PROVIDER_A' | 'PROVIDER_B' | 'PROVIDER_C';
+
+export interface EmulatorOptions {
+  /** Port to listen on; 0 (default) picks a free one. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Dialer's base URL, e.g. http://127.0.0.1:8080. Inbound calls and Exotel's Voicebot applet call `${dialerUrl}/provider_x/answer`. */
+  dialerUrl: string;
+  twilio: { accountSid: string; authToken: string };
+  plivo: { authId: string; authToken: string };
+  exotel: { accountSid: string; apiKey: string; apiToken: string };
+  /** Script for numbers without one of their own. Default: answer and stay silent. */
+  defaultScript?: CalleeScript;
+  /** The callees' voice (default: flite's). */
+  voice?: LocalVoice;
+  log?: (msg: string) => void;
+}
+
+export type CalleeStep =
+  /** Speak this line (the local voice, 8 kHz), streamed in real time. */
+  | { say: string }
+  /** Press these keys (one dtmf event per digit). */
+  | { dtmf: string }
+  /** Milliseconds of silence. */
+  | { wait: number }
+  /** Wait until Dialer has spoken and then been quiet for ~400 ms, at most this many ms. */
+  | { waitForAudio: number }
+  /** The callee hangs up. */
+  | { hangup: true };
+
+export interface CalleeScript {
+  /** voicemail = answered by a machine (AMD reports machine). */
+  answer: 'answer' | 'busy' | 'no_answer' | 'fail' | 'voicemail';
+  /** Default 200. */
+  ringMs?: number;
+  /** Run once the media stream has started; afterwards the callee stays on the line silently. */
+  steps?: CalleeStep[];
+  /** Default 30: the callee hangs up after this long (counted from the answer). */
+  maxSeconds?: number;
+}
+
+export interface EmulatedCall {
+  provider: EmulatedProvider;
+  /** Twilio CA… (34 chars); Exotel 32 hex; Plivo CallUUID. */
+  callSid: string;
+  /** Plivo's request_uuid (the REST answer). */
+  requestUuid?: string;
+  direction: 'outbound' | 'inbound';
+  from: string;
+  to: string;
+  /** The provider's own current status word. */
+  status: string;
+  statusHistory: string[];
+  /** REST requests Dialer made about this call. */
+  rest: Array<{ method: string; path: string; params: Record<string, unknown> }>;
+  /** Every answer/transfer markup Dialer returned. */
+  markup: string[];
+  /** Texts Dialer asked the provider to speak (<Say>/<Speak>). */
+  said: string[];
+  /** Number Dialer dialled/redirected/transferred to. */
+  redirectedTo?: string;
+  streamUrl?: string;
+  received: {
+    /** Dialer->callee audio, 8 kHz, in playout order. */
+    pcm: Int16Array;
+    audioFrames: number;
+    marks: Array<{ name: string; atMs: number }>;
+    /** Milliseconds since the stream started. */
+    clears: number[];
+    /** Every frame Dialer sent, parsed (or the raw text when it was not JSON). */
+    frames: unknown[];
+  };
+  sent: {
+    pcm: Int16Array;
+    /** 20 ms media frames sent to Dialer. */
+    frames: number;
+    /** Of those, how many the emulator itself sent more than a frame behind its clock (its own event loop lagged). */
+    framesLate: number;
+  };
+  /** Every request the emulator made to Dialer: url, Dialer's HTTP status (0: no answer), the body it sent. */
+  callbacks: Array<{ url: string; status: number; body: string }>;
+  /** Settles when the call is over and its final callbacks were posted. */
+  ended: Promise<void>;
+  wsCloseCode?: number;
+}
+
+export interface Emulator {
+  /** Base URL: use as TWILIO_API_URL, PLIVO_API_URL and EXOTEL_API_URL. */
+  url: string;
+  /** What Dialer uses as EXOTEL_FLOW_URL (${url}/exotel/flow). */
+  exotelFlowUrl: string;
+  calls: EmulatedCall[];
+  script(number: string, script: CalleeScript): void;
+  nextCall(predicate?: (c: EmulatedCall) => boolean, timeoutMs?: number): Promise<EmulatedCall>;
+  inbound(options: { provider: EmulatedProvider; from: string; to: string }): Promise<EmulatedCall>;
+  close(): Promise<void>;
+}
