@@ -5,7 +5,13 @@
  * field of a valid body replaced by wrong types and unicode edge cases (NUL, lone surrogates,
  * right-to-left marks, emoji, 100k-character text), traversal and over-long ids in paths, and odd
  * queries, as an admin, a reseller's s2s token, a user's token, a forged token and nobody. Not one
- * answer may be a 5xx, and every error must be a problem. Prints the count of requests.
+ * answer may be a 5xx, and every error must be a problem. Prints the count of requests and of
+ * each status.
+ *
+ * Against a server started by hand (`npm start`, any settings) instead of its own child process:
+ *   DIALER_FUZZ_URL=http://127.0.0.1:8080 DIALER_FUZZ_ADMIN_EMAIL=… DIALER_FUZZ_ADMIN_PASSWORD=… \
+ *     DIALER_TEST_BACKENDS=pglite npm test -- test/api/fuzz.test.ts
+ * (its request limits may then answer 429 problems, which count as answers like any other 4xx).
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -24,9 +30,13 @@ interface Answer {
   body: string;
 }
 
-let service: ChildProcess;
+let service: ChildProcess | undefined;
 let base: string;
-let dataDir: string;
+let dataDir: string | undefined;
+const external = process.env.DIALER_FUZZ_URL?.trim();
+const adminEmail = external ? (process.env.DIALER_FUZZ_ADMIN_EMAIL ?? '') : 'fuzz@example.com';
+const adminPassword = external ? (process.env.DIALER_FUZZ_ADMIN_PASSWORD ?? '') : 'fuzz-password-1';
+const statuses = new Map<number, number>();
 let dropDb: (() => Promise<void>) | undefined;
 let logs = '';
 let requests = 0;
@@ -61,6 +71,7 @@ function once(method: string, rawPath: string, headers: Record<string, string>, 
 }
 
 function check(label: string, answer: Answer): void {
+  statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
   if (answer.status >= 500 || answer.status === 0) failures.push(`${label} -> ${answer.status} ${answer.body.slice(0, 300)}`);
   else if (answer.status >= 400 && !answer.type.startsWith('application/problem+json')) failures.push(`${label} -> ${answer.status} not a problem (${answer.type})`);
 }
@@ -71,6 +82,11 @@ async function json(method: string, p: string, token: string | undefined, body?:
 }
 
 before(async () => {
+  if (external) {
+    base = external.replace(/\/+$/, '');
+    assert.equal((await send('GET', `${API_PREFIX}/health`)).status, 200, `no Dialer answers at ${base}`);
+    return;
+  }
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-fuzz-'));
@@ -87,8 +103,8 @@ before(async () => {
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       DIALER_DATA_DIR: dataDir,
-      DIALER_ADMIN_EMAIL: 'fuzz@example.com',
-      DIALER_ADMIN_PASSWORD: 'fuzz-password-1',
+      DIALER_ADMIN_EMAIL: adminEmail,
+      DIALER_ADMIN_PASSWORD: adminPassword,
       DIALER_METRICS_TOKEN: 'fuzz-metrics-token-0123',
       DIALER_FLAGS_WEBHOOK_SECRET: 'fuzz-flags-secret-0123',
       // The limits would answer 429 before the handlers are reached: the fuzz wants the handlers.
@@ -103,23 +119,25 @@ before(async () => {
     cwd: path.resolve(import.meta.dirname, '../..'),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  service.stdout!.on('data', (d) => (logs += d));
-  service.stderr!.on('data', (d) => (logs += d));
+  const child = service;
+  child.stdout!.on('data', (d) => (logs += d));
+  child.stderr!.on('data', (d) => (logs += d));
   const deadline = Date.now() + 300_000;
   while ((await send('GET', `${API_PREFIX}/health`)).status !== 200) {
-    assert.ok(Date.now() < deadline && service.exitCode === null, `the service did not start: ${logs}`);
+    assert.ok(Date.now() < deadline && child.exitCode === null, `the service did not start: ${logs}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 });
 
 after(async () => {
-  if (service && service.exitCode === null) {
-    const exited = new Promise((r) => service.once('exit', r));
-    service.kill('SIGTERM');
+  const child = service;
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
     await exited;
   }
   await dropDb?.();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 // Values that replace a field: wrong types, edge numbers, unicode edge cases, traversal, injection.
@@ -220,7 +238,7 @@ function replaced(body: unknown, pointer: string, rawJson: string): string {
 
 it('sees no 5xx from any endpoint, whatever it is sent', { timeout: 1_800_000 }, async () => {
   // A world to fuzz: tokens of several roles and ids that exist.
-  const login = await json('POST', '/login', undefined, { email: 'fuzz@example.com', password: 'fuzz-password-1' });
+  const login = await json('POST', '/login', undefined, { email: adminEmail, password: adminPassword });
   assert.equal(login.status, 200, JSON.stringify(login.body));
   const admin = login.body.access_token as string;
   const reseller = (await json('POST', '/resellers', admin, { name: 'Fuzz' })).body.id as string;
@@ -314,7 +332,8 @@ it('sees no 5xx from any endpoint, whatever it is sent', { timeout: 1_800_000 },
     check(`${method} ${p.slice(0, 80)}`, await send(method, p, headers));
   }
 
-  process.stdout.write(`fuzz: ${requests} requests to ${operations.length} operations, ${failures.length} failures (5xx, no answer, or a 4xx that is not a problem)\n`);
+  const tally = [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(', ');
+  process.stdout.write(`fuzz: ${requests} requests to ${operations.length} operations${external ? ` at ${base}` : ''}, ${failures.length} failures (5xx, no answer, or a 4xx that is not a problem); statuses ${tally}\n`);
   assert.deepEqual(failures.slice(0, 40), [], `${failures.length} failures`);
   assert.doesNotMatch(logs, /unhandled error/, 'no unhandled error was logged');
 });
