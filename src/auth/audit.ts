@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
 import type { Logger } from '../lib/logger.js';
+import { storableText } from '../lib/text.js';
 import { AuditRepository, type AuditEntry } from './audit-repository.js';
 import type { Principal } from './principal.js';
 import { scopeCondition } from './scope.js';
@@ -27,7 +28,8 @@ export interface AuditFilter {
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const VERB: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' };
-const clip = (value: unknown, max = 320) => (typeof value === 'string' ? value.slice(0, max) : null);
+/** A string of the request, cut short and made storable (a refused request may carry a NUL or a lone surrogate). */
+const clip = (value: unknown, max = 320) => (typeof value === 'string' ? storableText(value.slice(0, max)) : null);
 
 export class AuditService {
   private readonly repo: AuditRepository;

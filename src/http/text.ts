@@ -6,15 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError, type FieldError } from '../lib/errors.js';
+import { unstorableTextFlaw } from '../lib/text.js';
 
-const NUL = /\u0000/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function flaw(text: string): string | undefined {
-  if (NUL.test(text)) return 'contains a NUL character (\\u0000), which cannot be stored';
-  if (LONE_SURROGATE.test(text)) return 'contains a lone UTF-16 surrogate (not valid Unicode), which cannot be stored';
-  return undefined;
-}
+const flaw = unstorableTextFlaw;
 
 const segment = (key: string | number) => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 

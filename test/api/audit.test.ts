@@ -86,6 +86,28 @@ describe('audit trail', () => {
     }
   });
 
+  it('records refused writes carrying text the database cannot hold (NUL, lone surrogates), with a replacement character', async () => {
+    const revoke = await w.reseller1.raw({ method: 'DELETE', path: '/agent/voice/dialer/s2s-token/a%00b' });
+    assert.equal(revoke.status, 400);
+    const abort = await w.reseller1.post('/lead/abort', { leads: [{ lead_id: 'x\ud800y', cancellation_reason: 'test' }] });
+    assert.equal(abort.status, 400);
+    const login = await t.anon.post('/login', { email: 'nul\u0000@example.com', password: 'whatever-1' });
+    assert.equal(login.status, 400);
+    // Entries written together share one INSERT: one unstorable entry must not lose the others.
+    const together = await Promise.all([
+      w.reseller1.post('/lead/abort', { leads: [{ lead_id: '\udfffz', cancellation_reason: 'test' }] }),
+      w.reseller1.post('/merchants', { name: 'Beside', reseller_id: w.r1, contact_email: 'beside@example.com' }),
+    ]);
+    assert.deepEqual(together.map((r) => r.status), [400, 200]);
+
+    const entries = (await t.admin.get('/audit?page_size=100')).body.data as Array<{ action: string; status: number; resource_id: string | null; principal_name: string | null; details: { lead_ids?: string[] } | null }>;
+    assert.ok(entries.some((e) => e.action === 'token.revoke' && e.status === 400 && e.resource_id === 'a\ufffdb'), 'the revoke with a NUL in its id');
+    assert.ok(entries.some((e) => e.action === 'abort' && e.status === 400 && e.details?.lead_ids?.[0] === 'x\ufffdy'), 'the abort with a lone surrogate');
+    assert.ok(entries.some((e) => e.action === 'login.failure' && e.status === 400 && e.principal_name === 'nul\ufffd@example.com'), 'the login with a NUL');
+    assert.ok(entries.some((e) => e.action === 'abort' && e.status === 400 && e.details?.lead_ids?.[0] === '\ufffdz'), 'the abort beside the write');
+    assert.ok(entries.some((e) => e.action === 'create' && e.status === 200 && e.resource_id === together[1]!.body.id), 'the write beside it');
+  });
+
   it('filters by action, resource and time, and pages', async () => {
     const logins = await t.admin.get('/audit?action=login.success');
     assert.ok(logins.body.total >= 1);
