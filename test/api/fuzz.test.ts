@@ -336,4 +336,6 @@ it('sees no 5xx from any endpoint, whatever it is sent', { timeout: 1_800_000 },
   process.stdout.write(`fuzz: ${requests} requests to ${operations.length} operations${external ? ` at ${base}` : ''}, ${failures.length} failures (5xx, no answer, or a 4xx that is not a problem); statuses ${tally}\n`);
   assert.deepEqual(failures.slice(0, 40), [], `${failures.length} failures`);
   assert.doesNotMatch(logs, /unhandled error/, 'no unhandled error was logged');
+  // Nor any other error (an audit entry not written, a failed query): bad input is not the service's failure.
+  assert.doesNotMatch(logs, /"level":(50|60)/, `no error was logged: ${logs.split('\n').find((l) => /"level":(50|60)/.test(l))?.slice(0, 600)}`);
 });
