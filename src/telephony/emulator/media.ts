@@ -23,6 +23,12 @@ function speech(text: string): Promise<Int16Array> {
   return pcm;
 }
 
+function concat(parts: Int16Array[]): Int16Array {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
+  return out;
+}
+
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
 const VOICE_RMS = 300;
@@ -106,7 +112,8 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
-  private speech: Int16Array[] = [];
+  /** Callee audio still to send, each piece with its timeline entry (when it has one). */
+  private speech: Array<{ pcm: Int16Array; entry?: { label: string; fromMs: number; toMs?: number } }> = [];
   private speechPos = 0;
   private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
@@ -143,6 +150,7 @@ export class MediaLeg {
     ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
     ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
+    this.o.call.streamStartedAt = this.startedAt;
     for (const f of this.opening()) this.send(f);
     this.ticking = true;
     clock.add(this);
@@ -244,13 +252,20 @@ export class MediaLeg {
   private nextCalleeFrame(): Int16Array {
     const out = new Int16Array(FRAME);
     let filled = 0;
+    // This frame's time on the line (the one being sent now).
+    const frameAtMs = this.framesSent * FRAME_MS - FRAME_MS;
     while (filled < FRAME && this.speech.length > 0) {
       const head = this.speech[0]!;
-      const take = Math.min(FRAME - filled, head.length - this.speechPos);
-      out.set(head.subarray(this.speechPos, this.speechPos + take), filled);
+      if (this.speechPos === 0 && head.entry) head.entry.fromMs = frameAtMs + (filled * FRAME_MS) / FRAME;
+      const take = Math.min(FRAME - filled, head.pcm.length - this.speechPos);
+      out.set(head.pcm.subarray(this.speechPos, this.speechPos + take), filled);
       filled += take;
       this.speechPos += take;
-      if (this.speechPos >= head.length) (this.speech.shift(), (this.speechPos = 0));
+      if (this.speechPos >= head.pcm.length) {
+        if (head.entry) head.entry.toMs = frameAtMs + (filled * FRAME_MS) / FRAME;
+        this.speech.shift();
+        this.speechPos = 0;
+      }
     }
     if (this.speech.length === 0) for (const r of this.drained.splice(0)) r();
     this.o.audio.sent.push(out);
@@ -304,9 +319,15 @@ export class MediaLeg {
       need -= take;
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
-    for (const p of played) {
-      this.o.audio.received.push(p.slice());
-      if (rms(p) > VOICE_RMS) this.lastVoiceAt = Date.now();
+    for (const p of played) this.o.audio.received.push(p.slice());
+    if (played.length > 0 && rms(played.length === 1 ? played[0]! : concat(played)) > VOICE_RMS) {
+      this.lastVoiceAt = Date.now();
+      // This frame plays from now for 20 ms: joined to a span that ended at most a frame before.
+      const fromMs = this.framesSent * FRAME_MS;
+      const spans = this.o.call.received.voiced;
+      const last = spans[spans.length - 1];
+      if (last && fromMs - last.toMs <= FRAME_MS) last.toMs = fromMs + FRAME_MS;
+      else spans.push({ fromMs, toMs: fromMs + FRAME_MS });
     }
   }
 
@@ -386,10 +407,16 @@ export class MediaLeg {
     return this.ticking;
   }
 
-  private async say(text: string): Promise<void> {
-    const pcm = await speech(text);
+  private async say(text: string, label?: string): Promise<void> {
+    await this.play(await speech(text), label);
+  }
+
+  /** Sends `pcm` as the callee's audio; resolves once it has all gone out. */
+  private async play(pcm: Int16Array, label?: string): Promise<void> {
     if (!this.live) return;
-    this.speech.push(pcm);
+    const entry = label === undefined ? undefined : { label, fromMs: NaN };
+    if (entry) this.o.call.sent.timeline.push(entry);
+    this.speech.push({ pcm, ...(entry ? { entry } : {}) });
     await new Promise<void>((r) => this.drained.push(r));
   }
 
@@ -410,11 +437,39 @@ export class MediaLeg {
     }
   }
 
+  private async waitForQuiet(quietMs: number, timeoutMs: number): Promise<void> {
+    const start = Date.now();
+    while (this.live && Date.now() - start < timeoutMs) {
+      const queued = this.playQueue.some((q) => 'pcm' in q);
+      if (!queued && Date.now() - Math.max(this.lastVoiceAt, start) >= quietMs) return;
+      await sleep(20);
+    }
+  }
+
+  /** Waits until Dialer's voice has been heard for `speakingMs`, short gaps (under 300 ms) included. */
+  private async waitForSpeech(speakingMs: number, timeoutMs: number): Promise<void> {
+    const start = Date.now();
+    const from = this.o.call.received.voiced.length;
+    while (this.live && Date.now() - start < timeoutMs) {
+      const spans = this.o.call.received.voiced.slice(Math.max(0, from - 1));
+      let runFrom: number | undefined;
+      let runTo = -Infinity;
+      for (const s of spans) {
+        if (runFrom === undefined || s.fromMs - runTo > 300) runFrom = s.fromMs;
+        runTo = s.toMs;
+      }
+      const nowMs = this.msSinceStart();
+      if (runFrom !== undefined && nowMs - runTo < 60 && runTo - runFrom >= speakingMs) return;
+      await sleep(10);
+    }
+  }
+
   private async runScript(): Promise<void> {
     try {
       for (const step of this.o.steps) {
         if (!this.live) return;
-        if ('say' in step) await this.say(step.say);
+        if ('say' in step) await this.say(step.say, step.label);
+        else if ('play' in step) await this.play(step.play, step.label);
         else if ('dtmf' in step) {
           for (const d of step.dtmf) {
             if (!this.live) return;
@@ -423,6 +478,8 @@ export class MediaLeg {
           }
         } else if ('wait' in step) await sleep(step.wait);
         else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
+        else if ('waitForQuiet' in step) await this.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
+        else if ('waitForSpeech' in step) await this.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
         else if ('hangup' in step) {
           if (this.live) this.o.onCalleeHangup();
           return;
