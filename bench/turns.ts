@@ -33,7 +33,10 @@ interface Engine {
   settings: Record<string, unknown>;
 }
 
-const ALL_ENGINES: Engine[] = [{ name: 'baseline', label: "today's engine: VAD silence wait and the final words, barge-in on any speech", settings: {} }];
+const ALL_ENGINES: Engine[] = [
+  { name: 'baseline', label: "today's engine, turn_taking.mode vad: VAD silence wait and the final words, barge-in on any speech", settings: { turn_taking: { mode: 'vad' } } },
+  { name: 'adaptive', label: 'the default: barge-in confirmed by words, adaptive end of turn, speculative replies, warm connections, first clause', settings: {} },
+];
 const chosen = process.env.ENGINES?.split(',').map((s) => s.trim());
 const ENGINES = ALL_ENGINES.filter((e) => !chosen || chosen.includes(e.name));
 
@@ -106,7 +109,9 @@ async function run(engine: Engine): Promise<Run> {
     const tpl = await api('POST', '/templates', { name: `turns-${engine.name}`, reseller_id: reseller, flow });
     if (tpl.status !== 200) throw new Error(`template refused: ${JSON.stringify(tpl.body)}`);
     await api('POST', '/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    const plan = planCalls(behaviours as unknown as Behaviour[], CALLS);
+    // BEHAVIOURS=regex: only the matching behaviours (to look at a few closely, with TURNS_DEBUG=1).
+    const only = process.env.BEHAVIOURS ? new RegExp(process.env.BEHAVIOURS) : undefined;
+    const plan = planCalls((behaviours as unknown as Behaviour[]).filter((b) => !only || only.test(b.id)), CALLS).filter((list) => list.length > 0);
     const calls = plan.map((list) => ({ callee: `+1415555${String(1000 + ++calleeSeq)}`, behaviours: list.map((b) => b.id) }));
     for (let i = 0; i < calls.length; i++) await api('POST', '/numbers', { phone_number: `+1212555${String(1000 + calleeSeq * 10 + i)}`, provider: 'PROVIDER_A' });
     farSend({ type: 'calls', calls });
@@ -117,6 +122,19 @@ async function run(engine: Engine): Promise<Run> {
     if (pushed.status >= 300) throw new Error(`push refused: ${JSON.stringify(pushed.body)}`);
     farSend({ type: 'collect', callees: calls.map((c) => c.callee) });
     const got = (await collected).calls;
+    if (process.env.TURNS_DEBUG) {
+      for (const id of pushed.body.results.map((r: any) => r.result.lead_call_tracker_id)) {
+        for (let i = 0; i < 100; i++) {
+          const lead = (await api('GET', `/leads/${id}`)).body;
+          if (lead.status === 'FINISHED' || lead.status === 'RETRY' || i === 99) {
+            const m = lead.metaData ?? {};
+            process.stdout.write(`${engine.name} lead ${lead.payload?.customer_mobile_number}: ${JSON.stringify({ turn_taking: m.turn_taking, latency: m.turn_latency_ms, errors: m.errors, usage: m.usage })}\n  ${(m.transcription ?? []).map((t: any) => `${t.role}: ${t.content}`).join('\n  ')}\n`);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    }
     return measured(engine, calls, got);
   } finally {
     await dialer.stop();

@@ -1,7 +1,7 @@
 /**
  * The speech-to-text stand-in of `npm run bench:turns`: it knows the corpus (a stand-in may), finds
- * each clip in a stream's audio by its first samples as a phone line delivers them (mu-law and
- * back), and answers as a streaming service does, timed from when the clip's sound arrived:
+ * each clip in a stream's audio by its samples as a phone line delivers them (mu-law and back), and
+ * answers as a streaming service does, timed from when the clip's sound arrived:
  * - an interim result as each word ends, `resultDelayMs` later (the words so far);
  * - the final result `resultDelayMs` after the clip's sound ends (`speech_final`), ending in
  *   punctuation as a formatting service writes it (a period unless the words end otherwise);
@@ -12,21 +12,28 @@ import { decodeMulaw, encodeMulaw } from '../../src/lib/audio.js';
 import { results, type StreamTranscriber } from '../../test/helpers/deepgram-server.js';
 import type { Clip } from './corpus.js';
 
-const PRINT = 24;
 /** Zero samples (the line's silence) before a sound counts as a new clip. */
 const QUIET_SAMPLES = 80;
 
-const key = (pcm: Int16Array) => Array.from(pcm.subarray(0, PRINT)).join(',');
+/** A clip as a phone line delivers it: mu-law and back. */
+interface Heard {
+  clip: Clip;
+  line: Int16Array;
+}
 
 export class ClipBook {
-  private readonly byPrint = new Map<string, Clip>();
+  /** One entry per distinct sound (the same line said in two behaviours is one clip). */
+  readonly clips: Heard[] = [];
 
   constructor(clips: Clip[]) {
-    for (const clip of clips) this.byPrint.set(key(decodeMulaw(encodeMulaw(clip.pcm.subarray(0, PRINT)))), clip);
-  }
-
-  find(head: Int16Array): Clip | undefined {
-    return this.byPrint.get(key(head));
+    const seen = new Set<string>();
+    for (const clip of clips) {
+      const line = decodeMulaw(encodeMulaw(clip.pcm));
+      const key = Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString('base64');
+      if (seen.has(key)) continue;
+      seen.add(key);
+      this.clips.push({ clip, line });
+    }
   }
 
   /** A transcriber for one stream. */
@@ -37,11 +44,14 @@ export class ClipBook {
 
 const terminal = (text: string) => (/[.?!]$/.test(text) ? text : `${text.replace(/[,;:]$/, '')}.`);
 
+/**
+ * Follows one stream: after silence, a sound is matched sample by sample against the clips that
+ * start alike, until one is left (clips that start with the same word part ways within it).
+ */
 class ClipTranscriber implements StreamTranscriber {
   private zeros = QUIET_SAMPLES;
-  /** Samples of a possible clip start, collected until there are enough to look it up. */
-  private head: number[] | undefined;
-  private headStartedAt = 0;
+  /** The clips the sound so far matches, and how far into them it is. */
+  private matching: { candidates: Heard[]; at: number; startedAt: number } | undefined;
   private active: { clip: Clip; startedAt: number; samplesLeft: number; finalised: number; timers: NodeJS.Timeout[] } | undefined;
   private closed = false;
 
@@ -63,9 +73,17 @@ class ClipTranscriber implements StreamTranscriber {
         }
         continue;
       }
-      if (this.head) {
-        this.head.push(sample);
-        if (this.head.length === PRINT) this.lookUp();
+      const m = this.matching;
+      if (m) {
+        m.candidates = m.candidates.filter((c) => c.line[m.at] === sample);
+        m.at++;
+        if (m.candidates.length === 1) {
+          this.matching = undefined;
+          this.follow(m.candidates[0]!.clip, m.startedAt, m.candidates[0]!.line.length - m.at);
+        } else if (m.candidates.length === 0) {
+          this.matching = undefined;
+          this.zeros = 0;
+        }
         continue;
       }
       if (sample === 0) {
@@ -73,20 +91,21 @@ class ClipTranscriber implements StreamTranscriber {
         continue;
       }
       if (this.zeros >= QUIET_SAMPLES) {
-        this.head = [sample];
         // The sound began this many samples before the message's end, which arrived now.
-        this.headStartedAt = arrivedAt - ((pcm.length - i) * 1000) / this.rateHz;
+        const startedAt = arrivedAt - ((pcm.length - i) * 1000) / this.rateHz;
+        this.matching = { candidates: this.book.clips.filter((c) => c.line[0] === sample), at: 1, startedAt };
+        if (this.matching.candidates.length === 1) {
+          const only = this.matching.candidates[0]!;
+          this.matching = undefined;
+          this.follow(only.clip, startedAt, only.line.length - 1);
+        }
       }
       this.zeros = 0;
     }
   }
 
-  private lookUp(): void {
-    const clip = this.book.find(Int16Array.from(this.head!));
-    const startedAt = this.headStartedAt;
-    this.head = undefined;
-    if (!clip) return;
-    const active = { clip, startedAt, samplesLeft: clip.pcm.length - PRINT, finalised: 0, timers: [] as NodeJS.Timeout[] };
+  private follow(clip: Clip, startedAt: number, samplesLeft: number): void {
+    const active = { clip, startedAt, samplesLeft, finalised: 0, timers: [] as NodeJS.Timeout[] };
     this.active = active;
     const at = (ms: number, fn: () => void) => {
       const timer = setTimeout(() => !this.closed && fn(), Math.max(0, startedAt + ms - Date.now()));

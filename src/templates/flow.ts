@@ -18,6 +18,7 @@
  */
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../lib/errors.js';
+import { TurnTakingSchema, validateTurnTaking } from './turn-taking.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -99,12 +100,13 @@ export const FlowNodeSchema = Type.Object(
     idle_timeout_seconds: Type.Optional(Type.Number({ description: 'Silence after which idle_prompt is spoken' })),
     idle_prompt: Type.Optional(Type.String()),
     outcome: Type.Optional(Type.String({ description: 'Outcome recorded when the call ends in this node' })),
+    turn_taking: Type.Optional(TurnTakingSchema),
   },
   open,
 );
 
 export const FlowSchema = Type.Object(
-  { initial_node: Type.String({ description: 'Name of the first node' }), nodes: Type.Array(FlowNodeSchema) },
+  { initial_node: Type.String({ description: 'Name of the first node' }), nodes: Type.Array(FlowNodeSchema), turn_taking: Type.Optional(TurnTakingSchema) },
   { ...open, description: 'The conversation: nodes as in pipecat-flows. Unknown fields are refused on write.' },
 );
 
@@ -116,7 +118,7 @@ export type FlowAction = Static<typeof FlowActionSchema>;
 export type FlowNode = Static<typeof FlowNodeSchema>;
 export type Flow = Static<typeof FlowSchema>;
 
-const FLOW_KEYS = ['initial_node', 'nodes'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'turn_taking'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -129,6 +131,7 @@ const NODE_KEYS = [
   'idle_timeout_seconds',
   'idle_prompt',
   'outcome',
+  'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
 const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
@@ -251,6 +254,7 @@ export function validateFlow(flow: unknown): FieldError[] {
     });
   }
 
+  if (has(flow, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, flow.turn_taking));
   const initial = r.string(path, flow, 'initial_node', { required: true, nonBlank: true });
   if (initial !== undefined && Array.isArray(nodes) && !nodeNames.includes(initial)) {
     r.add(`${path}/initial_node`, `${show(initial)} is not the name of any node (nodes: ${list(nodeNames)})`);
@@ -291,6 +295,7 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   r.positiveNumber(path, node, 'idle_timeout_seconds');
   r.string(path, node, 'idle_prompt', { nonBlank: true });
   r.string(path, node, 'outcome', { nonBlank: true });
+  if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
 function validateMessages(r: Report, path: string, messages: unknown): void {

@@ -2,7 +2,7 @@
  * OpenAI-compatible chat completions, streamed (server-sent events), with tool calls: OpenAI, Azure
  * OpenAI, Groq, vLLM, Ollama, llama.cpp server — any endpoint that speaks `/chat/completions`.
  */
-import { NotConfiguredError, ServiceError, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
+import { NotConfiguredError, ServiceError, warmConnection, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
 import { readServerSentEvents } from '../sse.js';
 
 export interface OpenAILlmOptions {
@@ -59,6 +59,13 @@ export class OpenAICompatibleLLM implements LLM {
   constructor(private readonly options: OpenAILlmOptions) {
     this.model = options.model;
     this.label = `openai-compatible(${new URL(options.baseUrl).host})`;
+  }
+
+  /** GET /models: a request every OpenAI-compatible server answers, cheaply. */
+  warm(): Promise<void> {
+    const o = this.options;
+    const headers: Record<string, string> = o.azure ? (o.apiKey ? { 'api-key': o.apiKey } : {}) : o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
+    return warmConnection(`${o.baseUrl}/models${o.azure ? `?api-version=${encodeURIComponent(o.azure.apiVersion)}` : ''}`, headers);
   }
 
   async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {

@@ -18,6 +18,7 @@ import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
 import { substitute } from './substitute.js';
+import { resolveTurnTaking } from '../turns/settings.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
@@ -35,7 +36,15 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: { promptTokens: 0, completionTokens: 0 } };
+  readonly record: FlowRecord = {
+    transcription: [],
+    node_traversal: [],
+    function_calls: [],
+    errors: [],
+    usage: { promptTokens: 0, completionTokens: 0, cancelled: { requests: 0, promptTokens: 0, completionTokens: 0 } },
+  };
+  /** The speculative turn in progress: where to take the conversation back to, and its verdict. */
+  private tentative: { context: number; transcription: number; confirmed: Promise<boolean> } | undefined;
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
@@ -61,11 +70,12 @@ export class FlowEngine implements FlowSession {
     return this.node.node_name;
   }
 
-  get nodeSettings(): { idleMs?: number; endOfSpeechMs?: number } {
+  get nodeSettings(): FlowSession['nodeSettings'] {
     const n = this.node;
     return {
       ...(n.idle_timeout_seconds ? { idleMs: n.idle_timeout_seconds * 1000 } : {}),
       ...(n.vad?.stop_secs ? { endOfSpeechMs: n.vad.stop_secs * 1000 } : {}),
+      turnTaking: resolveTurnTaking(this.flow.turn_taking, n.turn_taking, n.vad?.stop_secs),
     };
   }
 
@@ -74,12 +84,28 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
+    if (options.confirmed) {
+      const tentative = { context: this.context.length, transcription: this.record.transcription.length, confirmed: options.confirmed };
+      this.tentative = tentative;
+      void options.confirmed.then((yes) => {
+        if (yes && this.tentative === tentative) this.tentative = undefined;
+      });
+    } else this.tentative = undefined;
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
+  }
+
+  retract(): void {
+    const t = this.tentative;
+    if (!t) return;
+    this.tentative = undefined;
+    this.context.splice(t.context);
+    this.record.transcription.splice(t.transcription);
+    this.replies = [];
   }
 
   async *idle(signal: AbortSignal): AsyncIterable<AgentAction> {
@@ -222,6 +248,9 @@ export class FlowEngine implements FlowSession {
         this.record.errors.push(`the LLM called functions more than ${MAX_TOOL_ROUNDS} times in one turn; the turn was cut`);
         return yield* this.apologise();
       }
+      // A speculative turn runs no function until the caller's turn is confirmed over.
+      if (this.tentative && !(await this.tentative.confirmed)) return;
+      if (signal.aborted) return;
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
@@ -244,10 +273,14 @@ export class FlowEngine implements FlowSession {
     let firstAt: number | undefined;
     let finishReason: string | undefined;
     let usage: { promptTokens: number; completionTokens: number } | undefined;
+    let pieces = 0;
     try {
       for await (const event of this.deps.llm.chat({ messages, ...(this.tools.length ? { tools: this.tools } : {}), signal })) {
         if (signal.aborted) return undefined;
-        if (event.type !== 'done') firstAt ??= performance.now();
+        if (event.type !== 'done') {
+          firstAt ??= performance.now();
+          pieces++;
+        }
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
@@ -276,6 +309,16 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
+      // A speculative reply cut off before its usage came: what it cost, estimated.
+      if (!usage && this.tentative && (signal.aborted || !kept)) {
+        const cancelled = { promptTokens: Math.ceil(JSON.stringify(messages).length / 4), completionTokens: pieces };
+        const u = this.record.usage;
+        u.promptTokens += cancelled.promptTokens;
+        u.completionTokens += cancelled.completionTokens;
+        u.cancelled.requests++;
+        u.cancelled.promptTokens += cancelled.promptTokens;
+        u.cancelled.completionTokens += cancelled.completionTokens;
+      }
       if (span) {
         span.setAttributes({
           'dialer.duration_ms': Math.round(performance.now() - asked),

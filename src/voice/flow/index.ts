@@ -1,3 +1,3 @@
 export { createFlowSession, FlowEngine } from './engine.js';
 export { substitute } from './substitute.js';
-export type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord, CreateFlowSession } from './types.js';
+export type { AgentAction, FlowDeps, FlowRecord, FlowSession, FlowUsage, FunctionCallRecord, CreateFlowSession } from './types.js';
