@@ -10,26 +10,16 @@
  * - barge-in behaviour: the caller makes a sound while the agent speaks (a backchannel, an
  *   interruption, a noise).
  *
- * Speech comes from one function, `speak` (the repository's synthesiser), so the corpus follows the
- * voice the repository uses; noises are generated numerically from a seed.
+ * Speech comes from one function, `speak` in test/helpers/clips.ts (the repository's synthesiser), so
+ * the corpus follows the voice the repository uses; noises are generated numerically from a seed.
  */
-import { rms, synthesize } from '../../src/lib/audio.js';
 import { prng } from '../../src/lib/random.js';
+import { RATE_HZ, speechClip, type Clip } from '../../test/helpers/clips.js';
 
-export const RATE_HZ = 8000;
+export type { Clip } from '../../test/helpers/clips.js';
 
 export type BehaviourKind = 'pause' | 'complete' | 'continued' | 'backchannel' | 'interruption' | 'noise';
 export const TURN_KINDS: readonly BehaviourKind[] = ['pause', 'complete', 'continued'];
-
-export interface Clip {
-  id: string;
-  /** The words as a speech-to-text service would give them ('' for a noise). */
-  text: string;
-  pcm: Int16Array;
-  /** When each word ends, ms from the clip's start. */
-  words: Array<{ word: string; endMs: number }>;
-  durationMs: number;
-}
 
 export interface Behaviour {
   id: string;
@@ -38,42 +28,6 @@ export interface Behaviour {
   parts: Array<{ clip: Clip } | { pauseMs: number }>;
   /** Barge-in behaviours: the sound starts once the agent has been heard speaking this long. */
   afterAgentMs?: number;
-}
-
-/** The one speech synthesiser of the corpus: 8 kHz speech of `text`, trimmed to its sound. */
-async function speak(text: string): Promise<Int16Array> {
-  return trim(await synthesize(text, { sampleRateHz: RATE_HZ }));
-}
-
-/** Cuts leading and trailing quiet (10 ms windows below RMS 150). */
-function trim(pcm: Int16Array): Int16Array {
-  const win = RATE_HZ / 100;
-  let from = 0;
-  while (from + win < pcm.length && rms(pcm.subarray(from, from + win)) < 150) from += win;
-  let to = pcm.length;
-  while (to - win > from && rms(pcm.subarray(to - win, to)) < 150) to -= win;
-  // Start and end on a sample that is not silent on a phone line (mu-law keeps |x| >= 64 apart from 0).
-  while (from < to && Math.abs(pcm[from]!) < 64) from++;
-  while (to > from && Math.abs(pcm[to - 1]!) < 64) to--;
-  return pcm.slice(from, to);
-}
-
-/** Word end times spread over the clip by the words' lengths (a stand-in for a recogniser's word timings). */
-function wordTimes(text: string, durationMs: number): Clip['words'] {
-  const words = text.split(/\s+/).filter(Boolean);
-  const weight = (w: string) => w.replace(/[^a-z0-9]/gi, '').length + 2;
-  const total = words.reduce((n, w) => n + weight(w), 0);
-  let at = 0;
-  return words.map((word) => {
-    at += weight(word);
-    return { word, endMs: Math.round((at / total) * durationMs) };
-  });
-}
-
-async function speechClip(id: string, text: string): Promise<Clip> {
-  const pcm = await speak(text);
-  const durationMs = (pcm.length * 1000) / RATE_HZ;
-  return { id, text, pcm, words: wordTimes(text, durationMs), durationMs };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { startDeepgramServer } from '../../test/helpers/deepgram-server.js';
 import { startOpenAIServer, type ChatLog } from '../../test/helpers/openai-server.js';
 import { buildCorpus, clipsOf, TURN_KINDS, type Behaviour } from './corpus.js';
 import type { Heard } from './measure.js';
-import { ClipBook } from './recogniser.js';
+import { ClipBook } from '../../test/helpers/clips.js';
 import { DEEPGRAM_KEY, HANDSHAKE_MS, SERVICE } from './setup.js';
 
 

@@ -70,7 +70,9 @@ export function measureCall(behaviours: Played[], heard: Heard): Outcome[] {
       });
       continue;
     }
-    const speaking = heard.voiced.some((s) => s.fromMs <= from && s.toMs >= from - 100);
+    // Speaking: its voice was heard up to (at most 300 ms before) the start of the sound; voiced
+    // frames of speech have gaps (quiet consonants, pauses between words).
+    const speaking = heard.voiced.some((s) => s.fromMs <= from && s.toMs >= from - 300);
     if (!speaking) {
       out.push({ id: b.id, kind: b.kind, valid: false });
       continue;

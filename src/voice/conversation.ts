@@ -134,6 +134,7 @@ export class ConversationAgent implements CallAgent {
     const bargeIns: BargeInRecord[] = [];
     const turns = new TurnTakingProcessor({
       settings: initial,
+      interimResults: o.services.stt.interimResults,
       agentSaid: () => [...session.record.transcription].reverse().find((t) => t.role === 'assistant')?.content,
       onTurn: (record) => decisions.push(record),
       onSpeech: warm,

@@ -103,6 +103,12 @@ export interface SttStream {
 export interface STT {
   readonly label: string;
   /**
+   * Whether words come while the caller speaks (interim results, as Deepgram streams them); a
+   * per-segment service gives its words only after the segment ends, so judging speech over the
+   * agent by its words waits for them.
+   */
+  readonly interimResults: boolean;
+  /**
    * The sample rates it takes audio at as it comes; audio at any other rate is resampled to the
    * first. Telephony's 8 kHz goes as it is to a service that takes it: upsampling adds no speech.
    */

@@ -37,6 +37,7 @@ export function openAISttOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): O
 export class OpenAITranscriptionSTT implements STT {
   readonly label: string;
   readonly sampleRatesHz = RATES;
+  readonly interimResults = false;
 
   constructor(private readonly options: OpenAISttOptions) {
     this.label = `openai-transcription(${new URL(options.baseUrl).host})`;

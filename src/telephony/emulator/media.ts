@@ -446,7 +446,7 @@ export class MediaLeg {
     }
   }
 
-  /** Waits until Dialer's voice has been heard for `speakingMs`, short gaps (under 300 ms) included. */
+  /** Waits until Dialer's voice has been heard for `speakingMs`, the gaps of speech (under 600 ms) included. */
   private async waitForSpeech(speakingMs: number, timeoutMs: number): Promise<void> {
     const start = Date.now();
     const from = this.o.call.received.voiced.length;
@@ -455,7 +455,7 @@ export class MediaLeg {
       let runFrom: number | undefined;
       let runTo = -Infinity;
       for (const s of spans) {
-        if (runFrom === undefined || s.fromMs - runTo > 300) runFrom = s.fromMs;
+        if (runFrom === undefined || s.fromMs - runTo > 600) runFrom = s.fromMs;
         runTo = s.toMs;
       }
       const nowMs = this.msSinceStart();

@@ -33,7 +33,7 @@ export type CalleeStep =
   | { waitForAudio: number }
   /** Wait until Dialer has been quiet (nothing heard, nothing queued) for `quietMs`, at most `timeoutMs`. */
   | { waitForQuiet: { quietMs: number; timeoutMs: number } }
-  /** Wait until Dialer's voice has been heard for `speakingMs` (gaps under 300 ms included), at most `timeoutMs`. */
+  /** Wait until Dialer's voice has been heard for `speakingMs` (the gaps of speech, under 600 ms, included), at most `timeoutMs`. */
   | { waitForSpeech: { speakingMs: number; timeoutMs: number } }
   /** The callee hangs up. */
   | { hangup: true };

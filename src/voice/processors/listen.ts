@@ -136,6 +136,8 @@ export class SttProcessor extends FrameProcessor {
       for await (const event of stream.events) {
         if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true }));
         else if (event.type === 'interim') this.push(frame({ kind: 'transcription' as const, text: event.text, final: false }));
+        // The service is done with the utterance: an empty final says "no (more) words" (a noise).
+        else this.push(frame({ kind: 'transcription' as const, text: '', final: true }));
       }
     } catch (err) {
       if (!this.closed.signal.aborted) this.reportError(err);

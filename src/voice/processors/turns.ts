@@ -52,10 +52,14 @@ export interface TurnTakingOptions {
   onSpeech?: () => void;
   /** How long to wait for the words of a stretch of speech after it ended (an STT without finals, a slow one). */
   finalWaitMs?: number;
+  /** Whether the STT gives words while the caller speaks (default true); else speech over the agent waits for its segment's words. */
+  interimResults?: boolean;
 }
 
 /** After speech over the agent ends, how long its words may take to arrive before it is taken as a backchannel or noise. */
 const BARGE_IN_WORDS_MS = 300;
+/** Speech that interrupts this soon after words let pass as a backchannel carries them on ("Yes, ... that works"). */
+const PASSED_KEEP_MS = 1500;
 
 interface BargeIn {
   startedAt: number;
@@ -87,6 +91,8 @@ export class TurnTakingProcessor extends FrameProcessor {
   private speculative: { text: string; decision: EndOfTurnDecision } | undefined;
   /** Bumped by anything that makes a decision in flight stale. */
   private generation = 0;
+  /** Words last let pass as a backchannel: they begin the caller's turn if more follows at once ("Yes, ... that works"). */
+  private passed: { text: string; at: number } | undefined;
 
   constructor(private readonly options: TurnTakingOptions = {}) {
     super();
@@ -115,6 +121,7 @@ export class TurnTakingProcessor extends FrameProcessor {
         break;
       case 'bot_stopped_speaking':
         this.botSpeaking = false;
+        this.passed = undefined;
         if (this.bargeIn) this.takeOver();
         break;
       case 'user_started_speaking':
@@ -173,6 +180,11 @@ export class TurnTakingProcessor extends FrameProcessor {
 
   private onWords(text: string, final: boolean): void {
     const b = this.bargeIn;
+    if (!text.trim()) {
+      // "No words": speech over the agent that ended without any was a noise.
+      if (final && b && !this.speaking && !this.bargeInText(b)) this.ignore();
+      return;
+    }
     if (b) {
       if (final) {
         if (text.trim()) b.finals.push(text.trim());
@@ -336,7 +348,7 @@ export class TurnTakingProcessor extends FrameProcessor {
       const now = this.bargeInText(b);
       if (now && !this.filter.isBackchannel(now)) this.interrupt('words', b.startedAt);
       else this.ignore();
-    }, BARGE_IN_WORDS_MS);
+    }, this.options.interimResults === false ? (this.options.finalWaitMs ?? 1500) : BARGE_IN_WORDS_MS);
   }
 
   /** Only a backchannel (or a noise): the agent goes on; the words are not a turn. */
@@ -344,6 +356,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     const b = this.bargeIn!;
     const text = this.bargeInText(b);
     this.clearBargeIn();
+    if (text) this.passed = { text, at: performance.now() };
     if (b.paused) this.push(frame({ kind: 'output_resume' as const }));
     this.options.onBargeIn?.({ kind: text ? 'ignored_backchannel' : 'ignored_noise', text, after_ms: Math.round(performance.now() - b.startedAt) });
   }
@@ -358,8 +371,10 @@ export class TurnTakingProcessor extends FrameProcessor {
     this.options.onBargeIn?.({ kind, text: b ? this.bargeInText(b) : '', after_ms: Math.round(performance.now() - startedAt) });
     this.reset();
     this.startedAt = startedAt;
+    const passed = this.passed && startedAt - this.passed.at < PASSED_KEEP_MS ? [this.passed.text] : [];
+    this.passed = undefined;
     if (b) {
-      this.finals = [...b.finals];
+      this.finals = [...passed, ...b.finals];
       this.interim = b.interim;
     }
     if (!this.speaking) {

@@ -1,16 +1,65 @@
 /**
- * The speech-to-text stand-in of `npm run bench:turns`: it knows the corpus (a stand-in may), finds
- * each clip in a stream's audio by its samples as a phone line delivers them (mu-law and back), and
- * answers as a streaming service does, timed from when the clip's sound arrived:
+ * Caller clips for turn-taking tests and `npm run bench:turns`: speech made by the repository's
+ * synthesiser (one function, `speak`), trimmed to its sound, with the time each word ends; and a
+ * speech-to-text stand-in (`ClipBook`, for the local Deepgram-protocol server) that knows the clips
+ * (a stand-in may), finds each in a stream's audio by its samples as a phone line delivers them
+ * (mu-law and back), and answers as a streaming service does, timed from when the clip's sound arrived:
  * - an interim result as each word ends, `resultDelayMs` later (the words so far);
  * - the final result `resultDelayMs` after the clip's sound ends (`speech_final`), ending in
  *   punctuation as a formatting service writes it (a period unless the words end otherwise);
  * - on `Finalize`, at once, a final of the words heard to their end so far.
  * A noise (a clip without words) gets no result at all.
  */
-import { decodeMulaw, encodeMulaw } from '../../src/lib/audio.js';
-import { results, type StreamTranscriber } from '../../test/helpers/deepgram-server.js';
-import type { Clip } from './corpus.js';
+import { decodeMulaw, encodeMulaw, rms, synthesize } from '../../src/lib/audio.js';
+import { results, type StreamTranscriber } from './deepgram-server.js';
+
+export const RATE_HZ = 8000;
+
+export interface Clip {
+  id: string;
+  /** The words as a speech-to-text service would give them ('' for a noise). */
+  text: string;
+  pcm: Int16Array;
+  /** When each word ends, ms from the clip's start. */
+  words: Array<{ word: string; endMs: number }>;
+  durationMs: number;
+}
+
+/** The one speech synthesiser of the clips: 8 kHz speech of `text` (the repository's voice), trimmed to its sound. */
+async function speak(text: string): Promise<Int16Array> {
+  return trim(await synthesize(text, { sampleRateHz: RATE_HZ }));
+}
+
+/** Cuts leading and trailing quiet (10 ms windows below RMS 150). */
+function trim(pcm: Int16Array): Int16Array {
+  const win = RATE_HZ / 100;
+  let from = 0;
+  while (from + win < pcm.length && rms(pcm.subarray(from, from + win)) < 150) from += win;
+  let to = pcm.length;
+  while (to - win > from && rms(pcm.subarray(to - win, to)) < 150) to -= win;
+  // Start and end on a sample that is not silent on a phone line (mu-law keeps |x| >= 64 apart from 0).
+  while (from < to && Math.abs(pcm[from]!) < 64) from++;
+  while (to > from && Math.abs(pcm[to - 1]!) < 64) to--;
+  return pcm.slice(from, to);
+}
+
+/** Word end times spread over the clip by the words' lengths (a stand-in for a recogniser's word timings). */
+function wordTimes(text: string, durationMs: number): Clip['words'] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const weight = (w: string) => w.replace(/[^a-z0-9]/gi, '').length + 2;
+  const total = words.reduce((n, w) => n + weight(w), 0);
+  let at = 0;
+  return words.map((word) => {
+    at += weight(word);
+    return { word, endMs: Math.round((at / total) * durationMs) };
+  });
+}
+
+export async function speechClip(id: string, text: string): Promise<Clip> {
+  const pcm = await speak(text);
+  const durationMs = (pcm.length * 1000) / RATE_HZ;
+  return { id, text, pcm, words: wordTimes(text, durationMs), durationMs };
+}
 
 /** Zero samples (the line's silence) before a sound counts as a new clip. */
 const QUIET_SAMPLES = 80;
