@@ -15,7 +15,7 @@
  *   -> { type: 'collect', callees }   <- { type: 'collected', calls: [...] } once those calls ended
  *   -> { type: 'close' }
  */
-import { startEmulator, type CalleeStep } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type CalleeStep } from '../../src/emulator/index.js';
 import { startDeepgramServer } from '../../test/helpers/deepgram-server.js';
 import { startOpenAIServer, type ChatLog } from '../../test/helpers/openai-server.js';
 import { buildCorpus, clipsOf, TURN_KINDS, type Behaviour } from './corpus.js';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { ClipBook, speechClip, type Clip } from '../helpers/clips.js';
 import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';

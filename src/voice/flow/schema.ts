@@ -17,7 +17,7 @@
  * This module is pure: `validateFlow` reports every problem it finds, each with a JSON pointer.
  */
 import { Type, type Static } from 'typebox';
-import type { FieldError } from '../lib/errors.js';
+import type { FieldError } from '../../lib/errors.js';
 import { TurnTakingSchema, validateTurnTaking } from './turn-taking.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;

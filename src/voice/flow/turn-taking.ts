@@ -4,7 +4,7 @@
  * What each setting does: docs/turn-taking.md.
  */
 import { Type, type Static } from 'typebox';
-import type { FieldError } from '../lib/errors.js';
+import type { FieldError } from '../../lib/errors.js';
 
 export const TURN_TAKING_LIMITS = {
   minWords: [1, 20],
