@@ -3,18 +3,12 @@
  * over it, key by key) over the defaults. The shape templates write is documented in
  * docs/turn-taking.md and checked when a template is saved.
  */
+import type { TurnTaking } from '../flow/turn-taking.js';
 import type { VadOptions } from '../services.js';
 import type { Expectation } from './end-of-turn.js';
 
-/** The template's shape (snake_case), at the flow's level or a node's. */
-export interface TurnTakingConfig {
-  mode?: 'adaptive' | 'vad';
-  language?: string;
-  backchannels?: string[];
-  barge_in?: { min_words?: number; max_speech_ms?: number; on_speech?: 'pause' | 'duck' | 'none'; duck_level?: number };
-  end_of_turn?: { min_wait_ms?: number; max_wait_ms?: number; speculative?: boolean; expect?: 'auto' | Expectation };
-  first_clause?: boolean;
-}
+/** The template's shape (snake_case), at the flow's level or a node's (its schema: voice/flow/turn-taking.ts). */
+export type TurnTakingConfig = TurnTaking;
 
 export interface TurnTakingSettings {
   /** adaptive: barge-in confirmed by words, the end of turn from what was heard; vad: the plain VAD pipeline (any speech interrupts, a fixed silence ends the turn). */
