@@ -10,7 +10,7 @@ import { createFlowSession } from '../../src/voice/flow/index.js';
 import { frame, type Frame } from '../../src/voice/frames.js';
 import { ConversationMetrics } from '../../src/voice/metrics.js';
 import { Pipeline, type FrameProcessor } from '../../src/voice/pipeline.js';
-import { ConverseProcessor } from '../../src/voice/processors/converse.js';
+import { ConverseProcessor, VOICEMAIL_PATTERN } from '../../src/voice/processors/converse.js';
 import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor, TtsProcessor } from '../../src/voice/processors/speak.js';
 import { TurnTakingProcessor, type BargeInRecord, type TurnDecisionRecord } from '../../src/voice/processors/turns.js';
@@ -215,7 +215,7 @@ const tts: TTS = {
 describe('speculative replies (frames in, frames out)', () => {
   const flowDef = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system' as const, content: 'Confirm the order.' }], respond_immediately: false }] };
 
-  function conversation(replies: Array<{ text: string[] }>) {
+  function conversation(replies: Array<{ text: string[] }>, gaveUp: string[] = []) {
     const llm = new ScriptedLLM(replies);
     const flow = createFlowSession(flowDef, { llm, variables: {} });
     const metrics = new ConversationMetrics();
@@ -224,7 +224,7 @@ describe('speculative replies (frames in, frames out)', () => {
     const turns = new TurnTakingProcessor({ settings: settings(), onTurn: (r) => decisions.push(r), agentSaid: () => 'Shall I confirm it?' });
     const processors = [
       turns,
-      new ConverseProcessor(flow, metrics, { idleMs: 60_000, maxIdlePrompts: 0, voicemail: undefined, onGiveUp: () => {} }),
+      new ConverseProcessor(flow, metrics, { idleMs: 60_000, maxIdlePrompts: 0, voicemail: VOICEMAIL_PATTERN, onGiveUp: (r) => gaveUp.push(r) }),
       new SentenceProcessor(true),
       new TtsProcessor(tts, 8000, metrics, (err) => assert.fail(err as Error)),
       new OutputProcessor(io, metrics, { spoke: () => {}, ended: () => {}, transferred: () => {} }),
@@ -257,6 +257,25 @@ describe('speculative replies (frames in, frames out)', () => {
     );
     // The dropped reply's tokens are counted (the scripted LLM finished it: its own usage).
     assert.ok(c.flow.record.usage.promptTokens >= 20);
+    c.pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
+  });
+
+  it("a machine's greeting is still heard as one after a speculative reply to its first words was dropped", async () => {
+    const gaveUp: string[] = [];
+    const c = conversation([{ text: ['Hello John, ', 'this is Dialer.'] }], gaveUp);
+    c.pipeline.send(frame({ kind: 'start' as const }));
+    c.pipeline.send(started());
+    c.pipeline.send(said('Hi, this is John.'));
+    c.pipeline.send(stopped());
+    await until(() => c.llm.requests.length === 1, 'the reply started speculatively');
+    c.pipeline.send(started());
+    await until(() => c.decisions.some((d) => d.end_reason === 'speculative_cancel'), 'cancelled');
+    assert.deepEqual(gaveUp, []);
+    c.pipeline.send(said('Please leave a message after the tone.'));
+    c.pipeline.send(stopped());
+    await until(() => gaveUp.length > 0, 'the whole first turn is checked for a voicemail greeting');
+    assert.deepEqual(gaveUp, ['voicemail']);
+    assert.equal(c.given.length, 0, 'nothing was played to the machine');
     c.pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
   });
 

@@ -56,6 +56,7 @@ export class ConverseProcessor extends FrameProcessor {
   private runningTurn: number | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private idlePrompts = 0;
+  /** The caller's turns taken as over (a speculative one once confirmed). */
   private userTurns = 0;
   private ended = false;
 
@@ -79,8 +80,10 @@ export class ConverseProcessor extends FrameProcessor {
         break;
       case 'user_turn': {
         this.idlePrompts = 0;
-        this.userTurns++;
-        if (this.userTurns === 1 && this.options.voicemail?.test(f.text)) {
+        // Until a turn of the caller's is over (a speculative one may be taken back), the words may be a machine's.
+        const first = this.userTurns === 0;
+        if (!f.speculative) this.userTurns++;
+        if (first && this.options.voicemail?.test(f.text)) {
           this.ended = true;
           this.options.onGiveUp('voicemail');
           return;
@@ -115,6 +118,7 @@ export class ConverseProcessor extends FrameProcessor {
         this.speculation = undefined;
         if (!s) return;
         if (f.confirmed) {
+          this.userTurns++;
           this.push(frame({ kind: 'turn_release' as const, turn: s.turn }));
           this.options.trace?.endReason(s.turn, 'speculative_hit');
         } else {
