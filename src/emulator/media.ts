@@ -6,58 +6,15 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthesize } from '../lib/audio.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
+import type { LocalVoice } from '../lib/speech.js';
+import { clock, speech, type CallAudio } from './audio.js';
+import { Hearing } from './hearing.js';
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
 
-/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
-const spoken = new Map<string, Promise<Int16Array>>();
-function speech(text: string): Promise<Int16Array> {
-  let pcm = spoken.get(text);
-  if (!pcm) {
-    pcm = synthesize(text, { sampleRateHz: 8000 });
-    pcm.catch(() => spoken.delete(text));
-    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
-    spoken.set(text, pcm);
-  }
-  return pcm;
-}
-
-function concat(parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((at, p) => (out.set(p, at), at + p.length), 0);
-  return out;
-}
-
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
-const VOICE_RMS = 300;
-
-/** Growing PCM kept as chunks; `value` concatenates (cached). */
-export class PcmBuffer {
-  private chunks: Int16Array[] = [];
-  private cache: Int16Array | undefined = new Int16Array(0);
-  push(pcm: Int16Array): void {
-    if (pcm.length === 0) return;
-    this.chunks.push(pcm);
-    this.cache = undefined;
-  }
-  get value(): Int16Array {
-    if (!this.cache) {
-      const total = this.chunks.reduce((n, c) => n + c.length, 0);
-      this.cache = new Int16Array(total);
-      let at = 0;
-      for (const c of this.chunks) (this.cache.set(c, at), (at += c.length));
-      this.chunks = [this.cache];
-    }
-    return this.cache;
-  }
-}
-
-export interface CallAudio {
-  received: PcmBuffer;
-  sent: PcmBuffer;
-}
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -73,31 +30,12 @@ export interface LegOptions {
   /** The script's `hangup` step. */
   onCalleeHangup: () => void;
   headers?: Record<string, string>;
+  /** The callee's voice (default: flite's). */
+  voice?: LocalVoice;
 }
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
 
-/**
- * One clock for every live leg: a 10 ms timer per call would be a hundred timers for a hundred
- * calls, each waking the event loop on its own. Each leg still counts its frames from its own start.
- */
-const clock = {
-  legs: new Set<{ tick(): void }>(),
-  timer: undefined as NodeJS.Timeout | undefined,
-  add(leg: { tick(): void }): void {
-    this.legs.add(leg);
-    this.timer ??= setInterval(() => {
-      for (const l of this.legs) l.tick();
-    }, 10);
-  },
-  remove(leg: { tick(): void }): void {
-    this.legs.delete(leg);
-    if (this.legs.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  },
-};
 
 export class MediaLeg {
   readonly streamSid: string;
@@ -117,7 +55,8 @@ export class MediaLeg {
   private speechPos = 0;
   private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
-  private lastVoiceAt = -Infinity;
+  /** What the callee heard of Dialer's voice. */
+  private readonly hearing: Hearing;
   private exotelPending: Int16Array[] = [];
   private readonly rate: number;
   private readonly mulaw: boolean;
@@ -125,6 +64,12 @@ export class MediaLeg {
   constructor(private readonly o: LegOptions) {
     this.streamSid = o.provider === 'PROVIDER_A' ? twilioId('MZ') : o.provider === 'PROVIDER_C' ? uuid() : twilioId('').slice(0, 32);
     this.closed = new Promise((r) => (this.resolveClosed = r));
+    this.hearing = new Hearing({
+      voiced: o.call.received.voiced,
+      live: () => this.live,
+      queued: () => this.playQueue.some((q) => 'pcm' in q),
+      nowMs: () => this.msSinceStart(),
+    });
     const ct = (o.contentType ?? 'audio/x-l16;rate=8000').toLowerCase();
     if (o.provider === 'PROVIDER_A') (this.mulaw = true), (this.rate = 8000);
     else if (o.provider === 'PROVIDER_C') (this.mulaw = ct.includes('mulaw')), (this.rate = /rate=16000/.test(ct) ? 16000 : 8000);
@@ -320,15 +265,8 @@ export class MediaLeg {
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
     for (const p of played) this.o.audio.received.push(p.slice());
-    if (played.length > 0 && rms(played.length === 1 ? played[0]! : concat(played)) > VOICE_RMS) {
-      this.lastVoiceAt = Date.now();
-      // This frame plays from now for 20 ms: joined to a span that ended at most a frame before.
-      const fromMs = this.framesSent * FRAME_MS;
-      const spans = this.o.call.received.voiced;
-      const last = spans[spans.length - 1];
-      if (last && fromMs - last.toMs <= FRAME_MS) last.toMs = fromMs + FRAME_MS;
-      else spans.push({ fromMs, toMs: fromMs + FRAME_MS });
-    }
+    // This frame plays from now for 20 ms.
+    this.hearing.heard(played, this.framesSent * FRAME_MS);
   }
 
   private echoMark(name: string): void {
@@ -408,7 +346,7 @@ export class MediaLeg {
   }
 
   private async say(text: string, label?: string): Promise<void> {
-    await this.play(await speech(text), label);
+    await this.play(await speech(text, this.o.voice), label);
   }
 
   /** Sends `pcm` as the callee's audio; resolves once it has all gone out. */
@@ -427,43 +365,6 @@ export class MediaLeg {
     else this.send({ event: 'dtmf', sequence_number: this.nextSeq(), stream_sid: this.streamSid, dtmf: { digit, duration: '100' } });
   }
 
-  private async waitForAudio(maxMs: number): Promise<void> {
-    const start = Date.now();
-    while (this.live && Date.now() - start < maxMs) {
-      const heard = this.lastVoiceAt > start - 400;
-      const queued = this.playQueue.some((q) => 'pcm' in q);
-      if (heard && !queued && Date.now() - this.lastVoiceAt >= 400) return;
-      await sleep(20);
-    }
-  }
-
-  private async waitForQuiet(quietMs: number, timeoutMs: number): Promise<void> {
-    const start = Date.now();
-    while (this.live && Date.now() - start < timeoutMs) {
-      const queued = this.playQueue.some((q) => 'pcm' in q);
-      if (!queued && Date.now() - Math.max(this.lastVoiceAt, start) >= quietMs) return;
-      await sleep(20);
-    }
-  }
-
-  /** Waits until Dialer's voice has been heard for `speakingMs`, the gaps of speech (under 600 ms) included. */
-  private async waitForSpeech(speakingMs: number, timeoutMs: number): Promise<void> {
-    const start = Date.now();
-    const from = this.o.call.received.voiced.length;
-    while (this.live && Date.now() - start < timeoutMs) {
-      const spans = this.o.call.received.voiced.slice(Math.max(0, from - 1));
-      let runFrom: number | undefined;
-      let runTo = -Infinity;
-      for (const s of spans) {
-        if (runFrom === undefined || s.fromMs - runTo > 600) runFrom = s.fromMs;
-        runTo = s.toMs;
-      }
-      const nowMs = this.msSinceStart();
-      if (runFrom !== undefined && nowMs - runTo < 60 && runTo - runFrom >= speakingMs) return;
-      await sleep(10);
-    }
-  }
-
   private async runScript(): Promise<void> {
     try {
       for (const step of this.o.steps) {
@@ -477,9 +378,9 @@ export class MediaLeg {
             await sleep(200);
           }
         } else if ('wait' in step) await sleep(step.wait);
-        else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
-        else if ('waitForQuiet' in step) await this.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
-        else if ('waitForSpeech' in step) await this.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
+        else if ('waitForAudio' in step) await this.hearing.waitForAudio(step.waitForAudio);
+        else if ('waitForQuiet' in step) await this.hearing.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
+        else if ('waitForSpeech' in step) await this.hearing.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
         else if ('hangup' in step) {
           if (this.live) this.o.onCalleeHangup();
           return;

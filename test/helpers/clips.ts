@@ -10,7 +10,8 @@
  * - on `Finalize`, at once, a final of the words heard to their end so far.
  * A noise (a clip without words) gets no result at all.
  */
-import { decodeMulaw, encodeMulaw, rms, synthesize } from '../../src/lib/audio.js';
+import { decodeMulaw, encodeMulaw, rms } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { results, type StreamTranscriber } from './deepgram-server.js';
 
 export const RATE_HZ = 8000;

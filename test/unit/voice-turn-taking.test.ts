@@ -13,9 +13,9 @@ import { Pipeline, type FrameProcessor } from '../../src/voice/pipeline.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from '../../src/voice/processors/converse.js';
 import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor, TtsProcessor } from '../../src/voice/processors/speak.js';
-import { TurnTakingProcessor, type BargeInRecord, type TurnDecisionRecord } from '../../src/voice/processors/turns.js';
+import { TurnTakingProcessor } from '../../src/voice/processors/turns.js';
 import type { TTS } from '../../src/voice/services.js';
-import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, type TurnEvidence } from '../../src/voice/turns/index.js';
+import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, type BargeInRecord, type TurnDecisionRecord, type TurnEvidence } from '../../src/voice/turns/index.js';
 import { ScriptedLLM } from '../helpers/scripted-llm.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
@@ -255,8 +255,10 @@ describe('speculative replies (frames in, frames out)', () => {
       c.flow.record.transcription.map((t) => t.content),
       ['Yes. And change the address too.', 'Noted, I will change the address.'],
     );
-    // The dropped reply's tokens are counted (the scripted LLM finished it: its own usage).
+    // The dropped reply's tokens are counted, and counted as cancelled (the scripted LLM finished it: its own usage).
     assert.ok(c.flow.record.usage.promptTokens >= 20);
+    assert.equal(c.flow.record.usage.cancelled.requests, 1);
+    assert.ok(c.flow.record.usage.cancelled.promptTokens > 0 && c.flow.record.usage.cancelled.promptTokens < c.flow.record.usage.promptTokens);
     c.pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
   });
 

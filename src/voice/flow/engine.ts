@@ -12,20 +12,21 @@
  * post_action `function` (the previous node already answered). A node reached by a function call
  * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
-import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
+import type { Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
+import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
+import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
 /** LLM replies with tool calls per turn; beyond it the loop is cut (a model calling tools forever). */
 export const MAX_TOOL_ROUNDS = 3;
-const E164 = /^\+[1-9]\d{6,14}$/;
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type Line = FlowRecord['transcription'][number];
@@ -36,15 +37,9 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = {
-    transcription: [],
-    node_traversal: [],
-    function_calls: [],
-    errors: [],
-    usage: { promptTokens: 0, completionTokens: 0, cancelled: { requests: 0, promptTokens: 0, completionTokens: 0 } },
-  };
-  /** The speculative turn in progress: where to take the conversation back to, and its verdict. */
-  private tentative: { context: number; transcription: number; confirmed: Promise<boolean> } | undefined;
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: emptyUsage() };
+  /** The speculative turn in progress, until its verdict. */
+  private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
@@ -87,13 +82,9 @@ export class FlowEngine implements FlowSession {
   async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
-    if (options.confirmed) {
-      const tentative = { context: this.context.length, transcription: this.record.transcription.length, confirmed: options.confirmed };
-      this.tentative = tentative;
-      void options.confirmed.then((yes) => {
-        if (yes && this.tentative === tentative) this.tentative = undefined;
-      });
-    } else this.tentative = undefined;
+    const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
+    this.tentative = tentative;
+    void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
@@ -103,8 +94,7 @@ export class FlowEngine implements FlowSession {
     const t = this.tentative;
     if (!t) return;
     this.tentative = undefined;
-    this.context.splice(t.context);
-    this.record.transcription.splice(t.transcription);
+    t.rollBack(this.context, this.record);
     this.replies = [];
   }
 
@@ -287,11 +277,7 @@ export class FlowEngine implements FlowSession {
         } else if (event.type === 'tool_call') calls.push(event.call);
         else {
           finishReason = event.finishReason;
-          if (event.usage) {
-            usage = event.usage;
-            this.record.usage.promptTokens += event.usage.promptTokens;
-            this.record.usage.completionTokens += event.usage.completionTokens;
-          }
+          if (event.usage) usage = addUsage(this.record.usage, event.usage);
         }
       }
       kept = true;
@@ -309,15 +295,11 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
-      // A speculative reply cut off before its usage came: what it cost, estimated.
-      if (!usage && this.tentative && (signal.aborted || !kept)) {
-        const cancelled = { promptTokens: Math.ceil(JSON.stringify(messages).length / 4), completionTokens: pieces };
-        const u = this.record.usage;
-        u.promptTokens += cancelled.promptTokens;
-        u.completionTokens += cancelled.completionTokens;
-        u.cancelled.requests++;
-        u.cancelled.promptTokens += cancelled.promptTokens;
-        u.cancelled.completionTokens += cancelled.completionTokens;
+      // A speculative reply's cost, for usage.cancelled if it is dropped (estimated when cut off before its usage came).
+      if (this.tentative) {
+        const cutOff = signal.aborted || !kept;
+        const spent = usage ?? (cutOff ? addUsage(this.record.usage, estimateUsage(messages, pieces)) : undefined);
+        if (spent) this.tentative.charge(spent);
       }
       if (span) {
         span.setAttributes({
@@ -395,7 +377,7 @@ export class FlowEngine implements FlowSession {
     const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
     if (fn.transfer_to_number) {
       const to = this.fill(fn.transfer_to_number, args);
-      if (E164.test(to)) record.transfer_to = to;
+      if (isE164(to)) record.transfer_to = to;
       else {
         record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
         this.record.errors.push(`${fn.name}: ${record.error}`);

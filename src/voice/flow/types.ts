@@ -1,5 +1,5 @@
 /**
- * The flow engine's public shape: it runs a template's flow (src/templates/flow.ts) turn by turn
+ * The flow engine's public shape: it runs a template's flow (schema.ts) turn by turn
  * with pipecat-flows semantics and tells the pipeline what to do. It knows nothing of audio.
  *
  * Terminology
@@ -8,7 +8,7 @@
  * - record: what the conversation leaves on the lead (metaData fields, outcome, usage).
  */
 import type { Context } from '@opentelemetry/api';
-import type { Flow } from '../../templates/index.js';
+import type { Flow } from './schema.js';
 import type { LLM, LlmUsage } from '../services.js';
 import type { TurnTakingSettings } from '../turns/settings.js';
 
@@ -49,9 +49,9 @@ export interface FlowRecord {
 
 export interface FlowUsage extends LlmUsage {
   /**
-   * The share of speculative replies the caller talked over: the requests cut off, their prompt
-   * tokens and the text pieces streamed before the cut (estimated: the stream's own count comes only
-   * at its end; a prompt is about four characters a token).
+   * The share of speculative replies the caller talked over: their requests and tokens (a request cut
+   * off before the stream's own count came is estimated: a prompt is about four characters a token,
+   * a streamed piece one).
    */
   cancelled: { requests: number; promptTokens: number; completionTokens: number };
 }

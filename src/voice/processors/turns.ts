@@ -18,27 +18,8 @@ import { frame, type Direction, type Frame, type TurnEndReason, type UserStarted
 import { FrameProcessor } from '../pipeline.js';
 import { BackchannelFilter, words } from '../turns/backchannel.js';
 import { expectationOf, RuleBasedEndOfTurn, SPECULATE_AT, type EndOfTurn, type EndOfTurnDecision, type Prosody } from '../turns/end-of-turn.js';
+import type { BargeInKind, BargeInRecord, TurnDecisionRecord } from '../turns/records.js';
 import { TURN_TAKING_DEFAULTS, type TurnTakingSettings } from '../turns/settings.js';
-
-/** How speech over the agent was judged (the call record's `barge_in.kind`). */
-export type BargeInKind = 'words' | 'duration' | 'speech' | 'ignored_backchannel' | 'ignored_noise';
-
-export interface TurnDecisionRecord {
-  end_reason: TurnEndReason;
-  words: number;
-  /** The wait from the end of speech that confirmed (or would have confirmed) the end. */
-  wait_ms?: number;
-  eot_probability?: number;
-  eot_reason?: string;
-}
-
-export interface BargeInRecord {
-  kind: BargeInKind;
-  /** The words heard over the agent ('' for a noise). */
-  text: string;
-  /** From the start of the speech to the decision. */
-  after_ms: number;
-}
 
 export interface TurnTakingOptions {
   settings?: TurnTakingSettings;
