@@ -84,7 +84,8 @@ function noiseClip(id: string, f: Float32Array, peak: number): Clip {
   return { id, text: '', pcm, words: [], durationMs: (pcm.length * 1000) / RATE_HZ };
 }
 
-function noises(seed: number): Clip[] {
+/** The noises of the corpus, from `seed`. */
+export function noises(seed: number): Clip[] {
   const random = prng(seed);
   const silence = (ms: number) => new Float32Array((ms * RATE_HZ) / 1000);
   const burst = noise(random, 300);
