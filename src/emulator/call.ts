@@ -88,6 +88,7 @@ export class Call {
         audioFrames: 0,
         marks: [],
         clears: [],
+        voiced: [],
         frames: [],
       },
       sent: {
@@ -96,6 +97,7 @@ export class Call {
         },
         frames: 0,
         framesLate: 0,
+        timeline: [],
       },
       callbacks: [],
       ended: new Promise<void>((r) => (this.resolveEnded = r)),

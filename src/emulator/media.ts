@@ -6,15 +6,15 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms } from '../lib/audio.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
 import type { LocalVoice } from '../lib/speech.js';
 import { clock, speech, type CallAudio } from './audio.js';
+import { Hearing } from './hearing.js';
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
 
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
-const VOICE_RMS = 300;
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -50,11 +50,13 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
-  private speech: Int16Array[] = [];
+  /** Callee audio still to send, each piece with its timeline entry (when it has one). */
+  private speech: Array<{ pcm: Int16Array; entry?: { label: string; fromMs: number; toMs?: number } }> = [];
   private speechPos = 0;
   private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
-  private lastVoiceAt = -Infinity;
+  /** What the callee heard of Dialer's voice. */
+  private readonly hearing: Hearing;
   private exotelPending: Int16Array[] = [];
   private readonly rate: number;
   private readonly mulaw: boolean;
@@ -62,6 +64,12 @@ export class MediaLeg {
   constructor(private readonly o: LegOptions) {
     this.streamSid = o.provider === 'PROVIDER_A' ? twilioId('MZ') : o.provider === 'PROVIDER_C' ? uuid() : twilioId('').slice(0, 32);
     this.closed = new Promise((r) => (this.resolveClosed = r));
+    this.hearing = new Hearing({
+      voiced: o.call.received.voiced,
+      live: () => this.live,
+      queued: () => this.playQueue.some((q) => 'pcm' in q),
+      nowMs: () => this.msSinceStart(),
+    });
     const ct = (o.contentType ?? 'audio/x-l16;rate=8000').toLowerCase();
     if (o.provider === 'PROVIDER_A') (this.mulaw = true), (this.rate = 8000);
     else if (o.provider === 'PROVIDER_C') (this.mulaw = ct.includes('mulaw')), (this.rate = /rate=16000/.test(ct) ? 16000 : 8000);
@@ -87,6 +95,7 @@ export class MediaLeg {
     ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
     ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
+    this.o.call.streamStartedAt = this.startedAt;
     for (const f of this.opening()) this.send(f);
     this.ticking = true;
     clock.add(this);
@@ -188,13 +197,20 @@ export class MediaLeg {
   private nextCalleeFrame(): Int16Array {
     const out = new Int16Array(FRAME);
     let filled = 0;
+    // This frame's time on the line (the one being sent now).
+    const frameAtMs = this.framesSent * FRAME_MS - FRAME_MS;
     while (filled < FRAME && this.speech.length > 0) {
       const head = this.speech[0]!;
-      const take = Math.min(FRAME - filled, head.length - this.speechPos);
-      out.set(head.subarray(this.speechPos, this.speechPos + take), filled);
+      if (this.speechPos === 0 && head.entry) head.entry.fromMs = frameAtMs + (filled * FRAME_MS) / FRAME;
+      const take = Math.min(FRAME - filled, head.pcm.length - this.speechPos);
+      out.set(head.pcm.subarray(this.speechPos, this.speechPos + take), filled);
       filled += take;
       this.speechPos += take;
-      if (this.speechPos >= head.length) (this.speech.shift(), (this.speechPos = 0));
+      if (this.speechPos >= head.pcm.length) {
+        if (head.entry) head.entry.toMs = frameAtMs + (filled * FRAME_MS) / FRAME;
+        this.speech.shift();
+        this.speechPos = 0;
+      }
     }
     if (this.speech.length === 0) for (const r of this.drained.splice(0)) r();
     this.o.audio.sent.push(out);
@@ -248,10 +264,9 @@ export class MediaLeg {
       need -= take;
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
-    for (const p of played) {
-      this.o.audio.received.push(p.slice());
-      if (rms(p) > VOICE_RMS) this.lastVoiceAt = Date.now();
-    }
+    for (const p of played) this.o.audio.received.push(p.slice());
+    // This frame plays from now for 20 ms.
+    this.hearing.heard(played, this.framesSent * FRAME_MS);
   }
 
   private echoMark(name: string): void {
@@ -330,10 +345,16 @@ export class MediaLeg {
     return this.ticking;
   }
 
-  private async say(text: string): Promise<void> {
-    const pcm = await speech(text, this.o.voice);
+  private async say(text: string, label?: string): Promise<void> {
+    await this.play(await speech(text, this.o.voice), label);
+  }
+
+  /** Sends `pcm` as the callee's audio; resolves once it has all gone out. */
+  private async play(pcm: Int16Array, label?: string): Promise<void> {
     if (!this.live) return;
-    this.speech.push(pcm);
+    const entry = label === undefined ? undefined : { label, fromMs: NaN };
+    if (entry) this.o.call.sent.timeline.push(entry);
+    this.speech.push({ pcm, ...(entry ? { entry } : {}) });
     await new Promise<void>((r) => this.drained.push(r));
   }
 
@@ -344,21 +365,12 @@ export class MediaLeg {
     else this.send({ event: 'dtmf', sequence_number: this.nextSeq(), stream_sid: this.streamSid, dtmf: { digit, duration: '100' } });
   }
 
-  private async waitForAudio(maxMs: number): Promise<void> {
-    const start = Date.now();
-    while (this.live && Date.now() - start < maxMs) {
-      const heard = this.lastVoiceAt > start - 400;
-      const queued = this.playQueue.some((q) => 'pcm' in q);
-      if (heard && !queued && Date.now() - this.lastVoiceAt >= 400) return;
-      await sleep(20);
-    }
-  }
-
   private async runScript(): Promise<void> {
     try {
       for (const step of this.o.steps) {
         if (!this.live) return;
-        if ('say' in step) await this.say(step.say);
+        if ('say' in step) await this.say(step.say, step.label);
+        else if ('play' in step) await this.play(step.play, step.label);
         else if ('dtmf' in step) {
           for (const d of step.dtmf) {
             if (!this.live) return;
@@ -366,7 +378,9 @@ export class MediaLeg {
             await sleep(200);
           }
         } else if ('wait' in step) await sleep(step.wait);
-        else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
+        else if ('waitForAudio' in step) await this.hearing.waitForAudio(step.waitForAudio);
+        else if ('waitForQuiet' in step) await this.hearing.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
+        else if ('waitForSpeech' in step) await this.hearing.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
         else if ('hangup' in step) {
           if (this.live) this.o.onCalleeHangup();
           return;

@@ -20,6 +20,8 @@ import { strictOutbound } from '../../lib/outbound/index.js';
 import { runHook } from './hooks.js';
 import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
+import { resolveTurnTaking } from '../turns/settings.js';
+import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
@@ -36,7 +38,9 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: { promptTokens: 0, completionTokens: 0 } };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: emptyUsage() };
+  /** The speculative turn in progress, until its verdict. */
+  private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
@@ -62,11 +66,12 @@ export class FlowEngine implements FlowSession {
     return this.node.node_name;
   }
 
-  get nodeSettings(): { idleMs?: number; endOfSpeechMs?: number } {
+  get nodeSettings(): FlowSession['nodeSettings'] {
     const n = this.node;
     return {
       ...(n.idle_timeout_seconds ? { idleMs: n.idle_timeout_seconds * 1000 } : {}),
       ...(n.vad?.stop_secs ? { endOfSpeechMs: n.vad.stop_secs * 1000 } : {}),
+      turnTaking: resolveTurnTaking(this.flow.turn_taking, n.turn_taking, n.vad?.stop_secs),
     };
   }
 
@@ -75,12 +80,23 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
+    const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
+    this.tentative = tentative;
+    void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
+  }
+
+  retract(): void {
+    const t = this.tentative;
+    if (!t) return;
+    this.tentative = undefined;
+    t.rollBack(this.context, this.record);
+    this.replies = [];
   }
 
   async *idle(signal: AbortSignal): AsyncIterable<AgentAction> {
@@ -223,6 +239,9 @@ export class FlowEngine implements FlowSession {
         this.record.errors.push(`the LLM called functions more than ${MAX_TOOL_ROUNDS} times in one turn; the turn was cut`);
         return yield* this.apologise();
       }
+      // A speculative turn runs no function until the caller's turn is confirmed over.
+      if (this.tentative && !(await this.tentative.confirmed)) return;
+      if (signal.aborted) return;
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
@@ -245,21 +264,21 @@ export class FlowEngine implements FlowSession {
     let firstAt: number | undefined;
     let finishReason: string | undefined;
     let usage: { promptTokens: number; completionTokens: number } | undefined;
+    let pieces = 0;
     try {
       for await (const event of this.deps.llm.chat({ messages, ...(this.tools.length ? { tools: this.tools } : {}), signal })) {
         if (signal.aborted) return undefined;
-        if (event.type !== 'done') firstAt ??= performance.now();
+        if (event.type !== 'done') {
+          firstAt ??= performance.now();
+          pieces++;
+        }
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
         } else if (event.type === 'tool_call') calls.push(event.call);
         else {
           finishReason = event.finishReason;
-          if (event.usage) {
-            usage = event.usage;
-            this.record.usage.promptTokens += event.usage.promptTokens;
-            this.record.usage.completionTokens += event.usage.completionTokens;
-          }
+          if (event.usage) usage = addUsage(this.record.usage, event.usage);
         }
       }
       kept = true;
@@ -277,6 +296,12 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
+      // A speculative reply's cost, for usage.cancelled if it is dropped (estimated when cut off before its usage came).
+      if (this.tentative) {
+        const cutOff = signal.aborted || !kept;
+        const spent = usage ?? (cutOff ? addUsage(this.record.usage, estimateUsage(messages, pieces)) : undefined);
+        if (spent) this.tentative.charge(spent);
+      }
       if (span) {
         span.setAttributes({
           'dialer.duration_ms': Math.round(performance.now() - asked),

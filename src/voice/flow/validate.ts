@@ -4,8 +4,9 @@
 import type { FieldError } from '../../lib/errors.js';
 import { isE164 } from '../../lib/phone.js';
 import { ACTION_TYPES, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateTurnTaking } from './turn-taking.js';
 
-const FLOW_KEYS = ['initial_node', 'nodes'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'turn_taking'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -18,6 +19,7 @@ const NODE_KEYS = [
   'idle_timeout_seconds',
   'idle_prompt',
   'outcome',
+  'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
 const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
@@ -147,6 +149,7 @@ export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string
     });
   }
 
+  if (has(flow, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, flow.turn_taking));
   const initial = r.string(path, flow, 'initial_node', { required: true, nonBlank: true });
   if (initial !== undefined && Array.isArray(nodes) && !nodeNames.includes(initial)) {
     r.add(`${path}/initial_node`, `${show(initial)} is not the name of any node (nodes: ${list(nodeNames)})`);
@@ -187,6 +190,7 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   r.positiveNumber(path, node, 'idle_timeout_seconds');
   r.string(path, node, 'idle_prompt', { nonBlank: true });
   r.string(path, node, 'outcome', { nonBlank: true });
+  if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
 function validateMessages(r: Report, path: string, messages: unknown): void {
