@@ -5,7 +5,9 @@
  *   the tools it may call (`functions`) and what happens on entry and exit (`pre_actions`,
  *   `post_actions`).
  * - function: a tool the LLM may call in a node; it may fire HTTP `hooks`, `transition_to`
- *   another node, or `transfer_to_number` (a warm transfer to a human).
+ *   another node, or `transfer_to_number` (a warm transfer to a human). A `builtin` function is one
+ *   of Dialer's own, offered by name alone: `send_dtmf` (press keys in a phone menu), `opt_out`
+ *   (the callee asks not to be called again), `schedule_callback` (call back at a time they chose).
  * - action: a step run on entering (pre) or leaving (post) a node: `tts_say` speaks `text`,
  *   `end_conversation` ends the call (with an optional `outcome`), `function` runs a function of
  *   the same node as if the LLM had called it with no arguments (its hooks fire, its transition is
@@ -25,6 +27,9 @@ export const ACTION_TYPES = ['tts_say', 'end_conversation', 'function'] as const
 export const MAX_HOOK_TIMEOUT_SECONDS = 60;
 const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'];
 const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+/** Dialer's own functions, offered in a node as `{"name": "send_dtmf", "type": "builtin"}`. */
+export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback'] as const;
+export type BuiltinFunction = (typeof BUILTIN_FUNCTIONS)[number];
 const MAX_NODE_NAME_LENGTH = 100;
 
 // Response schemas stay open (additionalProperties) so a stored flow is never trimmed on the way
@@ -55,6 +60,9 @@ export const FlowHookSchema = Type.Object({ name: Type.String(), http_request: H
 export const FlowFunctionSchema = Type.Object(
   {
     name: Type.String({ description: 'Identifier-like, unique within the node' }),
+    type: Type.Optional(
+      Type.Literal('builtin', { description: `One of Dialer's own functions (${BUILTIN_FUNCTIONS.join(', ')}), given by name and optionally description alone` }),
+    ),
     description: Type.Optional(Type.String()),
     properties: Type.Optional(
       Type.Record(
@@ -131,7 +139,8 @@ const NODE_KEYS = [
   'outcome',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
-const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const BUILTIN_KEYS = ['name', 'type', 'description'];
 const HOOK_KEYS = ['name', 'http_request'];
 const HTTP_REQUEST_KEYS = ['url', 'method', 'headers', 'query_params', 'body', 'timeout'];
 const VAD_KEYS = ['stop_secs'];
@@ -309,6 +318,19 @@ function validateMessages(r: Report, path: string, messages: unknown): void {
 
 /** Returns the function's name when it is valid, for the uniqueness check. */
 function validateFunction(r: Report, path: string, fn: Obj, nodeNames: string[]): string | undefined {
+  const type = r.string(path, fn, 'type');
+  if (type !== undefined && type !== 'builtin') r.add(`${path}/type`, `${show(type)} is not a function type (the one type is builtin; leave it out for your own function)`);
+  if (type === 'builtin') {
+    r.knownKeys(path, fn, BUILTIN_KEYS);
+    const name = r.string(path, fn, 'name', { required: true });
+    r.string(path, fn, 'description');
+    if (name === undefined) return undefined;
+    if (!(BUILTIN_FUNCTIONS as readonly string[]).includes(name)) {
+      r.add(`${path}/name`, `${show(name)} is not a built-in function (${BUILTIN_FUNCTIONS.join(', ')})`);
+      return undefined;
+    }
+    return name;
+  }
   r.knownKeys(path, fn, FUNCTION_KEYS);
   let name = r.string(path, fn, 'name', { required: true });
   if (name !== undefined && !FUNCTION_NAME.test(name)) {
@@ -421,6 +443,8 @@ function validateAction(r: Report, path: string, action: unknown, functions: Map
     const fn = functions.get(name);
     if (!fn) {
       r.add(`${path}/name`, `${show(name)} is not the name of a function of this node (functions: ${list([...functions.keys()])})`);
+    } else if (fn.type === 'builtin') {
+      r.add(`${path}/name`, `${show(name)} is a built-in function, which only the LLM calls (an action cannot)`);
     } else if (Array.isArray(fn.required) && fn.required.length > 0) {
       r.add(`${path}/name`, `${show(name)} has required arguments (${fn.required.map(String).join(', ')}), which an action cannot supply`);
     }

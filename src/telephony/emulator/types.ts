@@ -29,6 +29,13 @@ export type CalleeStep =
   | { wait: number }
   /** Wait until Dialer has spoken and then been quiet for ~400 ms, at most this many ms. */
   | { waitForAudio: number }
+  /** Play a steady tone (a voicemail beep): `hz` (default 1,000) for `ms` (default 600). */
+  | { beep: { hz?: number; ms?: number } }
+  /**
+   * Wait until Dialer has sent these keys (by any route: markup, REST, in-band tones), at most
+   * `timeoutMs` (default 15,000); `else` runs when they did not come in time (default: go on).
+   */
+  | { expectDigits: string; timeoutMs?: number; else?: CalleeStep[] }
   /** The callee hangs up. */
   | { hangup: true };
 
@@ -61,6 +68,12 @@ export interface EmulatedCall {
   markup: string[];
   /** Texts Dialer asked the provider to speak (<Say>/<Speak>). */
   said: string[];
+  /** Keys Dialer sent on the call, in order (`w` pauses left out). */
+  dtmfReceived: string;
+  /** How each run of keys came: markup (Twilio <Play digits>, Plivo <DTMF>), REST (Plivo's DTMF API) or in-band tones in Dialer's audio. */
+  dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband'; atMs: number }>;
+  /** When the callee's beep steps ended, in ms since the call was answered. */
+  beepsAtMs: number[];
   /** Number Dialer dialled/redirected/transferred to. */
   redirectedTo?: string;
   streamUrl?: string;

@@ -1,0 +1,188 @@
+/**
+ * The person (or machine) at the far end of an emulated call: runs its script once, across every
+ * media stream the call opens (a Twilio call that gets new instructions, such as keys to play,
+ * opens a new stream and the callee carries on). What it says goes out through whichever stream is
+ * live; what Dialer plays is heard here, including keypad tones played in-band.
+ */
+import { synthesize } from '../../lib/audio.js';
+import { DtmfDetector } from '../../lib/tones.js';
+import type { CalleeStep, EmulatedCall } from './types.js';
+import { sleep } from './util.js';
+
+/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
+const spoken = new Map<string, Promise<Int16Array>>();
+export function speech(text: string): Promise<Int16Array> {
+  let pcm = spoken.get(text);
+  if (!pcm) {
+    pcm = synthesize(text, { sampleRateHz: 8000 });
+    pcm.catch(() => spoken.delete(text));
+    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
+    spoken.set(text, pcm);
+  }
+  return pcm;
+}
+
+/** A steady tone at 8 kHz. */
+export function beepTone(hz = 1000, ms = 600): Int16Array {
+  const out = new Int16Array(Math.round(ms * 8));
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000));
+  return out;
+}
+
+export const FRAME = 160; // samples of 8 kHz in 20 ms
+const VOICE_RMS = 300;
+
+export interface CalleeLine {
+  /** Sends one key press on the live stream (false when no stream is live). */
+  sendDtmf(digit: string): boolean;
+  /** Whether Dialer's audio is still queued for playout on the live stream. */
+  audioQueued(): boolean;
+  /** The callee hangs up. */
+  hangup(): void;
+  log(m: string): void;
+  /** Ms since the call was answered. */
+  sinceAnswerMs(): number;
+}
+
+export class Callee {
+  private speechQueue: Int16Array[] = [];
+  private speechPos = 0;
+  private drained: Array<() => void> = [];
+  private digitWaiters = new Set<() => void>();
+  private lastVoiceAt = -Infinity;
+  private stopped = false;
+  private started = false;
+  private readonly inband: DtmfDetector;
+  private inbandRun = '';
+  private inbandTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly call: EmulatedCall,
+    private readonly line: CalleeLine,
+  ) {
+    this.inband = new DtmfDetector(8000, (key) => this.inbandKey(key));
+  }
+
+  /** Runs the script once (the first stream's start); later streams just carry on. */
+  start(steps: CalleeStep[]): void {
+    if (this.started) return;
+    this.started = true;
+    void this.run(steps).catch((err: unknown) => this.line.log(`callee script failed: ${(err as Error).message}`));
+  }
+
+  /** The call is over: every wait ends. */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.inbandTimer);
+    this.flushInband();
+    for (const r of this.drained.splice(0)) r();
+    for (const r of this.digitWaiters) r();
+  }
+
+  /** 20 ms of what the callee says now (silence when it is quiet). */
+  nextFrame(): Int16Array {
+    const out = new Int16Array(FRAME);
+    let filled = 0;
+    while (filled < FRAME && this.speechQueue.length > 0) {
+      const head = this.speechQueue[0]!;
+      const take = Math.min(FRAME - filled, head.length - this.speechPos);
+      out.set(head.subarray(this.speechPos, this.speechPos + take), filled);
+      filled += take;
+      this.speechPos += take;
+      if (this.speechPos >= head.length) (this.speechQueue.shift(), (this.speechPos = 0));
+    }
+    if (this.speechQueue.length === 0) for (const r of this.drained.splice(0)) r();
+    return out;
+  }
+
+  /** Dialer's audio, as it is played to the callee. */
+  heard(pcm: Int16Array, voiced: boolean): void {
+    if (voiced) this.lastVoiceAt = Date.now();
+    this.inband.push(pcm);
+  }
+
+  /** Keys Dialer sent by markup or REST. */
+  keys(digits: string, via: 'markup' | 'rest' | 'inband'): void {
+    const keys = digits.replace(/[^0-9*#A-D]/gi, '');
+    if (!keys) return;
+    this.call.dtmfReceived += keys;
+    this.call.dtmfEvents.push({ digits: keys, via, atMs: this.line.sinceAnswerMs() });
+    this.line.log(`received keys ${keys} (${via})`);
+    for (const r of this.digitWaiters) r();
+  }
+
+  /** In-band keys arrive one by one; a run of them is one event once they pause. */
+  private inbandKey(key: string): void {
+    this.inbandRun += key;
+    clearTimeout(this.inbandTimer);
+    this.inbandTimer = setTimeout(() => this.flushInband(), 700);
+  }
+
+  private flushInband(): void {
+    if (!this.inbandRun) return;
+    const run = this.inbandRun;
+    this.inbandRun = '';
+    this.keys(run, 'inband');
+  }
+
+  static voiced(pcm: Int16Array): boolean {
+    let sum = 0;
+    for (const v of pcm) sum += v * v;
+    return Math.sqrt(sum / Math.max(1, pcm.length)) > VOICE_RMS;
+  }
+
+  private async say(pcm: Int16Array): Promise<void> {
+    if (this.stopped) return;
+    this.speechQueue.push(pcm);
+    await new Promise<void>((r) => this.drained.push(r));
+  }
+
+  private async waitForAudio(maxMs: number): Promise<void> {
+    const start = Date.now();
+    while (!this.stopped && Date.now() - start < maxMs) {
+      const heard = this.lastVoiceAt > start - 400;
+      if (heard && !this.line.audioQueued() && Date.now() - this.lastVoiceAt >= 400) return;
+      await sleep(20);
+    }
+  }
+
+  /** Resolves true once the keys Dialer sent so far end with `digits` (in order), false on timeout. */
+  private async expectDigits(digits: string, timeoutMs: number): Promise<boolean> {
+    const since = this.call.dtmfReceived.length;
+    const arrived = () => this.call.dtmfReceived.slice(since).includes(digits);
+    const deadline = Date.now() + timeoutMs;
+    while (!this.stopped && !arrived() && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const done = () => (clearTimeout(timer), this.digitWaiters.delete(done), resolve());
+        const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+        this.digitWaiters.add(done);
+      });
+    }
+    return arrived();
+  }
+
+  private async run(steps: CalleeStep[]): Promise<void> {
+    for (const step of steps) {
+      if (this.stopped) return;
+      if ('say' in step) await this.say(await speech(step.say));
+      else if ('beep' in step) {
+        await this.say(beepTone(step.beep.hz, step.beep.ms));
+        this.call.beepsAtMs.push(this.line.sinceAnswerMs());
+      } else if ('dtmf' in step) {
+        for (const d of step.dtmf) {
+          if (this.stopped) return;
+          this.line.sendDtmf(d);
+          await sleep(200);
+        }
+      } else if ('wait' in step) await sleep(step.wait);
+      else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
+      else if ('expectDigits' in step) {
+        const ok = await this.expectDigits(step.expectDigits, step.timeoutMs ?? 15_000);
+        if (!ok && step.else) return this.run(step.else);
+      } else if ('hangup' in step) {
+        if (!this.stopped) this.line.hangup();
+        return;
+      }
+    }
+  }
+}
