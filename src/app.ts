@@ -15,6 +15,7 @@ import { attachMediaServer, createTelephony, registerCallbackRoutes, type Teleph
 import { Flags, registerFlagRoutes } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
 import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { queueFinishNotifications } from './webhooks/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
@@ -158,7 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAuthRoutes(scoped, auth);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
       registerWebRtc(scoped, webrtc);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },

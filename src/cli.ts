@@ -112,8 +112,8 @@ program
   .option('--exotel-api-token <token>', 'Exotel API token (default: EXOTEL_API_TOKEN or a demo value)')
   .option('--scenarios <file>', 'JSON file of phone number -> callee (voicemail, menu, opt_out, person, busy, no_answer, script); see docs/campaigns.md')
   .action(async (opts: Record<string, string | undefined>) => {
-    const { startEmulator, DEMO_CALLEE, readScenarios } = await import('./telephony/emulator/index.js');
-    let scenarios: Map<string, import('./telephony/emulator/index.js').CalleeScript> | undefined;
+    const { startEmulator, DEMO_CALLEE, readScenarios } = await import('./emulator/index.js');
+    let scenarios: Map<string, import('./emulator/index.js').CalleeScript> | undefined;
     try {
       scenarios = opts.scenarios ? readScenarios(opts.scenarios) : undefined;
     } catch (err) {

@@ -1,4 +1,4 @@
-export type { CallEnd, CallResult, DialRequest, Driver, Drivers } from './driver.js';
+export type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 export { Telephony, type TelephonyDeps, type TelephonyStatus } from './service.js';
 export { registerCallbackRoutes, type CallbackRouteDeps } from './routes.js';
 export { attachMediaServer } from './media.js';

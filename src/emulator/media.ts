@@ -6,7 +6,7 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../../lib/audio.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
 import { Callee, FRAME } from './callee.js';
 import type { EmulatedCall, EmulatedProvider } from './types.js';
 import { twilioId, uuid } from './util.js';

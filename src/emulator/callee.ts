@@ -4,8 +4,8 @@
  * opens a new stream and the callee carries on). What it says goes out through whichever stream is
  * live; what Dialer plays is heard here, including keypad tones played in-band.
  */
-import { synthesize } from '../../lib/audio.js';
-import { DtmfDetector } from '../../lib/tones.js';
+import { synthesize } from '../lib/audio.js';
+import { DtmfDetector } from '../lib/tones.js';
 import type { CalleeStep, EmulatedCall } from './types.js';
 import { sleep } from './util.js';
 
