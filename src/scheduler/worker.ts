@@ -13,7 +13,7 @@ import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/inde
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
-import { leadZone } from './windows.js';
+import { leadZone } from '../lib/windows.js';
 import { runPreChecks } from './prechecks.js';
 import {
   finishAttempts,
@@ -343,7 +343,7 @@ function callOptions(configuration: Claimed['configuration'], payload: Record<st
   return {
     voicemail: { action: configuration.voicemail_action, ...(configuration.voicemail_message ? { message: configuration.voicemail_message } : {}) },
     optOut: configuration.opt_out_enabled,
-    timeZone: leadZone(payload, configuration.call_timezone),
+    timeZone: leadZone(payload, configuration.call_timezone, configuration.window_timezone),
   };
 }
 
