@@ -36,7 +36,7 @@ export function nextOpening(at: Date, start: string, end: string, zone: string):
   const local = DateTime.fromJSDate(at, { zone });
   const s = minutesOf(start);
   for (let day = 0; day <= 2; day++) {
-    let candidate = local.startOf('day').plus({ days: day }).set({ hour: Math.floor(s / 60), minute: s % 60 });
+    let candidate: DateTime = local.startOf('day').plus({ days: day }).set({ hour: Math.floor(s / 60), minute: s % 60 });
     // luxon moves a time inside a DST gap forward by the gap's length; the window opens when the gap ends.
     if (candidate.hour * 60 + candidate.minute !== s) candidate = gapEnd(candidate);
     if (candidate.toMillis() > at.getTime()) return candidate.toJSDate();
