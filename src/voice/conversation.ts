@@ -19,6 +19,7 @@ import { sentimentScore } from './sentiment.js';
 import { CallTrace } from './tracing.js';
 import { substitute } from './flow/substitute.js';
 import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
+import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
@@ -55,6 +56,8 @@ export interface ConversationOptions {
   maxCallMs?: number;
   vad?: Partial<VadOptions>;
   pricing?: Pricing;
+  /** How long the post-call analysis may take before the call's result goes without it (default 20 s). */
+  analysisTimeoutMs?: number;
 }
 
 type EndedBy = EndFrame['reason'];
@@ -232,6 +235,14 @@ export class ConversationAgent implements CallAgent {
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
+    // The template's post-call analysis: one bounded LLM request; a failure is an error of the record, nothing more.
+    const analysisSpec = flow.post_call_analysis;
+    let analysis: Analysis | undefined;
+    if (analysisSpec && record.transcription.length > 0) {
+      const done = await analyseCall(o.services.llm, analysisSpec, record.transcription, { timeoutMs: o.analysisTimeoutMs ?? 20_000 });
+      if (done.error) errors.push(`post-call analysis failed: ${done.error}`);
+      analysis = done.analysis;
+    }
     const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;
@@ -271,6 +282,7 @@ export class ConversationAgent implements CallAgent {
         ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
+        ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },
     };
