@@ -97,7 +97,7 @@ const FOLD_EVERY_BATCHES = 10;
 const DEMO_MERCHANTS = ['Demo Clinic', 'Demo Store'];
 const DEMO_TEMPLATES = ['demo_appointment_reminder', 'demo_payment_reminder', 'demo_feedback_survey'];
 
-/** A small valid flow (see src/templates/flow.ts) for the demo templates. */
+/** A small valid flow (see src/voice/flow/schema.ts) for the demo templates. */
 function demoFlow(name: string) {
   return {
     initial_node: 'greet',

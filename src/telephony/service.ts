@@ -12,7 +12,7 @@ import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
-import type { TelephonySettings } from './settings.js';
+import type { TelephonySettings } from '../config/telephony.js';
 
 export interface TelephonyDeps {
   settings: TelephonySettings;

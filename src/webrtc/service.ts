@@ -22,7 +22,7 @@ import type { CallAgent } from '../voice/index.js';
 import { InvalidOfferError } from './peer.js';
 import { findLeadInScope, isWebRtcMode, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
 import { WebRtcSession } from './session.js';
-import type { WebRtcSettings } from './settings.js';
+import type { WebRtcSettings } from '../config/webrtc.js';
 import type { IceServer } from './wrtc.js';
 
 export interface WebRtcDeps {
