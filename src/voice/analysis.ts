@@ -7,6 +7,7 @@
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import type { FieldError } from '../lib/errors.js';
 import type { ChatMessage, LLM } from './services.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -64,6 +65,36 @@ export function fieldSchemaErrors(fields: Record<string, unknown>): Array<{ fiel
     } catch (err) {
       errors.push({ field, message: (err as Error).message });
     }
+  }
+  return errors;
+}
+
+const ANALYSIS_KEYS = ['summary', 'fields', 'success_criteria'];
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Checks a template's `post_call_analysis` (at `path`): each problem with its JSON pointer. */
+export function validateAnalysisSpec(value: unknown, path: string): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!isObject(value)) return [{ path, message: 'must be an object with summary, fields and/or success_criteria' }];
+  for (const key of Object.keys(value)) if (!ANALYSIS_KEYS.includes(key)) errors.push({ path: `${path}/${key}`, message: `is not a known field (known: ${ANALYSIS_KEYS.join(', ')})` });
+  if (value.summary !== undefined && typeof value.summary !== 'boolean') errors.push({ path: `${path}/summary`, message: 'must be a boolean' });
+  if (value.success_criteria !== undefined && (typeof value.success_criteria !== 'string' || value.success_criteria.trim() === '')) {
+    errors.push({ path: `${path}/success_criteria`, message: 'must be a text that is not blank' });
+  }
+  if (value.fields !== undefined) {
+    if (!isObject(value.fields) || Object.keys(value.fields).length === 0) errors.push({ path: `${path}/fields`, message: 'must be an object of at least one JSON-schema property' });
+    else {
+      for (const [name, schema] of Object.entries(value.fields)) {
+        const at = `${path}/fields/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) errors.push({ path: at, message: 'must be a name of letters, digits and _ (starting with a letter or _)' });
+        if (!isObject(schema) || typeof schema.type !== 'string') errors.push({ path: at, message: 'must be a JSON-schema object with a type, e.g. {"type": "string", "description": "..."}' });
+        else if (typeof schema.description !== 'string' || schema.description.trim() === '') errors.push({ path: `${at}/description`, message: 'is required: it tells the LLM what to fill in' });
+      }
+      for (const e of fieldSchemaErrors(value.fields)) errors.push({ path: `${path}/fields/${e.field}`, message: `is not a valid JSON schema: ${e.message}` });
+    }
+  }
+  if (errors.length === 0 && value.summary !== true && value.fields === undefined && value.success_criteria === undefined) {
+    errors.push({ path, message: 'asks for nothing: set summary: true, fields, or success_criteria' });
   }
   return errors;
 }

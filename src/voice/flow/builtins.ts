@@ -8,7 +8,7 @@
  *   again then, inside its calling window.
  */
 import { DateTime } from 'luxon';
-import type { BuiltinFunction, FlowFunction } from '../../templates/index.js';
+import type { BuiltinFunction, FlowFunction } from './schema.js';
 import { DTMF_SEQUENCE } from '../../lib/tones.js';
 
 /** The outcome of a call the callee opted out of. */

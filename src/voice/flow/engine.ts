@@ -12,7 +12,7 @@
  * post_action `function` (the previous node already answered). A node reached by a function call
  * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
-import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
+import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';

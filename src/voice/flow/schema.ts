@@ -20,6 +20,7 @@
  */
 import { Type, type Static } from 'typebox';
 import type { FieldError } from '../../lib/errors.js';
+import { validateAnalysisSpec } from '../analysis.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -111,8 +112,25 @@ export const FlowNodeSchema = Type.Object(
   open,
 );
 
+export const PostCallAnalysisSchema = Type.Object(
+  {
+    summary: Type.Optional(Type.Boolean({ description: 'Ask for a summary of the call' })),
+    fields: Type.Optional(
+      Type.Record(Type.String(), Type.Object({ type: Type.String(), description: Type.String() }, open), {
+        description: 'Values to fill from the conversation, as JSON-schema properties with descriptions, e.g. {"delivery_date": {"type": "string", "format": "date", "description": "..."}}',
+      }),
+    ),
+    success_criteria: Type.Optional(Type.String({ description: 'What makes the call a success; the analysis says whether it was (success) and why (reason)' })),
+  },
+  { ...open, description: 'After each conversation, one LLM request over the transcript fills these (metaData.analysis, the webhook\'s analysis)' },
+);
+
 export const FlowSchema = Type.Object(
-  { initial_node: Type.String({ description: 'Name of the first node' }), nodes: Type.Array(FlowNodeSchema) },
+  {
+    initial_node: Type.String({ description: 'Name of the first node' }),
+    nodes: Type.Array(FlowNodeSchema),
+    post_call_analysis: Type.Optional(PostCallAnalysisSchema),
+  },
   { ...open, description: 'The conversation: nodes as in pipecat-flows. Unknown fields are refused on write.' },
 );
 
@@ -124,7 +142,7 @@ export type FlowAction = Static<typeof FlowActionSchema>;
 export type FlowNode = Static<typeof FlowNodeSchema>;
 export type Flow = Static<typeof FlowSchema>;
 
-const FLOW_KEYS = ['initial_node', 'nodes'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'post_call_analysis'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -236,6 +254,7 @@ export function validateFlow(flow: unknown): FieldError[] {
   const path = '/flow';
   if (!r.object(path, flow, 'an object with initial_node and nodes')) return r.errors;
   r.knownKeys(path, flow, FLOW_KEYS);
+  if (has(flow, 'post_call_analysis')) for (const e of validateAnalysisSpec(flow.post_call_analysis, `${path}/post_call_analysis`)) r.add(e.path, e.message);
 
   const nodes = has(flow, 'nodes') ? flow.nodes : undefined;
   const nodeNames: string[] = [];
