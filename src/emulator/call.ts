@@ -89,6 +89,7 @@ export class Call {
       dtmfReceived: '',
       dtmfEvents: [],
       beepsAtMs: [],
+      voicedAfterBeepMs: 0,
       received: {
         get pcm() {
           return audio.received.value;

@@ -97,7 +97,11 @@ export class Callee {
 
   /** Dialer's audio, as it is played to the callee. */
   heard(pcm: Int16Array, voiced: boolean): void {
-    if (voiced) this.lastVoiceAt = Date.now();
+    if (voiced) {
+      this.lastVoiceAt = Date.now();
+      this.call.firstVoiceAtMs ??= this.line.sinceAnswerMs();
+      if (this.call.beepsAtMs.length > 0) this.call.voicedAfterBeepMs += (pcm.length * 1000) / 8000;
+    }
     this.inband.push(pcm);
   }
 

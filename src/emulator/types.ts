@@ -74,6 +74,10 @@ export interface EmulatedCall {
   dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband'; atMs: number }>;
   /** When the callee's beep steps ended, in ms since the call was answered. */
   beepsAtMs: number[];
+  /** When the callee first heard Dialer speak (voiced audio), in ms since the call was answered. */
+  firstVoiceAtMs?: number;
+  /** How much of Dialer's speech the callee heard after its (last) beep ended, in ms. */
+  voicedAfterBeepMs: number;
   /** Number Dialer dialled/redirected/transferred to. */
   redirectedTo?: string;
   streamUrl?: string;
