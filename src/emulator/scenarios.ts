@@ -11,10 +11,10 @@ export type CalleeKind =
   | { kind: 'voicemail'; greeting?: string; beep?: { hz?: number; ms?: number } | false; recordMs?: number; hangupBeforeBeep?: boolean }
   /** A phone menu: its prompt, then it waits for `keys`; when they come it says `then`, else it repeats the prompt once and hangs up. */
   | { kind: 'menu'; prompt?: string; keys: string; then?: string; timeoutMs?: number }
-  /** A person who asks not to be called again, hears Dialer out and hangs up. */
-  | { kind: 'opt_out'; says?: string }
-  /** A person who answers, says each line after Dialer has spoken, and hangs up. */
-  | { kind: 'person'; says?: string[] }
+  /** A person who asks not to be called again, hears Dialer out and hangs up (waiting at most `listenMs` for Dialer each time, default 15 s). */
+  | { kind: 'opt_out'; says?: string; listenMs?: number }
+  /** A person who answers, says each line after Dialer has spoken (waiting at most `listenMs`, default 15 s), and hangs up. */
+  | { kind: 'person'; says?: string[]; listenMs?: number }
   | { kind: 'busy' }
   | { kind: 'no_answer' }
   /** Steps given by hand. */
@@ -50,14 +50,19 @@ export function calleeScript(kind: CalleeKind): CalleeScript {
         ],
         maxSeconds: 90,
       };
-    case 'opt_out':
-      return { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: kind.says ?? OPT_OUT }, { waitForAudio: 15_000 }, { hangup: true }], maxSeconds: 60 };
-    case 'person':
+    case 'opt_out': {
+      const listen = kind.listenMs ?? 15_000;
+      return { answer: 'answer', steps: [{ waitForAudio: listen }, { say: kind.says ?? OPT_OUT }, { waitForAudio: listen }, { hangup: true }], maxSeconds: Math.max(60, (3 * listen) / 1000) };
+    }
+    case 'person': {
+      const listen = kind.listenMs ?? 15_000;
+      const lines = kind.says ?? ['Hello? Yes, this is me.', 'Thank you, goodbye.'];
       return {
         answer: 'answer',
-        steps: [...(kind.says ?? ['Hello? Yes, this is me.', 'Thank you, goodbye.']).flatMap((line): CalleeStep[] => [{ waitForAudio: 15_000 }, { say: line }]), { waitForAudio: 15_000 }, { hangup: true }],
-        maxSeconds: 90,
+        steps: [...lines.flatMap((line): CalleeStep[] => [{ waitForAudio: listen }, { say: line }]), { waitForAudio: listen }, { hangup: true }],
+        maxSeconds: Math.max(90, ((lines.length + 2) * listen) / 1000),
       };
+    }
     case 'busy':
       return { answer: 'busy' };
     case 'no_answer':

@@ -125,6 +125,9 @@ function scripted(kind: CalleeKind): string {
   return n;
 }
 
+/** How long a callee waits for the agent's words: long, so that a loaded machine's slow turn is not taken for silence. */
+const LISTEN_MS = 60_000;
+
 const simpleFlow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Say hello to {customer_name}.' }] }] };
 const MESSAGE = 'Hi {customer_name}, this is Acme about order {order_id}. Please call us back. Goodbye.';
 const GREETING = 'Hi, you have reached Ana. Please leave a message after the tone.';
@@ -266,7 +269,7 @@ describe('keypad navigation', () => {
 describe('opt-out', () => {
   it('the callee asks not to be called again: OPTED_OUT, blacklisted, the webhook says so, and the queued lead for the number is not dialled', async () => {
     const template = await campaign('PROVIDER_A', { initial_node: 'offer', nodes: [{ node_name: 'offer', task_messages: [{ role: 'system', content: 'Offer {customer_name} the upgrade.' }] }] });
-    const to = scripted({ kind: 'opt_out', says: 'Please do not call me again.' });
+    const to = scripted({ kind: 'opt_out', says: 'Please do not call me again.', listenMs: LISTEN_MS });
     ai.chat.push({ text: 'Hi Ana, would you like the upgrade?' }, { tools: [{ name: 'opt_out', arguments: { reason: 'asked not to be called again' } }] }, { text: 'Understood, we will not call you again. Goodbye.' });
     ai.transcripts.push('Please do not call me again.');
     const first = await push(template, { customer_mobile_number: to, customer_name: 'Ana' });
@@ -307,7 +310,7 @@ describe('post-call analysis', () => {
 
   it('fills the fields after the call, validated, into metaData.analysis and the reporting webhook', async () => {
     const template = await campaign('PROVIDER_A', flow);
-    const to = scripted({ kind: 'person', says: ['The fourteenth of March, please.'] });
+    const to = scripted({ kind: 'person', says: ['The fourteenth of March, please.'], listenMs: LISTEN_MS });
     ai.transcripts.push('The fourteenth of March, please.');
     ai.chat.push({ text: 'Hi Ana, when shall we deliver?' }, { tools: [{ name: 'date_agreed', arguments: {} }] }, { tools: [{ name: 'record_analysis', arguments: ANALYSIS }] });
     const id = await push(template, { customer_mobile_number: to, customer_name: 'Ana' });
@@ -323,7 +326,7 @@ describe('post-call analysis', () => {
 
   it('an LLM failure leaves the outcome alone and is recorded', async () => {
     const template = await campaign('PROVIDER_A', flow);
-    const to = scripted({ kind: 'person', says: ['The fourteenth of March, please.'] });
+    const to = scripted({ kind: 'person', says: ['The fourteenth of March, please.'], listenMs: LISTEN_MS });
     ai.transcripts.push('The fourteenth of March, please.');
     // The client tries a failing LLM twice: both fail.
     ai.chat.push({ text: 'Hi Ana, when shall we deliver?' }, { tools: [{ name: 'date_agreed', arguments: {} }] }, { status: 500, error: 'model overloaded' }, { status: 500, error: 'model overloaded' });
@@ -355,7 +358,7 @@ describe('a requested callback', () => {
       },
       { max_retry: 2 },
     );
-    const to = scripted({ kind: 'person', says: ['Not now, call me back later.'] });
+    const to = scripted({ kind: 'person', says: ['Not now, call me back later.'], listenMs: LISTEN_MS });
     const callbackAt = new Date(Date.now() + 30_000);
     ai.transcripts.push('Not now, call me back later.', 'Not now, call me back later.');
     ai.chat.push(
