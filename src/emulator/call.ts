@@ -2,8 +2,9 @@
  * One emulated call: ringing, the script's answer, the status callbacks, fetching and following
  * Dialer's markup (TwiML, Plivo XML, Exotel Voicebot JSON), the media stream and the end.
  */
-import { Callee, speech } from './callee.js';
-import { MediaLeg, PcmBuffer, type CallAudio } from './media.js';
+import { PcmBuffer, speech, type CallAudio } from './audio.js';
+import { Callee } from './callee.js';
+import { MediaLeg } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
 import { deliver, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
 import { answerParams, finalCallback, signing, statusEvent } from './callbacks.js';
@@ -120,6 +121,7 @@ export class Call {
       hangup: () => void this.finish('completed', 'callee'),
       log: (m) => this.log(m),
       sinceAnswerMs: () => (this.answeredAt ? Date.now() - this.answeredAt.getTime() : 0),
+      voice: this.ctx.options.voice,
     });
   }
 
@@ -268,7 +270,7 @@ export class Call {
     let beep = false;
     for (const step of steps) {
       this.stepsPlayed++;
-      if ('say' in step) await sleep(((await speech(step.say)).length * 1000) / 8000);
+      if ('say' in step) await sleep(((await speech(step.say, this.ctx.options.voice)).length * 1000) / 8000);
       else if ('wait' in step) await sleep(step.wait);
       else if ('beep' in step) {
         await sleep(step.beep.ms ?? 600);

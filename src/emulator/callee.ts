@@ -4,23 +4,11 @@
  * opens a new stream and the callee carries on). What it says goes out through whichever stream is
  * live; what Dialer plays is heard here, including keypad tones played in-band.
  */
-import { synthesize } from '../lib/audio.js';
+import type { LocalVoice } from '../lib/speech.js';
 import { DtmfDetector } from '../lib/tones.js';
+import { speech } from './audio.js';
 import type { CalleeStep, EmulatedCall } from './types.js';
 import { sleep } from './util.js';
-
-/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
-const spoken = new Map<string, Promise<Int16Array>>();
-export function speech(text: string): Promise<Int16Array> {
-  let pcm = spoken.get(text);
-  if (!pcm) {
-    pcm = synthesize(text, { sampleRateHz: 8000 });
-    pcm.catch(() => spoken.delete(text));
-    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
-    spoken.set(text, pcm);
-  }
-  return pcm;
-}
 
 /** A steady tone at 8 kHz. */
 export function beepTone(hz = 1000, ms = 600): Int16Array {
@@ -42,6 +30,8 @@ export interface CalleeLine {
   log(m: string): void;
   /** Ms since the call was answered. */
   sinceAnswerMs(): number;
+  /** The callee's voice (default: the local voice's). */
+  voice?: LocalVoice | undefined;
 }
 
 export class Callee {
@@ -168,7 +158,7 @@ export class Callee {
   private async run(steps: CalleeStep[]): Promise<void> {
     for (const step of steps) {
       if (this.stopped) return;
-      if ('say' in step) await this.say(await speech(step.say));
+      if ('say' in step) await this.say(await speech(step.say, this.line.voice));
       else if ('beep' in step) {
         await this.say(beepTone(step.beep.hz, step.beep.ms));
         this.call.beepsAtMs.push(this.line.sinceAnswerMs());

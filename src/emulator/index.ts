@@ -1,7 +1,7 @@
 /**
  * The provider emulator: a local server that plays Twilio (PROVIDER_A), Exotel (PROVIDER_B) and
  * Plivo (PROVIDER_C) toward Dialer, with their real REST APIs, signed callbacks, markup and media
- * streams, and a scripted callee on the other end (espeak-ng speech, DTMF, hangups). Tests and the
+ * streams, and a scripted callee on the other end (the local voice, DTMF, hangups). Tests and the
  * offline demo run whole calls on one machine with it.
  *
  *   const emu = await startEmulator({ dialerUrl, twilio: {...}, plivo: {...}, exotel: {...} });
@@ -12,6 +12,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { warmUp } from '../lib/speech.js';
+import { speech } from './audio.js';
 import { Call, type CallContext, type CallSetup } from './call.js';
 import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
@@ -102,6 +104,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
   flowUrl = `${url}/exotel/flow`;
+  // The callees' lines are made ahead, so a callee speaks the moment its stream opens.
+  const prepareLines = (script: CalleeScript | undefined) => {
+    for (const step of script?.steps ?? []) if ('say' in step) void speech(step.say, options.voice).catch(() => undefined);
+  };
+  warmUp(options.voice);
+  prepareLines(options.defaultScript);
 
   return {
     url,
@@ -109,6 +117,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     calls: records,
     script(number, script) {
       scripts.set(number, script);
+      prepareLines(script);
     },
     nextCall(predicate = () => true, timeoutMs = 10_000) {
       const hit = records.find(predicate);

@@ -7,37 +7,12 @@
  */
 import WebSocket from 'ws';
 import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
+import { clock, type CallAudio } from './audio.js';
 import { Callee, FRAME } from './callee.js';
 import type { EmulatedCall, EmulatedProvider } from './types.js';
 import { twilioId, uuid } from './util.js';
 
 const FRAME_MS = 20;
-
-/** Growing PCM kept as chunks; `value` concatenates (cached). */
-export class PcmBuffer {
-  private chunks: Int16Array[] = [];
-  private cache: Int16Array | undefined = new Int16Array(0);
-  push(pcm: Int16Array): void {
-    if (pcm.length === 0) return;
-    this.chunks.push(pcm);
-    this.cache = undefined;
-  }
-  get value(): Int16Array {
-    if (!this.cache) {
-      const total = this.chunks.reduce((n, c) => n + c.length, 0);
-      this.cache = new Int16Array(total);
-      let at = 0;
-      for (const c of this.chunks) (this.cache.set(c, at), (at += c.length));
-      this.chunks = [this.cache];
-    }
-    return this.cache;
-  }
-}
-
-export interface CallAudio {
-  received: PcmBuffer;
-  sent: PcmBuffer;
-}
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -55,28 +30,6 @@ export interface LegOptions {
 }
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
-
-/**
- * One clock for every live leg: a 10 ms timer per call would be a hundred timers for a hundred
- * calls, each waking the event loop on its own. Each leg still counts its frames from its own start.
- */
-const clock = {
-  legs: new Set<{ tick(): void }>(),
-  timer: undefined as NodeJS.Timeout | undefined,
-  add(leg: { tick(): void }): void {
-    this.legs.add(leg);
-    this.timer ??= setInterval(() => {
-      for (const l of this.legs) l.tick();
-    }, 10);
-  },
-  remove(leg: { tick(): void }): void {
-    this.legs.delete(leg);
-    if (this.legs.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  },
-};
 
 export class MediaLeg {
   readonly streamSid: string;

@@ -11,8 +11,10 @@ import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
+import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
 import { KeySender } from './keys.js';
+import { StreamReplacement } from './replacement.js';
 import {
   TELEPHONY_SAMPLE_RATE_HZ,
   type AnswerInfo,
@@ -84,8 +86,8 @@ export class CallSession {
   private mediaDone: Promise<{ result?: ConversationResult; recordingUrl?: string }> | undefined;
   /** Settles when the media stream is over for good (not when one is replaced by the next). */
   private readonly streamOver = deferred<void>();
-  /** Set while the provider replaces the stream (Twilio plays keys between two streams); settles when the next one starts. */
-  private replacing: ReturnType<typeof deferred<void>> | undefined;
+  /** Awaited while the provider replaces the stream (Twilio plays keys between two streams). */
+  private readonly replacing = new StreamReplacement();
   private readonly keys = new KeySender(this);
   private readonly settled = deferred<CallEnd>();
   private readonly reached = deferred<void>();
@@ -181,7 +183,7 @@ export class CallSession {
    */
   attach(ws: WebSocket): boolean {
     if (this.finishing || this.endKind !== undefined) return false;
-    if (this.ws && !this.replacing) return false;
+    if (this.ws && !this.replacing.awaited) return false;
     this.ws = ws;
     this.serializer = this.kit.serializer();
     ws.on('message', (data, isBinary) => {
@@ -196,8 +198,7 @@ export class CallSession {
       switch (event.type) {
         case 'start':
           this.providerCallId ??= event.callSid;
-          this.replacing?.resolve();
-          this.replacing = undefined;
+          this.replacing.settle();
           this.startConversation();
           break;
         case 'audio':
@@ -225,7 +226,7 @@ export class CallSession {
   /** A stream ended: the call's media is over, unless the provider is replacing the stream. */
   private streamStopped(ws: WebSocket): void {
     if (ws !== this.ws) return;
-    if (this.replacing) {
+    if (this.replacing.awaited) {
       // Audio queued on the old stream is dropped with it.
       this.ws = undefined;
       for (const resolve of this.pendingPlays.values()) resolve('cleared');
@@ -241,24 +242,10 @@ export class CallSession {
    * (the call's media is then over).
    */
   async awaitReplacement(replace: () => Promise<void>, timeoutMs: number): Promise<boolean> {
-    const next = deferred<void>();
-    this.replacing = next;
-    try {
-      await replace();
-    } catch (err) {
-      if (this.replacing === next) this.replacing = undefined;
-      throw err;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const came = await Promise.race([next.promise.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
-    clearTimeout(timer);
-    if (!came && this.replacing === next) {
-      this.replacing = undefined;
-      if (!this.ws) this.streamOver.resolve();
-    }
+    const came = await this.replacing.expect(replace, timeoutMs);
+    if (!came && !this.ws) this.streamOver.resolve();
     return came;
   }
-
 
   private startConversation(): void {
     if (this.conversation) return;
@@ -279,7 +266,7 @@ export class CallSession {
       signal: this.callOver.signal,
       play(pcm) {
         if (session.callOver.signal.aborted) return Promise.resolve('ended' as const);
-        if (!session.ws) return Promise.resolve(session.replacing ? ('cleared' as const) : ('ended' as const));
+        if (!session.ws) return Promise.resolve(session.replacing.awaited ? ('cleared' as const) : ('ended' as const));
         for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
         session.recorder?.played(pcm);
         const name = `play-${++session.markSeq}`;
@@ -330,8 +317,7 @@ export class CallSession {
 
   private closeMedia(code: number, reason: string): void {
     // Closed from our side (or the call ended): no replacement is awaited any more.
-    this.replacing?.resolve();
-    this.replacing = undefined;
+    this.replacing.settle();
     if (this.ws && this.ws.readyState <= 1) this.ws.close(code, reason);
     else if (this.mediaDone) this.streamOver.resolve();
   }
@@ -394,35 +380,16 @@ export class CallSession {
   }
 
   private outcome(media: { result?: ConversationResult; recordingUrl?: string } | undefined): CallEnd {
-    const meta = { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}), ...this.keys.record() };
-    if (this.answeredBy === 'machine' && !media?.result) return { kind: 'voicemail', durationSeconds: this.durationSeconds };
-    if (media?.result) {
-      const transferred = this.transferTo !== undefined;
-      return {
-        kind: 'completed',
-        outcome: transferred ? 'TRANSFERRED' : media.result.outcome,
-        durationSeconds: this.durationSeconds ?? Math.round(this.recorder?.seconds ?? 0),
-        metaData: { ...media.result.metaData, ...meta, ...(transferred ? { transferred_to: this.transferTo } : {}) },
-        recordingUrl: media.recordingUrl,
-        sentiment: media.result.sentiment,
-        cost: media.result.cost,
-        traceScores: media.result.traceScores,
-      };
-    }
-    if (this.failure) return { kind: 'error', error: this.failure };
-    switch (this.endKind) {
-      case 'busy':
-      case 'no_answer':
-      case 'failed':
-        return { kind: this.endKind, error: this.reason, durationSeconds: this.durationSeconds };
-      case 'voicemail':
-        return { kind: 'voicemail', durationSeconds: this.durationSeconds };
-      case 'canceled':
-        return { kind: 'no_answer', error: this.reason ?? 'the call was canceled before it was answered' };
-      case 'completed':
-        return { kind: 'error', error: 'the call was answered but its media stream never connected' };
-      default:
-        return { kind: 'error', error: 'the call ended without a final status from the provider' };
-    }
+    return callEnd({
+      answeredBy: this.answeredBy,
+      media,
+      transferTo: this.transferTo,
+      durationSeconds: this.durationSeconds,
+      spokenSeconds: this.recorder?.seconds,
+      failure: this.failure,
+      endKind: this.endKind,
+      reason: this.reason,
+      meta: { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}), ...this.keys.record() },
+    });
   }
 }

@@ -1,7 +1,8 @@
 /** Keypad tones (DTMF): made for every key, heard back in order through line noise and mu-law. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeMulaw, encodeMulaw, synthesize } from '../../src/lib/audio.js';
+import { decodeMulaw, encodeMulaw } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { prng } from '../../src/lib/random.js';
 import { DtmfDetector, dtmfTones } from '../../src/lib/tones.js';
 

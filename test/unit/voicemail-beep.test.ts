@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { decodeMulaw, encodeMulaw, synthesize } from '../../src/lib/audio.js';
+import { decodeMulaw, encodeMulaw } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { prng } from '../../src/lib/random.js';
 import { dtmfTones } from '../../src/lib/tones.js';
 import { BeepDetector } from '../../src/voice/voicemail/beep.js';

@@ -8,7 +8,8 @@
  *   again then, inside its calling window.
  */
 import { DateTime } from 'luxon';
-import type { BuiltinFunction, FlowFunction } from './schema.js';
+import type { BuiltinFunction, FlowFunction, FlowNode } from './schema.js';
+import type { ToolSpec } from '../services.js';
 import { DTMF_SEQUENCE } from '../../lib/tones.js';
 
 /** The outcome of a call the callee opted out of. */
@@ -111,4 +112,27 @@ export async function runBuiltin(name: BuiltinFunction, args: Record<string, unk
 
 function failed(error: string): BuiltinOutcome {
   return { result: { ok: false, error }, error };
+}
+
+/** A node's functions as the LLM sees them, by name (built-ins resolved). */
+export type NodeFunctions = Map<string, { fn: FlowFunction; builtin: boolean }>;
+
+/** The node's functions with the built-ins resolved, and opt_out when the configuration offers it everywhere (`optOut`). */
+export function nodeFunctions(node: FlowNode, optOut: boolean, deps: BuiltinDeps): NodeFunctions {
+  const functions: NodeFunctions = new Map();
+  for (const f of node.functions ?? []) {
+    const builtin = f.type === 'builtin';
+    functions.set(f.name, { fn: builtin ? builtinFunction(f.name as BuiltinFunction, f, deps) : f, builtin });
+  }
+  if (optOut && !functions.has('opt_out')) functions.set('opt_out', { fn: builtinFunction('opt_out', undefined, deps), builtin: true });
+  return functions;
+}
+
+/** The tools the LLM is offered for these functions. */
+export function toolsOf(functions: NodeFunctions): ToolSpec[] {
+  return [...functions.values()].map(({ fn: f }) => ({
+    name: f.name,
+    ...(f.description ? { description: f.description } : {}),
+    parameters: { type: 'object', properties: f.properties ?? {}, required: f.required ?? [] },
+  }));
 }

@@ -16,8 +16,9 @@ import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from '
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
-import { builtinFunction, CALLBACK_REQUESTED, runBuiltin, type BuiltinDeps } from './builtins.js';
+import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
 import { runHook } from './hooks.js';
+import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
@@ -25,7 +26,6 @@ export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
 /** LLM replies with tool calls per turn; beyond it the loop is cut (a model calling tools forever). */
 export const MAX_TOOL_ROUNDS = 3;
-const E164 = /^\+[1-9]\d{6,14}$/;
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type Line = FlowRecord['transcription'][number];
@@ -44,7 +44,7 @@ export class FlowEngine implements FlowSession {
   private readonly context: ChatMessage[] = [];
   private tools: ToolSpec[] = [];
   /** The current node's functions as the LLM sees them (built-ins resolved), by name. */
-  private functions = new Map<string, { fn: FlowFunction; builtin: boolean }>();
+  private functions: NodeFunctions = new Map();
   private ended = false;
   /** The conversation ends after the agent's next reply, with this outcome (opt_out). */
   private endAfterReply: string | undefined;
@@ -172,10 +172,10 @@ export class FlowEngine implements FlowSession {
     const entry = ++this.entries;
     const left = () => this.ended || this.entries !== entry;
     this.record.node_traversal.push(node.node_name);
-    this.functions = this.functionsOf(node);
+    this.functions = nodeFunctions(node, this.deps.optOut === true, this.builtinDeps);
     yield* this.actions(node.pre_actions ?? [], signal, how !== 'action');
     if (left()) return;
-    this.offer();
+    this.tools = toolsOf(this.functions);
     if (node.role_messages?.length) this.roleMessages = node.role_messages.map((m) => ({ role: m.role, content: this.fill(m.content) }) as ChatMessage);
     for (const m of node.task_messages) this.context.push({ role: m.role, content: this.fill(m.content) } as ChatMessage);
     const respondNow = node.respond_immediately ?? how !== 'action';
@@ -204,26 +204,6 @@ export class FlowEngine implements FlowSession {
         else if (outcome.transition) yield* this.enter(outcome.transition, signal, respondAfter ? 'initial' : 'action');
       }
     }
-  }
-
-  /** The node's functions with the built-ins resolved, and opt_out when the configuration offers it everywhere. */
-  private functionsOf(node: FlowNode): Map<string, { fn: FlowFunction; builtin: boolean }> {
-    const functions = new Map<string, { fn: FlowFunction; builtin: boolean }>();
-    for (const f of node.functions ?? []) {
-      const builtin = f.type === 'builtin';
-      functions.set(f.name, { fn: builtin ? builtinFunction(f.name as BuiltinFunction, f, this.builtinDeps) : f, builtin });
-    }
-    if (this.deps.optOut && !functions.has('opt_out')) functions.set('opt_out', { fn: builtinFunction('opt_out', undefined, this.builtinDeps), builtin: true });
-    return functions;
-  }
-
-  /** The tools the LLM is offered in this node. */
-  private offer(): void {
-    this.tools = [...this.functions.values()].map(({ fn: f }) => ({
-      name: f.name,
-      ...(f.description ? { description: f.description } : {}),
-      parameters: { type: 'object', properties: f.properties ?? {}, required: f.required ?? [] },
-    }));
   }
 
   private async *transfer(to: string): AsyncGenerator<AgentAction> {
@@ -398,7 +378,7 @@ export class FlowEngine implements FlowSession {
     const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
     if (fn.transfer_to_number) {
       const to = this.fill(fn.transfer_to_number, args);
-      if (E164.test(to)) record.transfer_to = to;
+      if (isE164(to)) record.transfer_to = to;
       else {
         record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
         this.record.errors.push(`${fn.name}: ${record.error}`);
