@@ -48,6 +48,10 @@ export interface FlowRecord {
   errors: string[];
   /** Set by end_conversation (or the node's `outcome` when the call ends in it). */
   outcome?: string;
+  /** The callee asked not to be called again (the built-in opt_out). */
+  opted_out?: { reason?: string; at: string };
+  /** The callee chose a time to be called back (the built-in schedule_callback); `at` in UTC. */
+  callback?: { at: string; requested: string; reason?: string };
   /** Every token the LLM was asked for and produced, cancelled speculative replies included. */
   usage: FlowUsage;
 }
@@ -94,6 +98,12 @@ export interface FlowDeps {
   now?: () => Date;
   /** The OpenTelemetry context of the turn being run: parent of its `llm` and `hook` spans (none: not traced). */
   traceParent?: () => Context | undefined;
+  /** Offer the built-in opt_out function in every node. */
+  optOut?: boolean;
+  /** Plays keys on the call (the built-in send_dtmf); undefined where keys cannot be pressed. */
+  sendDigits?: (digits: string) => Promise<void>;
+  /** The call's calling-window zone: callback times without an offset are read in it (default UTC). */
+  timeZone?: string;
 }
 
 export type CreateFlowSession = (flow: Flow, deps: FlowDeps) => FlowSession;
