@@ -134,7 +134,11 @@ export async function analyseCall(
   options: { timeoutMs: number },
 ): Promise<{ analysis?: Analysis; error?: string }> {
   const schema = analysisSchema(spec);
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  // A timer of our own, not AbortSignal.timeout(): that one is unref'd, so the wait it bounds
+  // would not keep the process alive by itself.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+  const signal = deadline.signal;
   let text = '';
   let args: string | undefined;
   try {
@@ -144,6 +148,8 @@ export async function analyseCall(
     }
   } catch (err) {
     return { error: signal.aborted ? `the LLM did not answer within ${options.timeoutMs} ms` : `the LLM failed: ${(err as Error).message}` };
+  } finally {
+    clearTimeout(timer);
   }
   let answer: unknown;
   try {
