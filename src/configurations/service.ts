@@ -80,6 +80,9 @@ function fieldErrors(input: CreateConfigurationBody, outbound: OutboundPolicy): 
       errors.push({ path: '/rate_limit_window_seconds', message: 'is required when rate_limit_enabled is true' });
     }
   }
+  if (input.voicemail_action === 'leave_message' && (input.voicemail_message == null || input.voicemail_message.trim() === '')) {
+    errors.push({ path: '/voicemail_message', message: 'is required when voicemail_action is leave_message (the words left on the machine)' });
+  }
   const names = new Set<string>();
   input.pre_checks.forEach((check, i) => {
     if (names.has(check.name)) errors.push({ path: `/pre_checks/${i}/name`, message: `${JSON.stringify(check.name)} is used twice` });
@@ -209,6 +212,12 @@ export class ConfigurationsService {
       rate_limit_whitelist: input.rate_limit_whitelist,
       pre_checks: input.pre_checks,
       service_callback_url: input.service_callback_url ?? null,
+      voicemail_action: input.voicemail_action,
+      voicemail_message: input.voicemail_message ?? null,
+      opt_out_enabled: input.opt_out_enabled,
+      retry_policy: input.retry_policy ?? null,
+      window_timezone: input.window_timezone,
+      max_calls_per_number_per_day: input.max_calls_per_number_per_day ?? null,
     };
   }
 }

@@ -17,6 +17,7 @@ import { AppError, badRequest, forbidden, unprocessable, type FieldError } from 
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
+import { DTMF_SEQUENCE } from '../lib/tones.js';
 import { promptVariables } from '../templates/index.js';
 import type { NewLead } from './repository.js';
 import { PushBody, pushValidationStatus } from './schema.js';
@@ -148,6 +149,10 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     .map((v) => ({ path: `/payload/${v}`, message: `is required: template ${template.name} uses {${v}}` }));
   const phone = payload.customer_mobile_number as string | undefined;
   if (phone !== undefined && !isE164(phone)) errors.unshift({ path: '/payload/customer_mobile_number', message: E164_HINT });
+  const digits = payload.dial_digits;
+  if (digits !== undefined && (typeof digits !== 'string' || !DTMF_SEQUENCE.test(digits) || digits.length > 64)) {
+    errors.push({ path: '/payload/dial_digits', message: 'must be the keys to press after the answer: 0-9, * and #, w for a half-second pause (at most 64)' });
+  }
 
   const isPlayground = body.is_playground ?? false;
   const override = isPlayground ? ((body.configurations_override ?? null) as Record<string, unknown> | null) : null;

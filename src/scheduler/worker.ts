@@ -14,6 +14,7 @@ import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/inde
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
+import { leadZone } from '../lib/windows.js';
 import { runPreChecks } from './prechecks.js';
 import {
   finishAttempts,
@@ -302,6 +303,7 @@ export class Scheduler {
         payload: lead.payload,
         executionMode: lead.execution_mode,
         resellerId: lead.reseller_id,
+        ...callOptions(configuration, lead.payload),
         signal: hangUp.signal,
         traceContext: callSpan.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
@@ -346,6 +348,15 @@ export class Scheduler {
       this.hangUp.signal.removeEventListener('abort', onShutdown);
     }
   }
+}
+
+/** What the configuration says about the call's edges: a machine that answers, an opt-out, the lead's zone. */
+function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone'> {
+  return {
+    voicemail: { action: configuration.voicemail_action, ...(configuration.voicemail_message ? { message: configuration.voicemail_message } : {}) },
+    optOut: configuration.opt_out_enabled,
+    timeZone: leadZone(payload, configuration.call_timezone, configuration.window_timezone),
+  };
 }
 
 /** A driver that throws (it should not) still yields an attempt outcome. */

@@ -15,6 +15,8 @@ export {
   HTTP_METHODS,
   MESSAGE_ROLES,
   MAX_HOOK_TIMEOUT_SECONDS,
+  BUILTIN_FUNCTIONS,
+  type BuiltinFunction,
   type Flow,
   type FlowNode,
   type FlowMessage,

@@ -175,7 +175,7 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual({ ...call.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 200, ok: true, durationMs: 0, response: { saved: true, id: 7 } });
     assert.ok(!Number.isNaN(Date.parse(call.at)));
     assert.deepEqual(r.errors, []);
-    assert.deepEqual(r.usage, { promptTokens: 20, completionTokens: 10 });
+    assert.deepEqual(r.usage, { promptTokens: 20, completionTokens: 10, cancelled: { requests: 0, promptTokens: 0, completionTokens: 0 } });
     // Ended: nothing more is said and the LLM is not asked again.
     assert.deepEqual(await collect(flow.userTurn('Hello?', signal)), []);
     assert.deepEqual(await collect(flow.idle(signal)), []);
@@ -380,7 +380,10 @@ describe('flow engine: node entry', () => {
       { llm: new ScriptedLLM([{ text: ['Hi.'] }]), variables: {} },
     );
     await collect(flow.start(new AbortController().signal));
-    assert.deepEqual(flow.nodeSettings, { idleMs: 5000, endOfSpeechMs: 1200 });
+    const { turnTaking, ...settings } = flow.nodeSettings;
+    assert.deepEqual(settings, { idleMs: 5000, endOfSpeechMs: 1200 });
+    // vad.stop_secs: the longest wait of the adaptive end of turn (and the silence of the vad mode).
+    assert.deepEqual([turnTaking.mode, turnTaking.maxWaitMs, turnTaking.silenceMs], ['adaptive', 1200, 1200]);
   });
 
   it('stops when its signal aborts, keeping the words produced for interrupted() to trim', async () => {

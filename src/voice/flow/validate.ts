@@ -3,9 +3,11 @@
  */
 import type { FieldError } from '../../lib/errors.js';
 import { isE164 } from '../../lib/phone.js';
-import { ACTION_TYPES, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateAnalysisSpec } from '../analysis.js';
+import { ACTION_TYPES, BUILTIN_FUNCTIONS, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateTurnTaking } from './turn-taking.js';
 
-const FLOW_KEYS = ['initial_node', 'nodes'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'turn_taking', 'post_call_analysis'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -18,9 +20,11 @@ const NODE_KEYS = [
   'idle_timeout_seconds',
   'idle_prompt',
   'outcome',
+  'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
-const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const BUILTIN_KEYS = ['name', 'type', 'description'];
 const HOOK_KEYS = ['name', 'http_request'];
 const HTTP_REQUEST_KEYS = ['url', 'method', 'headers', 'query_params', 'body', 'timeout'];
 const VAD_KEYS = ['stop_secs'];
@@ -123,6 +127,7 @@ export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string
   const path = '/flow';
   if (!r.object(path, flow, 'an object with initial_node and nodes')) return r.errors;
   r.knownKeys(path, flow, FLOW_KEYS);
+  if (has(flow, 'post_call_analysis')) for (const e of validateAnalysisSpec(flow.post_call_analysis, `${path}/post_call_analysis`)) r.add(e.path, e.message);
 
   const nodes = has(flow, 'nodes') ? flow.nodes : undefined;
   const nodeNames: string[] = [];
@@ -147,6 +152,7 @@ export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string
     });
   }
 
+  if (has(flow, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, flow.turn_taking));
   const initial = r.string(path, flow, 'initial_node', { required: true, nonBlank: true });
   if (initial !== undefined && Array.isArray(nodes) && !nodeNames.includes(initial)) {
     r.add(`${path}/initial_node`, `${show(initial)} is not the name of any node (nodes: ${list(nodeNames)})`);
@@ -187,6 +193,7 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   r.positiveNumber(path, node, 'idle_timeout_seconds');
   r.string(path, node, 'idle_prompt', { nonBlank: true });
   r.string(path, node, 'outcome', { nonBlank: true });
+  if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
 function validateMessages(r: Report, path: string, messages: unknown): void {
@@ -205,6 +212,19 @@ function validateMessages(r: Report, path: string, messages: unknown): void {
 
 /** Returns the function's name when it is valid, for the uniqueness check. */
 function validateFunction(r: Report, path: string, fn: Obj, nodeNames: string[]): string | undefined {
+  const type = r.string(path, fn, 'type');
+  if (type !== undefined && type !== 'builtin') r.add(`${path}/type`, `${show(type)} is not a function type (the one type is builtin; leave it out for your own function)`);
+  if (type === 'builtin') {
+    r.knownKeys(path, fn, BUILTIN_KEYS);
+    const name = r.string(path, fn, 'name', { required: true });
+    r.string(path, fn, 'description');
+    if (name === undefined) return undefined;
+    if (!(BUILTIN_FUNCTIONS as readonly string[]).includes(name)) {
+      r.add(`${path}/name`, `${show(name)} is not a built-in function (${BUILTIN_FUNCTIONS.join(', ')})`);
+      return undefined;
+    }
+    return name;
+  }
   r.knownKeys(path, fn, FUNCTION_KEYS);
   let name = r.string(path, fn, 'name', { required: true });
   if (name !== undefined && !FUNCTION_NAME.test(name)) {
@@ -321,6 +341,8 @@ function validateAction(r: Report, path: string, action: unknown, functions: Map
     const fn = functions.get(name);
     if (!fn) {
       r.add(`${path}/name`, `${show(name)} is not the name of a function of this node (functions: ${list([...functions.keys()])})`);
+    } else if (fn.type === 'builtin') {
+      r.add(`${path}/name`, `${show(name)} is a built-in function, which only the LLM calls (an action cannot)`);
     } else if (Array.isArray(fn.required) && fn.required.length > 0) {
       r.add(`${path}/name`, `${show(name)} has required arguments (${fn.required.map(String).join(', ')}), which an action cannot supply`);
     }
