@@ -283,6 +283,8 @@ describe('opt-out', () => {
     assert.equal(hook.outcome, 'OPTED_OUT');
     const listed = (await admin.get(`/blacklist?reseller_id=${reseller}&phone_number=${encodeURIComponent(to)}`)).body.data;
     assert.deepEqual(listed.map((b: any) => [b.lead_id, b.reason]), [[first, 'asked not to be called again']]);
+    // Listed at the moment the lead finished (the same statement).
+    assert.equal(new Date(listed[0].created_at).getTime(), new Date(lead.call_end_time).getTime());
     const second = await settled(queued, ['FINISHED']);
     assert.deepEqual([second.outcome, second.attempt_count], ['BLACKLISTED', 0]);
     assert.equal(emulator.calls.filter((c) => c.to === to).length, 1);
