@@ -98,6 +98,7 @@ export class Call {
         audioFrames: 0,
         marks: [],
         clears: [],
+        voiced: [],
         frames: [],
       },
       sent: {
@@ -106,6 +107,7 @@ export class Call {
         },
         frames: 0,
         framesLate: 0,
+        timeline: [],
       },
       callbacks: [],
       ended: new Promise<void>((r) => (this.resolveEnded = r)),
@@ -121,6 +123,7 @@ export class Call {
       hangup: () => void this.finish('completed', 'callee'),
       log: (m) => this.log(m),
       sinceAnswerMs: () => (this.answeredAt ? Date.now() - this.answeredAt.getTime() : 0),
+      sinceStreamMs: () => this.leg?.msSinceStart() ?? 0,
       voice: this.ctx.options.voice,
     });
   }

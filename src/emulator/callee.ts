@@ -7,6 +7,7 @@
 import type { LocalVoice } from '../lib/speech.js';
 import { DtmfDetector } from '../lib/tones.js';
 import { speech } from './audio.js';
+import { Hearing } from './hearing.js';
 import type { CalleeStep, EmulatedCall } from './types.js';
 import { sleep } from './util.js';
 
@@ -30,12 +31,19 @@ export interface CalleeLine {
   log(m: string): void;
   /** Ms since the call was answered. */
   sinceAnswerMs(): number;
+  /** Ms since the live media stream started (the zero of the call's timeline). */
+  sinceStreamMs(): number;
   /** The callee's voice (default: the local voice's). */
   voice?: LocalVoice | undefined;
 }
 
+type Labelled = { label: string; fromMs: number; toMs?: number };
+
 export class Callee {
-  private speechQueue: Int16Array[] = [];
+  /** Callee audio still to send, each piece with its timeline entry (when it has one). */
+  private speechQueue: Array<{ pcm: Int16Array; entry?: Labelled }> = [];
+  /** The spans of Dialer's voice on the timeline, and the waits on them. */
+  private readonly hearing: Hearing;
   private speechPos = 0;
   private drained: Array<() => void> = [];
   private digitWaiters = new Set<() => void>();
@@ -51,6 +59,12 @@ export class Callee {
     private readonly line: CalleeLine,
   ) {
     this.inband = new DtmfDetector(8000, (key) => this.inbandKey(key));
+    this.hearing = new Hearing({
+      voiced: call.received.voiced,
+      live: () => !this.stopped,
+      queued: () => line.audioQueued(),
+      nowMs: () => line.sinceStreamMs(),
+    });
   }
 
   /** Runs the script once (the first stream's start); later streams just carry on. */
@@ -69,17 +83,22 @@ export class Callee {
     for (const r of this.digitWaiters) r();
   }
 
-  /** 20 ms of what the callee says now (silence when it is quiet). */
-  nextFrame(): Int16Array {
+  /** 20 ms of what the callee says now (silence when it is quiet); the frame starts at `frameAtMs` on the stream. */
+  nextFrame(frameAtMs: number): Int16Array {
     const out = new Int16Array(FRAME);
     let filled = 0;
     while (filled < FRAME && this.speechQueue.length > 0) {
       const head = this.speechQueue[0]!;
-      const take = Math.min(FRAME - filled, head.length - this.speechPos);
-      out.set(head.subarray(this.speechPos, this.speechPos + take), filled);
+      if (this.speechPos === 0 && head.entry) head.entry.fromMs = frameAtMs + (filled * 20) / FRAME;
+      const take = Math.min(FRAME - filled, head.pcm.length - this.speechPos);
+      out.set(head.pcm.subarray(this.speechPos, this.speechPos + take), filled);
       filled += take;
       this.speechPos += take;
-      if (this.speechPos >= head.length) (this.speechQueue.shift(), (this.speechPos = 0));
+      if (this.speechPos >= head.pcm.length) {
+        if (head.entry) head.entry.toMs = frameAtMs + (filled * 20) / FRAME;
+        this.speechQueue.shift();
+        this.speechPos = 0;
+      }
     }
     if (this.speechQueue.length === 0) for (const r of this.drained.splice(0)) r();
     return out;
@@ -93,6 +112,11 @@ export class Callee {
       if (this.call.beepsAtMs.length > 0) this.call.voicedAfterBeepMs += (pcm.length * 1000) / 8000;
     }
     this.inband.push(pcm);
+  }
+
+  /** The pieces of Dialer's audio played in the 20 ms frame that starts at `fromMs` on the stream. */
+  heardFrame(played: Int16Array[], fromMs: number): void {
+    this.hearing.heard(played, fromMs);
   }
 
   /** Keys Dialer sent by markup or REST. */
@@ -125,9 +149,11 @@ export class Callee {
     return Math.sqrt(sum / Math.max(1, pcm.length)) > VOICE_RMS;
   }
 
-  private async say(pcm: Int16Array): Promise<void> {
+  private async say(pcm: Int16Array, label?: string): Promise<void> {
     if (this.stopped) return;
-    this.speechQueue.push(pcm);
+    const entry = label === undefined ? undefined : { label, fromMs: NaN };
+    if (entry) this.call.sent.timeline.push(entry);
+    this.speechQueue.push({ pcm, ...(entry ? { entry } : {}) });
     await new Promise<void>((r) => this.drained.push(r));
   }
 
@@ -158,7 +184,8 @@ export class Callee {
   private async run(steps: CalleeStep[]): Promise<void> {
     for (const step of steps) {
       if (this.stopped) return;
-      if ('say' in step) await this.say(await speech(step.say, this.line.voice));
+      if ('say' in step) await this.say(await speech(step.say, this.line.voice), step.label);
+      else if ('play' in step) await this.say(step.play, step.label);
       else if ('beep' in step) {
         await this.say(beepTone(step.beep.hz, step.beep.ms));
         this.call.beepsAtMs.push(this.line.sinceAnswerMs());
@@ -170,6 +197,8 @@ export class Callee {
         }
       } else if ('wait' in step) await sleep(step.wait);
       else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
+      else if ('waitForQuiet' in step) await this.hearing.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
+      else if ('waitForSpeech' in step) await this.hearing.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
       else if ('expectDigits' in step) {
         const ok = await this.expectDigits(step.expectDigits, step.timeoutMs ?? 15_000);
         if (!ok && step.else) return this.run(step.else);

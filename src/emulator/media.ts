@@ -77,6 +77,7 @@ export class MediaLeg {
     ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
     ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
+    this.o.call.streamStartedAt = this.startedAt;
     for (const f of this.opening()) this.send(f);
     this.ticking = true;
     clock.add(this);
@@ -166,7 +167,8 @@ export class MediaLeg {
     ];
   }
 
-  private msSinceStart(): number {
+  /** Ms since this stream started. */
+  msSinceStart(): number {
     return Date.now() - this.startedAt;
   }
 
@@ -184,7 +186,8 @@ export class MediaLeg {
   }
 
   private nextCalleeFrame(): Int16Array {
-    const out = this.o.callee.nextFrame();
+    // This frame's time on the line (the one being sent now).
+    const out = this.o.callee.nextFrame(this.framesSent * FRAME_MS - FRAME_MS);
     this.o.audio.sent.push(out);
     return out;
   }
@@ -241,6 +244,8 @@ export class MediaLeg {
       this.o.audio.received.push(pcm);
       this.o.callee.heard(pcm, Callee.voiced(pcm));
     }
+    // This frame plays from now for 20 ms.
+    this.o.callee.heardFrame(played, this.framesSent * FRAME_MS);
   }
 
   private echoMark(name: string): void {

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
+import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
@@ -52,6 +53,8 @@ export interface SchedulerOptions {
   stoppedResellers?: StoppedResellers;
   /** The instant claims judge calling windows at (default: the database's clock); see ClaimOptions. */
   judgedAt?: () => Date;
+  /** Pre-checks are sent through it (the outbound URL policy); default: nothing but public addresses. */
+  outbound?: OutboundClient;
 }
 
 /** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
@@ -81,6 +84,7 @@ export class Scheduler {
   private readonly refill: number;
   private readonly stoppedResellers: StoppedResellers | undefined;
   private readonly judgedAt: (() => Date) | undefined;
+  private readonly outbound: OutboundClient;
   /** Every claimed lead's runner, until its outcome is written (shutdown waits for them). */
   private readonly live = new Set<Promise<void>>();
   /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
@@ -120,16 +124,22 @@ export class Scheduler {
     this.refill = Math.max(1, Math.floor(this.maxCalls / 4));
     this.stoppedResellers = options.stoppedResellers;
     this.judgedAt = options.judgedAt;
+    this.outbound = options.outbound ?? strictOutbound();
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unlisten = this.db.listen(LEADS_CHANNEL, () => this.wake()).catch((err: unknown) => {
-      this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
-      return async () => {};
-    });
+    this.unlisten = this.db
+      .listen(LEADS_CHANNEL, () => this.wake(), {
+        lost: (err) => this.log.warn({ err, channel: LEADS_CHANNEL }, 'lost the LISTEN connection for new leads; polling until it is back'),
+        restored: (attempts) => this.log.info({ channel: LEADS_CHANNEL, attempts }, 'LISTEN for new leads restored: re-subscribed after the database connection dropped'),
+      })
+      .catch((err: unknown) => {
+        this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
+        return async () => {};
+      });
     this.loop = this.run();
   }
 
@@ -225,6 +235,8 @@ export class Scheduler {
         this.log.error({ err }, 'scheduler round failed');
       }
       if ((claimed > 0 || this.movedAside) && this.callsInProgress < this.maxCalls) continue;
+      // stop() may have called wake() while the round ran (nobody was waiting then): do not sleep a poll interval.
+      if (this.stopping) break;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         this.timer = setTimeout(resolve, this.pollMs);
@@ -264,7 +276,7 @@ export class Scheduler {
     });
     try {
       const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal, callSpan.context) : undefined;
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context }) : undefined;
       if (checks && !checks.proceed) {
         callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
         const meta = { pre_check_results: checks.results, ...(callSpan.traceId ? { trace_id: callSpan.traceId } : {}) };

@@ -20,6 +20,8 @@ export interface CallFacts {
   /** The provider's final status. */
   endKind: EndKind | undefined;
   reason: string | undefined;
+  /** Dialer hung up on its own stop (shutdown grace over) before the call ended. */
+  cutByShutdown: boolean;
   /** What the call adds to the conversation's metaData (provider statuses, transfer events, keys sent). */
   meta: Record<string, unknown>;
 }
@@ -28,6 +30,9 @@ export function callEnd(f: CallFacts): CallEnd {
   const { media } = f;
   // A machine the agent did not talk to (no message was to be left) is voicemail.
   if (f.answeredBy === 'machine' && !media?.result) return { kind: 'voicemail', durationSeconds: f.durationSeconds };
+  // Dialer hung up on its own stop: whatever the agent made of the silence that followed is not
+  // the customer's answer. The attempt is an error, so the lead is tried again (or ends `error`).
+  if (f.cutByShutdown) return { kind: 'error', error: f.failure ?? 'hung up: Dialer stopped before the call ended' };
   if (media?.result) {
     const transferred = f.transferTo !== undefined;
     return {

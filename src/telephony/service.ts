@@ -171,6 +171,8 @@ export class Telephony {
     try {
       if (request.signal.aborted) return { end: { kind: 'error', error: 'Dialer stopped before the call was placed' } };
       request.signal.addEventListener('abort', onAbort, { once: true });
+      // While it rings, the agent warms what it will need.
+      void this.deps.agent.prepare?.(session.context);
       try {
         const { callSid } = await kit.placeCall({
           to: request.to,

@@ -70,6 +70,8 @@ export class CallSession {
   private endKind: EndKind | undefined;
   private durationSeconds: number | undefined;
   private reason: string | undefined;
+  /** Dialer's shutdown hung the call up (past the grace period): the conversation did not end on its own. */
+  private cutByShutdown = false;
   private readonly providerStatuses: string[] = [];
   readonly transferEvents: Array<Record<string, string>> = [];
   private transferTo: string | undefined;
@@ -349,6 +351,7 @@ export class CallSession {
   /** Ends the call from Dialer's side (the agent is done, a shutdown, a safety timer). */
   async hangup(by: 'agent' | 'shutdown' | 'timeout', failure?: string): Promise<void> {
     if (failure) this.failure ??= failure;
+    if (by === 'shutdown') this.cutByShutdown = true;
     this.closeMedia(1000, `hung up by ${by}`);
     const id = this.providerCallId ?? this.callSid;
     if (id) {
@@ -389,6 +392,7 @@ export class CallSession {
       failure: this.failure,
       endKind: this.endKind,
       reason: this.reason,
+      cutByShutdown: this.cutByShutdown,
       meta: { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}), ...this.keys.record() },
     });
   }

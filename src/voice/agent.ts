@@ -99,6 +99,11 @@ export interface ConversationResult {
 
 export interface CallAgent {
   readonly label: string;
+  /**
+   * The call is being placed and will ring: the moment to open what the conversation will need
+   * (warm connections to the AI services), so its first words are not late. Never throws.
+   */
+  prepare?(context: CallContext): Promise<void>;
   /** Runs one conversation; resolves when it is over. Must resolve (not reject) when `io.signal` aborts. */
   converse(context: CallContext, io: CallIO): Promise<ConversationResult>;
 }

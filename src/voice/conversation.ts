@@ -5,6 +5,7 @@
  * call, outcome, sentiment, cost, and trace scores (turn latency, interruptions).
  */
 import { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
+import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
 import { CALLBACK_REQUESTED, createFlowSession, OPTED_OUT } from './flow/index.js';
@@ -13,7 +14,10 @@ import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
 import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
-import { hearing, TurnProcessor } from './processors/listen.js';
+import { hearing } from './processors/listen.js';
+import { TurnTakingProcessor } from './processors/turns.js';
+import type { BargeInRecord, TurnDecisionRecord } from './turns/index.js';
+import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 import { sentimentScore } from './sentiment.js';
@@ -42,6 +46,8 @@ export interface ConversationOptions {
   maxCallMs?: number;
   vad?: Partial<VadOptions>;
   pricing?: Pricing;
+  /** Template hooks are sent through it: the outbound URL policy's fetch (default: the strict policy). */
+  hookFetch?: OutboundFetch;
   /** How long the post-call analysis may take before the call's result goes without it (default 20 s). */
   analysisTimeoutMs?: number;
 }
@@ -77,6 +83,19 @@ export class ConversationAgent implements CallAgent {
 
   constructor(private readonly options: ConversationOptions) {}
 
+  /** Warms the LLM's and TTS's connections while the call rings (unless the template keeps the plain VAD pipeline). */
+  async prepare(context: CallContext): Promise<void> {
+    try {
+      const flow = context.templateId ? await this.options.loadFlow(context.templateId) : undefined;
+      if (!flow) return;
+      const initial = flow.nodes.find((n) => n.node_name === flow.initial_node);
+      if (resolveTurnTaking(flow.turn_taking, initial?.turn_taking).mode !== 'adaptive') return;
+      await Promise.all([this.options.services.llm.warm?.(), this.options.services.tts.warm?.()]);
+    } catch {
+      /* the call goes on cold */
+    }
+  }
+
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
     const startedAt = performance.now();
@@ -101,6 +120,7 @@ export class ConversationAgent implements CallAgent {
     const session = createFlowSession(flow, {
       llm: o.services.llm,
       variables,
+      ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
       ...(context.optOut ? { optOut: true } : {}),
       ...(io.sendDigits ? { sendDigits: (digits: string) => io.sendDigits!(digits) } : {}),
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
@@ -128,9 +148,38 @@ export class ConversationAgent implements CallAgent {
       errors.push(message);
       finish('error');
     };
-    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, o.vad);
+    const initial = session.nodeSettings.turnTaking;
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) });
+    // Warm connections: the LLM's and TTS's are opened when the call is answered and kept open while
+    // the caller speaks, so no reply (the first included) waits for a handshake.
+    let warmedAt = -Infinity;
+    const warm = () => {
+      if (session.nodeSettings.turnTaking.mode !== 'adaptive' || performance.now() - warmedAt < 2000) return;
+      warmedAt = performance.now();
+      void o.services.llm.warm?.();
+      void o.services.tts.warm?.();
+    };
+    warm();
+    const decisions: TurnDecisionRecord[] = [];
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({
+      settings: initial,
+      interimResults: o.services.stt.interimResults,
+      agentSaid: () => [...session.record.transcription].reverse().find((t) => t.role === 'assistant')?.content,
+      onTurn: (record) => decisions.push(record),
+      onSpeech: warm,
+      onBargeIn: (record) => {
+        bargeIns.push(record);
+        callTrace.bargeIn(record.kind, record.text, record.after_ms);
+      },
+    });
+    const sentences = new SentenceProcessor(initial.firstClause);
     converse = new ConverseProcessor(session, metrics, {
-      onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
+      onNodeSettings: (settings) => {
+        vad.update(vadOptionsFor(settings.turnTaking));
+        turns.update(settings.turnTaking);
+        sentences.firstClause = settings.turnTaking.firstClause;
+      },
       idleMs: o.idleMs ?? 8000,
       maxIdlePrompts: o.maxIdlePrompts ?? 2,
       voicemail: context.voicemailDetection === false ? undefined : VOICEMAIL_PATTERN,
@@ -145,9 +194,9 @@ export class ConversationAgent implements CallAgent {
       vad,
       stt,
       ...(io.observe ? [new TranscriptTap(io.observe)] : []),
-      new TurnProcessor(),
+      turns,
       converse,
-      new SentenceProcessor(),
+      sentences,
       new TtsProcessor(
         o.services.tts,
         io.sampleRateHz,
@@ -263,6 +312,7 @@ export class ConversationAgent implements CallAgent {
         call_ended_by: endedBy,
         errors: [...record.errors, ...errors],
         usage: record.usage,
+        turn_taking: { mode: initial.mode, turns: decisions, barge_ins: bargeIns },
         turn_latency_ms: metrics.turnLatenciesMs.map(Math.round),
         turn_overhead_ms: metrics.turnOverheadsMs.map((v) => Math.round(v * 10) / 10),
         ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),

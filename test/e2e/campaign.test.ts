@@ -83,7 +83,9 @@ after(async () => {
 /** A template (its flow) and its configuration; returns the template's name. */
 async function campaign(provider: Provider, flow: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<string> {
   const name = `camp-${++seq}`;
-  const tpl = await admin.post('/templates', { name, reseller_id: reseller, flow });
+  // The LLM's replies are scripted one per turn: turn-taking in `vad` mode (no speculative replies
+  // that would take a scripted reply ahead of its turn); these tests are about the call's edges.
+  const tpl = await admin.post('/templates', { name, reseller_id: reseller, flow: { turn_taking: { mode: 'vad' }, ...flow } });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
   const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: provider, call_start_time: '00:00', call_end_time: '00:00', max_retry: 0, ...config });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));

@@ -14,12 +14,16 @@
  */
 import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
-import { childSpan, failSpan, wallClockMs } from '../tracing.js';
+import { failSpan } from '../tracing.js';
+import { endLlmSpan, startLlmSpan } from './llm-span.js';
 import { validateArguments } from './arguments.js';
+import { strictOutbound } from '../../lib/outbound/index.js';
 import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
 import { runHook } from './hooks.js';
 import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
+import { resolveTurnTaking } from '../turns/settings.js';
+import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
@@ -36,7 +40,9 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: { promptTokens: 0, completionTokens: 0 } };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: emptyUsage() };
+  /** The speculative turn in progress, until its verdict. */
+  private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
@@ -68,11 +74,12 @@ export class FlowEngine implements FlowSession {
     return this.node.node_name;
   }
 
-  get nodeSettings(): { idleMs?: number; endOfSpeechMs?: number } {
+  get nodeSettings(): FlowSession['nodeSettings'] {
     const n = this.node;
     return {
       ...(n.idle_timeout_seconds ? { idleMs: n.idle_timeout_seconds * 1000 } : {}),
       ...(n.vad?.stop_secs ? { endOfSpeechMs: n.vad.stop_secs * 1000 } : {}),
+      turnTaking: resolveTurnTaking(this.flow.turn_taking, n.turn_taking, n.vad?.stop_secs),
     };
   }
 
@@ -81,12 +88,23 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
+    const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
+    this.tentative = tentative;
+    void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
+  }
+
+  retract(): void {
+    const t = this.tentative;
+    if (!t) return;
+    this.tentative = undefined;
+    t.rollBack(this.context, this.record);
+    this.replies = [];
   }
 
   async *idle(signal: AbortSignal): AsyncIterable<AgentAction> {
@@ -226,6 +244,9 @@ export class FlowEngine implements FlowSession {
         this.record.errors.push(`the LLM called functions more than ${MAX_TOOL_ROUNDS} times in one turn; the turn was cut`);
         return yield* this.apologise();
       }
+      // A speculative turn runs no function until the caller's turn is confirmed over.
+      if (this.tentative && !(await this.tentative.confirmed)) return;
+      if (signal.aborted) return;
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
@@ -255,21 +276,21 @@ export class FlowEngine implements FlowSession {
     let firstAt: number | undefined;
     let finishReason: string | undefined;
     let usage: { promptTokens: number; completionTokens: number } | undefined;
+    let pieces = 0;
     try {
       for await (const event of this.deps.llm.chat({ messages, ...(withTools && this.tools.length ? { tools: this.tools } : {}), signal })) {
         if (signal.aborted) return undefined;
-        if (event.type !== 'done') firstAt ??= performance.now();
+        if (event.type !== 'done') {
+          firstAt ??= performance.now();
+          pieces++;
+        }
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
         } else if (event.type === 'tool_call') calls.push(event.call);
         else {
           finishReason = event.finishReason;
-          if (event.usage) {
-            usage = event.usage;
-            this.record.usage.promptTokens += event.usage.promptTokens;
-            this.record.usage.completionTokens += event.usage.completionTokens;
-          }
+          if (event.usage) usage = addUsage(this.record.usage, event.usage);
         }
       }
       kept = true;
@@ -287,43 +308,19 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
-      if (span) {
-        span.setAttributes({
-          'dialer.duration_ms': Math.round(performance.now() - asked),
-          'dialer.aborted': signal.aborted || !kept,
-          'dialer.llm.tool_calls': calls.map((c) => c.name),
-          'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }),
-          ...(firstAt !== undefined
-            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': new Date(wallClockMs(firstAt)).toISOString() }
-            : {}),
-          ...(finishReason ? { 'gen_ai.response.finish_reasons': [finishReason] } : {}),
-          ...(usage
-            ? {
-                'gen_ai.usage.input_tokens': usage.promptTokens,
-                'gen_ai.usage.output_tokens': usage.completionTokens,
-                'langfuse.observation.usage_details': JSON.stringify({ input: usage.promptTokens, output: usage.completionTokens }),
-              }
-            : {}),
-        });
-        span.end();
+      // A speculative reply's cost, for usage.cancelled if it is dropped (estimated when cut off before its usage came).
+      if (this.tentative) {
+        const cutOff = signal.aborted || !kept;
+        const spent = usage ?? (cutOff ? addUsage(this.record.usage, estimateUsage(messages, pieces)) : undefined);
+        if (spent) this.tentative.charge(spent);
       }
+      endLlmSpan(span, { durationMs: performance.now() - asked, aborted: signal.aborted || !kept, calls, text, firstAt, asked, finishReason, usage });
     }
   }
 
   /** The span of one LLM request (a Langfuse generation), when the turn is traced. */
   private llmSpan(messages: ChatMessage[]) {
-    const span = childSpan(this.deps.traceParent?.(), 'llm', {
-      'langfuse.observation.type': 'generation',
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.system': 'openai',
-      'gen_ai.request.model': this.deps.llm.model,
-      'langfuse.observation.model.name': this.deps.llm.model,
-      'dialer.llm.service': this.deps.llm.label,
-      'dialer.node': this.node.node_name,
-    });
-    // The prompt is serialised only for a recorded span.
-    span?.setAttributes({ 'langfuse.observation.input': JSON.stringify(messages), 'dialer.llm.tools': this.tools.map((t) => t.name) });
-    return span;
+    return startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
   }
 
   private async handleCall(call: ToolCall): Promise<CallOutcome> {
@@ -366,7 +363,7 @@ export class FlowEngine implements FlowSession {
     const vars = { ...this.deps.variables, ...args };
     for (const hook of fn.hooks ?? []) {
       const result = await runHook(hook, vars, {
-        fetch: this.deps.fetch ?? fetch,
+        fetch: this.deps.fetch ?? strictOutbound().fetch,
         defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
         missing: this.missing,
         traceParent: this.deps.traceParent?.(),

@@ -20,6 +20,7 @@
  * flow written through the API against it.
  */
 import { Type, type Static } from 'typebox';
+import { TurnTakingSchema } from './turn-taking.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -107,6 +108,7 @@ export const FlowNodeSchema = Type.Object(
     idle_timeout_seconds: Type.Optional(Type.Number({ description: 'Silence after which idle_prompt is spoken' })),
     idle_prompt: Type.Optional(Type.String()),
     outcome: Type.Optional(Type.String({ description: 'Outcome recorded when the call ends in this node' })),
+    turn_taking: Type.Optional(TurnTakingSchema),
   },
   open,
 );
@@ -128,6 +130,7 @@ export const FlowSchema = Type.Object(
   {
     initial_node: Type.String({ description: 'Name of the first node' }),
     nodes: Type.Array(FlowNodeSchema),
+    turn_taking: Type.Optional(TurnTakingSchema),
     post_call_analysis: Type.Optional(PostCallAnalysisSchema),
   },
   { ...open, description: 'The conversation: nodes as in pipecat-flows. Unknown fields are refused on write.' },

@@ -5,8 +5,9 @@ import type { FieldError } from '../../lib/errors.js';
 import { isE164 } from '../../lib/phone.js';
 import { validateAnalysisSpec } from '../analysis.js';
 import { ACTION_TYPES, BUILTIN_FUNCTIONS, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateTurnTaking } from './turn-taking.js';
 
-const FLOW_KEYS = ['initial_node', 'nodes', 'post_call_analysis'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'turn_taking', 'post_call_analysis'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -19,6 +20,7 @@ const NODE_KEYS = [
   'idle_timeout_seconds',
   'idle_prompt',
   'outcome',
+  'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
 const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
@@ -55,6 +57,9 @@ const list = (values: readonly string[]) => (values.length > 0 ? values.join(', 
 
 class Report {
   readonly errors: FieldError[] = [];
+  /** Why a hook URL may not be called (the outbound URL policy), or undefined. */
+  constructor(readonly urlRefusal: (url: string) => string | undefined = () => undefined) {}
+
   add(path: string, message: string): void {
     this.errors.push({ path, message });
   }
@@ -113,8 +118,12 @@ class Report {
  * Checks a template flow. Returns every problem found (empty when the flow is valid), each with a
  * JSON pointer from the request body root, such as `/flow/nodes/2/functions/0/transition_to`.
  */
-export function validateFlow(flow: unknown): FieldError[] {
-  const r = new Report();
+/**
+ * `urlRefusal`: the outbound URL policy's write-time check, applied to every hook URL (a literal
+ * refused address answers 400 naming the hook's url).
+ */
+export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string | undefined): FieldError[] {
+  const r = new Report(urlRefusal);
   const path = '/flow';
   if (!r.object(path, flow, 'an object with initial_node and nodes')) return r.errors;
   r.knownKeys(path, flow, FLOW_KEYS);
@@ -143,6 +152,7 @@ export function validateFlow(flow: unknown): FieldError[] {
     });
   }
 
+  if (has(flow, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, flow.turn_taking));
   const initial = r.string(path, flow, 'initial_node', { required: true, nonBlank: true });
   if (initial !== undefined && Array.isArray(nodes) && !nodeNames.includes(initial)) {
     r.add(`${path}/initial_node`, `${show(initial)} is not the name of any node (nodes: ${list(nodeNames)})`);
@@ -183,6 +193,7 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   r.positiveNumber(path, node, 'idle_timeout_seconds');
   r.string(path, node, 'idle_prompt', { nonBlank: true });
   r.string(path, node, 'outcome', { nonBlank: true });
+  if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
 function validateMessages(r: Report, path: string, messages: unknown): void {
@@ -288,6 +299,10 @@ function validateHttpRequest(r: Report, path: string, req: Obj): void {
   r.knownKeys(path, req, HTTP_REQUEST_KEYS);
   const url = r.string(path, req, 'url', { required: true });
   if (url !== undefined && !isHttpUrl(url)) r.add(`${path}/url`, `${show(url)} is not an absolute http(s) URL`);
+  else if (url !== undefined) {
+    const refusal = r.urlRefusal(url);
+    if (refusal) r.add(`${path}/url`, refusal);
+  }
   const method = r.string(path, req, 'method');
   if (method !== undefined && !(HTTP_METHODS as readonly string[]).includes(method)) {
     r.add(`${path}/method`, `${show(method)} is not one of ${HTTP_METHODS.join(', ')}`);
