@@ -46,6 +46,11 @@ export interface ClaimOptions {
    * once a second: its short claims are mostly leads another worker took a moment before.
    */
   unclogWhenShort?: boolean;
+  /**
+   * The instant the calling rules (window, the recipient's day) are judged at; default the
+   * database's clock. Lets the lifecycle tests judge a claim on a day clocks change.
+   */
+  judgedAt?: () => Date;
 }
 
 export interface ClaimReport {
@@ -98,7 +103,8 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
   for (const row of rows) {
-    const { configuration: _once, configuration_id, now, blacklisted: isBlacklisted, ...lead } = row;
+    const { configuration: _once, configuration_id, now: dbNow, blacklisted: isBlacklisted, ...lead } = row;
+    const now = options.judgedAt?.() ?? dbNow;
     const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;

@@ -51,6 +51,8 @@ export interface SchedulerOptions {
   shutdownGraceMs?: number;
   /** The per-reseller kill switch (a feature flag): leads of these resellers wait. */
   stoppedResellers?: StoppedResellers;
+  /** The instant claims judge calling windows at (default: the database's clock); see ClaimOptions. */
+  judgedAt?: () => Date;
   /** Pre-checks are sent through it (the outbound URL policy); default: nothing but public addresses. */
   outbound?: OutboundClient;
 }
@@ -81,6 +83,7 @@ export class Scheduler {
   private readonly graceMs: number;
   private readonly refill: number;
   private readonly stoppedResellers: StoppedResellers | undefined;
+  private readonly judgedAt: (() => Date) | undefined;
   private readonly outbound: OutboundClient;
   /** Every claimed lead's runner, until its outcome is written (shutdown waits for them). */
   private readonly live = new Set<Promise<void>>();
@@ -120,6 +123,7 @@ export class Scheduler {
     this.graceMs = options.shutdownGraceMs ?? 30_000;
     this.refill = Math.max(1, Math.floor(this.maxCalls / 4));
     this.stoppedResellers = options.stoppedResellers;
+    this.judgedAt = options.judgedAt;
     this.outbound = options.outbound ?? strictOutbound();
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
   }
@@ -178,7 +182,7 @@ export class Scheduler {
     if (free <= 0 || this.stopping) return 0;
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
-        stoppedResellers: this.stoppedResellers, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS }),
+        stoppedResellers: this.stoppedResellers, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
     if (report.unclogged) this.lastUnclog = Date.now();
     this.stats.claimed += report.claimed.length;

@@ -182,6 +182,19 @@ describe('POST /configurations', () => {
   });
 });
 
+describe('configuration fields in OpenAPI', () => {
+  it('documents the call-edge fields with their values, defaults and meaning', async () => {
+    const doc = (await t.anon.get('/openapi.json')).body;
+    const body = doc.paths['/agent/voice/dialer/configurations'].post.requestBody.content['application/json'];
+    const text = JSON.stringify(body.schema);
+    for (const field of ['voicemail_action', 'voicemail_message', 'opt_out_enabled', 'retry_policy', 'window_timezone', 'max_calls_per_number_per_day']) {
+      assert.ok(text.includes(`"${field}"`), `${field} is in the request schema`);
+      assert.ok(body.example[field] !== undefined, `${field} is in the example`);
+    }
+    for (const words of ['leave_message', 'hang_up', 'recipient', 'callback_requested', "recipient's time"]) assert.ok(text.includes(words), `the schema mentions ${words}`);
+  });
+});
+
 describe('GET /configurations', () => {
   it('filters by reseller_id and template, inside the caller scope', async () => {
     const a = await template(w.reseller1, w.r1);

@@ -343,6 +343,16 @@ const FLOW_CASES: FlowCase[] = [
   ['idle_timeout_seconds zero', (f) => (f.nodes[0].idle_timeout_seconds = 0), '/flow/nodes/0/idle_timeout_seconds', '0'],
   ['idle_prompt not a string', (f) => (f.nodes[0].idle_prompt = 5), '/flow/nodes/0/idle_prompt', '5'],
   ['node outcome blank', (f) => (f.nodes[1].outcome = ''), '/flow/nodes/1/outcome', 'blank'],
+  ['built-in function unknown', (f) => (f.nodes[1].functions = [{ name: 'press_keys', type: 'builtin' }]), '/flow/nodes/1/functions/0/name', 'send_dtmf, opt_out, schedule_callback'],
+  ['built-in function with a field of its own', (f) => (f.nodes[1].functions = [{ name: 'send_dtmf', type: 'builtin', transition_to: 'bye' }]), '/flow/nodes/1/functions/0/transition_to', 'is not a known field'],
+  ['function type unknown', (f) => (fn0(f).type = 'webhook'), '/flow/nodes/0/functions/0/type', '"webhook"'],
+  ['action naming a built-in', (f) => (f.nodes[0].functions.push({ name: 'opt_out', type: 'builtin' }), (f.nodes[0].post_actions[0].name = 'opt_out')), '/flow/nodes/0/post_actions/0/name', 'built-in'],
+  ['post_call_analysis not an object', (f) => (f.post_call_analysis = true), '/flow/post_call_analysis', 'must be an object'],
+  ['post_call_analysis asking for nothing', (f) => (f.post_call_analysis = {}), '/flow/post_call_analysis', 'asks for nothing'],
+  ['post_call_analysis unknown field', (f) => (f.post_call_analysis = { summary: true, score: true }), '/flow/post_call_analysis/score', 'is not a known field'],
+  ['analysis field without a description', (f) => (f.post_call_analysis = { fields: { interested: { type: 'boolean' } } }), '/flow/post_call_analysis/fields/interested/description', 'is required'],
+  ['analysis field that is not a JSON schema', (f) => (f.post_call_analysis = { fields: { when: { type: 'date', description: 'x' } } }), '/flow/post_call_analysis/fields/when', 'not a valid JSON schema'],
+  ['success_criteria blank', (f) => (f.post_call_analysis = { success_criteria: ' ' }), '/flow/post_call_analysis/success_criteria', 'not blank'],
   ['turn_taking not an object', (f) => (f.turn_taking = 'fast'), '/flow/turn_taking', '"fast"'],
   ['turn_taking mode unknown', (f) => (f.turn_taking = { mode: 'smart' }), '/flow/turn_taking/mode', '"smart"'],
   ['turn_taking unknown field', (f) => (f.nodes[0].turn_taking = { barge: {} }), '/flow/nodes/0/turn_taking/barge', 'is not a known field'],
@@ -371,6 +381,23 @@ describe('templates: flow validation (400 with a JSON pointer to the bad value)'
       if (mentions) assert.ok(hit.message.includes(mentions), `"${hit.message}" mentions ${mentions}`);
     });
   }
+
+  it('accepts built-in functions and post_call_analysis, and returns them whole', async () => {
+    const flow = fullFlow();
+    flow.nodes[0].functions.push({ name: 'send_dtmf', type: 'builtin' }, { name: 'schedule_callback', type: 'builtin', description: 'When the callee wants a call later' });
+    flow.post_call_analysis = {
+      summary: true,
+      fields: { delivery_date: { type: 'string', format: 'date', description: 'The date agreed' }, interested: { type: 'boolean', description: 'Whether they want it' } },
+      success_criteria: 'A date was agreed.',
+    };
+    const created = await create(t.admin, { reseller_id: w.r1, flow });
+    assert.deepEqual((await t.admin.get(`/templates/${created.id}`)).body.flow, flow);
+  });
+
+  it('documents built-in functions and post_call_analysis in OpenAPI', async () => {
+    const doc = JSON.stringify((await t.anon.get('/openapi.json')).body);
+    for (const words of ['send_dtmf, opt_out, schedule_callback', 'post_call_analysis', 'success_criteria', 'delivery_date']) assert.ok(doc.includes(words), `OpenAPI mentions ${words}`);
+  });
 
   it('accepts turn_taking settings at the flow and node levels, and keeps them', async () => {
     const flow = fullFlow();

@@ -83,7 +83,9 @@ after(async () => {
 /** A template (its flow) and its configuration; returns the template's name. */
 async function campaign(provider: Provider, flow: Record<string, unknown>, config: Record<string, unknown> = {}): Promise<string> {
   const name = `camp-${++seq}`;
-  const tpl = await admin.post('/templates', { name, reseller_id: reseller, flow });
+  // The LLM's replies are scripted one per turn: turn-taking in `vad` mode (no speculative replies
+  // that would take a scripted reply ahead of its turn); these tests are about the call's edges.
+  const tpl = await admin.post('/templates', { name, reseller_id: reseller, flow: { turn_taking: { mode: 'vad' }, ...flow } });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
   const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: provider, call_start_time: '00:00', call_end_time: '00:00', max_retry: 0, ...config });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
@@ -283,6 +285,8 @@ describe('opt-out', () => {
     assert.equal(hook.outcome, 'OPTED_OUT');
     const listed = (await admin.get(`/blacklist?reseller_id=${reseller}&phone_number=${encodeURIComponent(to)}`)).body.data;
     assert.deepEqual(listed.map((b: any) => [b.lead_id, b.reason]), [[first, 'asked not to be called again']]);
+    // Listed at the moment the lead finished (the same statement).
+    assert.equal(new Date(listed[0].created_at).getTime(), new Date(lead.call_end_time).getTime());
     const second = await settled(queued, ['FINISHED']);
     assert.deepEqual([second.outcome, second.attempt_count], ['BLACKLISTED', 0]);
     assert.equal(emulator.calls.filter((c) => c.to === to).length, 1);

@@ -15,7 +15,10 @@ describe('the zone a number tells', () => {
     ['+442071838750', 'Europe/London'], // the region's zones keep one clock (London, Guernsey, Isle of Man)
     ['+919876543210', 'Asia/Calcutta'],
     ['+61291234567', 'Australia/Sydney'],
+    ['+34912345678', 'Europe/Madrid'], // Spain: Madrid ...
+    ['+34922123456', 'Atlantic/Canary'], // ... and the Canary Islands, an hour behind
     ['+18005550123', undefined], // toll-free: every North American zone
+    ['+78001234567', undefined], // Russian toll-free: eleven zones
     ['+12', undefined],
   ];
   for (const [number, zone] of cases) {
@@ -56,6 +59,12 @@ describe("the recipient's window and day across clock changes", () => {
   it('a window opening inside the skipped hour opens at the first instant after it', () => {
     // 02:30 does not exist in New York on 2026-03-08: the window opens at 03:00 EDT = 07:00Z.
     assert.equal(nextOpening(new Date('2026-03-08T05:00:00Z'), '02:30', '04:00', zone).toISOString(), '2026-03-08T07:00:00.000Z');
+  });
+
+  it('a window opening inside the repeated hour opens at its first pass, and is open through both', () => {
+    // 01:30 happens twice in New York on 2026-11-01: 05:30Z (EDT), then 06:30Z (EST).
+    assert.equal(nextOpening(new Date('2026-11-01T04:00:00Z'), '01:30', '03:00', zone).toISOString(), '2026-11-01T05:30:00.000Z');
+    assert.equal(inWindow(new Date('2026-11-01T06:45:00Z'), '01:30', '03:00', zone), true);
   });
 
   it("the recipient's day is 23 hours long in spring and 25 in autumn", () => {
