@@ -15,10 +15,37 @@ import { attachMediaServer, createTelephony, registerCallbackRoutes, type Teleph
 import { Flags, registerFlagRoutes } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
 import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { DashboardBundle, registerDashboardRoutes, registerRootRedirect } from './dashboard/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
 export { VERSION } from './version.js';
 import { VERSION } from './version.js';
+
+/** GET /health: liveness, and whether this process can carry calls (and on what). */
+export const HealthSchema = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String(),
+  database: Type.String(),
+  calls: Type.Object(
+    {
+      ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
+      agent: Type.String(),
+      providers: Type.Array(Type.String()),
+      liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
+      reason: Type.Optional(Type.String()),
+    },
+    { description: 'Whether this process can carry calls' },
+  ),
+  sandbox: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      providers: Type.Array(Type.String(), { description: 'The providers whose calls reach the simulated customer (no credentials configured for them)' }),
+      agent: Type.String({ description: 'The agent sandbox calls run: greeter until an LLM is configured' }),
+      note: Type.String(),
+    },
+    { description: 'The sandbox line: calls on these providers reach a simulated customer inside Dialer; no phone rings' },
+  ),
+});
 
 export interface AppDeps {
   config: Config;
@@ -32,6 +59,8 @@ export interface AppDeps {
   flags?: Flags;
   /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
   webrtc?: WebRtcService;
+  /** The dashboard's files (built on first use); the process's shared bundle when not given. */
+  dashboard?: DashboardBundle;
 }
 
 /** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
@@ -125,29 +154,28 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           tags: ['service'],
           summary: 'Liveness: 200 once the database is migrated and requests are served',
           security: [],
-          response: {
-            200: Type.Object({
-              status: Type.Literal('ok'),
-              version: Type.String(),
-              database: Type.String(),
-              calls: Type.Object(
-                {
-                  ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
-                  agent: Type.String(),
-                  providers: Type.Array(Type.String()),
-                  liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
-                  reason: Type.Optional(Type.String()),
-                },
-                { description: 'Whether this process can carry calls' },
-              ),
-            }),
-          },
+          response: { 200: HealthSchema },
         },
         handler: async () => {
           await db.query('SELECT 1');
           const calls = telephony.status();
           // Live calls of both kinds: phone calls and browser sessions.
-          return { status: 'ok' as const, version: VERSION, database: db.kind, calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions } };
+          const sandbox = telephony.sandboxStatus();
+          return {
+            status: 'ok' as const,
+            version: VERSION,
+            database: db.kind,
+            calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions },
+            sandbox: {
+              enabled: sandbox.providers.length > 0,
+              providers: sandbox.providers,
+              agent: sandbox.agent,
+              note:
+                sandbox.providers.length > 0
+                  ? `Calls on ${sandbox.providers.join(', ')} reach a simulated customer inside Dialer: no phone rings. Set that provider's credentials to call real phones; DIALER_SANDBOX=false turns the sandbox off.`
+                  : 'The sandbox line is off: every configured provider calls real phones.',
+            },
+          };
         },
       });
       scoped.get('/openapi.json', {
@@ -160,11 +188,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings });
       registerWebRtc(scoped, webrtc);
+      registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
     { prefix: API_PREFIX },
   );
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+  registerRootRedirect(app, API_PREFIX);
   return app;
 }
 

@@ -10,6 +10,7 @@ import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
+import { registerOverview } from './overview/index.js';
 import type { RecordingStore } from './recordings/index.js';
 
 export interface FeatureDeps {
@@ -33,4 +34,5 @@ export async function registerFeatures(app: App, deps: FeatureDeps): Promise<voi
   registerLeads(app, deps);
   registerWebhooks(app, deps);
   registerAnalytics(app, deps);
+  registerOverview(app, deps);
 }

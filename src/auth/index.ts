@@ -1,6 +1,6 @@
 export type { Principal, RoleName } from './principal.js';
 export { ROLES } from './principal.js';
-export { PERMISSIONS, can, assertCan, type Resource, type Action } from './permissions.js';
+export { PERMISSIONS, can, assertCan, issuableTokenRoles, creatableUserRoles, permissionsOf, type Resource, type Action } from './permissions.js';
 export { scopeCondition, inScope, assertOwnerInScope, type ScopeColumns } from './scope.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { JwtSigner, hashS2sToken, S2S_PREFIX } from './tokens.js';
@@ -8,3 +8,4 @@ export { resolveJwtSecret } from './keys.js';
 export { AuthRepository } from './repository.js';
 export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
+export { MeSchema, type Me } from './me.js';

@@ -6,8 +6,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** No bearer token needed (login, health, docs, provider callbacks with their own checks). */
     public?: boolean;
-    /** The permission-matrix cell this route needs; every non-public route names one. */
+    /** The permission-matrix cell this route needs; every non-public route names one (or is `authenticated`). */
     permission?: readonly [Resource, Action];
+    /** Any valid bearer token, whatever its role (GET /me: what the caller is and may do). */
+    authenticated?: boolean;
     /** Status for schema-validation failures (default 400). */
     validationStatus?: ValidationStatus;
   }

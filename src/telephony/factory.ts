@@ -27,6 +27,8 @@ export interface TelephonyOptions {
   env?: NodeJS.ProcessEnv;
   /** Feature flags read at each dial. */
   flags?: CallSwitches;
+  /** The sandbox line's kits (providers without credentials, served by the in-process emulator). */
+  sandboxKits?: ReadonlyMap<ProviderSlot, ProviderKit>;
 }
 
 /**
@@ -65,9 +67,15 @@ export function chooseAgent(options: Pick<TelephonyOptions, 'db' | 'env' | 'agen
 
 export function createTelephony(options: TelephonyOptions): Telephony {
   const { agent, notReady, services } = chooseAgent(options);
+  const kits = new Map(options.kits ?? createKits(options.config.telephony));
+  const sandboxKits = options.sandboxKits ?? new Map<ProviderSlot, ProviderKit>();
+  for (const [slot, kit] of sandboxKits) if (!kits.has(slot)) kits.set(slot, kit);
+  // Sandbox calls need no AI service: the greeter carries them until the flow agent can.
+  const sandbox = sandboxKits.size > 0 ? { slots: new Set(sandboxKits.keys()), agent: notReady ? new GreeterAgent() : agent } : undefined;
   return new Telephony({
     settings: options.config.telephony,
-    kits: options.kits ?? createKits(options.config.telephony),
+    kits,
+    sandbox,
     callbackBaseUrl: `${options.config.publicUrl}${options.prefix}`,
     agent,
     notReady,

@@ -5,7 +5,7 @@ import { IdParams, NullableTimestamp, problems, Timestamp } from '../http/index.
 import { iso, isoRequired } from '../lib/time.js';
 import { WebhooksService } from './service.js';
 
-const Delivery = Type.Object({
+export const Delivery = Type.Object({
   id: Type.String(),
   url: Type.String(),
   kind: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('service_callback')], {

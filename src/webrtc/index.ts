@@ -1,7 +1,7 @@
 /**
  * Browser voice sessions over WebRTC (spec 2.2: WEBRTC, WEBRTC_TEST, WEBRTC_STREAM): Dialer
  * terminates WebRTC itself (libwebrtc through @roamhq/wrtc, Opus both ways), signalling over HTTP,
- * the playground page, and the retention of WebRTC recordings. The module's only door.
+ * and the retention of WebRTC recordings (the dashboard's Templates screen is the page that calls). The module's only door.
  */
 import type { Config } from '../config.js';
 import type { Db } from '../db/index.js';
@@ -9,7 +9,6 @@ import type { App } from '../http/index.js';
 import type { Logger } from '../lib/logger.js';
 import { StreamAgent, type CallAgent, type VoiceServices } from '../voice/index.js';
 import { queueFinishNotifications } from '../webhooks/index.js';
-import { registerPlaygroundRoutes } from './playground.js';
 import { registerWebRtcRoutes } from './routes.js';
 import { WebRtcService } from './service.js';
 import { webRtcSettings } from './settings.js';
@@ -45,8 +44,7 @@ export function createWebRtc(options: WebRtcOptions): WebRtcService {
   });
 }
 
-/** Mounts the signalling routes, tts-speak, and the playground page. */
+/** Mounts the signalling routes and tts-speak. */
 export function registerWebRtc(app: App, webrtc: WebRtcService): void {
   registerWebRtcRoutes(app, webrtc);
-  registerPlaygroundRoutes(app);
 }
