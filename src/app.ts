@@ -11,6 +11,7 @@ import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import path from 'node:path';
+import { createHmac } from 'node:crypto';
 import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
 import { Flags, registerFlagRoutes } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
@@ -122,7 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await closeMedia();
   });
 
-  const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
+  const jwtSecret = await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir });
+  const signer = new JwtSigner(jwtSecret, config.jwtTtlSeconds);
+  // Signed links (recordings for an <audio> element) use a key of their own, derived from the same secret.
+  const linkKey = createHmac('sha256', jwtSecret).update('dialer signed links').digest();
   const auth = new AuthService(new AuthRepository(db), signer);
   registerAuth(app, auth, API_PREFIX);
 
@@ -183,10 +187,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         schema: { hide: true },
         handler: async () => api.swagger(),
       });
-      registerAuthRoutes(scoped, auth);
+      registerAuthRoutes(scoped, auth, { traceUrlTemplate: config.tracing.traceUrlTemplate });
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      await registerFeatures(scoped, { config, db, log: app.log, recordings, prefix: API_PREFIX, linkKey });
       registerWebRtc(scoped, webrtc);
       registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });

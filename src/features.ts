@@ -19,6 +19,10 @@ export interface FeatureDeps {
   log: FastifyBaseLogger;
   /** Where call recordings are read from (GET /leads/recording/{call_sid}). */
   recordings?: RecordingStore;
+  /** The API prefix the features are mounted under (links they hand out include it). */
+  prefix: string;
+  /** Key of the signed links features hand out (recordings an <audio> element plays). */
+  linkKey: Buffer;
 }
 
 /**

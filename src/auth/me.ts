@@ -20,13 +20,14 @@ export const MeSchema = Type.Object(
     }),
     issue_token_roles: Type.Array(Role, { description: 'The s2s token roles this caller may issue (POST /s2s-token)' }),
     create_user_roles: Type.Array(Role, { description: 'The user roles this caller may create (POST /users)' }),
+    trace_url_template: Type.Union([Type.String(), Type.Null()], { description: 'Where a lead\'s trace (metaData.trace_id) can be looked at: replace {trace_id}; null when none is configured' }),
   },
   { additionalProperties: false },
 );
 export type Me = Static<typeof MeSchema>;
 
 /** GET /me: who the caller is and what it may do, so a client offers only that (one home: the permission matrix). */
-export function registerMeRoute(app: App): void {
+export function registerMeRoute(app: App, settings: { traceUrlTemplate?: string | undefined } = {}): void {
   app.get('/me', {
     config: { authenticated: true },
     schema: {
@@ -46,6 +47,7 @@ export function registerMeRoute(app: App): void {
         permissions: permissionsOf(p.role),
         issue_token_roles: [...issuableTokenRoles(p.role)],
         create_user_roles: [...creatableUserRoles(p.role)],
+        trace_url_template: settings.traceUrlTemplate ?? null,
       };
     },
   });

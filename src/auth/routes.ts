@@ -75,8 +75,8 @@ function tokenView(row: TokenRow) {
   };
 }
 
-export function registerAuthRoutes(app: App, auth: AuthService): void {
-  registerMeRoute(app);
+export function registerAuthRoutes(app: App, auth: AuthService, settings: { traceUrlTemplate?: string | undefined } = {}): void {
+  registerMeRoute(app, settings);
   app.post('/login', {
     config: { public: true, validationStatus: 422 },
     schema: {

@@ -77,7 +77,7 @@ export class FlowEngine implements FlowSession {
   async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
-    this.record.transcription.push({ role: 'user', content: text });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
   }
@@ -133,7 +133,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }

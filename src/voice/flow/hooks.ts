@@ -75,10 +75,13 @@ async function request(
   if (traceparent) headers.traceparent = traceparent;
   for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = fill(v);
   let body: string | undefined;
+  let filled: unknown;
   if (method !== 'GET' && spec.body !== undefined) {
-    body = JSON.stringify(deep(spec.body, fill));
+    filled = deep(spec.body, fill);
+    body = JSON.stringify(filled);
     headers['content-type'] ??= 'application/json';
   }
+  const sent = { method, url: url.toString(), ...(body !== undefined ? { body: filled } : {}) };
   const timeoutMs = spec.timeout ? spec.timeout * 1000 : options.defaultTimeoutMs;
   const timeout = AbortSignal.timeout(timeoutMs);
   const deadline = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
@@ -94,11 +97,11 @@ async function request(
       } catch {
         /* not JSON: keep the text */
       }
-      last = { name: hook.name, status: res.status, ok: res.ok, durationMs: Math.round(performance.now() - started), response, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
+      last = { name: hook.name, request: sent, status: res.status, ok: res.ok, durationMs: Math.round(performance.now() - started), response, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
       if (res.status < 500) return done(attempt);
     } catch (err) {
       const timedOut = timeout.aborted;
-      last = { name: hook.name, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}` };
+      last = { name: hook.name, request: sent, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}` };
       if (deadline.aborted) return done(attempt);
     }
   }

@@ -16,3 +16,50 @@ export const overview = {
   get: (timezone: string, signal?: AbortSignal) => http.get<OverviewData>('/overview', { timezone }, signal),
   liveCalls: (signal?: AbortSignal) => http.get<LiveCallList>('/calls/live', undefined, signal),
 };
+
+import type { LeadList as LeadListSchema, LeadListQuery as LeadListQuerySchema, Attempt as AttemptSchema, RecordingLink as RecordingLinkSchema, RecordingPeaks as RecordingPeaksSchema } from '../../../src/leads/index.js';
+import type { LeadEvent as LeadEventSchema, LiveEvent as LiveEventSchema } from '../../../src/leads/events.js';
+
+export type LeadList = Static<typeof LeadListSchema>;
+export type LeadListQuery = Static<typeof LeadListQuerySchema>;
+export type Attempt = Static<typeof AttemptSchema>;
+export type RecordingLink = Static<typeof RecordingLinkSchema>;
+export type RecordingPeaks = Static<typeof RecordingPeaksSchema>;
+export type LeadEvent = Static<typeof LeadEventSchema>;
+export type LiveEvent = Static<typeof LiveEventSchema>;
+
+type Query = Record<string, string | number | boolean | undefined | null>;
+
+export const leads = {
+  list: (query: LeadListQuery, signal?: AbortSignal) => http.get<LeadList>('/leads', query as Query, signal),
+  get: (id: string, signal?: AbortSignal) => http.get<T.Lead>(`/leads/${encodeURIComponent(id)}`, undefined, signal),
+  push: (body: T.PushBody) => http.post<T.PushResult>('/leads', body),
+  batch: (bodies: unknown[]) => http.post<T.BatchResult>('/leads/batch', { leads: bodies }),
+  abort: (ids: string[], reason: string) => http.post<T.AbortResult>('/lead/abort', { leads: ids.map((lead_id) => ({ lead_id, cancellation_reason: reason })) }),
+  attempts: (id: string, signal?: AbortSignal) => http.get<{ data: Attempt[] }>(`/leads/${encodeURIComponent(id)}/attempts`, undefined, signal),
+  webhooks: (id: string, signal?: AbortSignal) => http.get<{ data: T.Delivery[] }>(`/leads/${encodeURIComponent(id)}/webhooks`, undefined, signal),
+  redeliver: (id: string, deliveryId: string) => http.post<T.Delivery>(`/leads/${encodeURIComponent(id)}/webhooks/${encodeURIComponent(deliveryId)}/redeliver`),
+  recordingLink: (callId: string) => http.get<RecordingLink>(`/leads/recording/${encodeURIComponent(callId)}/link`),
+  recordingPeaks: (callId: string, count: number) => http.get<RecordingPeaks>(`/leads/recording/${encodeURIComponent(callId)}/peaks`, { count }),
+};
+
+export const templates = {
+  list: (query: { page_size?: number; reseller_id?: string; merchant_id?: string } = {}, signal?: AbortSignal) =>
+    http.get<T.Paged<T.Template>>('/templates', { page_size: 1000, ...query }, signal),
+  get: (id: string, signal?: AbortSignal) => http.get<T.Template>(`/templates/${encodeURIComponent(id)}`, undefined, signal),
+  create: (body: { name: string; reseller_id: string; merchant_id?: string | null; flow: unknown }) => http.post<T.Template>('/templates', body),
+  replace: (id: string, body: unknown) => http.put<T.Template>(`/templates/${encodeURIComponent(id)}`, body),
+  delete: (id: string) => http.delete<{ id: string; deleted: true }>(`/templates/${encodeURIComponent(id)}`),
+};
+
+export const tenants = {
+  resellers: (signal?: AbortSignal) => http.get<T.Paged<T.Reseller>>('/resellers', { page_size: 1000 }, signal),
+  createReseller: (name: string) => http.post<T.Reseller>('/resellers', { name }),
+  merchants: (signal?: AbortSignal) => http.get<T.Paged<T.Merchant>>('/merchants', { page_size: 1000 }, signal),
+  createMerchant: (body: { name: string; reseller_id: string; contact_email: string }) => http.post<T.Merchant>('/merchants', body),
+  updateMerchant: (id: string, body: { name: string; reseller_id: string; contact_email: string }) => http.put<T.Merchant>(`/merchants/${encodeURIComponent(id)}`, body),
+  deleteMerchant: (id: string) => http.delete<{ id: string }>(`/merchants/${encodeURIComponent(id)}`),
+  users: (signal?: AbortSignal) => http.get<T.Paged<T.User>>('/users', { page_size: 1000 }, signal),
+  createUser: (body: { email: string; password: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.post<T.User>('/users', body),
+  deleteUser: (id: string) => http.delete<{ id: string }>(`/users/${encodeURIComponent(id)}`),
+};
