@@ -11,6 +11,7 @@ import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
 import { registerOverview } from './overview/index.js';
+import type { OnFinished } from './lifecycle/index.js';
 import type { RecordingStore } from './recordings/index.js';
 
 export interface FeatureDeps {
@@ -19,6 +20,8 @@ export interface FeatureDeps {
   log: FastifyBaseLogger;
   /** Where call recordings are read from (GET /leads/recording/{call_sid}). */
   recordings?: RecordingStore;
+  /** What finishing a lead queues (its notifications), in the finishing transaction. */
+  onFinished: OnFinished;
   /** The API prefix the features are mounted under (links they hand out include it). */
   prefix: string;
   /** Key of the signed links features hand out (recordings an <audio> element plays). */

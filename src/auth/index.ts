@@ -9,3 +9,4 @@ export { AuthRepository } from './repository.js';
 export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
 export { MeSchema, type Me } from './me.js';
+export { registerAuth, type Authenticator } from './hook.js';

@@ -8,7 +8,7 @@ import { LeadWatch, registerLeadEvents } from './events.js';
 
 export { LeadsService } from './service.js';
 export { leadView } from './routes.js';
-export { LEADS_CHANNEL, type LeadRow } from './repository.js';
+export type { LeadRow } from './repository.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
 export { LeadList } from './routes.js';
@@ -20,7 +20,7 @@ export { checkColumns, toPushBody, describeRejection, CsvHeaderError, TOP_LEVEL_
 
 /** The leads feature's only door: push (single and batch), read, list, search, export, attempts, abort, recordings. */
 export function registerLeads(app: App, deps: FeatureDeps): void {
-  const leads = new LeadsService(deps.db);
+  const leads = new LeadsService(deps.db, deps.onFinished);
   registerLeadRoutes(app, leads);
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);
