@@ -161,7 +161,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
               agent: sandbox.agent,
               note:
                 sandbox.providers.length > 0
-                  ? `Calls on ${sandbox.providers.join(', ')} reach a simulated customer inside Dialer: no phone rings. Set that provider's credentials to call real phones; DIALER_SANDBOX=false turns the sandbox off.`
+                  ? `Calls on ${sandbox.providers.join(', ')} reach a simulated customer inside Dialer: no phone rings. Set that provider's credentials to call real phones; DIALER_SANDBOX=false turns the sandbox off.` +
+                    (sandbox.agentMissing ? ` Sandbox calls run the built-in greeter because ${sandbox.agentMissing}.` : '')
                   : 'The sandbox line is off: every configured provider calls real phones.',
             },
           };
@@ -175,7 +176,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAuthRoutes(scoped, auth, { traceUrlTemplate: config.tracing.traceUrlTemplate });
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl), prefix: API_PREFIX, linkKey });
+      await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl), prefix: API_PREFIX, linkKey, sandbox: () => telephony.sandboxStatus() });
       registerWebRtc(scoped, webrtc);
       registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });

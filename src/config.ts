@@ -47,6 +47,11 @@ export interface Config {
   serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
+  /**
+   * The sandbox line (DIALER_SANDBOX, default true): providers without credentials are served by
+   * the provider emulator inside this process, whose simulated customer answers every call.
+   */
+  sandbox: boolean;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +129,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (err instanceof TracingSettingsError) throw new ConfigError(err.message);
     throw err;
   }
+  const sandboxRaw = env.DIALER_SANDBOX?.trim().toLowerCase() || 'true';
+  if (sandboxRaw !== 'true' && sandboxRaw !== 'false') throw new ConfigError(`DIALER_SANDBOX must be true or false, got "${env.DIALER_SANDBOX}"`);
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
@@ -148,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     flags,
     metricsToken,
     serviceCallbackUrl,
+    sandbox: sandboxRaw === 'true',
     tracing,
   };
 }

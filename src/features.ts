@@ -11,6 +11,8 @@ import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
 import { registerOverview } from './overview/index.js';
+import { registerSandbox } from './sandbox/index.js';
+import type { SandboxStatus } from './telephony/index.js';
 import type { OnFinished } from './lifecycle/index.js';
 import type { RecordingStore } from './recordings/index.js';
 
@@ -26,6 +28,8 @@ export interface FeatureDeps {
   prefix: string;
   /** Key of the signed links features hand out (recordings an <audio> element plays). */
   linkKey: Buffer;
+  /** The sandbox line as this process runs it. */
+  sandbox: () => SandboxStatus;
 }
 
 /**
@@ -42,4 +46,5 @@ export async function registerFeatures(app: App, deps: FeatureDeps): Promise<voi
   registerWebhooks(app, deps);
   registerAnalytics(app, deps);
   registerOverview(app, deps);
+  registerSandbox(app, deps);
 }

@@ -22,6 +22,7 @@ import { startTracing } from './tracing/index.js';
 import { ConversationAgent, DEFAULT_PRICING, type Pricing } from './voice/conversation.js';
 import { GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService, webRtcSettings } from './webrtc/index.js';
+import { SANDBOX_NUMBERS, SandboxRepository, startSandboxLine, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
   app: App;
@@ -105,15 +106,22 @@ export interface Parts {
   webrtc: WebRtcService;
 }
 
-/** Builds recordings, the agent, telephony and WebRTC around open flags. */
-export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig): Parts {
+/**
+ * Builds recordings, the agent, telephony and WebRTC around open flags. The sandbox line's kits
+ * (providers without credentials, dialled on the in-process emulator) join the configured ones;
+ * its calls run the greeter while the template agent lacks its services.
+ */
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig, sandbox?: SandboxLine): Parts {
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const { agent, notReady, services } = chooseAgent(db);
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+  const kits = createKits(config.telephony);
+  for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);
   const telephony = new Telephony({
     settings: config.telephony,
-    kits: createKits(config.telephony),
+    kits,
+    ...(sandbox ? { sandbox: { slots: new Set(sandbox.kits.keys()), agent: notReady ? new GreeterAgent() : agent } } : {}),
     callbackBaseUrl: `${config.publicUrl}${API_PREFIX}`,
     agent,
     notReady,
@@ -175,7 +183,21 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  const parts = buildParts(config, db, logger, flags, recordingsConfig);
+  let sandbox: SandboxLine | undefined;
+  try {
+    sandbox = await startSandboxLine(config, logger);
+    // The line's caller IDs in the pool (and those of providers that now have credentials disabled).
+    await new SandboxRepository(db).syncNumbers(
+      new Map([...(sandbox?.kits.keys() ?? [])].map((slot) => [slot, SANDBOX_NUMBERS[slot]])),
+      Object.keys(SANDBOX_NUMBERS),
+    );
+  } catch (err) {
+    await sandbox?.close();
+    await db.close();
+    await flags.close();
+    throw err;
+  }
+  const parts = buildParts(config, db, logger, flags, recordingsConfig, sandbox);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
@@ -186,6 +208,7 @@ export async function startServer(
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
+    await sandbox?.close();
     await db.close();
     await flags.close();
     await tracing.shutdown();
@@ -232,6 +255,7 @@ export async function startServer(
         await webhooks?.stop();
         await retention?.stop();
         await running.close();
+        await sandbox?.close();
       } finally {
         await db.close();
         await flags.close();

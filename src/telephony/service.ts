@@ -55,6 +55,14 @@ export interface TelephonyStatus {
   reason?: string;
 }
 
+/** The sandbox line as this process runs it. */
+export interface SandboxStatus {
+  providers: ProviderSlot[];
+  agent: string;
+  /** Why the configured agent cannot run (sandbox calls then run the greeter). */
+  agentMissing?: string;
+}
+
 export class Telephony {
   private readonly byToken = new Map<string, CallSession>();
   private readonly byId = new Map<string, CallSession>();
@@ -82,9 +90,13 @@ export class Telephony {
     return { ready: reason === undefined, agent: this.deps.agent.label, providers, liveCalls: this.byToken.size, ...(reason ? { reason } : {}) };
   }
 
-  /** The providers served by the sandbox line, and the agent its calls run. */
-  sandboxStatus(): { providers: ProviderSlot[]; agent: string } {
-    return { providers: [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p)), agent: this.deps.sandbox?.agent.label ?? this.deps.agent.label };
+  /** The providers served by the sandbox line, the agent its calls run, and why the configured agent cannot run (when it cannot). */
+  sandboxStatus(): SandboxStatus {
+    return {
+      providers: [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p)),
+      agent: this.deps.sandbox?.agent.label ?? this.deps.agent.label,
+      ...(this.deps.notReady ? { agentMissing: this.deps.notReady } : {}),
+    };
   }
 
   private isSandbox(slot: ProviderSlot): boolean {

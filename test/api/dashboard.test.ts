@@ -138,3 +138,16 @@ describe('GET /overview and GET /calls/live', () => {
     assert.equal(res.body.errors[0].path, '/timezone');
   });
 });
+
+describe('the sandbox API without a sandbox line', () => {
+  it('GET /sandbox says it is off; POST /sandbox/call answers 409 saying why', async () => {
+    const info = await w.user1.get('/sandbox');
+    assert.equal(info.status, 200);
+    assert.equal(info.body.enabled, false);
+    assert.deepEqual(info.body.providers, []);
+    const call = await w.user1.post('/sandbox/call', {});
+    assert.equal(call.status, 409);
+    assert.equal(call.body.code, 'sandbox_off');
+    assert.equal((await t.admin.get('/health')).body.sandbox.enabled, false);
+  });
+});

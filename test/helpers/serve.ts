@@ -16,8 +16,10 @@ export interface Served {
 }
 
 export async function serveDialer(env: Record<string, string> & { DIALER_ADMIN_EMAIL: string; DIALER_ADMIN_PASSWORD: string }, logger: Logger = createLogger('silent')): Promise<Served> {
-  for (const [k, v] of Object.entries(env)) process.env[k] = v;
-  const server = await startServer(loadConfig(env), logger);
+  // The sandbox line stays off unless a test asks for it: a test's leads go where the test says.
+  const withDefaults = { DIALER_SANDBOX: 'false', ...env };
+  for (const [k, v] of Object.entries(withDefaults)) process.env[k] = v;
+  const server = await startServer(loadConfig(withDefaults), logger);
   const anon = client(server.app);
   const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });
   if (login.status !== 200) throw new Error(`admin login failed: ${JSON.stringify(login.body)}`);

@@ -63,3 +63,12 @@ export const tenants = {
   createUser: (body: { email: string; password: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.post<T.User>('/users', body),
   deleteUser: (id: string) => http.delete<{ id: string }>(`/users/${encodeURIComponent(id)}`),
 };
+
+import type { SandboxInfo as SandboxInfoSchema, SandboxCallResult as SandboxCallResultSchema } from '../../../src/sandbox/index.js';
+export type SandboxInfo = Static<typeof SandboxInfoSchema>;
+export type SandboxCallResult = Static<typeof SandboxCallResultSchema>;
+
+export const sandbox = {
+  info: (signal?: AbortSignal) => http.get<SandboxInfo>('/sandbox', undefined, signal),
+  call: (templateId?: string) => http.post<SandboxCallResult>('/sandbox/call', templateId ? { template_id: templateId } : {}),
+};

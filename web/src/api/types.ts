@@ -5,7 +5,7 @@
 import type { Static } from 'typebox';
 import type { Lead as LeadSchema, PushBody as PushBodySchema, PushResult as PushResultSchema, BatchResult as BatchResultSchema, AbortResult as AbortResultSchema } from '../../../src/leads/schema.js';
 import type { Template as TemplateSchema } from '../../../src/templates/routes.js';
-import type { Flow as FlowType, FlowNode as FlowNodeType } from '../../../src/templates/flow.js';
+import type { Flow as FlowType, FlowNode as FlowNodeType } from '../../../src/voice/flow/schema.js';
 import type { Configuration as ConfigurationSchema, CreateConfigurationBody as CreateConfigurationBodySchema, PreCheck as PreCheckType } from '../../../src/configurations/schema.js';
 import type { OutboundNumber as NumberSchema, CreateBody as NumberBodySchema } from '../../../src/numbers/routes.js';
 import type { Reseller as ResellerSchema, Merchant as MerchantSchema, User as UserSchema } from '../../../src/tenants/routes.js';

@@ -3,7 +3,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { ApiError } from '../api/client.js';
 import { leads } from '../api/endpoints.js';
 import type { Template } from '../api/types.js';
-import { promptVariables } from '../../../src/templates/flow.js';
+import { promptVariables } from '../../../src/voice/flow/schema.js';
 import { session } from '../session.js';
 import { ErrorNote, Field, Modal, toast } from './ui.js';
 

@@ -111,6 +111,9 @@ export default function LeadPage({ id }: { id: string }) {
       <div class="grid-2">
         <Card title="Conversation" id="transcript">
           <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} />
+          {m.agent === 'greeter' && (
+            <p class="hint">The built-in greeter carried this call: it hears when the customer speaks but does not transcribe it (no speech-to-text or LLM is configured).</p>
+          )}
         </Card>
         <Card title="Attempts" id="attempts">
           <ErrorNote error={attempts.error} />
