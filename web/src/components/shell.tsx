@@ -94,9 +94,12 @@ export function Shell({ children }: { children: ComponentChildren }) {
       <main id="main" class="content">
         {h?.sandbox?.enabled && (
           <Banner tone="sandbox" id="sandbox-banner">
-            <strong>Sandbox line.</strong> Calls on {h.sandbox.providers.join(', ')} go to a simulated customer inside Dialer: no phone rings and nothing is
-            charged. {h.sandbox.agent === 'greeter' && <>With no LLM configured they run the built-in greeter; set <code>LLM_BASE_URL</code> (and <code>LLM_API_KEY</code>) to run your templates. </>}
-            Set a provider's credentials to call real phones on it.
+            <strong>Sandbox line:</strong> calls on {h.sandbox.providers.join(', ')} reach a simulated customer inside Dialer. No phone rings.{' '}
+            <details>
+              <summary>More</summary>
+              Nothing is charged. {h.sandbox.agent === 'greeter' && <>With no LLM configured, sandbox calls run the built-in greeter; set <code>LLM_BASE_URL</code> (and <code>LLM_API_KEY</code>) to run your templates. </>}
+              Set a provider's credentials (<code>TWILIO_*</code>, <code>EXOTEL_*</code>, <code>PLIVO_*</code>) to call real phones on it; <code>DIALER_SANDBOX=false</code> turns the sandbox off.
+            </details>
           </Banner>
         )}
         {h && !h.calls.ready && (

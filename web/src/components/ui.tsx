@@ -117,11 +117,11 @@ export function NotFound() {
   );
 }
 
-type FieldProps = { label: string; hint?: ComponentChildren; error?: string | undefined; children: ComponentChildren; wide?: boolean };
+type FieldProps = { label: string; hint?: ComponentChildren; error?: string | undefined; children: ComponentChildren; wide?: boolean; class?: string };
 
-export function Field({ label, hint, error, children, wide }: FieldProps) {
+export function Field({ label, hint, error, children, wide, class: cls }: FieldProps) {
   return (
-    <label class={`field ${wide ? 'field-wide' : ''} ${error ? 'field-error' : ''}`}>
+    <label class={`field ${wide ? 'field-wide' : ''} ${error ? 'field-error' : ''} ${cls ?? ''}`}>
       <span class="field-label">{label}</span>
       {children}
       {hint && !error && <span class="field-hint">{hint}</span>}

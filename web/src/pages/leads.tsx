@@ -50,6 +50,7 @@ export default function LeadsPage() {
   const [pushing, setPushing] = useState(false);
   const [importing, setImporting] = useState(false);
   const [exporting, setExporting] = useState(false);
+  const [showFilters, setShowFilters] = useState(false);
   const mayWrite = can('leads', 'write');
 
   useEffect(() => {
@@ -128,8 +129,8 @@ export default function LeadsPage() {
         </button>
       </PageHeader>
       <section class="card">
-        <form class="toolbar" role="search" onSubmit={(e) => e.preventDefault()}>
-          <Field label="Search">
+        <form class={`toolbar ${showFilters ? '' : 'collapsed'}`} role="search" onSubmit={(e) => e.preventDefault()}>
+          <Field label="Search" class="always grow">
             <input
               type="search"
               name="q"
@@ -191,6 +192,9 @@ export default function LeadsPage() {
           <Field label="Pushed until">
             <input type="date" name="created_to" value={filters.created_to ?? ''} onChange={(e) => change('created_to', e.currentTarget.value)} />
           </Field>
+          <button type="button" class="filters-toggle" aria-expanded={showFilters} onClick={() => setShowFilters(!showFilters)}>
+            {showFilters ? 'Fewer filters' : `Filters${hasFilters ? ' (on)' : ''}`}
+          </button>
           {hasFilters && (
             <button type="button" class="link-button" onClick={() => setFilters({})}>
               Clear filters
