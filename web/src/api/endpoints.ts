@@ -72,3 +72,23 @@ export const sandbox = {
   info: (signal?: AbortSignal) => http.get<SandboxInfo>('/sandbox', undefined, signal),
   call: (templateId?: string) => http.post<SandboxCallResult>('/sandbox/call', templateId ? { template_id: templateId } : {}),
 };
+
+export const numbers = {
+  list: (signal?: AbortSignal) => http.get<T.Paged<T.OutboundNumber>>('/numbers', { page_size: 1000 }, signal),
+  create: (body: T.NumberBody) => http.post<T.OutboundNumber>('/numbers', body),
+  update: (n: T.OutboundNumber, change: Partial<T.NumberBody>) =>
+    http.put<T.OutboundNumber>(`/numbers/${encodeURIComponent(n.id)}`, { phone_number: n.phone_number, provider: n.provider, status: n.status, channel: n.channel, ...change }),
+  delete: (id: string) => http.delete<unknown>(`/numbers/${encodeURIComponent(id)}`),
+};
+
+export const blacklist = {
+  list: (query: { page?: number; phone_number?: string; reseller_id?: string }, signal?: AbortSignal) => http.get<T.Paged<T.BlacklistEntry>>('/blacklist', { page_size: 100, ...query }, signal),
+  add: (phone_numbers: string[], reseller_id?: string | null) => http.post<T.BlacklistAdded>('/blacklist', { phone_numbers, ...(reseller_id !== undefined ? { reseller_id } : {}) }),
+  remove: (phone_numbers: string[], reseller_id?: string | null) => http.delete<T.BlacklistRemoved>('/blacklist', { phone_numbers, ...(reseller_id !== undefined ? { reseller_id } : {}) }),
+};
+
+export const tokens = {
+  list: (signal?: AbortSignal) => http.get<T.Paged<T.TokenRecord>>('/s2s-token', { page_size: 1000 }, signal),
+  issue: (body: { name: string; role: string; reseller_id: string; merchant_id?: string | null }) => http.post<T.IssuedToken>('/s2s-token', body),
+  revoke: (id: string) => http.delete<T.TokenRecord>(`/s2s-token/${encodeURIComponent(id)}`),
+};
