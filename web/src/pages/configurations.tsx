@@ -64,11 +64,21 @@ const GROUPS: { title: string; fields: [string, string][] }[] = [
   },
 ];
 
+/** Whether the browser knows the IANA zone (its list of zones leaves out aliases such as UTC). */
+function isZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const ZONES: string[] = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? ['UTC'];
 
 /** "09:00–21:00 Europe/Paris (08:00–20:00 your time) · open now / opens in 3 h 12 min". */
 export function windowText(start: string, end: string, zone: string, now = new Date()): { here: string; there: string; state: string; open: boolean } {
-  const valid = /^\d\d:\d\d$/.test(start) && /^\d\d:\d\d$/.test(end) && ZONES.includes(zone);
+  const valid = /^\d\d:\d\d$/.test(start) && /^\d\d:\d\d$/.test(end) && isZone(zone);
   if (!valid) return { here: '', there: `${start}–${end} ${zone}`, state: '', open: false };
   const open = inWindow(now, start, end, zone);
   // Today's wall time in the configuration's zone, as the viewer's clock shows it.
