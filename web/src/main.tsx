@@ -10,21 +10,40 @@ import { Shell } from './components/shell.js';
 import { LoginPage } from './pages/login.js';
 import { BASE, restore, session } from './session.js';
 import { useStore } from './lib/store.js';
-import { NotFound } from './components/ui.js';
+import { NotFound, PageHeader, Empty } from './components/ui.js';
+import type { ComponentType } from 'preact';
+import { can } from './session.js';
 
-const Overview = lazy(() => import('./pages/overview.js'));
-const Leads = lazy(() => import('./pages/leads.js'));
-const LeadPage = lazy(() => import('./pages/lead.js'));
-const Templates = lazy(() => import('./pages/templates.js'));
-const TemplatePage = lazy(() => import('./pages/template.js'));
-const Configurations = lazy(() => import('./pages/configurations.js'));
-const Numbers = lazy(() => import('./pages/numbers.js'));
-const Blacklist = lazy(() => import('./pages/blacklist.js'));
-const Merchants = lazy(() => import('./pages/merchants.js'));
-const Users = lazy(() => import('./pages/users.js'));
-const Tokens = lazy(() => import('./pages/tokens.js'));
-const Resellers = lazy(() => import('./pages/resellers.js'));
-const Analytics = lazy(() => import('./pages/analytics.js'));
+/**
+ * A screen the role may see (its resource's read permission, from GET /me), loaded when first
+ * shown; for any other role, a plain page saying so: nobody learns of a permission from a 403.
+ */
+function screen<P>(resource: string, load: () => Promise<{ default: ComponentType<P> }>): ComponentType<P> {
+  const Page = lazy(load);
+  return (props: P) =>
+    can(resource, 'read') ? (
+      <Page {...(props as P & object)} />
+    ) : (
+      <div>
+        <PageHeader title="Not available" />
+        <Empty>This screen is not available to your role.</Empty>
+      </div>
+    );
+}
+
+const Overview = screen('leads', () => import('./pages/overview.js'));
+const Leads = screen('leads', () => import('./pages/leads.js'));
+const LeadPage = screen<{ id: string }>('leads', () => import('./pages/lead.js'));
+const Templates = screen('templates', () => import('./pages/templates.js'));
+const TemplatePage = screen<{ id: string }>('templates', () => import('./pages/template.js'));
+const Configurations = screen('configurations', () => import('./pages/configurations.js'));
+const Numbers = screen('numbers', () => import('./pages/numbers.js'));
+const Blacklist = screen('blacklist', () => import('./pages/blacklist.js'));
+const Merchants = screen('merchants', () => import('./pages/merchants.js'));
+const Users = screen('users', () => import('./pages/users.js'));
+const Tokens = screen('tokens', () => import('./pages/tokens.js'));
+const Resellers = screen('resellers', () => import('./pages/resellers.js'));
+const Analytics = screen('analytics', () => import('./pages/analytics.js'));
 
 function App() {
   const s = useStore(session);

@@ -3,7 +3,7 @@
  * cookie, never local storage), with its expiry. When it expires, or the API answers 401, the
  * person is sent to log in and then back to the page they were on.
  */
-import { http, setToken, whenUnauthorized } from './api/client.js';
+import { ApiError, http, setToken, whenUnauthorized } from './api/client.js';
 import type { LoginResponse, Me } from './api/types.js';
 import { store } from './lib/store.js';
 
@@ -88,7 +88,9 @@ export async function restore(): Promise<void> {
     setToken(saved.token);
     const me = await http.get<Me>('/me');
     start({ ...saved, me });
-  } catch {
+  } catch (err) {
+    // A token the API no longer accepts (expired, its user deleted): log in again, and come back here.
+    if (err instanceof ApiError && err.status === 401) loginNotice.set('Your session expired. Log in again to continue where you were.');
     end();
   }
 }

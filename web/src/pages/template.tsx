@@ -250,7 +250,11 @@ export default function TemplatePage({ id }: { id: string }) {
             spellcheck={false}
             readOnly={!writable}
             value={text}
-            onInput={(e) => setText(e.currentTarget.value)}
+            onInput={(e) => {
+              setText(e.currentTarget.value);
+              // The API's answer was about the text as it was; the editor checks the new one.
+              setSaveError(undefined);
+            }}
           />
           <p class="hint">
             Nodes have <code>node_name</code>, <code>task_messages</code>, optional <code>role_messages</code>, <code>functions</code> (with <code>transition_to</code> and{' '}
