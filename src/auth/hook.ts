@@ -3,6 +3,20 @@ import { assertCan } from './permissions.js';
 import type { Principal } from './principal.js';
 import { unauthorized } from '../lib/errors.js';
 import '../http/types.js';
+import type { Action, Resource } from './permissions.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission-matrix cell this route needs; every non-public route names one (or is `authenticated`). */
+    permission?: readonly [Resource, Action];
+    /** Any valid bearer token, whatever its role (GET /me: what the caller is and may do). */
+    authenticated?: boolean;
+  }
+  interface FastifyRequest {
+    /** The authenticated caller; set on every non-public route. */
+    principal: Principal;
+  }
+}
 
 export interface Authenticator {
   /** The principal behind a bearer token; throws a 401 AppError when it is not valid. */

@@ -80,6 +80,7 @@ async function build(webDir: string): Promise<Bundle> {
     format: 'esm',
     platform: 'browser',
     target: ['chrome120', 'firefox121', 'safari17'],
+    // Minified for the browser, esbuild also builds the libraries' production branches (their NODE_ENV checks).
     minify: true,
     write: false,
     metafile: true,
@@ -90,7 +91,6 @@ async function build(webDir: string): Promise<Bundle> {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     tsconfig: path.join(webDir, 'tsconfig.json'),
-    define: { 'process.env.NODE_ENV': '"production"' },
     legalComments: 'none',
     logLevel: 'silent',
     plugins: [serverSchemasOnly],

@@ -6,52 +6,15 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthesize } from '../lib/audio.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms } from '../lib/audio.js';
+import type { LocalVoice } from '../lib/speech.js';
+import { clock, speech, type CallAudio } from './audio.js';
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
-
-/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
-const spoken = new Map<string, Promise<Int16Array>>();
-function speech(text: string): Promise<Int16Array> {
-  let pcm = spoken.get(text);
-  if (!pcm) {
-    pcm = synthesize(text, { sampleRateHz: 8000 });
-    pcm.catch(() => spoken.delete(text));
-    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
-    spoken.set(text, pcm);
-  }
-  return pcm;
-}
 
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
 const VOICE_RMS = 300;
-
-/** Growing PCM kept as chunks; `value` concatenates (cached). */
-export class PcmBuffer {
-  private chunks: Int16Array[] = [];
-  private cache: Int16Array | undefined = new Int16Array(0);
-  push(pcm: Int16Array): void {
-    if (pcm.length === 0) return;
-    this.chunks.push(pcm);
-    this.cache = undefined;
-  }
-  get value(): Int16Array {
-    if (!this.cache) {
-      const total = this.chunks.reduce((n, c) => n + c.length, 0);
-      this.cache = new Int16Array(total);
-      let at = 0;
-      for (const c of this.chunks) (this.cache.set(c, at), (at += c.length));
-      this.chunks = [this.cache];
-    }
-    return this.cache;
-  }
-}
-
-export interface CallAudio {
-  received: PcmBuffer;
-  sent: PcmBuffer;
-}
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -67,31 +30,12 @@ export interface LegOptions {
   /** The script's `hangup` step. */
   onCalleeHangup: () => void;
   headers?: Record<string, string>;
+  /** The callee's voice (default: flite's). */
+  voice?: LocalVoice;
 }
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
 
-/**
- * One clock for every live leg: a 10 ms timer per call would be a hundred timers for a hundred
- * calls, each waking the event loop on its own. Each leg still counts its frames from its own start.
- */
-const clock = {
-  legs: new Set<{ tick(): void }>(),
-  timer: undefined as NodeJS.Timeout | undefined,
-  add(leg: { tick(): void }): void {
-    this.legs.add(leg);
-    this.timer ??= setInterval(() => {
-      for (const l of this.legs) l.tick();
-    }, 10);
-  },
-  remove(leg: { tick(): void }): void {
-    this.legs.delete(leg);
-    if (this.legs.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
-  },
-};
 
 export class MediaLeg {
   readonly streamSid: string;
@@ -387,7 +331,7 @@ export class MediaLeg {
   }
 
   private async say(text: string): Promise<void> {
-    const pcm = await speech(text);
+    const pcm = await speech(text, this.o.voice);
     if (!this.live) return;
     this.speech.push(pcm);
     await new Promise<void>((r) => this.drained.push(r));

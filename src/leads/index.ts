@@ -1,4 +1,6 @@
-import type { FeatureDeps } from '../features.js';
+import type { Db } from '../db/index.js';
+import type { OnFinished } from '../lifecycle/index.js';
+import type { RecordingStore } from '../recordings/index.js';
 import type { App } from '../http/index.js';
 import { registerLeadRoutes } from './routes.js';
 import { registerLeadReadRoutes } from './read-routes.js';
@@ -19,12 +21,24 @@ export { LeadListQuery, SORT_KEYS, COUNT_CAP } from './list-query.js';
 export { checkColumns, toPushBody, describeRejection, CsvHeaderError, TOP_LEVEL_COLUMNS } from './csv-rows.js';
 
 /** The leads feature's only door: push (single and batch), read, list, search, export, attempts, abort, recordings. */
-export function registerLeads(app: App, deps: FeatureDeps): void {
+export function registerLeads(
+  app: App,
+  deps: {
+    db: Db;
+    recordings?: RecordingStore | undefined;
+    onFinished: OnFinished;
+    /** Key of the signed recording links an <audio> element plays. */
+    linkKey: Buffer;
+    /** The public URL the API is reached at (the links include it), and the API's prefix. */
+    publicBase: string;
+    prefix: string;
+  },
+): void {
   const leads = new LeadsService(deps.db, deps.onFinished);
   registerLeadRoutes(app, leads);
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);
   app.addHook('preClose', async () => watch.close());
   registerLeadEvents(app, watch);
-  registerRecordingRoutes(app, { leads, recordings: deps.recordings, linkKey: deps.linkKey, publicBase: `${deps.config.publicUrl}${deps.prefix}`, prefix: deps.prefix });
+  registerRecordingRoutes(app, { leads, recordings: deps.recordings, linkKey: deps.linkKey, publicBase: deps.publicBase, prefix: deps.prefix });
 }

@@ -7,7 +7,7 @@ import type { LeadRow } from './repository.js';
 import { AbortBody, AbortResult, BatchBody, BatchResult, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
 import type { LeadsService } from './service.js';
 
-/** A lead as spec 2.1 shows it: every field present, null until known. */
+/** A lead as the API shows it: every field present, null until known. */
 export function leadView(l: LeadRow) {
   return {
     id: l.id,
@@ -52,7 +52,7 @@ export const LeadList = Type.Object({
 
 const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/** Leads (spec 4.2) and the bulk push beyond it. */
+/** Leads and the bulk push beyond it. */
 export function registerLeadRoutes(app: App, leads: LeadsService): void {
   app.post('/leads', {
     config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus },
@@ -103,7 +103,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
 
   app.get('/leads/:id', {
     config: { permission: ['leads', 'read'] },
-    schema: { tags: ['leads'], summary: 'Read a lead (spec 2.1); id is the lead_call_tracker_id', params: IdParams, response: { 200: Lead, ...problems(401, 403, 404) } },
+    schema: { tags: ['leads'], summary: 'Read a lead; id is the lead_call_tracker_id', params: IdParams, response: { 200: Lead, ...problems(401, 403, 404) } },
     handler: async (request) => leadView(await leads.get(request.principal, request.params.id)),
   });
 

@@ -3,7 +3,9 @@
  * served by the provider emulator inside the process (its simulated customer answers); a person
  * calls it from the dashboard or pushes a lead on it. The feature's only door.
  */
-import type { FeatureDeps } from '../features.js';
+import type { Db } from '../db/index.js';
+import type { OnFinished } from '../lifecycle/index.js';
+import type { SandboxStatus } from '../telephony/index.js';
 import type { App } from '../http/index.js';
 import { LeadsService } from '../leads/index.js';
 import { registerSandboxRoutes } from './routes.js';
@@ -14,6 +16,6 @@ export { SandboxRepository, SANDBOX_TEMPLATE_NAME, SANDBOX_RESELLER_NAME, SANDBO
 export { SANDBOX_FLOW } from './service.js';
 export { SandboxInfo, SandboxCallResult } from './routes.js';
 
-export function registerSandbox(app: App, deps: FeatureDeps): void {
+export function registerSandbox(app: App, deps: { db: Db; onFinished: OnFinished; sandbox: () => SandboxStatus }): void {
   registerSandboxRoutes(app, new SandboxService(deps.db, new LeadsService(deps.db, deps.onFinished), deps.sandbox));
 }

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { startEmulator, type CalleeScript, type Emulator } from '../emulator/index.js';
 import type { Logger } from '../lib/logger.js';
-import { createKits, SLOT_PATHS, type ProviderKit, type ProviderSlot, type TelephonySettings } from '../telephony/index.js';
+import type { TelephonySettings } from '../config/telephony.js';
+import { createKits, SLOT_PATHS, type ProviderKit, type ProviderSlot } from '../telephony/index.js';
 
 /** Every sandbox lead calls this number; the simulated customer answers whatever number is dialled. */
 export const SANDBOX_CUSTOMER_NUMBER = '+15005550100';

@@ -8,7 +8,7 @@ import { useLocation } from 'preact-iso';
 import { ApiError } from '../api/client.js';
 import { templates, tenants } from '../api/endpoints.js';
 import type { Template } from '../api/types.js';
-import { validateFlow } from '../../../src/voice/flow/schema.js';
+import { validateFlow } from '../../../src/voice/flow/validate.js';
 import { FlowGraph } from '../components/flow-graph.js';
 import { TestCall } from '../components/test-call.js';
 import { PushLead } from '../components/push-lead.js';
