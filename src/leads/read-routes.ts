@@ -1,4 +1,4 @@
-/** The dashboard's reads of leads beyond the spec: a lead's attempt history, and the list as CSV. */
+/** The dashboard's reads of leads: a lead's attempt history, and the list as CSV. */
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';

@@ -33,6 +33,9 @@ interface Progress {
   columns: string[];
 }
 
+/** A reason in the file's own terms: its columns, not the request body's JSON pointers. */
+const inColumns = (reason: string) => reason.replace(/^Request body: /, '').replace(/\/payload\/([\w.-]+)/g, '$1').replace(/(^|\s)\/([a-z_]+)\b/g, '$1$2');
+
 export function CsvImport({ templates, onClose, onDone }: { templates: Template[]; onClose: () => void; onDone: () => void }) {
   const me = session.get()!.me;
   const [tplId, setTplId] = useState(templates[0]?.id ?? '');
@@ -73,7 +76,7 @@ export function CsvImport({ templates, onClose, onDone }: { templates: Template[
         for (const item of res.results) {
           const row = batch[item.index]!;
           if (item.status === 201) state.queued++;
-          else state.rejected.push({ line: row.line, status: item.status, reason: describeRejection(item.problem as never), record: row.record });
+          else state.rejected.push({ line: row.line, status: item.status, reason: inColumns(describeRejection(item.problem as never)), record: row.record });
         }
         state.sent += batch.length;
         setProgress({ ...state, rejected: [...state.rejected] });
@@ -152,7 +155,7 @@ export function CsvImport({ templates, onClose, onDone }: { templates: Template[
                   rowKey={(r) => String(r.line)}
                   columns={[
                     { key: 'line', label: 'Line', class: 'num', render: (r) => r.line },
-                    { key: 'status', label: 'Status', class: 'num', render: (r) => r.status },
+                    { key: 'status', label: 'HTTP', class: 'num', render: (r) => r.status },
                     { key: 'reason', label: 'Reason', render: (r) => r.reason },
                   ]}
                 />

@@ -79,7 +79,7 @@ export function graphOf(flow: unknown, problemsByNode: Map<string, number>): { b
     const width = Math.max(150, Math.min(300, Math.max(title.length * 8.2, ...lines.map((l) => l.length * CHAR)) + PAD * 2));
     boxes.push({ id, title, lines, initial: text(f.initial_node) === id, missing: false, problems: problemsByNode.get(id) ?? 0, width, height: PAD * 2 + LINE * (1 + lines.length) + (lines.length ? 4 : 0) });
   });
-  for (const id of missing) boxes.push({ id: `missing:${id}`, title: `missing: ${id}`, lines: ['no node has this name'], initial: false, missing: true, problems: 1, width: Math.max(150, id.length * 8 + 90), height: PAD * 2 + LINE * 2 + 4 });
+  for (const id of missing) boxes.push({ id: `missing:${id}`, title: `missing: ${id}`, lines: ['no node has this name'], initial: false, missing: true, problems: 1, width: Math.min(300, Math.max('no node has this name'.length * CHAR, (id.length + 9) * 8.2) + PAD * 2), height: PAD * 2 + LINE * 2 + 4 });
   return { boxes, arrows: arrows.map((a) => (a.broken ? { ...a, to: `missing:${a.to}` } : a)) };
 }
 

@@ -64,7 +64,8 @@ export function SchemaField(props: {
 }) {
   const shape = shapeOf(props.schema);
   const s = shape.schema;
-  const hint = props.hint ?? s.description;
+  // A time picker shows the time in the viewer's own format: the API's "(HH:MM, 24-hour)" would only confuse.
+  const hint = props.hint ?? s.description?.replace(' (HH:MM, 24-hour)', '');
   const common = { name: props.name, id: `f-${props.name}` };
   let input: JSX.Element;
   if (shape.kind === 'boolean') {

@@ -10,6 +10,16 @@ export function when(iso: string | null | undefined): string {
   return dateTime.format(new Date(iso));
 }
 
+const shortThisYear = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' });
+const shortOtherYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+
+/** A time in a table cell: "Nov 25, 5:34 PM" this year, "Nov 25, 2025" before (the full time in its title). */
+export function whenShort(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return (d.getFullYear() === new Date().getFullYear() ? shortThisYear : shortOtherYear).format(d);
+}
+
 export function clock(iso: string | null | undefined): string {
   if (!iso) return '—';
   return time.format(new Date(iso));
@@ -22,7 +32,8 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (s < 60) return `${s} s ago`;
   if (s < 3600) return `${Math.floor(s / 60)} min ago`;
   if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return when(iso);
+  if (s < 7 * 86400) return `${Math.floor(s / 86400)} d ago`;
+  return new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
 }
 
 export function seconds(value: number | null | undefined): string {

@@ -37,6 +37,13 @@ const SENTIMENT_COLORS: Record<string, string> = { negative: '#c0392b', neutral:
 const num = (v: unknown) => (typeof v === 'number' ? v : Number(v ?? 0));
 const str = (v: unknown) => String(v ?? '');
 
+/** A key's share of all the rows' counts, as the legend shows it. */
+function share(rows: Row[], key: string): string {
+  const total = rows.reduce((sum, r) => sum + num(r.count), 0);
+  const row = rows.find((r) => str(r.key) === key);
+  return total && row ? `${((num(row.count) / total) * 100).toFixed(1)} %` : '';
+}
+
 /** The ECharts option that draws a query type's rows; undefined for the ones shown as figures. */
 export function optionFor(type: QueryType, rows: Row[]): Record<string, unknown> | undefined {
   const base = { color: PALETTE, tooltip: { trigger: 'item' }, grid: { left: 48, right: 24, top: 24, bottom: 32, containLabel: true } };
@@ -51,12 +58,13 @@ export function optionFor(type: QueryType, rows: Row[]): Record<string, unknown>
     case 'sentiment_distribution':
       return {
         ...base,
-        legend: { type: 'scroll', bottom: 0 },
+        // Every slice named beside the ring (a legend paged under it hid most outcomes).
+        legend: { type: 'scroll', orient: 'vertical', right: 8, top: 'middle', formatter: (name: string) => `${name}  ${share(rows, name)}` },
         series: [
           {
             type: 'pie',
             radius: ['38%', '66%'],
-            center: ['50%', '44%'],
+            center: ['30%', '50%'],
             label: { show: false },
             data: rows.map((r) => ({ name: str(r.key), value: num(r.count), ...(type === 'sentiment_distribution' ? { itemStyle: { color: SENTIMENT_COLORS[str(r.key)] } } : {}) })),
           },
@@ -75,7 +83,7 @@ export function optionFor(type: QueryType, rows: Row[]): Record<string, unknown>
         ...base,
         tooltip: { trigger: 'axis' },
         legend: { bottom: 0 },
-        xAxis: { type: 'category', name: 'attempts', data: rows.map((r) => str(r.attempts)) },
+        xAxis: { type: 'category', name: 'attempts', nameLocation: 'middle', nameGap: 24, data: rows.map((r) => str(r.attempts)) },
         yAxis: [{ type: 'value', minInterval: 1, name: 'leads' }, { type: 'value', min: 0, max: 100, name: '%' }],
         series: [
           { type: 'bar', name: 'Leads', barMaxWidth: 32, data: rows.map((r) => num(r.count)) },
@@ -95,19 +103,22 @@ export function optionFor(type: QueryType, rows: Row[]): Record<string, unknown>
         ],
       };
     case 'hourly_heatmap': {
-      const max = Math.max(1, ...rows.map((r) => num(r.count)));
+      // The scale tops out at the 95th percentile of the busy cells: one burst (a bulk import)
+      // would otherwise wash every other hour out to the same pale blue.
+      const counts = rows.map((r) => num(r.count)).filter((n) => n > 0).sort((a, b) => a - b);
+      const max = Math.max(1, counts[Math.floor(0.95 * (counts.length - 1))] ?? 1);
       return {
         ...base,
         tooltip: { position: 'top' },
         grid: { left: 48, right: 16, top: 16, bottom: 72, containLabel: true },
         xAxis: { type: 'category', data: Array.from({ length: 24 }, (_, h) => String(h)), splitArea: { show: true } },
         yAxis: { type: 'category', data: WEEKDAYS, inverse: true, splitArea: { show: true } },
-        visualMap: { min: 0, max, calculable: true, orient: 'horizontal', left: 'center', bottom: 0, inRange: { color: ['#eef2fb', '#2457c5'] } },
+        visualMap: { min: 0, max, orient: 'horizontal', left: 'center', bottom: 0, text: [`${max}+`, '0'], inRange: { color: ['#eef2fb', '#2457c5'] }, outOfRange: { color: '#163a8a' } },
         series: [{ type: 'heatmap', data: rows.map((r) => [num(r.hour), num(r.weekday ?? 1) - 1, num(r.count)]) }],
       };
     }
     case 'conversion_funnel':
-      return { ...base, series: [{ type: 'funnel', sort: 'none', left: '10%', width: '80%', label: { show: true, position: 'inside', formatter: '{b}: {c}' }, data: rows.map((r) => ({ name: str(r.stage), value: num(r.count) })) }] };
+      return { ...base, series: [{ type: 'funnel', sort: 'none', left: '10%', width: '80%', minSize: '24%', label: { show: true, position: 'inside', formatter: '{b}: {c}' }, data: rows.map((r) => ({ name: str(r.stage), value: num(r.count) })) }] };
   }
 }
 

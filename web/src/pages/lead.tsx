@@ -9,22 +9,13 @@ import { subscribe } from '../api/events.js';
 import type { Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { RecordingPlayer } from '../components/recording.js';
+import { useTenantNames } from '../components/tenant-names.js';
+import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
 import { ago, clock, money, seconds, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 
-type Turn = { role: string; content: string; node?: string };
-type FunctionCall = {
-  node: string;
-  name: string;
-  arguments: Record<string, unknown>;
-  hooks: { name: string; request?: { method: string; url: string; body?: unknown }; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }[];
-  transition_to?: string;
-  transfer_to?: string;
-  error?: string;
-  at: string;
-};
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
 
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
@@ -159,6 +150,7 @@ export default function LeadPage({ id }: { id: string }) {
 }
 
 function Details({ lead: l }: { lead: Lead }) {
+  const names = useTenantNames();
   const payload = l.payload as Record<string, unknown>;
   return (
     <dl class="kv">
@@ -174,11 +166,9 @@ function Details({ lead: l }: { lead: Lead }) {
         {l.is_playground ? ' (playground)' : ''}
       </dd>
       <dt>Reseller</dt>
-      <dd>
-        <code>{l.reseller_id}</code>
-      </dd>
+      <dd>{names.reseller(l.reseller_id)}</dd>
       <dt>Merchant</dt>
-      <dd>{l.merchant_id ? <code>{l.merchant_id}</code> : '— (reseller level)'}</dd>
+      <dd>{l.merchant_id ? names.merchant(l.merchant_id) : '— (reseller level)'}</dd>
       <dt>Pushed</dt>
       <dd>{when(l.created_at)}</dd>
       <dt>Updated</dt>
@@ -240,105 +230,6 @@ function CallSummary({ lead: l }: { lead: Lead }) {
         )}
       </dd>
     </dl>
-  );
-}
-
-function Transcript({ turns, nodes }: { turns: Turn[]; nodes: string[] }) {
-  if (turns.length === 0) return <Empty>Nothing was said yet.</Empty>;
-  let last: string | undefined;
-  return (
-    <div>
-      {nodes.length > 0 && (
-        <p class="node-path" aria-label="Nodes visited">
-          {nodes.map((n, i) => (
-            <span key={`${n}-${i}`}>
-              {i > 0 && <span class="arrow"> → </span>}
-              <code>{n}</code>
-            </span>
-          ))}
-        </p>
-      )}
-      <ol class="transcript">
-        {turns.map((t, i) => {
-          const showNode = t.node !== undefined && t.node !== last;
-          last = t.node ?? last;
-          return (
-            <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}`}>
-              {showNode && <span class="turn-node">{t.node}</span>}
-              <span class="turn-who">{t.role === 'user' ? 'Customer' : 'Agent'}</span>
-              <span class="turn-text">{t.content}</span>
-            </li>
-          );
-        })}
-      </ol>
-    </div>
-  );
-}
-
-function Timeline({ attempts }: { attempts: { attempt: number; status: string; outcome: string | null; error: string | null; call_id: string | null; provider: string | null; from_number: string | null; started_at: string; ended_at: string | null; duration_seconds: number | null }[] }) {
-  if (attempts.length === 0) return <Empty>Not dialled yet.</Empty>;
-  return (
-    <ol class="timeline">
-      {attempts.map((a) => (
-        <li key={a.attempt} class="timeline-item">
-          <div class="timeline-head">
-            <strong>Attempt {a.attempt}</strong> <Badge kind="outcome" value={a.outcome ?? (a.status === 'DIALLING' ? 'in progress' : a.status)} />
-          </div>
-          <div class="muted">
-            {when(a.started_at)}
-            {a.ended_at ? ` – ${clock(a.ended_at)}` : ''} · {a.provider ?? '—'}
-            {a.from_number ? ` from ${a.from_number}` : ''}
-            {a.duration_seconds !== null ? ` · ${seconds(a.duration_seconds)}` : ''}
-          </div>
-          {a.call_id && (
-            <div class="muted">
-              call <code>{a.call_id}</code>
-            </div>
-          )}
-          {a.error && <div class="error-text">{a.error}</div>}
-        </li>
-      ))}
-    </ol>
-  );
-}
-
-function FunctionCalls({ calls }: { calls: FunctionCall[] }) {
-  if (calls.length === 0) return <Empty>The agent called no function.</Empty>;
-  return (
-    <ol class="calls">
-      {calls.map((c, i) => (
-        <li key={i} class="call">
-          <div>
-            <code class="fn">{c.name}</code>
-            <span class="muted"> in {c.node}</span>
-            {c.transition_to && <span class="muted"> → {c.transition_to}</span>}
-            {c.transfer_to && <span class="muted"> · transferred to {c.transfer_to}</span>}
-            <span class="muted"> · {clock(c.at)}</span>
-          </div>
-          <Json value={c.arguments} />
-          {c.error && <div class="error-text">{c.error}</div>}
-          {c.hooks.map((h, j) => (
-            <div key={j} class="hook">
-              <div>
-                Hook <strong>{h.name}</strong>: {h.request ? `${h.request.method} ${h.request.url}` : ''} →{' '}
-                {h.status !== undefined ? <Badge kind="outcome" value={h.ok ? `HTTP ${h.status}` : 'error'} /> : <Badge kind="outcome" value="error" />} {h.durationMs} ms
-                {h.error && <span class="error-text"> {h.error}</span>}
-              </div>
-              <div class="grid-2 hook-io">
-                <div>
-                  <h3>Request body</h3>
-                  {h.request?.body === undefined ? <p class="muted">none</p> : <Json value={h.request.body} />}
-                </div>
-                <div>
-                  <h3>Response</h3>
-                  {h.response === undefined ? <p class="muted">none</p> : <Json value={h.response} />}
-                </div>
-              </div>
-            </div>
-          ))}
-        </li>
-      ))}
-    </ol>
   );
 }
 

@@ -11,7 +11,7 @@ import { Badge, ErrorNote, Field, PageHeader, Pager, Table, toast, type Column, 
 import { PushLead } from '../components/push-lead.js';
 import { CsvImport } from '../components/csv-import.js';
 import { downloadCsv } from '../components/download.js';
-import { count, when } from '../lib/format.js';
+import { count, when, whenShort } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can } from '../session.js';
 
@@ -105,8 +105,8 @@ export default function LeadsPage() {
     { key: 'status', label: 'Status', sortable: true, render: (l) => <Badge value={l.status} /> },
     { key: 'outcome', label: 'Outcome', sortable: true, render: (l) => <Badge kind="outcome" value={l.outcome} /> },
     { key: 'attempt_count', label: 'Attempts', sortable: true, class: 'num', render: (l) => l.attempt_count },
-    { key: 'call_initiated_time', label: 'Last call', sortable: true, render: (l) => when(l.call_initiated_time) },
-    { key: 'created_at', label: 'Pushed', sortable: true, render: (l) => when(l.created_at) },
+    { key: 'call_initiated_time', label: 'Last call', sortable: true, class: 'nowrap', render: (l) => <span title={when(l.call_initiated_time)}>{whenShort(l.call_initiated_time)}</span> },
+    { key: 'created_at', label: 'Pushed', sortable: true, class: 'nowrap', render: (l) => <span title={when(l.created_at)}>{whenShort(l.created_at)}</span> },
   ];
   const data: LeadList | undefined = list.data;
   const hasFilters = FILTERS.some((k) => filters[k]);
@@ -214,16 +214,18 @@ export default function LeadsPage() {
         )}
         <ErrorNote error={list.error} />
         <div class={list.loading ? 'loading' : ''}>
-          <Table
-            caption="Leads"
-            columns={columns}
-            rows={rows}
-            rowKey={(l) => l.id}
-            sort={{ key: filters.sort ?? 'created_at', order: (filters.order as SortOrder) ?? 'desc' }}
-            onSort={(key, order) => setFilters({ ...filters, sort: key, order, page: '' })}
-            {...(mayWrite ? { selected, onSelect: setSelected, selectable: (l: Lead) => l.status === 'BACKLOG' || l.status === 'RETRY' } : {})}
-            empty={hasFilters ? 'No lead matches these filters.' : 'No leads yet. Push one, import a CSV, or call the simulated customer from the overview.'}
-          />
+          <div class="dense">
+            <Table
+              caption="Leads"
+              columns={columns}
+              rows={rows}
+              rowKey={(l) => l.id}
+              sort={{ key: filters.sort ?? 'created_at', order: (filters.order as SortOrder) ?? 'desc' }}
+              onSort={(key, order) => setFilters({ ...filters, sort: key, order, page: '' })}
+              {...(mayWrite ? { selected, onSelect: setSelected, selectable: (l: Lead) => l.status === 'BACKLOG' || l.status === 'RETRY' } : {})}
+              empty={hasFilters ? 'No lead matches these filters.' : 'No leads yet. Push one, import a CSV, or call the simulated customer from the overview.'}
+            />
+          </div>
         </div>
         <FlashRows ids={flash} />
         {data && data.total > 0 && (

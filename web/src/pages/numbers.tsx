@@ -13,7 +13,8 @@ export default function NumbersPage() {
   useInterval(list.reload, 3000);
   const [adding, setAdding] = useState(false);
   const writable = can('numbers', 'write');
-  const rows = list.data?.data ?? [];
+  // By provider, then number: a steady order while statuses change live.
+  const rows = [...(list.data?.data ?? [])].sort((a, b) => a.provider.localeCompare(b.provider) || a.phone_number.localeCompare(b.phone_number));
   const counts = (status: string) => rows.filter((n) => n.status === status).length;
   const act = async (fn: () => Promise<unknown>, done: string) => {
     try {

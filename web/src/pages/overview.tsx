@@ -57,11 +57,15 @@ export default function OverviewPage() {
   }, [series.data]);
   const outcomeOption = useMemo(() => {
     const rows = outcomes.data?.data ?? [];
+    // Bars, largest first, each named: a dozen outcomes read at a glance (a pie needs a legend to decode).
+    const sorted = [...rows].sort((a, b) => a.count - b.count);
     return {
       color: PALETTE,
-      tooltip: { trigger: 'item' },
-      legend: { type: 'scroll', bottom: 0 },
-      series: [{ type: 'pie', radius: ['40%', '68%'], center: ['50%', '44%'], data: rows.map((r) => ({ name: r.key, value: r.count })), label: { show: false } }],
+      tooltip: { trigger: 'axis', axisPointer: { type: 'shadow' } },
+      grid: { left: 8, right: 40, top: 8, bottom: 8, containLabel: true },
+      xAxis: { type: 'value', minInterval: 1, axisLabel: { show: false }, splitLine: { show: false } },
+      yAxis: { type: 'category', data: sorted.map((r) => r.key), axisTick: { show: false } },
+      series: [{ type: 'bar', name: 'Calls', data: sorted.map((r) => r.count), barMaxWidth: 16, label: { show: true, position: 'right' } }],
     };
   }, [outcomes.data]);
 
@@ -111,7 +115,7 @@ export default function OverviewPage() {
           ]}
         />
       </Card>
-      <div class="grid-2">
+      <div class="grid-2 grid-top">
         <Card title="Recent failed webhooks">
           <Table
             rows={now.data?.failures.webhooks ?? []}
@@ -133,7 +137,8 @@ export default function OverviewPage() {
             columns={[
               { key: 'lead', label: 'Lead', render: (r) => <a href={`${BASE}/leads/${r.id}`}>{r.request_id}</a> },
               { key: 'outcome', label: 'Outcome', render: (r) => <Badge kind="outcome" value={r.outcome} /> },
-              { key: 'error', label: 'Why', render: (r) => <span class="truncate" title={r.error ?? ''}>{r.error ?? '—'}</span> },
+              // The reason, when any failure has one (a column of dashes says nothing).
+              ...((now.data?.failures.leads ?? []).some((r) => r.error) ? [{ key: 'error', label: 'Why', render: (r: { error: string | null }) => <span class="truncate" title={r.error ?? ''}>{r.error ?? '—'}</span> }] : []),
               { key: 'at', label: 'When', render: (r) => <span title={when(r.at)}>{ago(r.at)}</span> },
             ]}
           />

@@ -4,12 +4,14 @@ import { ApiError } from '../api/client.js';
 import { tokens } from '../api/endpoints.js';
 import type { IssuedToken, TokenRecord } from '../api/types.js';
 import { ScopeFields } from '../components/scope-fields.js';
+import { useTenantNames } from '../components/tenant-names.js';
 import { Badge, CopyButton, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../components/ui.js';
 import { ago, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { session } from '../session.js';
 
 export default function TokensPage() {
+  const names = useTenantNames();
   const me = session.get()!.me;
   const list = useLoad((signal) => tokens.list(signal), []);
   const [issuing, setIssuing] = useState(false);
@@ -44,7 +46,7 @@ export default function TokensPage() {
             { key: 'name', label: 'Name', render: (t) => t.name },
             { key: 'role', label: 'Role', render: (t) => <Badge kind="plain" value={t.role} /> },
             { key: 'hint', label: 'Starts with', render: (t) => <code>{t.token_hint}…</code> },
-            { key: 'scope', label: 'Scope', render: (t) => (t.merchant_id ? `merchant ${t.merchant_id.slice(0, 8)}` : `reseller ${t.reseller_id.slice(0, 8)}`) },
+            { key: 'scope', label: 'Scope', render: (t) => (t.merchant_id ? <>merchant {names.merchant(t.merchant_id)}</> : <>reseller {names.reseller(t.reseller_id)}</>) },
             { key: 'created', label: 'Created', render: (t) => when(t.created_at) },
             { key: 'used', label: 'Last used', render: (t) => (t.last_used_at ? ago(t.last_used_at) : 'never') },
             {

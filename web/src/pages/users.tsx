@@ -4,6 +4,7 @@ import { ApiError } from '../api/client.js';
 import { tenants } from '../api/endpoints.js';
 import type { User } from '../api/types.js';
 import { ScopeFields } from '../components/scope-fields.js';
+import { useTenantNames } from '../components/tenant-names.js';
 import { Badge, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../components/ui.js';
 import { when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
@@ -12,6 +13,7 @@ import { session } from '../session.js';
 export default function UsersPage() {
   const me = session.get()!.me;
   const list = useLoad((signal) => tenants.users(signal), []);
+  const names = useTenantNames();
   const [adding, setAdding] = useState(false);
   const creatable = me.create_user_roles;
   const remove = async (u: User) => {
@@ -42,8 +44,8 @@ export default function UsersPage() {
           columns={[
             { key: 'email', label: 'Email', render: (u) => u.email },
             { key: 'role', label: 'Role', render: (u) => <Badge kind="plain" value={u.role} /> },
-            { key: 'reseller', label: 'Reseller', render: (u) => (u.reseller_id ? <code>{u.reseller_id.slice(0, 8)}</code> : '—') },
-            { key: 'merchant', label: 'Merchant', render: (u) => (u.merchant_id ? <code>{u.merchant_id.slice(0, 8)}</code> : '—') },
+            { key: 'reseller', label: 'Reseller', render: (u) => names.reseller(u.reseller_id) },
+            { key: 'merchant', label: 'Merchant', render: (u) => names.merchant(u.merchant_id) },
             { key: 'created', label: 'Created', render: (u) => when(u.created_at) },
             {
               key: 'actions',
