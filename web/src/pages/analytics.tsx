@@ -83,7 +83,7 @@ export function optionFor(type: QueryType, rows: Row[]): Record<string, unknown>
         ...base,
         tooltip: { trigger: 'axis' },
         legend: { bottom: 0 },
-        xAxis: { type: 'category', name: 'attempts', nameLocation: 'middle', nameGap: 24, data: rows.map((r) => str(r.attempts)) },
+        xAxis: { type: 'category', data: rows.map((r) => `${str(r.attempts)} ${num(r.attempts) === 1 ? 'attempt' : 'attempts'}`) },
         yAxis: [{ type: 'value', minInterval: 1, name: 'leads' }, { type: 'value', min: 0, max: 100, name: '%' }],
         series: [
           { type: 'bar', name: 'Leads', barMaxWidth: 32, data: rows.map((r) => num(r.count)) },

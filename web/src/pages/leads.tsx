@@ -101,7 +101,7 @@ export default function LeadsPage() {
   const columns: Column<Lead>[] = [
     { key: 'request_id', label: 'Request id', sortable: true, render: (l) => <a href={`${BASE}/leads/${l.id}`}>{l.request_id}</a> },
     { key: 'phone', label: 'Phone number', render: (l) => String((l.payload as Record<string, unknown>).customer_mobile_number ?? '—') },
-    { key: 'template', label: 'Template', render: (l) => l.template },
+    { key: 'template', label: 'Template', render: (l) => <span class="truncate template-name" title={l.template}>{l.template}</span> },
     { key: 'status', label: 'Status', sortable: true, render: (l) => <Badge value={l.status} /> },
     { key: 'outcome', label: 'Outcome', sortable: true, render: (l) => <Badge kind="outcome" value={l.outcome} /> },
     { key: 'attempt_count', label: 'Attempts', sortable: true, class: 'num', render: (l) => l.attempt_count },
