@@ -21,6 +21,7 @@ import { chromiumAvailable } from '../helpers/browser.js';
 import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
 import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
@@ -36,6 +37,8 @@ let reseller: string;
 let merchantA: string;
 let merchantB: string;
 let templateName: string;
+/** Where the calls' traces are exported (so a lead has a trace id for the page to link). */
+let traces: Receiver;
 /** CSP refusals and page errors of every page, checked at the end. */
 const problems: string[] = [];
 
@@ -52,6 +55,7 @@ before(async () => {
   if (skip) return;
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-dashboard-'));
   const port = await freePort();
+  traces = await startReceiver({});
   ({ server, admin } = await serveDialer({
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -62,6 +66,7 @@ before(async () => {
     DIALER_POLL_MS: '100',
     DIALER_SANDBOX: 'true',
     DIALER_TRACE_URL_TEMPLATE: 'https://traces.example.com/trace/{trace_id}',
+    OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
     LOG_LEVEL: 'silent',
     LLM_API_KEY: '',
     OPENAI_API_KEY: '',
@@ -92,11 +97,16 @@ before(async () => {
   });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
   browser = await launchDashboardBrowser();
+  // The first request waits for the bundle (compiled on start); on a loaded machine that can take
+  // longer than a page navigation is given.
+  const warm = await fetch(`${base}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
+  assert.equal(warm.status, 200);
 });
 
 after(async () => {
   await browser?.close();
   await server?.close();
+  await traces?.close();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -198,6 +208,11 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
 
   it('a sandbox call started from the dashboard finishes; its page shows the attempt, the transcript and a recording that plays', async () => {
     const page = await adminPage('/');
+    // The recording's answers to the browser's Range requests.
+    const ranged: number[] = [];
+    page.on('response', (res) => {
+      if (res.url().includes('/recording') && res.request().headers()['range']) ranged.push(res.status());
+    });
     await page.locator('#sandbox-banner').waitFor();
     await page.locator('#sandbox-call').click();
     await page.waitForURL(/\/app\/leads\/[0-9a-f-]+$/);
@@ -215,6 +230,13 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.evaluate(() => (document.getElementById('recording-audio') as HTMLAudioElement).play());
     await page.waitForFunction(() => (document.getElementById('recording-audio') as HTMLAudioElement).currentTime > 0.2, null, { timeout: 30_000 });
     await page.evaluate(() => (document.getElementById('recording-audio') as HTMLAudioElement).pause());
+    assert.ok(ranged.includes(206), `the recording is read in ranges (answers ${JSON.stringify(ranged)})`);
+    // The waveform is drawn, and the trace id links where DIALER_TRACE_URL_TEMPLATE says.
+    await page.locator('.waveform div').first().waitFor({ state: 'attached' });
+    const leadId = page.url().split('/').at(-1)!;
+    const traceId = (await admin.get(`/leads/${leadId}`)).body.metaData.trace_id;
+    assert.match(traceId, /^[0-9a-f]{32}$/);
+    assert.equal(await page.locator('#trace-link').getAttribute('href'), `https://traces.example.com/trace/${traceId}`);
     await shoot(page, 'lead');
     await page.context().close();
   });
