@@ -10,3 +10,5 @@ export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
 export { MeSchema, type Me } from './me.js';
 export { registerAuth, type Authenticator } from './hook.js';
+export { AuditService, AuditRetention, registerAuditTrail } from './audit.js';
+export { registerAuditRoutes } from './audit-routes.js';

@@ -35,9 +35,9 @@ const TYPES: Record<string, string> = {
 };
 
 /**
- * Server modules the dashboard shares (the flow validator, TypeBox schemas) import the HTTP
- * layer's door for its schema helpers only: point that door at the helpers, so that no server
- * plumbing (Fastify, Ajv) is pulled into the browser.
+ * Server modules the dashboard shares (the flow validator, TypeBox schemas, calling windows)
+ * import the HTTP layer's door for its schema helpers only: point that door at the helpers, so
+ * that no server plumbing (Fastify, Ajv, files on disk) is pulled into the browser.
  */
 const serverSchemasOnly: Plugin = {
   name: 'server-schemas-only',
@@ -46,6 +46,10 @@ const serverSchemasOnly: Plugin = {
       if (!args.importer.startsWith(SRC_DIR)) return undefined;
       return { path: path.join(SRC_DIR, 'http', 'schemas.ts') };
     });
+    // The calling-window helpers the configurations screen shares sit beside the server's lookup of
+    // a number's time zone (a data file read from disk); the screen never asks a number's zone.
+    build.onResolve({ filter: /\/phone-zone\.js$/ }, (args) => (args.importer.startsWith(SRC_DIR) ? { path: 'phone-zone', namespace: 'server-only' } : undefined));
+    build.onLoad({ filter: /.*/, namespace: 'server-only' }, () => ({ contents: 'export function numberZone() { return undefined; }', loader: 'js' }));
   },
 };
 

@@ -2,6 +2,7 @@ import type { Db } from '../db/index.js';
 import type { OnFinished } from '../lifecycle/index.js';
 import type { RecordingStore } from '../recordings/index.js';
 import type { App } from '../http/index.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { registerLeadRoutes } from './routes.js';
 import { registerLeadReadRoutes } from './read-routes.js';
 import { registerRecordingRoutes } from './recording-routes.js';
@@ -32,9 +33,11 @@ export function registerLeads(
     /** The public URL the API is reached at (the links include it), and the API's prefix. */
     publicBase: string;
     prefix: string;
+    /** The outbound URL policy: URLs a tenant writes on a lead are checked with it. */
+    policy: OutboundPolicy;
   },
 ): void {
-  const leads = new LeadsService(deps.db, deps.onFinished);
+  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy);
   registerLeadRoutes(app, leads);
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);

@@ -55,7 +55,7 @@ const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /** Leads and the bulk push beyond it. */
 export function registerLeadRoutes(app: App, leads: LeadsService): void {
   app.post('/leads', {
-    config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus },
+    config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus, whenDatabaseDown: 'lead_not_queued' },
     schema: {
       tags: ['leads'],
       summary: 'Push a lead for a template; it is queued (BACKLOG) for the scheduler',
@@ -73,7 +73,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
   });
 
   app.post('/leads/batch', {
-    config: { permission: ['leads', 'write'] },
+    config: { permission: ['leads', 'write'], whenDatabaseDown: 'lead_not_queued' },
     // 1,000 leads with generous payloads: larger than the default body limit.
     bodyLimit: BATCH_BODY_LIMIT_BYTES,
     schema: {
@@ -108,7 +108,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
   });
 
   app.post('/lead/abort', {
-    config: { permission: ['leads', 'write'] },
+    config: { permission: ['leads', 'write'], audit: 'abort' },
     schema: {
       tags: ['leads'],
       summary: 'Abort leads not yet being dialled; one answer per lead (success, already_aborted, processing, error)',

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../db/index.js';
 import type { OnFinished } from '../lifecycle/index.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import type { SandboxStatus } from '../telephony/index.js';
 import type { App } from '../http/index.js';
 import { LeadsService } from '../leads/index.js';
@@ -16,6 +17,6 @@ export { SandboxRepository, SANDBOX_TEMPLATE_NAME, SANDBOX_RESELLER_NAME, SANDBO
 export { SANDBOX_FLOW } from './service.js';
 export { SandboxInfo, SandboxCallResult } from './routes.js';
 
-export function registerSandbox(app: App, deps: { db: Db; onFinished: OnFinished; sandbox: () => SandboxStatus }): void {
-  registerSandboxRoutes(app, new SandboxService(deps.db, new LeadsService(deps.db, deps.onFinished), deps.sandbox));
+export function registerSandbox(app: App, deps: { db: Db; onFinished: OnFinished; policy: OutboundPolicy; sandbox: () => SandboxStatus }): void {
+  registerSandboxRoutes(app, new SandboxService(deps.db, new LeadsService(deps.db, deps.onFinished, deps.policy), deps.sandbox));
 }
