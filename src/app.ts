@@ -41,15 +41,45 @@ import { registerWebhooks } from './webhooks/index.js';
 import type { Logger } from './lib/logger.js';
 import type { OutboundClient } from './lib/outbound/index.js';
 import type { RecordingStore } from './recordings/index.js';
+import { createHmac } from 'node:crypto';
 import { attachMediaServer, registerCallbackRoutes, type Telephony } from './telephony/index.js';
 import { registerFlagRoutes, type Flags } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
 import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
 import { queueFinishNotifications } from './webhooks/index.js';
+import { registerOverview } from './overview/index.js';
+import { registerSandbox } from './sandbox/index.js';
+import { DashboardBundle, registerDashboardRoutes, registerRootRedirect } from './dashboard/index.js';
 
 export { API_PREFIX } from './http/index.js';
 export { VERSION } from './lib/version.js';
 import { VERSION } from './lib/version.js';
+
+/** GET /health: liveness, and whether this process can carry calls (and on what). */
+export const HealthSchema = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String(),
+  database: Type.String(),
+  calls: Type.Object(
+    {
+      ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
+      agent: Type.String(),
+      providers: Type.Array(Type.String()),
+      liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
+      reason: Type.Optional(Type.String()),
+    },
+    { description: 'Whether this process can carry calls' },
+  ),
+  sandbox: Type.Object(
+    {
+      enabled: Type.Boolean(),
+      providers: Type.Array(Type.String(), { description: 'The providers whose calls reach the simulated customer (no credentials configured for them)' }),
+      agent: Type.String({ description: 'The agent sandbox calls run: greeter until an LLM is configured' }),
+      note: Type.String(),
+    },
+    { description: 'The sandbox line: calls on these providers reach a simulated customer inside Dialer; no phone rings' },
+  ),
+});
 
 export interface AppDeps {
   config: Config;
@@ -63,6 +93,8 @@ export interface AppDeps {
   flags: Flags;
   /** Browser voice sessions. */
   webrtc: WebRtcService;
+  /** The dashboard's files (built on first use); the process's shared bundle when not given. */
+  dashboard?: DashboardBundle;
   /** The outbound URL policy's client: URLs a tenant writes are checked with its policy. */
   outbound: OutboundClient;
 }
@@ -118,7 +150,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await closeMedia();
   });
 
-  const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
+  const jwtSecret = await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir });
+  const signer = new JwtSigner(jwtSecret, config.jwtTtlSeconds);
+  // Signed links (recordings for an <audio> element) use a key of their own, derived from the same secret.
+  const linkKey = createHmac('sha256', jwtSecret).update('dialer signed links').digest();
   const auth = new AuthService(new AuthRepository(db), signer, config.loginThrottle);
   registerAuth(app, auth, API_PREFIX);
   await registerRateLimits(app, config.rateLimits);
@@ -153,29 +188,29 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           tags: ['service'],
           summary: 'Liveness: 200 once the database is migrated and requests are served',
           security: [],
-          response: {
-            200: Type.Object({
-              status: Type.Literal('ok'),
-              version: Type.String(),
-              database: Type.String(),
-              calls: Type.Object(
-                {
-                  ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
-                  agent: Type.String(),
-                  providers: Type.Array(Type.String()),
-                  liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
-                  reason: Type.Optional(Type.String()),
-                },
-                { description: 'Whether this process can carry calls' },
-              ),
-            }),
-          },
+          response: { 200: HealthSchema },
         },
         handler: async () => {
           await db.query('SELECT 1');
           const calls = telephony.status();
           // Live calls of both kinds: phone calls and browser sessions.
-          return { status: 'ok' as const, version: VERSION, database: db.kind, calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions } };
+          const sandbox = telephony.sandboxStatus();
+          return {
+            status: 'ok' as const,
+            version: VERSION,
+            database: db.kind,
+            calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions },
+            sandbox: {
+              enabled: sandbox.providers.length > 0,
+              providers: sandbox.providers,
+              agent: sandbox.agent,
+              note:
+                sandbox.providers.length > 0
+                  ? `Calls on ${sandbox.providers.join(', ')} reach a simulated customer inside Dialer: no phone rings. Set that provider's credentials to call real phones; DIALER_SANDBOX=false turns the sandbox off.` +
+                    (sandbox.agentMissing ? ` Sandbox calls run the built-in greeter because ${sandbox.agentMissing}.` : '')
+                  : 'The sandbox line is off: every configured provider calls real phones.',
+            },
+          };
         },
       });
       scoped.get('/openapi.json', {
@@ -183,7 +218,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         schema: { hide: true },
         handler: async () => api.swagger(),
       });
-      registerAuthRoutes(scoped, auth);
+      registerAuthRoutes(scoped, auth, { traceUrlTemplate: config.tracing.traceUrlTemplate });
       registerAuditRoutes(scoped, audit);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
@@ -193,10 +228,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerConfigurations(scoped, db, outbound.policy);
       registerNumbers(scoped, db);
       registerBlacklist(scoped, db);
-      registerLeads(scoped, { db, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl), policy: outbound.policy });
+      const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+      registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });
       registerWebhooks(scoped, db);
       registerAnalytics(scoped, { db, log: app.log });
+      registerOverview(scoped, db);
+      registerSandbox(scoped, { db, onFinished, policy: outbound.policy, sandbox: () => telephony.sandboxStatus() });
       registerWebRtc(scoped, webrtc);
+      registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
       // Provider callbacks are not rate limited: a provider's retries must not be refused.
       await scoped.register(async (callbacks) => {
         callbacks.addHook('onRoute', (route) => {
@@ -208,6 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     { prefix: API_PREFIX },
   );
   await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+  registerRootRedirect(app, API_PREFIX);
   return app;
 }
 

@@ -13,6 +13,7 @@ import { tenantsService } from './tenants/index.js';
 import { VERSION, API_PREFIX } from './app.js';
 import { ROLES, type Principal, type RoleName } from './auth/index.js';
 import { registerCommands } from './commands.js';
+import { DashboardBundle } from './dashboard/index.js';
 
 const program = new Command()
   .name('dialer')
@@ -37,9 +38,17 @@ program
       }
     }, { role: opts.role });
     logger.info(
-      { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, database: server.db.kind, role: opts.role },
+      { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, dashboard: `${server.url}/`, database: server.db.kind, role: opts.role },
       'Dialer is serving',
     );
+    if (opts.role !== 'worker') {
+      // Built now rather than on the first visit, so the dashboard opens at once.
+      DashboardBundle.shared()
+        .get()
+        .catch((err: unknown) => logger.error({ err }, 'the dashboard could not be built'));
+      process.stdout.write(`Dashboard: ${server.url}/
+`);
+    }
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;

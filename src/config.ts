@@ -5,7 +5,7 @@
  * variable, generated from these modules (npm run docs:config).
  */
 import path from 'node:path';
-import { ConfigError, text, wholeNumber, type Env } from './config/env.js';
+import { boolean, ConfigError, text, wholeNumber, type Env } from './config/env.js';
 import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
 import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
 import { securitySettings, type SecuritySettings } from './config/security.js';
@@ -60,6 +60,11 @@ export interface Config extends SecuritySettings {
   serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
+  /**
+   * The sandbox line (DIALER_SANDBOX, default true): providers without credentials are served by
+   * the provider emulator inside this process, whose simulated customer answers every call.
+   */
+  sandbox: boolean;
   /** Delivery of reporting webhooks and service callbacks. */
   webhooks: WebhookSettings;
   /** Where call recordings are stored: a local directory, or an S3 bucket. */
@@ -139,6 +144,7 @@ export function loadConfig(env: Env = process.env): Config {
     flags,
     metricsToken,
     serviceCallbackUrl,
+    sandbox: boolean(env, 'DIALER_SANDBOX', true),
     tracing,
     webhooks: webhookSettings(env),
     recordings: recordingsConfigFromEnv(env, dataDir),

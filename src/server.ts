@@ -23,6 +23,7 @@ import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
+import { SANDBOX_NUMBERS, SandboxRepository, startSandboxLine, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
   app: App;
@@ -93,16 +94,23 @@ export interface Parts {
   outbound: OutboundClient;
 }
 
-/** Builds recordings, the agent, telephony and WebRTC around open flags. */
-export function buildParts(config: Config, db: Db, log: Logger, flags: Flags): Parts {
+/**
+ * Builds recordings, the agent, telephony and WebRTC around open flags. The sandbox line's kits
+ * (providers without credentials, dialled on the in-process emulator) join the configured ones;
+ * its calls run the greeter while the template agent lacks its services.
+ */
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, sandbox?: SandboxLine): Parts {
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const outbound = new OutboundClient(config.outboundAllow);
   const { agent, notReady, services } = chooseAgent(config, db, outbound);
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+  const kits = createKits(config.telephony);
+  for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);
   const telephony = new Telephony({
     settings: config.telephony,
-    kits: createKits(config.telephony),
+    kits,
+    ...(sandbox ? { sandbox: { slots: new Set(sandbox.kits.keys()), agent: notReady ? new GreeterAgent() : agent } } : {}),
     callbackBaseUrl: `${config.publicUrl}${API_PREFIX}`,
     agent,
     notReady,
@@ -165,7 +173,21 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  const parts = buildParts(config, db, logger, flags);
+  let sandbox: SandboxLine | undefined;
+  try {
+    sandbox = await startSandboxLine(config, logger);
+    // The line's caller IDs in the pool (and those of providers that now have credentials disabled).
+    await new SandboxRepository(db).syncNumbers(
+      new Map([...(sandbox?.kits.keys() ?? [])].map((slot) => [slot, SANDBOX_NUMBERS[slot]])),
+      Object.keys(SANDBOX_NUMBERS),
+    );
+  } catch (err) {
+    await sandbox?.close();
+    await db.close();
+    await flags.close();
+    throw err;
+  }
+  const parts = buildParts(config, db, logger, flags, sandbox);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
@@ -176,6 +198,7 @@ export async function startServer(
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
+    await sandbox?.close();
     await db.close();
     await flags.close();
     await parts.outbound.close();
@@ -233,6 +256,7 @@ export async function startServer(
         await retention?.stop();
         await auditRetention.stop();
         await running.close();
+        await sandbox?.close();
       } finally {
         await db.close();
         await flags.close();

@@ -79,10 +79,10 @@ export const AnalyticsBody = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 64,
-        description: 'IANA time zone of the buckets, the heatmap hours and dates without an offset (default UTC). Beyond the spec.',
+        description: 'IANA time zone of the buckets, the heatmap hours and dates without an offset (default UTC).',
       }),
     ),
-    by_weekday: Type.Optional(Type.Boolean({ description: 'hourly_heatmap: one row per ISO weekday (1 = Monday) and hour. Beyond the spec.' })),
+    by_weekday: Type.Optional(Type.Boolean({ description: 'hourly_heatmap: one row per ISO weekday (1 = Monday) and hour.' })),
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
   },

@@ -7,8 +7,10 @@ import type { Action, Resource } from './permissions.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The permission-matrix cell this route needs; every non-public route names one. */
+    /** The permission-matrix cell this route needs; every non-public route names one (or is `authenticated`). */
     permission?: readonly [Resource, Action];
+    /** Any valid bearer token, whatever its role (GET /me: what the caller is and may do). */
+    authenticated?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller; set on every non-public route. */
@@ -30,15 +32,15 @@ export function registerAuth(app: FastifyInstance, authenticator: Authenticator,
 
   app.addHook('onRoute', (route) => {
     if (!route.url.startsWith(prefix)) return;
-    const config = route.config as { public?: boolean; permission?: unknown } | undefined;
-    if (!config?.public && !config?.permission) {
+    const config = route.config as { public?: boolean; permission?: unknown; authenticated?: boolean } | undefined;
+    if (!config?.public && !config?.permission && !config?.authenticated) {
       throw new Error(`Route ${route.method} ${route.url} names no permission and is not public`);
     }
   });
 
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
-    if (!request.routeOptions.url || config.public || !config.permission) return;
+    if (!request.routeOptions.url || config.public || (!config.permission && !config.authenticated)) return;
     const header = request.headers.authorization;
     if (!header) throw unauthorized('Send an Authorization: Bearer <token> header');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -46,6 +48,7 @@ export function registerAuth(app: FastifyInstance, authenticator: Authenticator,
     const principal = await authenticator.authenticate(match[1]!);
     request.principal = principal;
     request.log = request.log.child({ principal: `${principal.kind}:${principal.id}`, role: principal.role });
+    if (!config.permission) return;
     const [resource, action] = config.permission;
     assertCan(principal, resource, action);
   });

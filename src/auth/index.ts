@@ -1,6 +1,6 @@
 export type { Principal, RoleName } from './principal.js';
 export { ROLES } from './principal.js';
-export { PERMISSIONS, can, assertCan, type Resource, type Action } from './permissions.js';
+export { PERMISSIONS, can, assertCan, issuableTokenRoles, creatableUserRoles, permissionsOf, type Resource, type Action } from './permissions.js';
 export { scopeCondition, inScope, assertOwnerInScope, type ScopeColumns } from './scope.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { JwtSigner, hashS2sToken, S2S_PREFIX } from './tokens.js';
@@ -8,6 +8,7 @@ export { resolveJwtSecret } from './keys.js';
 export { AuthRepository } from './repository.js';
 export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
+export { MeSchema, type Me } from './me.js';
 export { registerAuth, type Authenticator } from './hook.js';
 export { AuditService, AuditRetention, registerAuditTrail } from './audit.js';
 export { registerAuditRoutes } from './audit-routes.js';

@@ -48,3 +48,25 @@ export function assertCan(principal: Principal, resource: Resource, action: Acti
     throw forbidden(`The ${principal.role} role may not ${action === 'read' ? 'read' : 'change'} ${resource}`);
   }
 }
+
+/**
+ * The roles of s2s tokens a role may issue: an admin any issuable role anywhere, a reseller any of
+ * them inside its reseller, a merchant merchant and user tokens for its own merchant, a user none.
+ */
+export function issuableTokenRoles(role: RoleName): readonly RoleName[] {
+  if (!can(role, 'tokens', 'write')) return [];
+  return role === 'merchant' ? ['merchant', 'user'] : ['reseller', 'merchant', 'user'];
+}
+
+/** The roles of users a role may create: only an admin creates admins; a reseller the others, inside its reseller. */
+export function creatableUserRoles(role: RoleName): readonly RoleName[] {
+  if (!can(role, 'users', 'write')) return [];
+  return role === 'admin' ? ['admin', 'reseller', 'merchant', 'user'] : ['reseller', 'merchant', 'user'];
+}
+
+/** Every cell of the matrix for one role: what GET /me reports, so clients offer only what the role may do. */
+export function permissionsOf(role: RoleName): Record<Resource, Record<Action, boolean>> {
+  const out = {} as Record<Resource, Record<Action, boolean>>;
+  for (const resource of Object.keys(PERMISSIONS) as Resource[]) out[resource] = { read: can(role, resource, 'read'), write: can(role, resource, 'write') };
+  return out;
+}

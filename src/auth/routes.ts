@@ -4,6 +4,7 @@ import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, NullableTimes
 import { iso, isoRequired } from '../lib/time.js';
 import type { TokenRow } from './repository.js';
 import type { AuthService } from './service.js';
+import { registerMeRoute } from './me.js';
 
 const LoginBody = Type.Object(
   {
@@ -21,7 +22,7 @@ const UserView = Type.Object({
   merchant_id: Type.Union([Type.String(), Type.Null()]),
 });
 
-const LoginResponse = Type.Object({
+export const LoginResponse = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('bearer'),
   expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
@@ -38,7 +39,7 @@ const IssueTokenBody = Type.Object(
   { additionalProperties: false },
 );
 
-const TokenRecord = Type.Object({
+export const TokenRecord = Type.Object({
   id: Type.String(),
   name: Type.String(),
   role: Type.String(),
@@ -50,7 +51,7 @@ const TokenRecord = Type.Object({
   revoked_at: NullableTimestamp,
 });
 
-const IssuedToken = Type.Object({
+export const IssuedToken = Type.Object({
   token: Type.String({ description: 'The secret, shown once; prefixed s2s_' }),
   id: Type.String(),
   name: Type.String(),
@@ -74,7 +75,8 @@ function tokenView(row: TokenRow) {
   };
 }
 
-export function registerAuthRoutes(app: App, auth: AuthService): void {
+export function registerAuthRoutes(app: App, auth: AuthService, settings: { traceUrlTemplate?: string | undefined } = {}): void {
+  registerMeRoute(app, settings);
   app.post('/login', {
     config: { public: true, validationStatus: 422, limit: 'login', audit: 'login' },
     schema: {

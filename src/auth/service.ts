@@ -5,6 +5,7 @@ import { verifyPassword } from './passwords.js';
 import type { Principal, RoleName } from './principal.js';
 import type { AuthRepository, TokenRow, UserRow } from './repository.js';
 import { scopeCondition } from './scope.js';
+import { issuableTokenRoles } from './permissions.js';
 import { DEFAULT_LOGIN_THROTTLE, LoginThrottle, type LoginThrottleSettings } from './throttle.js';
 import { hashS2sToken, newS2sToken, S2S_PREFIX, type JwtSigner } from './tokens.js';
 
@@ -158,8 +159,8 @@ export class AuthService {
     const refuse = () => {
       throw forbidden(`A ${caller.role} cannot issue a ${role} token at this scope`, 'scope_not_grantable');
     };
-    if (caller.role === 'user' || caller.resellerId !== resellerId) refuse();
-    if (caller.role === 'merchant' && (role === 'reseller' || merchantId !== caller.merchantId)) refuse();
+    if (!issuableTokenRoles(caller.role).includes(role) || caller.resellerId !== resellerId) refuse();
+    if (caller.role === 'merchant' && merchantId !== caller.merchantId) refuse();
   }
 
   listTokens(caller: Principal, limit: number, offset: number) {

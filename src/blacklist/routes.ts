@@ -16,7 +16,7 @@ const Body = Type.Object(
   { additionalProperties: false, examples: [{ phone_numbers: ['+14155550123', '+442071838750'] }] },
 );
 
-const Entry = Type.Object({
+export const Entry = Type.Object({
   id: Type.String(),
   reseller_id: Type.Union([Type.String(), Type.Null()], { description: 'null: the platform-wide list' }),
   phone_number: Type.String(),
@@ -25,12 +25,12 @@ const Entry = Type.Object({
   created_at: Timestamp,
 });
 
-const Added = Type.Object({
+export const Added = Type.Object({
   reseller_id: Type.Union([Type.String(), Type.Null()]),
   added: Type.Array(Type.String()),
   already_present: Type.Array(Type.String()),
 });
-const Removed = Type.Object({
+export const Removed = Type.Object({
   reseller_id: Type.Union([Type.String(), Type.Null()]),
   removed: Type.Array(Type.String()),
   not_found: Type.Array(Type.String()),

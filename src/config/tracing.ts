@@ -22,6 +22,8 @@ export interface TracingSettings {
   serviceName: string;
   batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
   attributeValueLengthLimit?: number;
+  /** Where a trace can be looked at (DIALER_TRACE_URL_TEMPLATE, with `{trace_id}`): the dashboard links a lead's trace id there. */
+  traceUrlTemplate?: string;
 }
 
 function positive(env: Env, name: string): number | undefined {
@@ -78,11 +80,16 @@ export function tracingSettings(env: Env): TracingSettings {
     exportTimeoutMillis: positive(env, 'OTEL_BSP_EXPORT_TIMEOUT'),
   };
   const attributeValueLengthLimit = positive(env, 'OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT');
+  const traceUrlTemplate = env.DIALER_TRACE_URL_TEMPLATE?.trim() || undefined;
+  if (traceUrlTemplate !== undefined && (!/^https?:\/\/\S+$/.test(traceUrlTemplate) || !traceUrlTemplate.includes('{trace_id}'))) {
+    throw new ConfigError(`DIALER_TRACE_URL_TEMPLATE must be an http(s) URL with {trace_id} in it, got "${traceUrlTemplate}"`);
+  }
   return {
     tracesUrl: off ? undefined : tracesUrl,
     headers,
     serviceName,
     batch: Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
     ...(attributeValueLengthLimit !== undefined ? { attributeValueLengthLimit } : {}),
+    ...(traceUrlTemplate ? { traceUrlTemplate } : {}),
   };
 }

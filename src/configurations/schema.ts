@@ -86,7 +86,7 @@ export const ConfigurationFields = {
   retry_offset: Seconds('Seconds between a failed attempt and the next', 3600),
   call_start_time: HhMm('Start of the daily calling window'),
   call_end_time: HhMm('End of the daily calling window (exclusive); before the start: the window crosses midnight; equal to it: all day'),
-  call_timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the calling window (beyond the spec)' }),
+  call_timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the calling window' }),
   max_retry: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: 'Retries after the first attempt' }),
   calling_provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
   enable_calling: Type.Boolean({ default: true }),

@@ -1,14 +1,14 @@
 /**
  * `dialer leads import`: pushes a CSV of leads to a running Dialer through POST /leads/batch, 1,000
- * rows a request, a few requests in flight. Each row becomes one push body: the columns
- * request_id, reseller_id, merchant_id, execution_mode and reporting_webhook_url go to the top
- * level, every other non-empty cell into `payload`. The file is streamed, so its size is unbounded.
+ * rows a request, a few requests in flight. Each row becomes one push body (csv-rows.ts says how).
+ * The file is streamed, so its size is unbounded.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse';
+import { checkColumns, CsvHeaderError, describeRejection, toPushBody } from './csv-rows.js';
 
-export const TOP_LEVEL_COLUMNS = ['request_id', 'reseller_id', 'merchant_id', 'execution_mode', 'reporting_webhook_url'] as const;
+export { TOP_LEVEL_COLUMNS } from './csv-rows.js';
 const BATCH_SIZE = 1000;
 const IN_FLIGHT = 3;
 const RETRIES = 3;
@@ -117,32 +117,12 @@ export async function importCsv(options: ImportOptions): Promise<ImportSummary> 
 }
 
 function checkHeader(header: string[], options: ImportOptions): string[] {
-  const columns = header.map((h) => h.trim());
-  const dup = columns.find((c, i) => columns.indexOf(c) !== i);
-  if (dup) throw new ImportError(`the column ${JSON.stringify(dup)} appears twice in the header`);
-  if (columns.some((c) => c === '')) throw new ImportError('the header has an empty column name');
-  if (!columns.includes('customer_mobile_number') && !options.allowMissingPhone) {
-    throw new ImportError(
-      'the CSV has no customer_mobile_number column: its leads would be queued but never dialled. Rename the phone column, or pass --allow-missing-phone',
-    );
+  try {
+    return checkColumns(header, options);
+  } catch (err) {
+    if (err instanceof CsvHeaderError) throw new ImportError(err.message);
+    throw err;
   }
-  if (!columns.includes('reseller_id') && !options.resellerId) throw new ImportError('pass --reseller-id or add a reseller_id column');
-  return columns;
-}
-
-function toPushBody(record: Record<string, string>, line: number, defaultRequestId: string, options: ImportOptions): Record<string, unknown> {
-  const body: Record<string, unknown> = { template: options.template, request_id: `${defaultRequestId}:${line}` };
-  if (options.resellerId) body.reseller_id = options.resellerId;
-  if (options.merchantId) body.merchant_id = options.merchantId;
-  if (options.executionMode) body.execution_mode = options.executionMode;
-  const payload: Record<string, string> = {};
-  for (const [column, value] of Object.entries(record)) {
-    if (value === '') continue;
-    if ((TOP_LEVEL_COLUMNS as readonly string[]).includes(column)) body[column] = value;
-    else payload[column] = value;
-  }
-  body.payload = payload;
-  return body;
 }
 
 interface BatchResponse {
@@ -168,7 +148,7 @@ async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection
     const text = await res.text();
     if (res.status === 200) {
       const body = JSON.parse(text) as BatchResponse;
-      return body.results.map((r) => ({ line: rows[r.index]!.line, status: r.status, detail: r.status === 201 ? '' : describe(r.problem) }));
+      return body.results.map((r) => ({ line: rows[r.index]!.line, status: r.status, detail: r.status === 201 ? '' : describeRejection(r.problem) }));
     }
     const detail = safeDetail(text);
     // 5xx: nothing of the batch was queued, so sending it again is safe.
@@ -179,12 +159,6 @@ async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection
     throw new ImportError(`the service refused the import: ${res.status} ${detail}`);
   }
   throw new ImportError(`giving up after ${RETRIES + 1} tries: ${lastError}`);
-}
-
-function describe(problem: BatchResponse['results'][number]['problem']): string {
-  if (!problem) return 'rejected';
-  const fields = problem.errors?.map((e) => `${e.path} ${e.message}`).join('; ');
-  return fields && !problem.detail.includes(fields) ? `${problem.detail} [${fields}]` : problem.detail;
 }
 
 function safeDetail(text: string): string {

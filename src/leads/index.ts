@@ -4,14 +4,44 @@ import type { RecordingStore } from '../recordings/index.js';
 import type { App } from '../http/index.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { registerLeadRoutes } from './routes.js';
+import { registerLeadReadRoutes } from './read-routes.js';
+import { registerRecordingRoutes } from './recording-routes.js';
 import { LeadsService } from './service.js';
+import { LeadWatch, registerLeadEvents } from './events.js';
 
 export { LeadsService } from './service.js';
 export { leadView } from './routes.js';
 export type { LeadRow } from './repository.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
-/** The leads feature's only door: push (single and batch), read, list, abort, recordings. */
-export function registerLeads(app: App, deps: { db: Db; recordings?: RecordingStore | undefined; onFinished: OnFinished; policy: OutboundPolicy }): void {
-  registerLeadRoutes(app, new LeadsService(deps.db, deps.onFinished, deps.policy), deps.recordings);
+export { LeadList } from './routes.js';
+export { Attempt } from './read-routes.js';
+export { LeadEvent, LiveEvent } from './events.js';
+export { RecordingLink, RecordingPeaks } from './recording-routes.js';
+export { LeadListQuery, SORT_KEYS, COUNT_CAP } from './list-query.js';
+export { checkColumns, toPushBody, describeRejection, CsvHeaderError, TOP_LEVEL_COLUMNS } from './csv-rows.js';
+
+/** The leads feature's only door: push (single and batch), read, list, search, export, attempts, abort, recordings. */
+export function registerLeads(
+  app: App,
+  deps: {
+    db: Db;
+    recordings?: RecordingStore | undefined;
+    onFinished: OnFinished;
+    /** Key of the signed recording links an <audio> element plays. */
+    linkKey: Buffer;
+    /** The public URL the API is reached at (the links include it), and the API's prefix. */
+    publicBase: string;
+    prefix: string;
+    /** The outbound URL policy: URLs a tenant writes on a lead are checked with it. */
+    policy: OutboundPolicy;
+  },
+): void {
+  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy);
+  registerLeadRoutes(app, leads);
+  registerLeadReadRoutes(app, leads);
+  const watch = new LeadWatch(deps.db);
+  app.addHook('preClose', async () => watch.close());
+  registerLeadEvents(app, watch);
+  registerRecordingRoutes(app, { leads, recordings: deps.recordings, linkKey: deps.linkKey, publicBase: deps.publicBase, prefix: deps.prefix });
 }

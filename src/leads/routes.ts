@@ -1,24 +1,11 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { IdParams, listOf, PageQuery, paged, problems, sendProblem, toPage } from '../http/index.js';
+import { IdParams, paged, problems, toPage } from '../http/index.js';
+import { LeadListQuery } from './list-query.js';
 import { iso, isoRequired } from '../lib/time.js';
 import type { LeadRow } from './repository.js';
-import { AbortBody, AbortResult, BatchBody, BatchResult, EXECUTION_MODES, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
+import { AbortBody, AbortResult, BatchBody, BatchResult, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
 import type { LeadsService } from './service.js';
-import { AppError } from '../lib/errors.js';
-import { parseRangeHeader, resolveRange, type ByteRange, type RecordingStore } from '../recordings/index.js';
-
-const ListQuery = Type.Intersect([
-  PageQuery,
-  Type.Object({
-    status: Type.Optional(Type.Union([Type.Literal('BACKLOG'), Type.Literal('PROCESSING'), Type.Literal('RETRY'), Type.Literal('FINISHED')])),
-    template: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Template name' })),
-    request_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    reseller_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    merchant_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    execution_mode: Type.Optional(Type.Union(EXECUTION_MODES.map((m) => Type.Literal(m)))),
-  }),
-]);
 
 /** A lead as the API shows it: every field present, null until known. */
 export function leadView(l: LeadRow) {
@@ -55,16 +42,18 @@ export function leadView(l: LeadRow) {
   };
 }
 
+export const LeadList = Type.Object({
+  data: Type.Array(Lead),
+  total: Type.Integer(),
+  page: Type.Integer(),
+  page_size: Type.Integer(),
+  total_capped: Type.Optional(Type.Boolean({ description: 'With count=capped: more leads match than total says (it stopped counting)' })),
+});
+
 const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/** Drops a body that will not be sent (an open file stream would otherwise leak its descriptor). */
-function destroy(body: NodeJS.ReadableStream | Buffer): void {
-  const stream = body as unknown as { destroy?: () => void };
-  if (!Buffer.isBuffer(body) && typeof stream.destroy === 'function') stream.destroy();
-}
-
-/** Leads and the bulk push beyond it; recordings are read from `recordings` when given. */
-export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: RecordingStore): void {
+/** Leads and the bulk push beyond it. */
+export function registerLeadRoutes(app: App, leads: LeadsService): void {
   app.post('/leads', {
     config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus, whenDatabaseDown: 'lead_not_queued' },
     schema: {
@@ -101,69 +90,14 @@ export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: R
     config: { permission: ['leads', 'read'] },
     schema: {
       tags: ['leads'],
-      summary: 'List leads in scope, newest first; the filters narrow it',
-      querystring: ListQuery,
-      response: { 200: listOf(Lead), ...problems(400, 401, 403) },
+      summary: 'List leads in scope, newest first by default; filters, search (q) and sort narrow and order it',
+      querystring: LeadListQuery,
+      response: { 200: LeadList, ...problems(400, 401, 403) },
     },
     handler: async (request) => {
       const page = toPage(request.query);
-      const { page: _p, page_size: _s, ...filter } = request.query;
-      const { rows, total } = await leads.list(request.principal, filter, page.limit, page.offset);
-      return paged(rows.map(leadView), total, page);
-    },
-  });
-
-  app.get('/leads/recording/:call_sid', {
-    config: { permission: ['leads', 'read'] },
-    schema: {
-      tags: ['leads'],
-      summary: "Download a call's recording (audio/wav) by the lead's call_id (call SID or WebRTC room name); Range requests answer 206",
-      params: Type.Object({ call_sid: Type.String({ minLength: 1, maxLength: 200 }) }),
-      response: { ...problems(401, 403, 404, 416) },
-    },
-    handler: async (request, reply) => {
-      const callSid = request.params.call_sid;
-      const lead = await leads.byCallId(request.principal, callSid);
-      const notAvailable = () =>
-        new AppError(
-          404,
-          'recording_not_available',
-          lead.status === 'FINISHED'
-            ? `No recording is stored for call ${callSid}`
-            : `The recording of call ${callSid} is not available yet: the lead is ${lead.status}`,
-        );
-      if (!recordings || !lead.recording_url) throw notAvailable();
-      const wanted = parseRangeHeader(request.headers.range);
-      const open = async (range?: ByteRange) => {
-        try {
-          return await recordings.open(callSid, range);
-        } catch (err) {
-          request.log.error({ err, callSid }, 'the recording store failed');
-          throw new AppError(503, 'recording_store_unavailable', 'The recording store cannot be reached; try again later', undefined, { cause: err });
-        }
-      };
-      // A suffix range (bytes=-n) needs the size first: a range past any end gives it without reading.
-      const probe = wanted && 'suffix' in wanted ? await open({ start: Number.MAX_SAFE_INTEGER }) : undefined;
-      const first = wanted ? ('suffix' in wanted ? probe : await open({ start: wanted.start, ...(wanted.end !== undefined ? { end: wanted.end } : {}) })) : await open();
-      if (!first) throw notAvailable();
-      reply.header('accept-ranges', 'bytes');
-      if (!wanted) {
-        return reply.code(200).type(first.contentType).header('content-length', first.size).send(first.body);
-      }
-      const span = resolveRange(wanted, first.size);
-      if (!span) {
-        destroy(first.body);
-        reply.header('content-range', `bytes */${first.size}`);
-        return sendProblem(reply, new AppError(416, 'range_not_satisfiable', `The recording has ${first.size} bytes; the requested range ${String(request.headers.range)} selects none of them`));
-      }
-      const rec = 'suffix' in wanted ? await open(span) : first;
-      if (!rec) throw notAvailable();
-      return reply
-        .code(206)
-        .type(rec.contentType)
-        .header('content-range', `bytes ${span.start}-${span.end}/${rec.size}`)
-        .header('content-length', span.end - span.start + 1)
-        .send(rec.body);
+      const { rows, total, capped } = await leads.list(request.principal, request.query, page.limit, page.offset);
+      return { ...paged(rows.map(leadView), total, page), ...(capped ? { total_capped: true } : {}) };
     },
   });
 

@@ -6,6 +6,9 @@ import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { abortLeads, type OnFinished } from '../lifecycle/index.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
+import { LeadSearchRepository } from './search-repository.js';
+import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
+import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 
 export interface PushOutcome {
   status: 'queued';
@@ -15,15 +18,6 @@ export interface PushOutcome {
 }
 
 export type BatchItem = { index: number; status: 201; result: PushOutcome } | { index: number; status: number; problem: ReturnType<AppError['toProblem']> };
-
-export interface LeadFilter {
-  status?: string;
-  template?: string;
-  request_id?: string;
-  reseller_id?: string;
-  merchant_id?: string;
-  execution_mode?: string;
-}
 
 export interface AbortItem {
   id: string;
@@ -48,6 +42,7 @@ export class LeadsService {
   private readonly repo: LeadsRepository;
   private readonly inserter: GroupInserter;
   private readonly lookup: TargetLookup;
+  private readonly search: LeadSearchRepository;
 
   /** `onFinished`: what a finish queues (the aborted leads' notifications), in the aborting transaction. */
   constructor(
@@ -56,6 +51,7 @@ export class LeadsService {
     private readonly outbound: OutboundPolicy,
   ) {
     this.repo = new LeadsRepository(db);
+    this.search = new LeadSearchRepository(db);
     this.inserter = new GroupInserter(this.repo);
     this.lookup = targetLoader(db);
   }
@@ -108,21 +104,24 @@ export class LeadsService {
     return rows[0];
   }
 
-  list(caller: Principal, filter: LeadFilter, limit: number, offset: number) {
+  /** GET /leads: a page of the leads in scope that match, in the order asked. */
+  list(caller: Principal, query: LeadListQuery, limit: number, offset: number) {
     const params: unknown[] = [];
-    const conds = [scopeCondition(caller, SCOPE, params)];
-    const narrow = (column: string, value: string | undefined) => {
-      if (value === undefined) return;
-      params.push(value);
-      conds.push(`${column} = $${params.length}`);
-    };
-    narrow('l.status', filter.status);
-    narrow('l.template_name', filter.template);
-    narrow('l.request_id', filter.request_id);
-    narrow('l.reseller_id', filter.reseller_id);
-    narrow('l.merchant_id', filter.merchant_id);
-    narrow('l.execution_mode', filter.execution_mode);
-    return this.repo.list(conds.join(' AND '), params, limit, offset);
+    const where = this.search.condition(scopeCondition(caller, SCOPE, params), params, query);
+    return this.search.page(where, params, { sort: query.sort ?? 'created_at', order: query.order ?? 'desc', limit, offset, count: query.count ?? 'exact' });
+  }
+
+  /** GET /leads/export: every lead in scope that matches, a batch at a time. */
+  exportAll(caller: Principal, query: LeadExportQuery, each: (rows: LeadRow[]) => Promise<boolean>): Promise<void> {
+    const params: unknown[] = [];
+    const where = this.search.condition(scopeCondition(caller, SCOPE, params), params, query);
+    return this.search.forEachBatch(where, params, query.order ?? 'desc', 1000, each);
+  }
+
+  /** GET /leads/{id}/attempts: the lead's attempt history, first attempt first (404 out of scope). */
+  async attempts(caller: Principal, id: string): Promise<AttemptRow[]> {
+    await this.get(caller, id);
+    return new AttemptsRepository(this.db).ofLead(id);
   }
 
   /** POST /lead/abort: one answer per requested lead, in request order. */
@@ -153,6 +152,13 @@ export class LeadsService {
           return { id, status: 'error', message: `Lead ${id} was not found` };
       }
     });
+  }
+
+  /** The lead whose call is `callId`, whoever asks (a signed recording link already says who may); 404 otherwise. */
+  async byCallIdUnscoped(callId: string): Promise<LeadRow> {
+    const { rows } = await this.db.query<LeadRow>(`SELECT l.* FROM leads l WHERE l.call_id = $1 ORDER BY l.updated_at DESC LIMIT 1`, [callId]);
+    if (!rows[0]) throw notFound(`Call ${callId}`, 'call_not_found');
+    return rows[0];
   }
 
   /** The lead whose call is `callId`, in scope; 404 otherwise. */

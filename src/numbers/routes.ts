@@ -18,7 +18,7 @@ const Fields = {
   }),
   channel: Type.String({ minLength: 1, maxLength: 32, default: 'voice' }),
 };
-const CreateBody = Type.Object(Fields, {
+export const CreateBody = Type.Object(Fields, {
   additionalProperties: false,
   examples: [{ phone_number: '+14155550123', provider: 'PROVIDER_A', status: 'AVAILABLE', channel: 'voice' }],
 });
@@ -33,7 +33,7 @@ const ReplaceBody = Type.Object(
   { additionalProperties: false },
 );
 
-const OutboundNumber = Type.Object({
+export const OutboundNumber = Type.Object({
   id: Type.String(),
   phone_number: Type.String(),
   provider: Provider,

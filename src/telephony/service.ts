@@ -31,6 +31,12 @@ export interface TelephonyDeps {
   notReady?: string;
   /** Feature switches read at each dial; without them the settings decide. */
   switches?: CallSwitches;
+  /**
+   * The sandbox line: these providers' kits reach the in-process emulator's simulated callee. Their
+   * calls run `agent` (the greeter when the flow agent lacks its services, so they work with none)
+   * and are marked `metaData.sandbox: true`.
+   */
+  sandbox?: { slots: ReadonlySet<ProviderSlot>; agent: CallAgent };
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
   onInboundFinished?: OnFinished;
 }
@@ -49,6 +55,14 @@ export interface TelephonyStatus {
   reason?: string;
 }
 
+/** The sandbox line as this process runs it. */
+export interface SandboxStatus {
+  providers: ProviderSlot[];
+  agent: string;
+  /** Why the configured agent cannot run (sandbox calls then run the greeter). */
+  agentMissing?: string;
+}
+
 export class Telephony {
   private readonly byToken = new Map<string, CallSession>();
   private readonly byId = new Map<string, CallSession>();
@@ -60,15 +74,33 @@ export class Telephony {
     for (const kit of deps.kits.values()) {
       this.kitsByPath.set(SLOT_PATHS[kit.slot], kit);
       // Without a ready agent, dialling would only fail: offer no driver, so the scheduler holds the leads.
-      if (!deps.notReady) drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
+      if (!deps.notReady || this.isSandbox(kit.slot)) drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
     }
     this.drivers = drivers;
   }
 
   status(): TelephonyStatus {
     const providers = [...this.deps.kits.keys()];
-    const reason = this.deps.notReady ?? (providers.length === 0 ? 'no telephony provider is configured (TWILIO_*, EXOTEL_*, PLIVO_*)' : undefined);
+    const real = providers.filter((p) => !this.isSandbox(p));
+    // The sandbox line carries calls even when the configured agent cannot; real providers wait for it.
+    const reason =
+      real.length > 0 || providers.length === 0
+        ? (this.deps.notReady ?? (providers.length === 0 ? 'no telephony provider is configured (TWILIO_*, EXOTEL_*, PLIVO_*)' : undefined))
+        : undefined;
     return { ready: reason === undefined, agent: this.deps.agent.label, providers, liveCalls: this.byToken.size, ...(reason ? { reason } : {}) };
+  }
+
+  /** The providers served by the sandbox line, the agent its calls run, and why the configured agent cannot run (when it cannot). */
+  sandboxStatus(): SandboxStatus {
+    return {
+      providers: [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p)),
+      agent: this.deps.sandbox?.agent.label ?? this.deps.agent.label,
+      ...(this.deps.notReady ? { agentMissing: this.deps.notReady } : {}),
+    };
+  }
+
+  private isSandbox(slot: ProviderSlot): boolean {
+    return this.deps.sandbox?.slots.has(slot) === true;
   }
 
   kit(path: ProviderPath): ProviderKit | undefined {
@@ -108,7 +140,7 @@ export class Telephony {
     const session = new CallSession(
       {
         kit,
-        agent: this.deps.agent,
+        agent: this.isSandbox(kit.slot) ? this.deps.sandbox!.agent : this.deps.agent,
         saveRecording: this.deps.saveRecording,
         log: this.deps.log,
         statusGraceMs: this.deps.statusGraceMs ?? 10_000,
@@ -199,6 +231,8 @@ export class Telephony {
         session.fail(err instanceof ProviderError && !err.retryable ? { kind: 'failed', error: message } : { kind: 'error', error: message });
       }
       const end = await session.ended;
+      // A simulated callee: the lead says so (no phone rang).
+      if (this.isSandbox(kit.slot) && end.kind === 'completed') end.metaData = { ...end.metaData, sandbox: true };
       return { callId: session.callSid, end };
     } finally {
       clearTimeout(safety);

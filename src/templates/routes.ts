@@ -9,7 +9,7 @@ import type { TemplatesService } from './service.js';
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', description: 'Unique within the reseller; used when pushing leads' });
 const NullableId = Type.Union([Id, Type.Null()]);
 
-const Template = Type.Object({
+export const Template = Type.Object({
   id: Type.String(),
   name: Type.String(),
   reseller_id: Type.String(),

@@ -8,8 +8,8 @@ import type { TenantsService } from './service.js';
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
 const Email = Type.String({ format: 'email', maxLength: 320 });
 
-const Reseller = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp, updated_at: Timestamp });
-const Merchant = Type.Object({
+export const Reseller = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp, updated_at: Timestamp });
+export const Merchant = Type.Object({
   id: Type.String(),
   name: Type.String(),
   reseller_id: Type.String(),
@@ -17,7 +17,7 @@ const Merchant = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
-const User = Type.Object({
+export const User = Type.Object({
   id: Type.String(),
   email: Type.String(),
   role: Type.String(),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { assertOwnerInScope, hashPassword, inScope, scopeCondition, type Principal, type RoleName } from '../auth/index.js';
+import { assertOwnerInScope, creatableUserRoles, hashPassword, inScope, scopeCondition, type Principal, type RoleName } from '../auth/index.js';
 import { badRequest, conflict, forbidden, isUniqueViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { MerchantRow, ResellerRow, TenantsRepository, UserRecord } from './repository.js';
@@ -109,7 +109,7 @@ export class TenantsService {
   async createUser(caller: Principal, input: NewUser): Promise<UserRecord> {
     const resellerId = input.role === 'admin' ? null : (input.reseller_id ?? null);
     const merchantId = input.role === 'merchant' || input.role === 'user' ? (input.merchant_id ?? null) : null;
-    if (input.role === 'admin' && caller.role !== 'admin') throw forbidden('Only an admin can create admins');
+    if (!creatableUserRoles(caller.role).includes(input.role)) throw forbidden(input.role === 'admin' ? 'Only an admin can create admins' : `A ${caller.role} cannot create ${input.role} users`);
     if (input.role !== 'admin') {
       if (!resellerId) throw badRequest(`reseller_id is required for a ${input.role}`, [{ path: '/reseller_id', message: 'is required' }]);
       assertOwnerInScope(caller, resellerId, caller.role === 'admin' || caller.role === 'reseller' ? undefined : merchantId);

@@ -49,6 +49,8 @@ export interface DeliveryRecord {
   delivered_at: Date | null;
   payload: Record<string, unknown>;
   attempt_log: { attempt: number; started_at: string; status_code: number | null; latency_ms: number; error: string | null }[];
+  /** The delivery this one sends again (POST .../redeliver), if it is such a copy. */
+  redelivery_of: string | null;
 }
 
 export class WebhooksRepository {
@@ -146,7 +148,7 @@ export class WebhooksRepository {
   /** A lead's deliveries, oldest first, each with its attempts. */
   async deliveriesOfLead(leadId: string): Promise<DeliveryRecord[]> {
     const { rows } = await this.db.query<DeliveryRecord>(
-      `SELECT d.id, d.url, d.kind, d.status, d.attempts, d.created_at, d.delivered_at, d.payload,
+      `SELECT d.id, d.url, d.kind, d.status, d.attempts, d.created_at, d.delivered_at, d.payload, d.redelivery_of,
               coalesce((SELECT jsonb_agg(jsonb_build_object('attempt', a.attempt, 'started_at', a.started_at, 'status_code', a.status_code,
                                                     'latency_ms', a.latency_ms, 'error', a.error) ORDER BY a.attempt)
                         FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempt_log
@@ -154,5 +156,25 @@ export class WebhooksRepository {
       [leadId],
     );
     return rows;
+  }
+
+  /**
+   * Queues a copy of a finished delivery of `leadId` (same URL, kind and body) to be sent again
+   * with fresh attempts. Undefined when there is no such delivery; `pending` when it is still
+   * being delivered (nothing is queued then).
+   */
+  async redeliver(id: string, leadId: string, deliveryId: string): Promise<'missing' | 'pending' | DeliveryRecord> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload, redelivery_of)
+       SELECT $1, d.lead_id, d.url, d.kind, d.payload, d.id FROM webhook_deliveries d
+       WHERE d.id = $3 AND d.lead_id = $2 AND d.status <> 'pending'
+       RETURNING id`,
+      [id, leadId, deliveryId],
+    );
+    if (rows.length === 0) {
+      const { rows: existing } = await this.db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE id = $1 AND lead_id = $2', [deliveryId, leadId]);
+      return existing[0] ? 'pending' : 'missing';
+    }
+    return (await this.deliveriesOfLead(leadId)).find((d) => d.id === id)!;
   }
 }

@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
-import { IdParams, NullableTimestamp, problems, Timestamp } from '../http/index.js';
+import { Id, IdParams, NullableTimestamp, problems, Timestamp } from '../http/index.js';
+import type { DeliveryRecord } from './repository.js';
 import { iso, isoRequired } from '../lib/time.js';
 import { WebhooksService } from './service.js';
 
-const Delivery = Type.Object({
+export const Delivery = Type.Object({
   id: Type.String(),
   url: Type.String(),
   kind: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('service_callback')], {
@@ -16,6 +17,7 @@ const Delivery = Type.Object({
   created_at: Timestamp,
   delivered_at: NullableTimestamp,
   payload: Type.Object({}, { additionalProperties: true }),
+  redelivery_of: Type.Union([Type.String(), Type.Null()], { description: 'The delivery this one sends again, when it was sent again by hand' }),
   attempt_log: Type.Array(
     Type.Object({
       attempt: Type.Integer(),
@@ -27,7 +29,7 @@ const Delivery = Type.Object({
   ),
 });
 
-/** GET /leads/{id}/webhooks: the reporting webhook deliveries of a lead, with every attempt. */
+/** GET /leads/{id}/webhooks: the reporting webhook deliveries of a lead, with every attempt; POST .../redeliver sends one again. */
 export function registerWebhookRoutes(app: App, db: Db): void {
   const service = new WebhooksService(db);
   app.get('/leads/:id/webhooks', {
@@ -40,14 +42,28 @@ export function registerWebhookRoutes(app: App, db: Db): void {
     },
     handler: async (request) => {
       const rows = await service.deliveriesOfLead(request.principal, request.params.id);
-      return {
-        data: rows.map((r) => ({
-          ...r,
-          created_at: isoRequired(r.created_at),
-          delivered_at: iso(r.delivered_at),
-          attempt_log: r.attempt_log.map((a) => ({ ...a, started_at: isoRequired(a.started_at) })),
-        })),
-      };
+      return { data: rows.map(deliveryView) };
     },
   });
+
+  app.post('/leads/:id/webhooks/:delivery_id/redeliver', {
+    config: { permission: ['leads', 'write'] },
+    schema: {
+      tags: ['leads'],
+      summary: 'Send a reporting webhook or service callback again: a new delivery with the same URL and body, and fresh attempts',
+      description: '404: no such lead in scope, or no such delivery of it. 409: the delivery is still pending (being delivered).',
+      params: Type.Object({ id: Id, delivery_id: Id }),
+      response: { 200: Delivery, ...problems(401, 403, 404, 409) },
+    },
+    handler: async (request) => deliveryView(await service.redeliver(request.principal, request.params.id, request.params.delivery_id)),
+  });
+}
+
+function deliveryView(r: DeliveryRecord) {
+  return {
+    ...r,
+    created_at: isoRequired(r.created_at),
+    delivered_at: iso(r.delivered_at),
+    attempt_log: r.attempt_log.map((a) => ({ ...a, started_at: isoRequired(a.started_at) })),
+  };
 }

@@ -1,7 +1,7 @@
 /**
  * Browser voice sessions end to end: `dialer serve` with the voice engine (Silero VAD, local
  * OpenAI-compatible LLM and transcription servers, espeak-ng speech) and a real headless Chromium
- * whose fake microphone speaks an espeak-ng WAV. The playground page places the calls; the browser
+ * whose fake microphone speaks an espeak-ng WAV. The dashboard's "Test in browser" places the calls; the browser
  * and Dialer talk Opus over WebRTC with host ICE candidates.
  */
 import assert from 'node:assert/strict';
@@ -33,6 +33,7 @@ let browser: TestBrowser;
 let admin: Client;
 let dataDir: string;
 let resellerId: string;
+let templateId: string;
 let hooks: Receiver;
 const webhooks = () => hooks.requests.map((r) => r.body);
 
@@ -90,6 +91,7 @@ before(async () => {
   };
   const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: resellerId, flow });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  templateId = tpl.body.id;
   const wav = path.join(dataDir, 'caller.wav');
   await micWav(wav);
   browser = await launchBrowser(wav);
@@ -106,13 +108,14 @@ after(async () => {
   setTimeout(() => process.exit(process.exitCode ?? 0), 5000).unref();
 });
 
+/** The dashboard's Test in browser, on the template's page, logged in. */
 async function openPlayground(): Promise<Page> {
   const page = await browser.context.newPage();
-  await page.goto(`${server.url}${API_PREFIX}/playground`);
+  await page.goto(`${server.url}${API_PREFIX}/app/templates/${templateId}?test=1`);
   await page.getByLabel('Email').fill(EMAIL);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
-  await page.locator('#template option', { hasText: 'confirm' }).waitFor({ state: 'attached' });
+  await page.locator('#test-call').waitFor();
   return page;
 }
 
@@ -148,14 +151,13 @@ async function heardAgent(page: Page) {
 }
 
 describe('WebRTC sessions from a real browser', { skip }, () => {
-  it('the playground places a WEBRTC_TEST call: the agent greets, hears the caller, calls the function, ends confirmed, with transcript, nodes, recording', async () => {
+  it('Test in browser places a WEBRTC_TEST call: the agent greets, hears the caller, calls the function, ends confirmed, with transcript, nodes, recording', async () => {
     ai.chat.push({ text: 'Hello Ana! I am calling about your order A-42. Shall I confirm it?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
     ai.transcripts.push(CALLER_WORDS);
     const page = await openPlayground();
-    await page.getByLabel('Template').selectOption({ label: 'confirm' });
     await page.getByLabel('customer_name').fill('Ana');
     await page.getByLabel('order_id').fill('A-42');
-    await page.getByRole('button', { name: 'Call' }).click();
+    await page.locator('#test-call').click();
 
     // The greeting is heard in the browser: its audio arrives, with sound in it.
     await page.waitForFunction(() => (window as any).playground.events.some((e: any) => e.type === 'state'), null, { timeout: 30_000 });
@@ -195,7 +197,7 @@ describe('WebRTC sessions from a real browser', { skip }, () => {
     assert.deepEqual(events.filter((e) => e.type === 'function_call').map((e) => e.name), ['confirm_order']);
     assert.ok(events.some((e) => e.type === 'transcript' && e.role === 'user' && e.final && e.text === CALLER_WORDS));
     assert.deepEqual(events.at(-1), { type: 'ended', outcome: 'confirmed', call_ended_by: 'agent' });
-    assert.equal(await page.locator('#nodes li').count(), 2);
+    assert.equal(await page.locator('#test-nodes li').count(), 2);
     // The attempt history, as for a phone call.
     const { rows: attempts } = await server.db.query<any>('SELECT status, outcome, call_id, provider FROM call_attempts WHERE lead_id = $1', [leadId]);
     assert.deepEqual(attempts, [{ status: 'ENDED', outcome: 'confirmed', call_id: room, provider: 'WEBRTC' }]);
@@ -205,7 +207,8 @@ describe('WebRTC sessions from a real browser', { skip }, () => {
     const wav = decodeWav(new Uint8Array(await rec.arrayBuffer()));
     assert.ok(wav.pcm.length / wav.sampleRateHz > 5, `${wav.pcm.length / wav.sampleRateHz} s recorded`);
     assert.ok(rms(wav.pcm) > 100);
-    await page.waitForFunction(() => (document.getElementById('recording') as HTMLAudioElement).src.startsWith('blob:'));
+    // The page plays the recording (through a signed link, seeking with Range requests).
+    await page.waitForFunction(() => ((document.getElementById('recording-audio') as HTMLAudioElement | null)?.duration ?? 0) > 5, null, { timeout: 30_000 });
     await page.close();
   });
 });
@@ -215,11 +218,10 @@ describe('WEBRTC_STREAM: the client drives the speech', { skip }, () => {
     ai.transcripts.push(CALLER_WORDS);
     const chatsBefore = ai.chatRequests.length;
     const page = await openPlayground();
-    await page.getByLabel('Template').selectOption({ label: 'confirm' });
     await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
     await page.getByLabel('customer_name').fill('Ana');
     await page.getByLabel('order_id').fill('A-42');
-    await page.getByRole('button', { name: 'Call' }).click();
+    await page.locator('#test-call').click();
     const events = () => page.evaluate(() => (window as any).playground.events as any[]);
     const heard = (role: string, text: string) =>
       page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 30_000 });
@@ -308,7 +310,7 @@ describe('signalling', { skip }, () => {
     const phoneLead = (await push('TELEPHONY')).body.lead_call_tracker_id;
 
     const page = await browser.context.newPage();
-    await page.goto(`${server.url}${API_PREFIX}/playground`);
+    await page.goto(`${server.url}${API_PREFIX}/app/login`);
     // Another reseller's token cannot see the lead: 404, as for any lead out of scope.
     const otherReseller = (await admin.post('/resellers', { name: 'Other' })).body.id;
     const outsider = await issueToken(admin, { role: 'reseller', reseller_id: otherReseller });

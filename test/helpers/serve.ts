@@ -15,9 +15,12 @@ export interface Served {
   anon: Client;
 }
 
-/** The tests' receivers listen on 127.0.0.1: loopback is allowed unless `env` sets DIALER_OUTBOUND_ALLOW itself. */
+/**
+ * The tests' receivers listen on 127.0.0.1: loopback is allowed unless `env` sets DIALER_OUTBOUND_ALLOW
+ * itself. The sandbox line stays off unless a test asks for it: a test's leads go where the test says.
+ */
 export async function serveDialer(given: Record<string, string> & { DIALER_ADMIN_EMAIL: string; DIALER_ADMIN_PASSWORD: string }, logger: Logger = createLogger('silent')): Promise<Served> {
-  const env = { DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...given };
+  const env = { DIALER_SANDBOX: 'false', DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...given };
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
   const server = await startServer(loadConfig(env), logger);
   const anon = client(server.app);

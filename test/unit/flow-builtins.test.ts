@@ -43,7 +43,7 @@ describe('send_dtmf', () => {
     assert.deepEqual(s.record.transcription, [
       { role: 'assistant', content: '(pressed 2)' },
       { role: 'assistant', content: '(pressed 1w3#)' },
-      { role: 'assistant', content: 'Hello, sales please.' },
+      { role: 'assistant', content: 'Hello, sales please.', node: 'menu' },
     ]);
     assert.deepEqual(s.record.function_calls.map((c) => [c.name, c.arguments]), [['send_dtmf', { digits: '2' }], ['send_dtmf', { digits: '1w3#' }]]);
     // The tool the LLM saw, and the result it got.

@@ -158,11 +158,12 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual(r.node_traversal, ['greet', 'end_confirmed']);
     assert.equal(flow.currentNode, 'end_confirmed');
     assert.equal(r.outcome, 'confirmed');
+    // Each turn names the node it was said in.
     assert.deepEqual(r.transcription, [
-      { role: 'assistant', content: 'Hello Ana!' },
-      { role: 'user', content: 'Yes please, leave it at the door.' },
-      { role: 'assistant', content: 'Great. ' },
-      { role: 'assistant', content: 'Thank you Ana Lima, your order is confirmed.' },
+      { role: 'assistant', content: 'Hello Ana!', node: 'greet' },
+      { role: 'user', content: 'Yes please, leave it at the door.', node: 'greet' },
+      { role: 'assistant', content: 'Great. ', node: 'greet' },
+      { role: 'assistant', content: 'Thank you Ana Lima, your order is confirmed.', node: 'end_confirmed' },
     ]);
     assert.equal(r.function_calls.length, 1);
     const call = r.function_calls[0]!;
@@ -172,7 +173,12 @@ describe('flow engine: an order confirmation call', () => {
       arguments: { confirmed: true, note: 'leave at door' },
       transition_to: 'end_confirmed',
     });
-    assert.deepEqual({ ...call.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 200, ok: true, durationMs: 0, response: { saved: true, id: 7 } });
+    const { request: sent, ...result } = call.hooks[0]!;
+    assert.deepEqual({ ...result, durationMs: 0 }, { name: 'crm', status: 200, ok: true, durationMs: 0, response: { saved: true, id: 7 } });
+    // The request as sent is kept (its substituted URL and body), not its headers (they may hold secrets).
+    assert.equal(sent?.method, 'POST');
+    assert.equal(new URL(sent!.url).pathname + new URL(sent!.url).search, hook.url);
+    assert.deepEqual(sent?.body, hook.body);
     assert.ok(!Number.isNaN(Date.parse(call.at)));
     assert.deepEqual(r.errors, []);
     assert.deepEqual(r.usage, { promptTokens: 20, completionTokens: 10, cancelled: { requests: 0, promptTokens: 0, completionTokens: 0 } });
@@ -265,7 +271,8 @@ describe('flow engine: an order confirmation call', () => {
     await collect(twice.flow.start(twice.signal));
     const actions = await collect(twice.flow.userTurn('Yes', twice.signal));
     assert.equal(received.length, 2);
-    assert.deepEqual({ ...twice.flow.record.function_calls[0]!.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 500, ok: false, durationMs: 0, response: 'oops', error: 'HTTP 500' });
+    const { request: _sent, ...failed } = twice.flow.record.function_calls[0]!.hooks[0]!;
+    assert.deepEqual({ ...failed, durationMs: 0 }, { name: 'crm', status: 500, ok: false, durationMs: 0, response: 'oops', error: 'HTTP 500' });
     assert.match(twice.flow.record.errors[0]!, /hook crm of confirm_order failed: HTTP 500/);
     assert.deepEqual(actions.at(-1), { type: 'end', outcome: 'confirmed' });
   });

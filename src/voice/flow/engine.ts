@@ -94,7 +94,7 @@ export class FlowEngine implements FlowSession {
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
-    this.record.transcription.push({ role: 'user', content: text });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
   }
@@ -158,7 +158,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }

@@ -81,10 +81,13 @@ async function request(
   if (traceparent) headers.traceparent = traceparent;
   for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = fill(v);
   let body: string | undefined;
+  let filled: unknown;
   if (method !== 'GET' && spec.body !== undefined) {
-    body = JSON.stringify(deep(spec.body, fill));
+    filled = deep(spec.body, fill);
+    body = JSON.stringify(filled);
     headers['content-type'] ??= 'application/json';
   }
+  const sent = { method, url: url.toString(), ...(body !== undefined ? { body: filled } : {}) };
   const timeoutMs = spec.timeout ? spec.timeout * 1000 : options.defaultTimeoutMs;
   const timeout = AbortSignal.timeout(timeoutMs);
   const deadline = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
@@ -102,6 +105,7 @@ async function request(
       }
       last = {
         name: hook.name,
+        request: sent,
         status: res.status,
         ok: res.ok,
         durationMs: Math.round(performance.now() - started),
@@ -114,6 +118,7 @@ async function request(
       const blocked = err instanceof OutboundBlockedError;
       last = {
         name: hook.name,
+        request: sent,
         ok: false,
         durationMs: Math.round(performance.now() - started),
         error: timeout.aborted ? `timed out after ${timeoutMs} ms` : describeOutboundFailure(err),

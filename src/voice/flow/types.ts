@@ -25,12 +25,12 @@ export interface FunctionCallRecord {
   node: string;
   name: string;
   arguments: Record<string, unknown>;
-  /** Hook results, in order. */
   /**
-   * Hook results, in order. `response`: at most 8 kB of the body (parsed when it is whole JSON;
-   * `truncated` when it was cut); `blocked`: the outbound URL policy refused the address.
+   * Hook results, in order, each with the request as sent (method, URL and body after substitution;
+   * headers are left out: they may hold secrets). `response`: at most 8 kB of the body (parsed when
+   * it is whole JSON; `truncated` when it was cut); `blocked`: the outbound URL policy refused the address.
    */
-  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown; truncated?: boolean; blocked?: boolean }>;
+  hooks: Array<{ name: string; request?: { method: string; url: string; body?: unknown }; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown; truncated?: boolean; blocked?: boolean }>;
   transition_to?: string;
   /** The number the caller was transferred to (`transfer_to_number`, substituted). */
   transfer_to?: string;
@@ -39,8 +39,8 @@ export interface FunctionCallRecord {
 }
 
 export interface FlowRecord {
-  /** What was said, in order (assistant text as actually spoken when interrupted). */
-  transcription: Array<{ role: 'user' | 'assistant'; content: string }>;
+  /** What was said, in order (assistant text as actually spoken when interrupted), each turn with the node it was said in. */
+  transcription: Array<{ role: 'user' | 'assistant'; content: string; node?: string }>;
   /** Node names in the order they were entered. */
   node_traversal: string[];
   function_calls: FunctionCallRecord[];

@@ -1,0 +1,70 @@
+/**
+ * The sandbox line: for each provider without credentials, Dialer runs the provider emulator in
+ * its own process and dials it as that provider, with credentials made up for the occasion. The
+ * emulator's simulated customer answers, listens, replies and hangs up; no phone rings and nothing
+ * is charged. Real credentials for a provider take it off the line; DIALER_SANDBOX=false turns the
+ * line off.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import { startEmulator, type CalleeScript, type Emulator } from '../emulator/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { TelephonySettings } from '../config/telephony.js';
+import { createKits, SLOT_PATHS, type ProviderKit, type ProviderSlot } from '../telephony/index.js';
+
+/** Every sandbox lead calls this number; the simulated customer answers whatever number is dialled. */
+export const SANDBOX_CUSTOMER_NUMBER = '+15005550100';
+/** The caller IDs of the sandbox line, one per provider (fictional 555-01xx numbers). */
+export const SANDBOX_NUMBERS: Readonly<Record<ProviderSlot, string>> = { PROVIDER_A: '+15555550101', PROVIDER_B: '+15555550102', PROVIDER_C: '+15555550103' };
+
+/** The simulated customer: waits for the agent to speak, answers, waits for its reply, says goodbye. */
+export const SANDBOX_CALLEE: CalleeScript = {
+  answer: 'answer',
+  ringMs: 600,
+  maxSeconds: 90,
+  steps: [
+    { waitForAudio: 20_000 },
+    { say: 'Hi! Yes, this is Sam. I am doing well, thank you for calling.' },
+    { waitForAudio: 20_000 },
+    { say: 'Great, goodbye!' },
+    { hangup: true },
+  ],
+};
+
+export interface SandboxLine {
+  /** The providers the line serves, and the kits that dial them on the emulator. */
+  kits: ReadonlyMap<ProviderSlot, ProviderKit>;
+  emulator: Emulator;
+  close(): Promise<void>;
+}
+
+const secret = () => randomBytes(16).toString('hex');
+
+/** Starts the line for the providers `config` has no credentials for; undefined when there are none or the sandbox is off. */
+export async function startSandboxLine(config: Config, log: Logger): Promise<SandboxLine | undefined> {
+  if (!config.sandbox) return undefined;
+  const t = config.telephony;
+  const missing = (Object.keys(SLOT_PATHS) as ProviderSlot[]).filter((slot) => (slot === 'PROVIDER_A' ? !t.twilio : slot === 'PROVIDER_B' ? !t.exotel : !t.plivo));
+  if (missing.length === 0) return undefined;
+  const twilio = { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: secret() };
+  const plivo = { authId: `MA${randomBytes(9).toString('hex').toUpperCase()}`, authToken: secret() };
+  const exotel = { accountSid: `sandbox${randomBytes(4).toString('hex')}`, apiKey: secret(), apiToken: secret() };
+  const emulator = await startEmulator({
+    dialerUrl: config.publicUrl,
+    twilio,
+    plivo,
+    exotel,
+    defaultScript: SANDBOX_CALLEE,
+    log: (msg) => log.debug({ sandbox: true }, msg),
+  });
+  const settings: TelephonySettings = {
+    ...t,
+    twilio: { ...twilio, apiBaseUrl: emulator.url },
+    plivo: { ...plivo, apiBaseUrl: emulator.url },
+    exotel: { ...exotel, apiBaseUrl: emulator.url, flowUrl: emulator.exotelFlowUrl },
+  };
+  const all = createKits(settings);
+  const kits = new Map(missing.map((slot) => [slot, all.get(slot)!] as const));
+  log.info({ providers: missing, emulator: emulator.url }, 'sandbox line: calls on these providers reach a simulated customer (no phone rings)');
+  return { kits, emulator, close: () => emulator.close() };
+}

@@ -1,0 +1,117 @@
+/**
+ * A call as it happened: its attempts as a timeline, the transcript as a conversation with each
+ * turn's node, and the functions the agent called with their hooks' requests and responses.
+ */
+import { Badge, Empty, Json } from './ui.js';
+import { clock, seconds, when } from '../lib/format.js';
+
+export type Turn = { role: string; content: string; node?: string };
+export type FunctionCall = {
+  node: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  hooks: { name: string; request?: { method: string; url: string; body?: unknown }; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }[];
+  transition_to?: string;
+  transfer_to?: string;
+  error?: string;
+  at: string;
+};
+
+export function Transcript({ turns, nodes }: { turns: Turn[]; nodes: string[] }) {
+  if (turns.length === 0) return <Empty>Nothing was said yet.</Empty>;
+  let last: string | undefined;
+  return (
+    <div>
+      {nodes.length > 0 && (
+        <p class="node-path" aria-label="Nodes visited">
+          {nodes.map((n, i) => (
+            <span key={`${n}-${i}`}>
+              {i > 0 && <span class="arrow"> → </span>}
+              <code>{n}</code>
+            </span>
+          ))}
+        </p>
+      )}
+      <ol class="transcript">
+        {turns.map((t, i) => {
+          const showNode = t.node !== undefined && t.node !== last;
+          last = t.node ?? last;
+          return (
+            <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}`}>
+              {showNode && <span class="turn-node">{t.node}</span>}
+              <span class="turn-who">{t.role === 'user' ? 'Customer' : 'Agent'}</span>
+              <span class="turn-text">{t.content}</span>
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}
+
+export function Timeline({ attempts }: { attempts: { attempt: number; status: string; outcome: string | null; error: string | null; call_id: string | null; provider: string | null; from_number: string | null; started_at: string; ended_at: string | null; duration_seconds: number | null }[] }) {
+  if (attempts.length === 0) return <Empty>Not dialled yet.</Empty>;
+  return (
+    <ol class="timeline">
+      {attempts.map((a) => (
+        <li key={a.attempt} class="timeline-item">
+          <div class="timeline-head">
+            <strong>Attempt {a.attempt}</strong> <Badge kind="outcome" value={a.outcome ?? (a.status === 'DIALLING' ? 'in progress' : a.status)} />
+          </div>
+          <div class="muted">
+            {when(a.started_at)}
+            {a.ended_at ? ` – ${clock(a.ended_at)}` : ''} · {a.provider ?? '—'}
+            {a.from_number ? ` from ${a.from_number}` : ''}
+            {a.duration_seconds !== null ? ` · ${seconds(a.duration_seconds)}` : ''}
+          </div>
+          {a.call_id && (
+            <div class="muted">
+              call <code>{a.call_id}</code>
+            </div>
+          )}
+          {a.error && <div class="error-text">{a.error}</div>}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function FunctionCalls({ calls }: { calls: FunctionCall[] }) {
+  if (calls.length === 0) return <Empty>The agent called no function.</Empty>;
+  return (
+    <ol class="calls">
+      {calls.map((c, i) => (
+        <li key={i} class="call">
+          <div>
+            <code class="fn">{c.name}</code>
+            <span class="muted"> in {c.node}</span>
+            {c.transition_to && <span class="muted"> → {c.transition_to}</span>}
+            {c.transfer_to && <span class="muted"> · transferred to {c.transfer_to}</span>}
+            <span class="muted"> · {clock(c.at)}</span>
+          </div>
+          <Json value={c.arguments} />
+          {c.error && <div class="error-text">{c.error}</div>}
+          {c.hooks.map((h, j) => (
+            <div key={j} class="hook">
+              <div>
+                Hook <strong>{h.name}</strong>: {h.request ? `${h.request.method} ${h.request.url}` : ''} →{' '}
+                {h.status !== undefined ? <Badge kind="outcome" value={h.ok ? `HTTP ${h.status}` : 'error'} /> : <Badge kind="outcome" value="error" />} {h.durationMs} ms
+                {h.error && <span class="error-text"> {h.error}</span>}
+              </div>
+              <div class="grid-2 hook-io">
+                <div>
+                  <h3>Request body</h3>
+                  {h.request?.body === undefined ? <p class="muted">none</p> : <Json value={h.request.body} />}
+                </div>
+                <div>
+                  <h3>Response</h3>
+                  {h.response === undefined ? <p class="muted">none</p> : <Json value={h.response} />}
+                </div>
+              </div>
+            </div>
+          ))}
+        </li>
+      ))}
+    </ol>
+  );
+}

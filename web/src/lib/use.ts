@@ -1,0 +1,38 @@
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api/client.js';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: ApiError | Error | undefined;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Runs `load` when `deps` change (and on reload()); the latest answer wins. */
+export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const ctl = new AbortController();
+    setState((s) => ({ ...s, loading: true }));
+    load(ctl.signal).then(
+      (data) => !ctl.signal.aborted && setState({ data, loading: false }),
+      (error: Error) => !ctl.signal.aborted && error.name !== 'AbortError' && setState((s) => ({ data: s.data, error, loading: false })),
+    );
+    return () => ctl.abort();
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** Calls `fn` every `ms` while the page is visible. */
+export function useInterval(fn: () => void, ms: number, deps: unknown[] = []): void {
+  const saved = useRef(fn);
+  saved.current = fn;
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') saved.current();
+    }, ms);
+    return () => clearInterval(timer);
+  }, [ms, ...deps]);
+}

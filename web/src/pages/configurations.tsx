@@ -1,0 +1,364 @@
+/**
+ * Configurations: when and how each template's leads are called. Every field, from the API's own
+ * schema; the calling window in the configuration's time zone and the viewer's, with when it opens;
+ * a pre-checks editor. The API's 400 answers are shown at the field they name.
+ */
+import { useMemo, useState } from 'preact/hooks';
+import { ApiError, http } from '../api/client.js';
+import { templates, tenants } from '../api/endpoints.js';
+import type { Configuration, PreCheck } from '../api/types.js';
+import { ConfigurationFields } from '../../../src/configurations/schema.js';
+import { DateTime } from 'luxon';
+import { inWindow, nextOpening } from '../../../src/lib/windows.js';
+import { SchemaField, type JsonSchema } from '../components/schema-field.js';
+import { Badge, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../components/ui.js';
+import { span, viewerTimeZone } from '../lib/format.js';
+import { useInterval, useLoad } from '../lib/use.js';
+import { can, session } from '../session.js';
+
+const F = ConfigurationFields as unknown as Record<string, JsonSchema>;
+type Draft = Record<string, unknown>;
+
+const GROUPS: { title: string; fields: [string, string][] }[] = [
+  {
+    title: 'Scheduling',
+    fields: [
+      ['call_start_time', 'Calling window opens'],
+      ['call_end_time', 'Calling window closes'],
+      ['call_timezone', 'Time zone of the window'],
+      ['initial_offset', 'First call after (seconds)'],
+      ['retry_offset', 'Retry after (seconds)'],
+      ['max_retry', 'Retries'],
+    ],
+  },
+  {
+    title: 'Calling',
+    fields: [
+      ['calling_provider', 'Provider'],
+      ['enable_calling', 'Calling enabled'],
+      ['enable_international_call', 'International calls allowed'],
+      ['enforce_blacklist', 'Skip blacklisted numbers'],
+      ['service_callback_url', 'Service callback URL'],
+    ],
+  },
+  {
+    title: 'Rate limit',
+    fields: [
+      ['rate_limit_enabled', 'Rate limit on'],
+      ['rate_limit_max_calls', 'Calls per window'],
+      ['rate_limit_window_seconds', 'Window (seconds)'],
+      ['rate_limit_whitelist', 'Numbers exempt from the limit'],
+    ],
+  },
+  {
+    title: 'Inbound calls',
+    fields: [
+      ['enable_inbound', 'Answer inbound calls'],
+      ['inbound_call_start_time', 'Inbound window opens'],
+      ['inbound_call_end_time', 'Inbound window closes'],
+      ['inbound_call_timezone', 'Inbound time zone'],
+      ['inbound_block_action', 'Outside the window'],
+      ['inbound_redirect_number', 'Redirect to'],
+      ['inbound_block_message', 'Message outside the window'],
+    ],
+  },
+];
+
+/** Whether the browser knows the IANA zone (its list of zones leaves out aliases such as UTC). */
+function isZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const ZONES: string[] = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? ['UTC'];
+
+/** "09:00–21:00 Europe/Paris (08:00–20:00 your time) · open now / opens in 3 h 12 min". */
+export function windowText(start: string, end: string, zone: string, now = new Date()): { here: string; there: string; state: string; open: boolean } {
+  const valid = /^\d\d:\d\d$/.test(start) && /^\d\d:\d\d$/.test(end) && isZone(zone);
+  if (!valid) return { here: '', there: `${start}–${end} ${zone}`, state: '', open: false };
+  const open = inWindow(now, start, end, zone);
+  // Today's wall time in the configuration's zone, as the viewer's clock shows it.
+  const local = (hhmm: string) => {
+    const [hour, minute] = hhmm.split(':').map(Number);
+    return DateTime.fromJSDate(now, { zone }).set({ hour, minute }).setZone(viewerTimeZone).toFormat('HH:mm');
+  };
+  const allDay = start === end;
+  return {
+    there: allDay ? `all day (${zone})` : `${start}–${end} ${zone}`,
+    here: allDay || zone === viewerTimeZone ? '' : `${local(start)}–${local(end)} your time`,
+    state: open ? 'open now' : `opens in ${span(nextOpening(now, start, end, zone).getTime() - now.getTime())}`,
+    open,
+  };
+}
+
+function emptyDraft(): Draft {
+  const d: Draft = {};
+  for (const [k, s] of Object.entries(F)) if (s.default !== undefined) d[k] = s.default;
+  return { ...d, call_start_time: '09:00', call_end_time: '21:00', call_timezone: viewerTimeZone, calling_provider: 'PROVIDER_A', pre_checks: [] };
+}
+
+export default function ConfigurationsPage() {
+  const list = useLoad((signal) => http.get<{ data: Configuration[] }>('/configurations', { page_size: 1000 }, signal), []);
+  const tpls = useLoad((signal) => templates.list({}, signal), []);
+  const [, tick] = useState(0);
+  useInterval(() => tick((n) => n + 1), 30_000);
+  const [editing, setEditing] = useState<Draft>();
+  const writable = can('configurations', 'write');
+  const name = (id: string) => tpls.data?.data.find((t) => t.id === id)?.name ?? id;
+  return (
+    <div>
+      <PageHeader title="Configurations" subtitle="When and how the leads of each template are called: calling window, retries, provider, limits, pre-checks.">
+        {writable && (
+          <button type="button" class="primary" onClick={() => setEditing(emptyDraft())}>
+            New configuration
+          </button>
+        )}
+      </PageHeader>
+      <section class="card">
+        <ErrorNote error={list.error} />
+        <Table<Configuration>
+          caption="Configurations"
+          rows={list.data?.data ?? []}
+          rowKey={(c) => c.id}
+          empty="No configuration yet: a template's leads wait until one says when to call them."
+          columns={[
+            { key: 'template', label: 'Template', render: (c) => name(c.template) },
+            { key: 'provider', label: 'Provider', render: (c) => c.calling_provider },
+            { key: 'calling', label: 'Calling', render: (c) => <Badge kind="outcome" value={c.enable_calling ? 'enabled' : 'no_response'} /> },
+            {
+              key: 'window',
+              label: 'Calling window',
+              render: (c) => {
+                const w = windowText(c.call_start_time, c.call_end_time, c.call_timezone);
+                return (
+                  <div class="window" data-window={c.id}>
+                    <div>{w.there}</div>
+                    {w.here && <div class="muted">{w.here}</div>}
+                    <div class={w.open ? 'ok-text' : 'muted'}>{w.state}</div>
+                  </div>
+                );
+              },
+            },
+            { key: 'retries', label: 'Retries', class: 'num', render: (c) => c.max_retry },
+            { key: 'prechecks', label: 'Pre-checks', class: 'num', render: (c) => c.pre_checks.length },
+            {
+              key: 'edit',
+              label: '',
+              render: (c) => (
+                <button type="button" onClick={() => setEditing({ ...c })}>
+                  {writable ? 'Edit' : 'View'}
+                </button>
+              ),
+            },
+          ]}
+        />
+      </section>
+      {editing && (
+        <ConfigurationForm
+          draft={editing}
+          templates={tpls.data?.data.map((t) => ({ id: t.id, name: t.name, reseller_id: t.reseller_id, merchant_id: t.merchant_id })) ?? []}
+          readOnly={!writable}
+          onClose={() => setEditing(undefined)}
+          onSaved={() => {
+            setEditing(undefined);
+            list.reload();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function ConfigurationForm(props: { draft: Draft; templates: { id: string; name: string; reseller_id: string; merchant_id: string | null }[]; readOnly: boolean; onClose: () => void; onSaved: () => void }) {
+  const [draft, setDraft] = useState<Draft>(props.draft);
+  const [error, setError] = useState<ApiError | Error>();
+  const [busy, setBusy] = useState(false);
+  const merchants = useLoad((signal) => (can('merchants', 'read') ? tenants.merchants(signal) : Promise.resolve(undefined)), []);
+  const editing = typeof draft.id === 'string';
+  const set = (k: string, v: unknown) => setDraft((d) => ({ ...d, [k]: v }));
+  const at = (path: string) => (error instanceof ApiError ? error.at(path) : undefined);
+  const tpl = props.templates.find((t) => t.id === draft.template);
+  const w = useMemo(() => windowText(String(draft.call_start_time ?? ''), String(draft.call_end_time ?? ''), String(draft.call_timezone ?? 'UTC')), [draft.call_start_time, draft.call_end_time, draft.call_timezone]);
+
+  const save = async (event: Event) => {
+    event.preventDefault();
+    if (!tpl) return setError(new Error('Choose a template.'));
+    setBusy(true);
+    setError(undefined);
+    const body: Draft = {};
+    for (const k of Object.keys(F)) if (draft[k] !== undefined) body[k] = draft[k];
+    body.reseller_id = tpl.reseller_id;
+    if (body.merchant_id === undefined) body.merchant_id = tpl.merchant_id ?? session.get()?.me.merchant_id ?? null;
+    try {
+      if (editing) await http.put(`/configurations/${String(draft.id)}`, { id: draft.id, ...body });
+      else await http.post('/configurations', body);
+      toast('Configuration saved.');
+      props.onSaved();
+    } catch (err) {
+      setError(err as Error);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal title={editing ? 'Configuration' : 'New configuration'} open onClose={props.onClose} wide>
+      <form onSubmit={save} class="config-form">
+        <fieldset disabled={props.readOnly}>
+          <legend>Template</legend>
+          <div class="form-grid">
+            <Field label="Template" error={at('/template')}>
+              <select name="template" value={String(draft.template ?? '')} onChange={(e) => set('template', e.currentTarget.value)} required disabled={editing}>
+                <option value="">Choose…</option>
+                {props.templates.map((t) => (
+                  <option key={t.id} value={t.id}>
+                    {t.name}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            {merchants.data && tpl && !tpl.merchant_id && (
+              <Field label="Merchant" error={at('/merchant_id')}>
+                <select value={String(draft.merchant_id ?? '')} onChange={(e) => set('merchant_id', e.currentTarget.value || null)}>
+                  <option value="">The whole reseller</option>
+                  {merchants.data.data
+                    .filter((m) => m.reseller_id === tpl.reseller_id)
+                    .map((m) => (
+                      <option key={m.id} value={m.id}>
+                        {m.name}
+                      </option>
+                    ))}
+                </select>
+              </Field>
+            )}
+          </div>
+        </fieldset>
+        {GROUPS.map((g) => (
+          <fieldset key={g.title} disabled={props.readOnly}>
+            <legend>{g.title}</legend>
+            {g.title === 'Scheduling' && (
+              <p class="window-preview" id="window-preview">
+                {w.there}
+                {w.here && <span class="muted"> · {w.here}</span>}
+                {w.state && <span class={w.open ? 'ok-text' : 'muted'}> · {w.state}</span>}
+              </p>
+            )}
+            <div class="form-grid">
+              {g.fields.map(([key, label]) => (
+                <SchemaField
+                  key={key}
+                  name={key}
+                  label={label}
+                  schema={F[key]!}
+                  value={draft[key]}
+                  onChange={(v) => set(key, v)}
+                  error={at(`/${key}`)}
+                  wide={key === 'rate_limit_whitelist' || key === 'inbound_block_message'}
+                  {...(key.endsWith('timezone') ? { list: 'zones' } : {})}
+                />
+              ))}
+            </div>
+          </fieldset>
+        ))}
+        <datalist id="zones">
+          {ZONES.map((z) => (
+            <option key={z} value={z} />
+          ))}
+        </datalist>
+        <fieldset disabled={props.readOnly}>
+          <legend>Pre-checks</legend>
+          <PreChecks value={(draft.pre_checks as PreCheck[]) ?? []} onChange={(v) => set('pre_checks', v)} errorAt={(i) => (error instanceof ApiError ? error.problem.errors?.filter((e) => e.path.startsWith(`/pre_checks/${i}`)) : undefined)} />
+        </fieldset>
+        <ErrorNote error={error} />
+        <div class="form-actions">
+          <button type="button" onClick={props.onClose}>
+            {props.readOnly ? 'Close' : 'Cancel'}
+          </button>
+          {!props.readOnly && (
+            <button type="submit" class="primary" disabled={busy}>
+              {busy ? 'Saving…' : 'Save configuration'}
+            </button>
+          )}
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+const NEW_CHECK: PreCheck = {
+  name: 'dnc-check',
+  type: 'external_api',
+  enabled: true,
+  default_on_failure: 'proceed',
+  http_request: { url: 'https://crm.example.com/dnc?phone={customer_mobile_number}', method: 'GET' as never, timeout: 5 },
+  response_config: { response_field: 'allowed', response_field_value: true },
+};
+
+function PreChecks({ value, onChange, errorAt }: { value: PreCheck[]; onChange: (v: PreCheck[]) => void; errorAt: (i: number) => { path: string; message: string }[] | undefined }) {
+  const update = (i: number, change: (c: PreCheck) => PreCheck) => onChange(value.map((c, j) => (j === i ? change(c) : c)));
+  return (
+    <div class="prechecks">
+      <p class="hint">Before each call, Dialer asks an API; the call goes ahead when the response's field equals the value.</p>
+      {value.map((c, i) => (
+        <div key={i} class="precheck">
+          <div class="form-grid">
+            <Field label="Name">
+              <input value={c.name} onInput={(e) => update(i, (x) => ({ ...x, name: e.currentTarget.value }))} required />
+            </Field>
+            <Field label="URL" wide hint="{customer_mobile_number} and payload variables are filled in">
+              <input value={c.http_request.url} onInput={(e) => update(i, (x) => ({ ...x, http_request: { ...x.http_request, url: e.currentTarget.value } }))} required />
+            </Field>
+            <Field label="Method">
+              <select value={c.http_request.method} onChange={(e) => update(i, (x) => ({ ...x, http_request: { ...x.http_request, method: e.currentTarget.value as PreCheck['http_request']['method'] } }))}>
+                {['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map((m) => (
+                  <option key={m}>{m}</option>
+                ))}
+              </select>
+            </Field>
+            <Field label="Response field" hint="A dot path, e.g. data.allowed">
+              <input value={c.response_config.response_field} onInput={(e) => update(i, (x) => ({ ...x, response_config: { ...x.response_config, response_field: e.currentTarget.value } }))} required />
+            </Field>
+            <Field label="Passes when it equals (JSON)" hint="true, 1, &quot;ok&quot;, null">
+              <input
+                value={JSON.stringify(c.response_config.response_field_value)}
+                onInput={(e) => {
+                  try {
+                    const v = JSON.parse(e.currentTarget.value) as PreCheck['response_config']['response_field_value'];
+                    update(i, (x) => ({ ...x, response_config: { ...x.response_config, response_field_value: v } }));
+                    e.currentTarget.setCustomValidity('');
+                  } catch {
+                    e.currentTarget.setCustomValidity('Not a JSON value');
+                  }
+                }}
+              />
+            </Field>
+            <Field label="When the API fails">
+              <select value={c.default_on_failure} onChange={(e) => update(i, (x) => ({ ...x, default_on_failure: e.currentTarget.value as PreCheck['default_on_failure'] }))}>
+                <option value="proceed">call anyway (proceed)</option>
+                <option value="skip">do not call (skip)</option>
+              </select>
+            </Field>
+            <label class="field check">
+              <input type="checkbox" checked={c.enabled} onChange={(e) => update(i, (x) => ({ ...x, enabled: e.currentTarget.checked }))} /> Enabled
+            </label>
+          </div>
+          {errorAt(i)?.map((e) => (
+            <p key={e.path} class="error-text">
+              <code>{e.path}</code> {e.message}
+            </p>
+          ))}
+          <button type="button" class="danger" onClick={() => onChange(value.filter((_, j) => j !== i))}>
+            Remove this check
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange([...value, { ...NEW_CHECK, name: `check-${value.length + 1}` }])}>
+        Add a pre-check
+      </button>
+    </div>
+  );
+}
