@@ -33,6 +33,10 @@ describe('backchannel filter', () => {
   it('does not take words that claim the turn, long runs, or silence', () => {
     for (const text of ['No', 'No, wait', 'Stop', 'Okay but', 'Sorry', 'yeah yeah yeah', '', 'Wait, what?']) assert.ok(!filter.isBackchannel(text), text);
   });
+  it('words still being recognised may yet become a backchannel ("I" of "I see"), or cannot ("No", "I need")', () => {
+    for (const text of ['I', 'Got', 'Oh', 'Mm-hmm', 'Yeah, I', 'of']) assert.ok(filter.mayBecomeBackchannel(text), text);
+    for (const text of ['No', 'I need', 'Got to', 'Stop', 'yeah yeah yeah', '']) assert.ok(!filter.mayBecomeBackchannel(text), text);
+  });
   it('has a lexicon per language', () => {
     assert.ok(new BackchannelFilter('es').isBackchannel('Vale, claro.'));
     assert.ok(new BackchannelFilter('hi-IN').isBackchannel('haan ji'));
@@ -169,6 +173,34 @@ describe('barge-in: pause, resume, interrupt (frames in, frames out)', () => {
     pipeline.send(stopped());
     await until(() => down.some((f) => f.kind === 'user_turn'), 'the caller has the turn');
     assert.equal((down.find((f) => f.kind === 'user_turn') as { text: string }).text, 'No, wait, that is wrong.');
+  });
+
+  it('waits for the rest of words that may be a backchannel ("I" of "I see"), and a drawn-out backchannel outlasting max_speech_ms does not stop the agent', async () => {
+    const { io, queue } = fakeIO();
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({ settings: settings({ barge_in: { max_speech_ms: 100 } }), onBargeIn: (r) => bargeIns.push(r) });
+    const output = new OutputProcessor(io, new ConversationMetrics(), { spoke: () => {}, ended: () => {}, transferred: () => {} });
+    const { pipeline, down, up } = harness([turns, output]);
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', false));
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', true));
+    await until(() => up.some((f) => f.kind === 'bot_started_speaking'), 'the agent speaks');
+    // "I ... see": the first word alone is not a backchannel, but may become one.
+    pipeline.send(started());
+    pipeline.send(said('I', false));
+    // Longer than max_speech_ms (100 ms) while the words are still a backchannel's.
+    await tick(250);
+    pipeline.send(said('I see.'));
+    pipeline.send(stopped());
+    await until(() => bargeIns.length === 1, 'judged');
+    assert.deepEqual(bargeIns.map((b) => [b.kind, b.text]), [['ignored_backchannel', 'I see.']]);
+    assert.ok(!down.some((f) => f.kind === 'interruption') && !up.some((f) => f.kind === 'interruption'));
+    // Words that cannot become one interrupt at once: "I need".
+    pipeline.send(started());
+    pipeline.send(said('I need', false));
+    await until(() => up.some((f) => f.kind === 'interruption'), 'interrupted');
+    assert.deepEqual(bargeIns.map((b) => b.kind), ['ignored_backchannel', 'words']);
+    for (const p of queue.splice(0)) p.resolve('played');
+    pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
   });
 
   it('ducks instead when the node says so, and a noise without words lets it go on', async () => {

@@ -18,24 +18,8 @@ import { frame, type Direction, type Frame, type TurnEndReason, type UserStarted
 import { FrameProcessor } from '../pipeline.js';
 import { BackchannelFilter, words } from '../turns/backchannel.js';
 import { expectationOf, RuleBasedEndOfTurn, SPECULATE_AT, type EndOfTurn, type EndOfTurnDecision, type Prosody } from '../turns/end-of-turn.js';
-import type { BargeInKind, BargeInRecord, TurnDecisionRecord } from '../turns/records.js';
+import type { BargeInKind, TurnDecisionRecord, TurnTakingOptions } from '../turns/records.js';
 import { TURN_TAKING_DEFAULTS, type TurnTakingSettings } from '../turns/settings.js';
-
-export interface TurnTakingOptions {
-  settings?: TurnTakingSettings;
-  /** The end-of-turn judge; by default the rules with the settings' waits. */
-  endOfTurn?: EndOfTurn;
-  /** What the agent said last (its question decides what answer is expected). */
-  agentSaid?: () => string | undefined;
-  onTurn?: (record: TurnDecisionRecord) => void;
-  onBargeIn?: (record: BargeInRecord) => void;
-  /** The caller started speaking (a reply may be needed soon: a moment to warm connections). */
-  onSpeech?: () => void;
-  /** How long to wait for the words of a stretch of speech after it ended (an STT without finals, a slow one). */
-  finalWaitMs?: number;
-  /** Whether the STT gives words while the caller speaks (default true); else speech over the agent waits for its segment's words. */
-  interimResults?: boolean;
-}
 
 /** After speech over the agent ends, how long its words may take to arrive before it is taken as a backchannel or noise. */
 const BARGE_IN_WORDS_MS = 300;
@@ -303,7 +287,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     const s = this.settings;
     const paused = s.onSpeech !== 'none';
     if (paused) this.push(frame({ kind: 'output_pause' as const, level: s.onSpeech === 'duck' ? s.duckLevel : 0 }));
-    const timer = setTimeout(() => this.interrupt('duration', at), Math.max(0, at + s.maxSpeechMs - performance.now()));
+    const timer = setTimeout(() => this.judgeDuration(at), Math.max(0, at + s.maxSpeechMs - performance.now()));
     this.bargeIn = { startedAt: at, finals: [], interim: '', timer, check: undefined, paused };
   }
 
@@ -311,11 +295,31 @@ export class TurnTakingProcessor extends FrameProcessor {
     return [...b.finals, b.interim.trim()].filter(Boolean).join(' ').trim();
   }
 
+  /** Whether the words over the agent claim the turn: final words that are not a backchannel, interim ones that cannot become one. */
+  private claims(b: BargeIn): boolean {
+    const text = this.bargeInText(b);
+    if (!text) return false;
+    return b.interim.trim() === '' ? !this.filter.isBackchannel(text) : !this.filter.mayBecomeBackchannel(text);
+  }
+
   private judgeBargeIn(): void {
     const b = this.bargeIn!;
     const text = this.bargeInText(b);
-    if (text && !this.filter.isBackchannel(text)) this.interrupt('words', b.startedAt);
+    if (this.claims(b)) this.interrupt('words', b.startedAt);
     else if (!this.speaking && text && b.interim.trim() === '') this.ignore();
+  }
+
+  /**
+   * The speech over the agent has lasted `maxSpeechMs`: it interrupts, unless its words so far are a
+   * backchannel (a drawn-out "mm-hmm", or its end not yet seen by a VAD running late): then its end
+   * or its next words decide, for up to a second more.
+   */
+  private judgeDuration(at: number): void {
+    const b = this.bargeIn;
+    const text = b ? this.bargeInText(b) : '';
+    const late = performance.now() - at;
+    if (b && text && !this.claims(b) && late < this.settings.maxSpeechMs + 1000) b.timer = setTimeout(() => this.judgeDuration(at), 100);
+    else this.interrupt('duration', at);
   }
 
   /** The speech over the agent ended: a backchannel or a noise, unless words that are not come soon. */
@@ -326,8 +330,9 @@ export class TurnTakingProcessor extends FrameProcessor {
     clearTimeout(b.check);
     b.check = setTimeout(() => {
       if (this.bargeIn !== b || this.speaking) return;
-      const now = this.bargeInText(b);
-      if (now && !this.filter.isBackchannel(now)) this.interrupt('words', b.startedAt);
+      // Its words will not grow now: judged as they are.
+      const text = this.bargeInText(b);
+      if (text && !this.filter.isBackchannel(text)) this.interrupt('words', b.startedAt);
       else this.ignore();
     }, this.options.interimResults === false ? (this.options.finalWaitMs ?? 1500) : BARGE_IN_WORDS_MS);
   }
