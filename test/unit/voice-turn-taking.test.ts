@@ -15,7 +15,7 @@ import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor, TtsProcessor } from '../../src/voice/processors/speak.js';
 import { TurnTakingProcessor } from '../../src/voice/processors/turns.js';
 import type { TTS } from '../../src/voice/services.js';
-import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, type BargeInRecord, type TurnDecisionRecord, type TurnEvidence } from '../../src/voice/turns/index.js';
+import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, waitFor, type BargeInRecord, type EndOfTurn, type TurnDecisionRecord, type TurnEvidence } from '../../src/voice/turns/index.js';
 import { ScriptedLLM } from '../helpers/scripted-llm.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
@@ -243,6 +243,36 @@ const tts: TTS = {
     yield new Int16Array(800).fill(2000);
   },
 };
+
+describe('a learned end-of-turn model in place of the rules', () => {
+  it('gets the audio and the conversation it asks for, and its probability decides the wait', async () => {
+    const seen: TurnEvidence[] = [];
+    // A model's shape: audio and context in, a probability out, mapped to a wait.
+    const model: EndOfTurn = {
+      label: 'model',
+      wants: { audioMs: 8000, context: true },
+      decide: (e) => {
+        seen.push(e);
+        return { probability: 0.2, waitMs: waitFor(0.2, { minWaitMs: 40, maxWaitMs: 150 }), reason: 'model' };
+      },
+    };
+    const decisions: TurnDecisionRecord[] = [];
+    const conversation = [{ role: 'assistant' as const, content: 'When would suit you?' }];
+    const turns = new TurnTakingProcessor({ settings: settings(), endOfTurn: model, conversation: () => conversation, onTurn: (r) => decisions.push(r) });
+    const { pipeline, down } = harness([turns]);
+    const pcm = new Int16Array(8000).fill(500);
+    pipeline.send(started());
+    pipeline.send(said('Thursday, I think.'));
+    pipeline.send(frame({ kind: 'user_stopped_speaking' as const, audio: { pcm, sampleRateHz: 8000 } }));
+    await until(() => down.some((f) => f.kind === 'user_turn'), 'the turn ends after the wait the model gave');
+    assert.equal(seen[0]!.audio?.pcm, pcm);
+    assert.deepEqual(seen[0]!.context, conversation);
+    assert.equal(seen[0]!.text, 'Thursday, I think.');
+    // Unlikely over (below the speculation threshold): no speculative reply, the silence decided.
+    assert.ok(!down.some((f) => f.kind === 'user_turn' && f.speculative));
+    assert.deepEqual(decisions.map((d) => [d.end_reason, d.eot_reason, d.wait_ms]), [['silence', 'model', 128]]);
+  });
+});
 
 describe('speculative replies (frames in, frames out)', () => {
   const flowDef = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system' as const, content: 'Confirm the order.' }], respond_immediately: false }] };

@@ -50,6 +50,7 @@ export class TurnTakingProcessor extends FrameProcessor {
   private startedAt: number | undefined;
   private endedAt: number | undefined;
   private prosody: Prosody | undefined;
+  private audio: { pcm: Int16Array; sampleRateHz: number } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private bargeIn: BargeIn | undefined;
   /** The speculative turn sent downstream and not yet judged. */
@@ -135,6 +136,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     }
     this.endedAt = f.endedAt ?? f.at;
     this.prosody = f.prosody;
+    this.audio = f.audio;
     if (this.adaptive) void this.evaluate();
     else if (this.finals.length > 0) this.emit('silence');
     else {
@@ -197,6 +199,8 @@ export class TurnTakingProcessor extends FrameProcessor {
       final: this.interim.trim() === '',
       expectation: s.expect === 'auto' ? expectationOf(said) : s.expect,
       ...(this.prosody ? { prosody: this.prosody } : {}),
+      ...(this.audio ? { audio: this.audio } : {}),
+      ...(this.endOfTurn.wants?.context && this.options.conversation ? { context: this.options.conversation() } : {}),
       language: s.language,
     });
     if (generation !== this.generation || this.speaking) return;
@@ -277,6 +281,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     this.startedAt = undefined;
     this.endedAt = undefined;
     this.prosody = undefined;
+    this.audio = undefined;
     this.lastFinalAt = undefined;
   }
 

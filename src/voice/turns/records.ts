@@ -27,6 +27,8 @@ export interface TurnTakingOptions {
   settings?: TurnTakingSettings;
   /** The end-of-turn judge; by default the rules with the settings' waits. */
   endOfTurn?: EndOfTurn;
+  /** The conversation so far, for an end-of-turn model that reads it (`EndOfTurn.wants.context`). */
+  conversation?: () => Array<{ role: 'user' | 'assistant'; content: string }>;
   /** What the agent said last (its question decides what answer is expected). */
   agentSaid?: () => string | undefined;
   onTurn?: (record: TurnDecisionRecord) => void;
