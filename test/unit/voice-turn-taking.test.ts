@@ -203,6 +203,25 @@ describe('barge-in: pause, resume, interrupt (frames in, frames out)', () => {
     pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
   });
 
+  it('words that come late for a sound let pass as a noise still stop the agent', async () => {
+    const { io, queue } = fakeIO();
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({ settings: settings(), onBargeIn: (r) => bargeIns.push(r) });
+    const output = new OutputProcessor(io, new ConversationMetrics(), { spoke: () => {}, ended: () => {}, transferred: () => {} });
+    const { pipeline, up } = harness([turns, output]);
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', false));
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', true));
+    await until(() => up.some((f) => f.kind === 'bot_started_speaking'), 'the agent speaks');
+    pipeline.send(started());
+    pipeline.send(stopped());
+    await until(() => bargeIns.length === 1, 'no words came in time: a noise, let pass');
+    pipeline.send(said('Stop.'));
+    await until(() => up.some((f) => f.kind === 'interruption'), 'the late words interrupt');
+    assert.deepEqual(bargeIns.map((b) => [b.kind, b.text]), [['ignored_noise', ''], ['words', 'Stop.']]);
+    for (const p of queue.splice(0)) p.resolve('played');
+    pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
+  });
+
   it('ducks instead when the node says so, and a noise without words lets it go on', async () => {
     const { io, given } = fakeIO();
     const bargeIns: BargeInRecord[] = [];

@@ -1,18 +1,10 @@
 /**
- * Turn-taking: when the caller's turn is over, and whether speech over the agent interrupts it.
- *
- * vad mode (the plain VAD pipeline): any speech over the agent interrupts; the turn ends when the VAD
- * heard a fixed silence and the STT gave its final words (a late final is waited for up to
- * `finalWaitMs`, then the last interim words do).
- *
- * adaptive mode:
- * - barge-in confirmed by words: speech over the agent pauses (or ducks) its audio at once; it
- *   interrupts when its words are not a backchannel (or reach `minWords`), or when it lasts
- *   `maxSpeechMs`; a backchannel or a noise lets the agent go on where it was;
- * - end of turn from what was heard: when the caller falls silent, the `EndOfTurn` judges the words,
- *   the prosody and what the agent asked, and gives a wait; a likely end starts the reply at once
- *   (a speculative `user_turn`, held downstream) and the wait's silence confirms it
- *   (`user_turn_verdict`), or the caller goes on and it is cancelled.
+ * Turn-taking (docs/turn-taking.md): when the caller's turn is over, and whether speech over the
+ * agent interrupts it. vad mode: any speech over the agent interrupts; a fixed VAD silence and the
+ * STT's final words end a turn. adaptive mode: speech over the agent pauses (or ducks) it at once and
+ * interrupts only when its words claim the turn (or it lasts); when the caller falls silent the
+ * `EndOfTurn` judges what was heard and gives a wait; a likely end starts the reply at once (a
+ * speculative `user_turn`, held downstream) and the wait's silence confirms it (`user_turn_verdict`).
  */
 import { frame, type Direction, type Frame, type TurnEndReason, type UserStartedSpeakingFrame, type UserStoppedSpeakingFrame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
@@ -22,7 +14,9 @@ import type { BargeInKind, TurnDecisionRecord, TurnTakingOptions } from '../turn
 import { TURN_TAKING_DEFAULTS, type TurnTakingSettings } from '../turns/settings.js';
 
 /** After speech over the agent ends, how long its words may take to arrive before it is taken as a backchannel or noise. */
-const BARGE_IN_WORDS_MS = 300;
+const BARGE_IN_WORDS_MS = 200;
+/** ... and words of a sound let pass as a noise that come this late still judge it (a slow STT). */
+const LATE_WORDS_MS = 1000;
 /** Speech that interrupts this soon after words let pass as a backchannel carries them on ("Yes, ... that works"). */
 const PASSED_KEEP_MS = 1500;
 
@@ -59,6 +53,8 @@ export class TurnTakingProcessor extends FrameProcessor {
   private generation = 0;
   /** Words last let pass as a backchannel: they begin the caller's turn if more follows at once ("Yes, ... that works"). */
   private passed: { text: string; at: number } | undefined;
+  /** The last sound over the agent let pass as a noise, until its words could no longer come. */
+  private noise: { startedAt: number; until: number } | undefined;
 
   constructor(private readonly options: TurnTakingOptions = {}) {
     super();
@@ -151,6 +147,11 @@ export class TurnTakingProcessor extends FrameProcessor {
       // "No words": speech over the agent that ended without any was a noise.
       if (final && b && !this.speaking && !this.bargeInText(b)) this.ignore();
       return;
+    }
+    if (!b && this.noise && this.botSpeaking && performance.now() < this.noise.until) {
+      // Words of a sound let pass as a noise, late: it is judged as speech over the agent after all.
+      this.startBargeIn(this.noise.startedAt);
+      return this.onWords(text, final);
     }
     if (b) {
       if (final) {
@@ -291,6 +292,7 @@ export class TurnTakingProcessor extends FrameProcessor {
   private startBargeIn(at: number): void {
     const s = this.settings;
     const paused = s.onSpeech !== 'none';
+    this.noise = undefined;
     if (paused) this.push(frame({ kind: 'output_pause' as const, level: s.onSpeech === 'duck' ? s.duckLevel : 0 }));
     const timer = setTimeout(() => this.judgeDuration(at), Math.max(0, at + s.maxSpeechMs - performance.now()));
     this.bargeIn = { startedAt: at, finals: [], interim: '', timer, check: undefined, paused };
@@ -317,13 +319,14 @@ export class TurnTakingProcessor extends FrameProcessor {
   /**
    * The speech over the agent has lasted `maxSpeechMs`: it interrupts, unless its words so far are a
    * backchannel (a drawn-out "mm-hmm", or its end not yet seen by a VAD running late): then its end
-   * or its next words decide, for up to a second more.
+   * or its next words decide (words still being recognised, within a second more).
    */
   private judgeDuration(at: number): void {
     const b = this.bargeIn;
     const text = b ? this.bargeInText(b) : '';
+    const done = b !== undefined && b.interim.trim() === '' && this.filter.isBackchannel(text);
     const late = performance.now() - at;
-    if (b && text && !this.claims(b) && late < this.settings.maxSpeechMs + 1000) b.timer = setTimeout(() => this.judgeDuration(at), 100);
+    if (b && text && !this.claims(b) && (done || late < this.settings.maxSpeechMs + 1000)) b.timer = setTimeout(() => this.judgeDuration(at), 100);
     else this.interrupt('duration', at);
   }
 
@@ -348,6 +351,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     const text = this.bargeInText(b);
     this.clearBargeIn();
     if (text) this.passed = { text, at: performance.now() };
+    this.noise = text ? undefined : { startedAt: b.startedAt, until: performance.now() + LATE_WORDS_MS };
     if (b.paused) this.push(frame({ kind: 'output_resume' as const }));
     this.options.onBargeIn?.({ kind: text ? 'ignored_backchannel' : 'ignored_noise', text, after_ms: Math.round(performance.now() - b.startedAt) });
   }
