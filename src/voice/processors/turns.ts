@@ -316,11 +316,8 @@ export class TurnTakingProcessor extends FrameProcessor {
     else if (!this.speaking && text && b.interim.trim() === '') this.ignore();
   }
 
-  /**
-   * The speech over the agent has lasted `maxSpeechMs`: it interrupts, unless its words so far are a
-   * backchannel (a drawn-out "mm-hmm", or its end not yet seen by a VAD running late): then its end
-   * or its next words decide (words still being recognised, within a second more).
-   */
+  /** Speech over the agent lasted `maxSpeechMs`: it interrupts, unless its words are a backchannel's
+   * (a drawn-out "mm-hmm", a late VAD): its end or next words decide (interim ones within a second). */
   private judgeDuration(at: number): void {
     const b = this.bargeIn;
     const text = b ? this.bargeInText(b) : '';
