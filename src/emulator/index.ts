@@ -1,7 +1,7 @@
 /**
  * The provider emulator: a local server that plays Twilio (PROVIDER_A), Exotel (PROVIDER_B) and
  * Plivo (PROVIDER_C) toward Dialer, with their real REST APIs, signed callbacks, markup and media
- * streams, and a scripted callee on the other end (espeak-ng speech, DTMF, hangups). Tests and the
+ * streams, and a scripted callee on the other end (the local voice, DTMF, hangups). Tests and the
  * offline demo run whole calls on one machine with it.
  *
  *   const emu = await startEmulator({ dialerUrl, twilio: {...}, plivo: {...}, exotel: {...} });
@@ -19,6 +19,7 @@ import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
 
 export type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
+export { calleeScript, parseScenarios, readScenarios, CALLEE_KINDS, type CalleeKind } from './scenarios.js';
 
 /** A callee that answers and stays on the line silently. */
 export const SILENT_CALLEE: CalleeScript = { answer: 'answer' };

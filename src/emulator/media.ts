@@ -7,14 +7,12 @@
  */
 import WebSocket from 'ws';
 import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
-import type { LocalVoice } from '../lib/speech.js';
-import { clock, speech, type CallAudio } from './audio.js';
-import { Hearing } from './hearing.js';
-import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
-import { sleep, twilioId, uuid } from './util.js';
+import { clock, type CallAudio } from './audio.js';
+import { Callee, FRAME } from './callee.js';
+import type { EmulatedCall, EmulatedProvider } from './types.js';
+import { twilioId, uuid } from './util.js';
 
 const FRAME_MS = 20;
-const FRAME = 160; // samples of 8 kHz in 20 ms
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -25,17 +23,13 @@ export interface LegOptions {
   customParameters: Record<string, string>;
   /** Plivo <Stream contentType>: audio/x-l16;rate=8000 (Plivo's default), audio/x-l16;rate=16000, audio/x-mulaw;rate=8000. */
   contentType?: string;
-  steps: CalleeStep[];
+  /** Who speaks and listens at the far end (one for the whole call, across its streams). */
+  callee: Callee;
   log: (m: string) => void;
-  /** The script's `hangup` step. */
-  onCalleeHangup: () => void;
   headers?: Record<string, string>;
-  /** The callee's voice (default: flite's). */
-  voice?: LocalVoice;
 }
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
-
 
 export class MediaLeg {
   readonly streamSid: string;
@@ -50,13 +44,7 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
-  /** Callee audio still to send, each piece with its timeline entry (when it has one). */
-  private speech: Array<{ pcm: Int16Array; entry?: { label: string; fromMs: number; toMs?: number } }> = [];
-  private speechPos = 0;
-  private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
-  /** What the callee heard of Dialer's voice. */
-  private readonly hearing: Hearing;
   private exotelPending: Int16Array[] = [];
   private readonly rate: number;
   private readonly mulaw: boolean;
@@ -64,12 +52,6 @@ export class MediaLeg {
   constructor(private readonly o: LegOptions) {
     this.streamSid = o.provider === 'PROVIDER_A' ? twilioId('MZ') : o.provider === 'PROVIDER_C' ? uuid() : twilioId('').slice(0, 32);
     this.closed = new Promise((r) => (this.resolveClosed = r));
-    this.hearing = new Hearing({
-      voiced: o.call.received.voiced,
-      live: () => this.live,
-      queued: () => this.playQueue.some((q) => 'pcm' in q),
-      nowMs: () => this.msSinceStart(),
-    });
     const ct = (o.contentType ?? 'audio/x-l16;rate=8000').toLowerCase();
     if (o.provider === 'PROVIDER_A') (this.mulaw = true), (this.rate = 8000);
     else if (o.provider === 'PROVIDER_C') (this.mulaw = ct.includes('mulaw')), (this.rate = /rate=16000/.test(ct) ? 16000 : 8000);
@@ -99,7 +81,6 @@ export class MediaLeg {
     for (const f of this.opening()) this.send(f);
     this.ticking = true;
     clock.add(this);
-    void this.runScript();
   }
 
   /** The provider ends the stream (callee hung up, call ended or new instructions): stop frame, then close. */
@@ -122,7 +103,16 @@ export class MediaLeg {
   private halt(): void {
     this.ticking = false;
     clock.remove(this);
-    for (const r of this.drained.splice(0)) r();
+  }
+
+  /** Whether the stream is live (its clock runs). */
+  get live(): boolean {
+    return this.ticking;
+  }
+
+  /** Whether Dialer's audio is still queued for playout. */
+  audioQueued(): boolean {
+    return this.playQueue.some((q) => 'pcm' in q);
   }
 
   private nextSeq(): string | number {
@@ -177,7 +167,8 @@ export class MediaLeg {
     ];
   }
 
-  private msSinceStart(): number {
+  /** Ms since this stream started. */
+  msSinceStart(): number {
     return Date.now() - this.startedAt;
   }
 
@@ -195,24 +186,8 @@ export class MediaLeg {
   }
 
   private nextCalleeFrame(): Int16Array {
-    const out = new Int16Array(FRAME);
-    let filled = 0;
     // This frame's time on the line (the one being sent now).
-    const frameAtMs = this.framesSent * FRAME_MS - FRAME_MS;
-    while (filled < FRAME && this.speech.length > 0) {
-      const head = this.speech[0]!;
-      if (this.speechPos === 0 && head.entry) head.entry.fromMs = frameAtMs + (filled * FRAME_MS) / FRAME;
-      const take = Math.min(FRAME - filled, head.pcm.length - this.speechPos);
-      out.set(head.pcm.subarray(this.speechPos, this.speechPos + take), filled);
-      filled += take;
-      this.speechPos += take;
-      if (this.speechPos >= head.pcm.length) {
-        if (head.entry) head.entry.toMs = frameAtMs + (filled * FRAME_MS) / FRAME;
-        this.speech.shift();
-        this.speechPos = 0;
-      }
-    }
-    if (this.speech.length === 0) for (const r of this.drained.splice(0)) r();
+    const out = this.o.callee.nextFrame(this.framesSent * FRAME_MS - FRAME_MS);
     this.o.audio.sent.push(out);
     return out;
   }
@@ -264,9 +239,13 @@ export class MediaLeg {
       need -= take;
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
-    for (const p of played) this.o.audio.received.push(p.slice());
+    for (const p of played) {
+      const pcm = p.slice();
+      this.o.audio.received.push(pcm);
+      this.o.callee.heard(pcm, Callee.voiced(pcm));
+    }
     // This frame plays from now for 20 ms.
-    this.hearing.heard(played, this.framesSent * FRAME_MS);
+    this.o.callee.heardFrame(played, this.framesSent * FRAME_MS);
   }
 
   private echoMark(name: string): void {
@@ -338,56 +317,11 @@ export class MediaLeg {
     }
   }
 
-  // -------------------------------------------------------------------------------------------
-  // The callee's script
-
-  private get live(): boolean {
-    return this.ticking;
-  }
-
-  private async say(text: string, label?: string): Promise<void> {
-    await this.play(await speech(text, this.o.voice), label);
-  }
-
-  /** Sends `pcm` as the callee's audio; resolves once it has all gone out. */
-  private async play(pcm: Int16Array, label?: string): Promise<void> {
-    if (!this.live) return;
-    const entry = label === undefined ? undefined : { label, fromMs: NaN };
-    if (entry) this.o.call.sent.timeline.push(entry);
-    this.speech.push({ pcm, ...(entry ? { entry } : {}) });
-    await new Promise<void>((r) => this.drained.push(r));
-  }
-
-  private sendDtmf(digit: string): void {
+  /** One key press of the callee, as the provider reports it on the stream. */
+  sendDtmf(digit: string): void {
     const p = this.o.provider;
     if (p === 'PROVIDER_A') this.send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: this.nextSeq(), dtmf: { track: 'inbound_track', digit } });
     else if (p === 'PROVIDER_C') this.send({ event: 'dtmf', sequenceNumber: this.nextSeq(), streamId: this.streamSid, dtmf: { track: 'inbound', digit, timestamp: String(Date.now()) } });
     else this.send({ event: 'dtmf', sequence_number: this.nextSeq(), stream_sid: this.streamSid, dtmf: { digit, duration: '100' } });
-  }
-
-  private async runScript(): Promise<void> {
-    try {
-      for (const step of this.o.steps) {
-        if (!this.live) return;
-        if ('say' in step) await this.say(step.say, step.label);
-        else if ('play' in step) await this.play(step.play, step.label);
-        else if ('dtmf' in step) {
-          for (const d of step.dtmf) {
-            if (!this.live) return;
-            this.sendDtmf(d);
-            await sleep(200);
-          }
-        } else if ('wait' in step) await sleep(step.wait);
-        else if ('waitForAudio' in step) await this.hearing.waitForAudio(step.waitForAudio);
-        else if ('waitForQuiet' in step) await this.hearing.waitForQuiet(step.waitForQuiet.quietMs, step.waitForQuiet.timeoutMs);
-        else if ('waitForSpeech' in step) await this.hearing.waitForSpeech(step.waitForSpeech.speakingMs, step.waitForSpeech.timeoutMs);
-        else if ('hangup' in step) {
-          if (this.live) this.o.onCalleeHangup();
-          return;
-        }
-      }
-    } catch (err) {
-      this.o.log(`callee script failed: ${(err as Error).message}`);
-    }
   }
 }

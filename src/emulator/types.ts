@@ -39,6 +39,13 @@ export type CalleeStep =
   | { waitForQuiet: { quietMs: number; timeoutMs: number } }
   /** Wait until Dialer's voice has been heard for `speakingMs` (the gaps of speech, under 600 ms, included), at most `timeoutMs`. */
   | { waitForSpeech: { speakingMs: number; timeoutMs: number } }
+  /** Play a steady tone (a voicemail beep): `hz` (default 1,000) for `ms` (default 600). */
+  | { beep: { hz?: number; ms?: number } }
+  /**
+   * Wait until Dialer has sent these keys (by any route: markup, REST, in-band tones), at most
+   * `timeoutMs` (default 15,000); `else` runs when they did not come in time (default: go on).
+   */
+  | { expectDigits: string; timeoutMs?: number; else?: CalleeStep[] }
   /** The callee hangs up. */
   | { hangup: true };
 
@@ -71,6 +78,16 @@ export interface EmulatedCall {
   markup: string[];
   /** Texts Dialer asked the provider to speak (<Say>/<Speak>). */
   said: string[];
+  /** Keys Dialer sent on the call, in order (`w` pauses left out). */
+  dtmfReceived: string;
+  /** How each run of keys came: markup (Twilio <Play digits>, Plivo <DTMF>), REST (Plivo's DTMF API) or in-band tones in Dialer's audio. */
+  dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband'; atMs: number }>;
+  /** When the callee's beep steps ended, in ms since the call was answered. */
+  beepsAtMs: number[];
+  /** When the callee first heard Dialer speak (voiced audio), in ms since the call was answered. */
+  firstVoiceAtMs?: number;
+  /** How much of Dialer's speech the callee heard after its (last) beep ended, in ms. */
+  voicedAfterBeepMs: number;
   /** Number Dialer dialled/redirected/transferred to. */
   redirectedTo?: string;
   streamUrl?: string;
