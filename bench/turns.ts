@@ -50,7 +50,7 @@ const farReply = <T extends FarReply['type']>(type: T) =>
       resolve(m as Extract<FarReply, { type: T }>);
     };
     far.on('message', onMessage);
-    far.once('exit', (code) => reject(new Error(`the far side exited (${code})`)));
+    far.once('exit', (code, signal) => reject(new Error(`the far side exited (${code ?? signal})`)));
   });
 const ready = await farReply('ready');
 const behaviours = ready.behaviours as Array<Played & Pick<Behaviour, 'afterAgentMs'>>;

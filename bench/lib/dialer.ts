@@ -44,7 +44,9 @@ export async function startBenchDialer(env: Record<string, string>, options: { w
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
-  for (let i = 0; ; i++) {
+  // A loaded machine may take minutes to load the service's modules.
+  const deadline = Date.now() + 5 * 60_000;
+  for (;;) {
     if (child.exitCode !== null) throw new Error(`dialer exited at start (${child.exitCode})`);
     try {
       const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
@@ -59,7 +61,7 @@ export async function startBenchDialer(env: Record<string, string>, options: { w
     } catch {
       /* not up yet */
     }
-    if (i > 1200) {
+    if (Date.now() > deadline) {
       await stop();
       throw new Error('dialer did not start');
     }

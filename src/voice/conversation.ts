@@ -16,7 +16,7 @@ import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
 import { hearing } from './processors/listen.js';
 import { TurnTakingProcessor } from './processors/turns.js';
-import type { BargeInRecord, TurnDecisionRecord } from './turns/index.js';
+import type { BargeInRecord, EndOfTurn, TurnDecisionRecord } from './turns/index.js';
 import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
@@ -43,6 +43,8 @@ export interface ConversationOptions {
   loadFlow(templateId: string): Promise<Flow | undefined>;
   idleMs?: number;
   maxIdlePrompts?: number;
+  /** The end-of-turn judge of adaptive mode (a learned model); by default the rules with each node's waits. */
+  endOfTurn?: EndOfTurn;
   maxCallMs?: number;
   vad?: Partial<VadOptions>;
   pricing?: Pricing;
@@ -162,8 +164,11 @@ export class ConversationAgent implements CallAgent {
     warm();
     const decisions: TurnDecisionRecord[] = [];
     const bargeIns: BargeInRecord[] = [];
+    if (o.endOfTurn?.wants?.audioMs) vad.keepAudio(o.endOfTurn.wants.audioMs);
     const turns = new TurnTakingProcessor({
       settings: initial,
+      ...(o.endOfTurn ? { endOfTurn: o.endOfTurn } : {}),
+      conversation: () => session.record.transcription,
       interimResults: o.services.stt.interimResults,
       agentSaid: () => [...session.record.transcription].reverse().find((t) => t.role === 'assistant')?.content,
       onTurn: (record) => decisions.push(record),

@@ -53,7 +53,13 @@ export interface OutputAudioFrame extends Base { kind: 'output_audio'; pcm: Int1
 /** The VAD heard speech start; `startedAt`: when it began (performance.now()), a little before it was sure. */
 export interface UserStartedSpeakingFrame extends Base { kind: 'user_started_speaking'; startedAt?: number }
 /** The VAD heard speech end; `endedAt`: when it ended (before the silence that proved it). */
-export interface UserStoppedSpeakingFrame extends Base { kind: 'user_stopped_speaking'; endedAt?: number; prosody?: Prosody }
+export interface UserStoppedSpeakingFrame extends Base {
+  kind: 'user_stopped_speaking';
+  endedAt?: number;
+  prosody?: Prosody;
+  /** The caller's audio up to the end of speech, when an end-of-turn model asked for it (`VadProcessor.keepAudio`). */
+  audio?: { pcm: Int16Array; sampleRateHz: number };
+}
 export type UserSpeakingFrame = UserStartedSpeakingFrame | UserStoppedSpeakingFrame;
 
 /** Why a caller's turn was taken as over (the call record's `end_reason`). */

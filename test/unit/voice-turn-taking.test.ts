@@ -15,7 +15,7 @@ import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor, TtsProcessor } from '../../src/voice/processors/speak.js';
 import { TurnTakingProcessor } from '../../src/voice/processors/turns.js';
 import type { TTS } from '../../src/voice/services.js';
-import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, type BargeInRecord, type TurnDecisionRecord, type TurnEvidence } from '../../src/voice/turns/index.js';
+import { BackchannelFilter, expectationOf, RuleBasedEndOfTurn, resolveTurnTaking, waitFor, type BargeInRecord, type EndOfTurn, type TurnDecisionRecord, type TurnEvidence } from '../../src/voice/turns/index.js';
 import { ScriptedLLM } from '../helpers/scripted-llm.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
@@ -32,6 +32,10 @@ describe('backchannel filter', () => {
   });
   it('does not take words that claim the turn, long runs, or silence', () => {
     for (const text of ['No', 'No, wait', 'Stop', 'Okay but', 'Sorry', 'yeah yeah yeah', '', 'Wait, what?']) assert.ok(!filter.isBackchannel(text), text);
+  });
+  it('words still being recognised may yet become a backchannel ("I" of "I see"), or cannot ("No", "I need")', () => {
+    for (const text of ['I', 'Got', 'Oh', 'Mm-hmm', 'Yeah, I', 'of']) assert.ok(filter.mayBecomeBackchannel(text), text);
+    for (const text of ['No', 'I need', 'Got to', 'Stop', 'yeah yeah yeah', '']) assert.ok(!filter.mayBecomeBackchannel(text), text);
   });
   it('has a lexicon per language', () => {
     assert.ok(new BackchannelFilter('es').isBackchannel('Vale, claro.'));
@@ -171,6 +175,53 @@ describe('barge-in: pause, resume, interrupt (frames in, frames out)', () => {
     assert.equal((down.find((f) => f.kind === 'user_turn') as { text: string }).text, 'No, wait, that is wrong.');
   });
 
+  it('waits for the rest of words that may be a backchannel ("I" of "I see"), and a drawn-out backchannel outlasting max_speech_ms does not stop the agent', async () => {
+    const { io, queue } = fakeIO();
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({ settings: settings({ barge_in: { max_speech_ms: 100 } }), onBargeIn: (r) => bargeIns.push(r) });
+    const output = new OutputProcessor(io, new ConversationMetrics(), { spoke: () => {}, ended: () => {}, transferred: () => {} });
+    const { pipeline, down, up } = harness([turns, output]);
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', false));
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', true));
+    await until(() => up.some((f) => f.kind === 'bot_started_speaking'), 'the agent speaks');
+    // "I ... see": the first word alone is not a backchannel, but may become one.
+    pipeline.send(started());
+    pipeline.send(said('I', false));
+    // Longer than max_speech_ms (100 ms) while the words are still a backchannel's.
+    await tick(250);
+    pipeline.send(said('I see.'));
+    pipeline.send(stopped());
+    await until(() => bargeIns.length === 1, 'judged');
+    assert.deepEqual(bargeIns.map((b) => [b.kind, b.text]), [['ignored_backchannel', 'I see.']]);
+    assert.ok(!down.some((f) => f.kind === 'interruption') && !up.some((f) => f.kind === 'interruption'));
+    // Words that cannot become one interrupt at once: "I need".
+    pipeline.send(started());
+    pipeline.send(said('I need', false));
+    await until(() => up.some((f) => f.kind === 'interruption'), 'interrupted');
+    assert.deepEqual(bargeIns.map((b) => b.kind), ['ignored_backchannel', 'words']);
+    for (const p of queue.splice(0)) p.resolve('played');
+    pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
+  });
+
+  it('words that come late for a sound let pass as a noise still stop the agent', async () => {
+    const { io, queue } = fakeIO();
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({ settings: settings(), onBargeIn: (r) => bargeIns.push(r) });
+    const output = new OutputProcessor(io, new ConversationMetrics(), { spoke: () => {}, ended: () => {}, transferred: () => {} });
+    const { pipeline, up } = harness([turns, output]);
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', false));
+    pipeline.sendTo(output, audio(8000, 'A long sentence.', true));
+    await until(() => up.some((f) => f.kind === 'bot_started_speaking'), 'the agent speaks');
+    pipeline.send(started());
+    pipeline.send(stopped());
+    await until(() => bargeIns.length === 1, 'no words came in time: a noise, let pass');
+    pipeline.send(said('Stop.'));
+    await until(() => up.some((f) => f.kind === 'interruption'), 'the late words interrupt');
+    assert.deepEqual(bargeIns.map((b) => [b.kind, b.text]), [['ignored_noise', ''], ['words', 'Stop.']]);
+    for (const p of queue.splice(0)) p.resolve('played');
+    pipeline.send(frame({ kind: 'end' as const, reason: 'customer' as const }));
+  });
+
   it('ducks instead when the node says so, and a noise without words lets it go on', async () => {
     const { io, given } = fakeIO();
     const bargeIns: BargeInRecord[] = [];
@@ -211,6 +262,36 @@ const tts: TTS = {
     yield new Int16Array(800).fill(2000);
   },
 };
+
+describe('a learned end-of-turn model in place of the rules', () => {
+  it('gets the audio and the conversation it asks for, and its probability decides the wait', async () => {
+    const seen: TurnEvidence[] = [];
+    // A model's shape: audio and context in, a probability out, mapped to a wait.
+    const model: EndOfTurn = {
+      label: 'model',
+      wants: { audioMs: 8000, context: true },
+      decide: (e) => {
+        seen.push(e);
+        return { probability: 0.2, waitMs: waitFor(0.2, { minWaitMs: 40, maxWaitMs: 150 }), reason: 'model' };
+      },
+    };
+    const decisions: TurnDecisionRecord[] = [];
+    const conversation = [{ role: 'assistant' as const, content: 'When would suit you?' }];
+    const turns = new TurnTakingProcessor({ settings: settings(), endOfTurn: model, conversation: () => conversation, onTurn: (r) => decisions.push(r) });
+    const { pipeline, down } = harness([turns]);
+    const pcm = new Int16Array(8000).fill(500);
+    pipeline.send(started());
+    pipeline.send(said('Thursday, I think.'));
+    pipeline.send(frame({ kind: 'user_stopped_speaking' as const, audio: { pcm, sampleRateHz: 8000 } }));
+    await until(() => down.some((f) => f.kind === 'user_turn'), 'the turn ends after the wait the model gave');
+    assert.equal(seen[0]!.audio?.pcm, pcm);
+    assert.deepEqual(seen[0]!.context, conversation);
+    assert.equal(seen[0]!.text, 'Thursday, I think.');
+    // Unlikely over (below the speculation threshold): no speculative reply, the silence decided.
+    assert.ok(!down.some((f) => f.kind === 'user_turn' && f.speculative));
+    assert.deepEqual(decisions.map((d) => [d.end_reason, d.eot_reason, d.wait_ms]), [['silence', 'model', 128]]);
+  });
+});
 
 describe('speculative replies (frames in, frames out)', () => {
   const flowDef = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system' as const, content: 'Confirm the order.' }], respond_immediately: false }] };

@@ -24,7 +24,9 @@ export class VadProcessor extends FrameProcessor {
   private chain: Promise<void> = Promise.resolve();
   /** Ms of audio given to the VAD so far (the VAD's own clock). */
   private fedMs = 0;
-  private readonly tail: Int16Array;
+  private tail: Int16Array;
+  /** Audio handed on with the end of each stretch of speech (an end-of-turn model's), ms; 0: none. */
+  private audioMs = 0;
   private tailAt = 0;
   private options: Partial<VadOptions>;
   /** The rate the VAD hears at, and passes the audio on at: the transport's when the VAD takes it. */
@@ -42,6 +44,13 @@ export class VadProcessor extends FrameProcessor {
   update(options: Partial<VadOptions>): void {
     this.options = { ...this.options, ...options };
     this.stream?.update(options);
+  }
+
+  /** Hands on the last `ms` of audio (up to the end of speech) with each end of speech, for an end-of-turn model. */
+  keepAudio(ms: number): void {
+    this.audioMs = ms;
+    if (ms > TAIL_MS) this.tail = new Int16Array((this.rateHz * ms) / 1000);
+    this.tailAt = 0;
   }
 
   /** The end-of-speech silence for the current node (undefined: the stream's default). */
@@ -88,7 +97,8 @@ export class VadProcessor extends FrameProcessor {
           } else if (event.type === 'speech_end' && this.userSpeaking) {
             this.userSpeaking = false;
             const prosody = prosodyOf(this.recent(Math.min(PROSODY_MS, event.durationMs), fedMs - event.atMs), this.rateHz, event.durationMs);
-            this.push(frame({ kind: 'user_stopped_speaking' as const, endedAt: at, prosody }));
+            const audio = this.audioMs > 0 ? { audio: { pcm: this.recent(this.audioMs, fedMs - event.atMs), sampleRateHz: this.rateHz } } : {};
+            this.push(frame({ kind: 'user_stopped_speaking' as const, endedAt: at, prosody, ...audio }));
           }
         }
       });

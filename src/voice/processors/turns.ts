@@ -1,44 +1,22 @@
 /**
- * Turn-taking: when the caller's turn is over, and whether speech over the agent interrupts it.
- *
- * vad mode (the plain VAD pipeline): any speech over the agent interrupts; the turn ends when the VAD
- * heard a fixed silence and the STT gave its final words (a late final is waited for up to
- * `finalWaitMs`, then the last interim words do).
- *
- * adaptive mode:
- * - barge-in confirmed by words: speech over the agent pauses (or ducks) its audio at once; it
- *   interrupts when its words are not a backchannel (or reach `minWords`), or when it lasts
- *   `maxSpeechMs`; a backchannel or a noise lets the agent go on where it was;
- * - end of turn from what was heard: when the caller falls silent, the `EndOfTurn` judges the words,
- *   the prosody and what the agent asked, and gives a wait; a likely end starts the reply at once
- *   (a speculative `user_turn`, held downstream) and the wait's silence confirms it
- *   (`user_turn_verdict`), or the caller goes on and it is cancelled.
+ * Turn-taking (docs/turn-taking.md): when the caller's turn is over, and whether speech over the
+ * agent interrupts it. vad mode: any speech over the agent interrupts; a fixed VAD silence and the
+ * STT's final words end a turn. adaptive mode: speech over the agent pauses (or ducks) it at once and
+ * interrupts only when its words claim the turn (or it lasts); when the caller falls silent the
+ * `EndOfTurn` judges what was heard and gives a wait; a likely end starts the reply at once (a
+ * speculative `user_turn`, held downstream) and the wait's silence confirms it (`user_turn_verdict`).
  */
 import { frame, type Direction, type Frame, type TurnEndReason, type UserStartedSpeakingFrame, type UserStoppedSpeakingFrame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
 import { BackchannelFilter, words } from '../turns/backchannel.js';
 import { expectationOf, RuleBasedEndOfTurn, SPECULATE_AT, type EndOfTurn, type EndOfTurnDecision, type Prosody } from '../turns/end-of-turn.js';
-import type { BargeInKind, BargeInRecord, TurnDecisionRecord } from '../turns/records.js';
+import type { BargeInKind, TurnDecisionRecord, TurnTakingOptions } from '../turns/records.js';
 import { TURN_TAKING_DEFAULTS, type TurnTakingSettings } from '../turns/settings.js';
 
-export interface TurnTakingOptions {
-  settings?: TurnTakingSettings;
-  /** The end-of-turn judge; by default the rules with the settings' waits. */
-  endOfTurn?: EndOfTurn;
-  /** What the agent said last (its question decides what answer is expected). */
-  agentSaid?: () => string | undefined;
-  onTurn?: (record: TurnDecisionRecord) => void;
-  onBargeIn?: (record: BargeInRecord) => void;
-  /** The caller started speaking (a reply may be needed soon: a moment to warm connections). */
-  onSpeech?: () => void;
-  /** How long to wait for the words of a stretch of speech after it ended (an STT without finals, a slow one). */
-  finalWaitMs?: number;
-  /** Whether the STT gives words while the caller speaks (default true); else speech over the agent waits for its segment's words. */
-  interimResults?: boolean;
-}
-
 /** After speech over the agent ends, how long its words may take to arrive before it is taken as a backchannel or noise. */
-const BARGE_IN_WORDS_MS = 300;
+const BARGE_IN_WORDS_MS = 200;
+/** ... and words of a sound let pass as a noise that come this late still judge it (a slow STT). */
+const LATE_WORDS_MS = 1000;
 /** Speech that interrupts this soon after words let pass as a backchannel carries them on ("Yes, ... that works"). */
 const PASSED_KEEP_MS = 1500;
 
@@ -66,6 +44,7 @@ export class TurnTakingProcessor extends FrameProcessor {
   private startedAt: number | undefined;
   private endedAt: number | undefined;
   private prosody: Prosody | undefined;
+  private audio: { pcm: Int16Array; sampleRateHz: number } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private bargeIn: BargeIn | undefined;
   /** The speculative turn sent downstream and not yet judged. */
@@ -74,6 +53,8 @@ export class TurnTakingProcessor extends FrameProcessor {
   private generation = 0;
   /** Words last let pass as a backchannel: they begin the caller's turn if more follows at once ("Yes, ... that works"). */
   private passed: { text: string; at: number } | undefined;
+  /** The last sound over the agent let pass as a noise, until its words could no longer come. */
+  private noise: { startedAt: number; until: number } | undefined;
 
   constructor(private readonly options: TurnTakingOptions = {}) {
     super();
@@ -151,6 +132,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     }
     this.endedAt = f.endedAt ?? f.at;
     this.prosody = f.prosody;
+    this.audio = f.audio;
     if (this.adaptive) void this.evaluate();
     else if (this.finals.length > 0) this.emit('silence');
     else {
@@ -165,6 +147,11 @@ export class TurnTakingProcessor extends FrameProcessor {
       // "No words": speech over the agent that ended without any was a noise.
       if (final && b && !this.speaking && !this.bargeInText(b)) this.ignore();
       return;
+    }
+    if (!b && this.noise && this.botSpeaking && performance.now() < this.noise.until) {
+      // Words of a sound let pass as a noise, late: it is judged as speech over the agent after all.
+      this.startBargeIn(this.noise.startedAt);
+      return this.onWords(text, final);
     }
     if (b) {
       if (final) {
@@ -213,6 +200,8 @@ export class TurnTakingProcessor extends FrameProcessor {
       final: this.interim.trim() === '',
       expectation: s.expect === 'auto' ? expectationOf(said) : s.expect,
       ...(this.prosody ? { prosody: this.prosody } : {}),
+      ...(this.audio ? { audio: this.audio } : {}),
+      ...(this.endOfTurn.wants?.context && this.options.conversation ? { context: this.options.conversation() } : {}),
       language: s.language,
     });
     if (generation !== this.generation || this.speaking) return;
@@ -293,6 +282,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     this.startedAt = undefined;
     this.endedAt = undefined;
     this.prosody = undefined;
+    this.audio = undefined;
     this.lastFinalAt = undefined;
   }
 
@@ -302,8 +292,9 @@ export class TurnTakingProcessor extends FrameProcessor {
   private startBargeIn(at: number): void {
     const s = this.settings;
     const paused = s.onSpeech !== 'none';
+    this.noise = undefined;
     if (paused) this.push(frame({ kind: 'output_pause' as const, level: s.onSpeech === 'duck' ? s.duckLevel : 0 }));
-    const timer = setTimeout(() => this.interrupt('duration', at), Math.max(0, at + s.maxSpeechMs - performance.now()));
+    const timer = setTimeout(() => this.judgeDuration(at), Math.max(0, at + s.maxSpeechMs - performance.now()));
     this.bargeIn = { startedAt: at, finals: [], interim: '', timer, check: undefined, paused };
   }
 
@@ -311,11 +302,29 @@ export class TurnTakingProcessor extends FrameProcessor {
     return [...b.finals, b.interim.trim()].filter(Boolean).join(' ').trim();
   }
 
+  /** Whether the words over the agent claim the turn: final words that are not a backchannel, interim ones that cannot become one. */
+  private claims(b: BargeIn): boolean {
+    const text = this.bargeInText(b);
+    if (!text) return false;
+    return b.interim.trim() === '' ? !this.filter.isBackchannel(text) : !this.filter.mayBecomeBackchannel(text);
+  }
+
   private judgeBargeIn(): void {
     const b = this.bargeIn!;
     const text = this.bargeInText(b);
-    if (text && !this.filter.isBackchannel(text)) this.interrupt('words', b.startedAt);
+    if (this.claims(b)) this.interrupt('words', b.startedAt);
     else if (!this.speaking && text && b.interim.trim() === '') this.ignore();
+  }
+
+  /** Speech over the agent lasted `maxSpeechMs`: it interrupts, unless its words are a backchannel's
+   * (a drawn-out "mm-hmm", a late VAD): its end or next words decide (interim ones within a second). */
+  private judgeDuration(at: number): void {
+    const b = this.bargeIn;
+    const text = b ? this.bargeInText(b) : '';
+    const done = b !== undefined && b.interim.trim() === '' && this.filter.isBackchannel(text);
+    const late = performance.now() - at;
+    if (b && text && !this.claims(b) && (done || late < this.settings.maxSpeechMs + 1000)) b.timer = setTimeout(() => this.judgeDuration(at), 100);
+    else this.interrupt('duration', at);
   }
 
   /** The speech over the agent ended: a backchannel or a noise, unless words that are not come soon. */
@@ -326,8 +335,9 @@ export class TurnTakingProcessor extends FrameProcessor {
     clearTimeout(b.check);
     b.check = setTimeout(() => {
       if (this.bargeIn !== b || this.speaking) return;
-      const now = this.bargeInText(b);
-      if (now && !this.filter.isBackchannel(now)) this.interrupt('words', b.startedAt);
+      // Its words will not grow now: judged as they are.
+      const text = this.bargeInText(b);
+      if (text && !this.filter.isBackchannel(text)) this.interrupt('words', b.startedAt);
       else this.ignore();
     }, this.options.interimResults === false ? (this.options.finalWaitMs ?? 1500) : BARGE_IN_WORDS_MS);
   }
@@ -338,6 +348,7 @@ export class TurnTakingProcessor extends FrameProcessor {
     const text = this.bargeInText(b);
     this.clearBargeIn();
     if (text) this.passed = { text, at: performance.now() };
+    this.noise = text ? undefined : { startedAt: b.startedAt, until: performance.now() + LATE_WORDS_MS };
     if (b.paused) this.push(frame({ kind: 'output_resume' as const }));
     this.options.onBargeIn?.({ kind: text ? 'ignored_backchannel' : 'ignored_noise', text, after_ms: Math.round(performance.now() - b.startedAt) });
   }

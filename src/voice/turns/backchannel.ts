@@ -57,9 +57,23 @@ export class BackchannelFilter {
     return this.covers(w, 0);
   }
 
-  /** Whether the words could still become a backchannel as more arrive: every word so far is covered. */
-  private covers(w: string[], at: number): boolean {
+  /**
+   * Whether words still being recognised (an interim transcript) could yet turn out a backchannel:
+   * they are one already, or their last phrase is the start of one ("I" of "I see", "got" of "got it").
+   */
+  mayBecomeBackchannel(text: string): boolean {
+    const w = words(text);
+    if (w.length === 0 || w.length >= this.minWords) return false;
+    return this.covers(w, 0, true);
+  }
+
+  /** Whether lexicon phrases cover the words from `at` to the end (`open`: the last phrase may be cut short). */
+  private covers(w: string[], at: number, open = false): boolean {
     if (at === w.length) return true;
-    return this.phrases.some((p) => p.every((word, i) => w[at + i] === word) && this.covers(w, at + p.length));
+    return this.phrases.some((p) => {
+      const n = Math.min(p.length, w.length - at);
+      if (n < p.length && !open) return false;
+      return p.slice(0, n).every((word, i) => w[at + i] === word) && this.covers(w, at + n, open);
+    });
   }
 }

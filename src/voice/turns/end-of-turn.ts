@@ -54,6 +54,8 @@ export interface EndOfTurnDecision {
 
 export interface EndOfTurn {
   readonly label: string;
+  /** What a model needs beyond the words: the caller's recent audio (up to this many ms), the conversation. */
+  readonly wants?: { audioMs?: number; context?: boolean };
   decide(evidence: TurnEvidence): EndOfTurnDecision | Promise<EndOfTurnDecision>;
 }
 

@@ -11,6 +11,6 @@ export {
   type Prosody,
   type TurnEvidence,
 } from './end-of-turn.js';
-export type { BargeInKind, BargeInRecord, TurnDecisionRecord } from './records.js';
+export type { BargeInKind, BargeInRecord, TurnDecisionRecord, TurnTakingOptions } from './records.js';
 export { prosodyOf, pitchHz } from './prosody.js';
 export { resolveTurnTaking, TURN_TAKING_DEFAULTS, vadOptionsFor, type TurnTakingConfig, type TurnTakingSettings } from './settings.js';
