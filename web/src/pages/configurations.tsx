@@ -51,6 +51,16 @@ const GROUPS: { title: string; fields: [string, string][] }[] = [
     ],
   },
   {
+    title: 'Campaign',
+    fields: [
+      ['voicemail_action', 'When a machine answers'],
+      ['voicemail_message', 'Voicemail message'],
+      ['opt_out_enabled', 'Callees can opt out'],
+      ['window_timezone', 'Calling window in whose time'],
+      ['max_calls_per_number_per_day', 'Calls per number per day'],
+    ],
+  },
+  {
     title: 'Inbound calls',
     fields: [
       ['enable_inbound', 'Answer inbound calls'],
@@ -257,11 +267,12 @@ function ConfigurationForm(props: { draft: Draft; templates: { id: string; name:
                   value={draft[key]}
                   onChange={(v) => set(key, v)}
                   error={at(`/${key}`)}
-                  wide={key === 'rate_limit_whitelist' || key === 'inbound_block_message'}
+                  wide={key === 'rate_limit_whitelist' || key === 'inbound_block_message' || key === 'voicemail_message'}
                   {...(key.endsWith('timezone') ? { list: 'zones' } : {})}
                 />
               ))}
             </div>
+            {g.title === 'Campaign' && <RetryPolicyField value={draft.retry_policy} onChange={(v) => set('retry_policy', v)} error={at('/retry_policy')} />}
           </fieldset>
         ))}
         <datalist id="zones">
@@ -286,6 +297,35 @@ function ConfigurationForm(props: { draft: Draft; templates: { id: string; name:
         </div>
       </form>
     </Modal>
+  );
+}
+
+const RETRY_EXAMPLE = '{"busy": {"retry": true, "after_seconds": 600}, "voicemail": {"retry": false}}';
+
+/** The retry policy as JSON: per outcome, whether to retry and after how many seconds (empty: every unreached outcome retried after retry_offset). */
+function RetryPolicyField(props: { value: unknown; onChange: (v: unknown) => void; error: string | undefined }) {
+  const [text, setText] = useState(props.value ? JSON.stringify(props.value, null, 1) : '');
+  return (
+    <Field label="Retries by outcome (JSON)" wide error={props.error} hint={`Empty: every unreached outcome is retried after “Retry after”. For example ${RETRY_EXAMPLE}`}>
+      <textarea
+        name="retry_policy"
+        id="f-retry_policy"
+        rows={3}
+        value={text}
+        placeholder={RETRY_EXAMPLE}
+        onInput={(e) => {
+          const raw = e.currentTarget.value;
+          setText(raw);
+          if (raw.trim() === '') return (e.currentTarget.setCustomValidity(''), props.onChange(null));
+          try {
+            props.onChange(JSON.parse(raw));
+            e.currentTarget.setCustomValidity('');
+          } catch {
+            e.currentTarget.setCustomValidity('Not JSON');
+          }
+        }}
+      />
+    </Field>
   );
 }
 
