@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { openPostgres, type Queryable } from '../src/db/index.js';
 import { LeadsRepository } from '../src/leads/repository.js';
-import { finishAttempts } from '../src/scheduler/transitions.js';
+import { finishAttempts } from '../src/lifecycle/finish.js';
 
 const TRIGGERS = ['leads_terms_insert', 'leads_terms_update', 'leads_terms_delete'];
 const STEPS = ['push', 'claim', 'renew', 'finish'] as const;

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { AnalyticsService, foldRollup, QUERY_TYPES, type QueryType } from '../src/analytics/index.js';
 import { seedDemoLeads } from '../src/analytics/demo.js';
-import { API_PREFIX, buildApp } from '../src/app.js';
+import { API_PREFIX } from '../src/app.js';
+import { composeApp } from '../src/server.js';
 import type { Principal } from '../src/auth/index.js';
 import { loadConfig } from '../src/config.js';
 import { migrate, openPglite, openPostgres, type Db } from '../src/db/index.js';
@@ -328,7 +329,7 @@ async function appFor(db: Db, resellerId: string): Promise<{ app: App; token: st
   await tenants.createUser(ADMIN, { email, password, role: 'reseller', reseller_id: resellerId }).catch((err: unknown) => {
     if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
   });
-  const app = await buildApp({ config, db });
+  const app = await composeApp({ config, db });
   await app.ready();
   const login = await app.inject({ method: 'POST', url: `${API_PREFIX}/login`, payload: { email, password } });
   if (login.statusCode !== 200) throw new Error(`login failed: ${login.body}`);

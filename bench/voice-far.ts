@@ -12,7 +12,7 @@
  *   <- { type: 'ready', emulatorUrl, aiUrl } once listening
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startEmulator, type CalleeScript } from '../src/telephony/emulator/index.js';
+import { startEmulator, type CalleeScript } from '../src/emulator/index.js';
 import { startOpenAIServer } from '../test/helpers/openai-server.js';
 
 export type FarRequest = { type: 'script'; callee: string; script: CalleeScript } | { type: 'measure' } | { type: 'stats' } | { type: 'close' };

@@ -5,36 +5,36 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Db } from './db/index.js';
-import { AuthRepository, AuthService, JwtSigner, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, ProblemSchema, registerAccessLog, registerAuth, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import { AuthRepository, AuthService, JwtSigner, registerAuth, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
+import { addSharedSchema, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
 import { registerFeatures } from './features.js';
 import type { Logger } from './lib/logger.js';
-import { createRecordingStore, type RecordingStore } from './recordings/index.js';
-import path from 'node:path';
-import { attachMediaServer, createTelephony, registerCallbackRoutes, type Telephony } from './telephony/index.js';
-import { Flags, registerFlagRoutes } from './flags/index.js';
+import type { RecordingStore } from './recordings/index.js';
+import { attachMediaServer, registerCallbackRoutes, type Telephony } from './telephony/index.js';
+import { registerFlagRoutes, type Flags } from './flags/index.js';
 import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/index.js';
-import { createWebRtc, registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
+import { queueFinishNotifications } from './webhooks/index.js';
 
 export const API_PREFIX = '/agent/voice/dialer';
-export { VERSION } from './version.js';
-import { VERSION } from './version.js';
+export { VERSION } from './lib/version.js';
+import { VERSION } from './lib/version.js';
 
 export interface AppDeps {
   config: Config;
   db: Db;
   logger?: Logger;
-  /** Call recordings; by default a local store under the data directory. */
-  recordings?: RecordingStore;
-  /** Live calls, callback routes and the media endpoint; built from the configuration when not given. */
-  telephony?: Telephony;
-  /** Feature flags; opened from the configuration (and closed with the app) when not given. */
-  flags?: Flags;
-  /** Browser voice sessions; built from the configuration (sharing telephony's agent) when not given. */
-  webrtc?: WebRtcService;
+  /** Call recordings (GET /leads/recording/{call_sid}). */
+  recordings: RecordingStore;
+  /** Live calls, callback routes and the media endpoint. */
+  telephony: Telephony;
+  /** Feature flags (GET/POST /flags, the flag webhook). */
+  flags: Flags;
+  /** Browser voice sessions. */
+  webrtc: WebRtcService;
 }
 
-/** Builds the HTTP application. It never listens: `cli.ts` does, tests use `inject()`. */
+/** Builds the HTTP application from its built parts (see server.ts). It never listens: server.ts does, tests use `inject()`. */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, db } = deps;
   const app = Fastify({
@@ -68,23 +68,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
 
   const log = (deps.logger ?? app.log) as Logger;
-  const flags = deps.flags ?? (await Flags.open(config.flags, log));
-  if (!deps.flags) app.addHook('onClose', () => flags.close());
-  const recordings = deps.recordings ?? createRecordingStore({ dir: path.join(config.dataDir, 'recordings') }, `${config.publicUrl}${API_PREFIX}`);
-  const telephony =
-    deps.telephony ?? createTelephony({ config, db, log, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const { flags, recordings, telephony, webrtc } = deps;
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
-  const webrtc =
-    deps.webrtc ??
-    createWebRtc({
-      config,
-      db,
-      log,
-      flowAgent: telephony.deps.agent,
-      services: telephony.deps.services,
-      notReady: telephony.deps.notReady,
-      saveRecording: (room, wav) => recordings.save(room, wav),
-    });
   const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls + webrtc.liveSessions });
   app.addHook('onClose', async () => {
     removeSources();
@@ -158,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAuthRoutes(scoped, auth);
       registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings });
+      await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
       registerWebRtc(scoped, webrtc);
       registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },

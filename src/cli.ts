@@ -111,7 +111,7 @@ program
   .option('--exotel-api-key <key>', 'Exotel API key (default: EXOTEL_API_KEY or a demo value)')
   .option('--exotel-api-token <token>', 'Exotel API token (default: EXOTEL_API_TOKEN or a demo value)')
   .action(async (opts: Record<string, string | undefined>) => {
-    const { startEmulator, DEMO_CALLEE } = await import('./telephony/emulator/index.js');
+    const { startEmulator, DEMO_CALLEE } = await import('./emulator/index.js');
     const port = Number(opts.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, not ${opts.port}`);
     const env = process.env;

@@ -3,7 +3,7 @@
  * Every variable is listed in README.md (Configuration); keep the two in step.
  */
 import path from 'node:path';
-import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './telephony/settings.js';
+import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './config/telephony.js';
 import { flagSettingsFromEnv, FlagSettingsError, type FlagSettings } from './flags/index.js';
 import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
 

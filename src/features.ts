@@ -10,6 +10,7 @@ import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import { registerTenants } from './tenants/index.js';
+import type { OnFinished } from './lifecycle/index.js';
 import type { RecordingStore } from './recordings/index.js';
 
 export interface FeatureDeps {
@@ -18,6 +19,8 @@ export interface FeatureDeps {
   log: FastifyBaseLogger;
   /** Where call recordings are read from (GET /leads/recording/{call_sid}). */
   recordings?: RecordingStore;
+  /** What finishing a lead queues (its notifications), in the finishing transaction. */
+  onFinished: OnFinished;
 }
 
 /**

@@ -1,17 +1,27 @@
+/**
+ * The composition root: the one place that builds Dialer's parts from the configuration and wires
+ * them together (the agent that talks on calls, the telephony drivers, WebRTC sessions, recordings,
+ * flags, the scheduler, the webhook dispatcher) before the app listens. Features never import it.
+ */
 import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { Scheduler } from './scheduler/index.js';
 import { queueFinishNotifications, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
 import { Flags } from './flags/index.js';
-import { createTelephony, type Drivers } from './telephony/index.js';
-import { createRecordingStore, recordingsConfigFromEnv } from './recordings/index.js';
+import { createKits, Telephony, type Drivers } from './telephony/index.js';
+import { createRecordingStore, recordingsConfigFromEnv, type RecordingsConfig, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
-import type { Logger } from './lib/logger.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { preloadSilero, voiceServicesFromEnv } from './providers/index.js';
+import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
 import { startTracing } from './tracing/index.js';
-import { RecordingRetention, webRtcSettings } from './webrtc/index.js';
+import { ConversationAgent, DEFAULT_PRICING, type Pricing } from './voice/conversation.js';
+import { GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
+import { RecordingRetention, WebRtcService, webRtcSettings } from './webrtc/index.js';
 
 export interface RunningServer {
   app: App;
@@ -28,6 +38,118 @@ export interface ServeOptions {
   role?: Role;
   /** Telephony drivers by provider; by default those of the providers configured in the environment. */
   drivers?: Drivers;
+}
+
+/** The agent that carries calls, and why calls cannot be carried when its services are missing. */
+export interface ChosenAgent {
+  agent: CallAgent;
+  notReady?: string;
+  services?: VoiceServices;
+}
+
+/**
+ * The agent that carries calls: `DIALER_AGENT=flow` (the default) runs each lead's template with
+ * the configured AI services; `DIALER_AGENT=greeter` is the built-in demo agent that needs none.
+ */
+export function chooseAgent(db: Db, env: NodeJS.ProcessEnv = process.env): ChosenAgent {
+  const kind = env.DIALER_AGENT?.trim() || 'flow';
+  if (kind === 'greeter') return { agent: new GreeterAgent() };
+  if (kind !== 'flow') throw new Error(`DIALER_AGENT must be flow or greeter, got "${kind}"`);
+  const chosen = voiceServicesFromEnv(env);
+  if ('missing' in chosen) {
+    const reason = `the voice agent cannot run: ${chosen.missing}`;
+    // Never dialled (no driver is offered while not ready); a call that reaches it anyway is ended at once.
+    const unavailable: CallAgent = {
+      label: 'flow',
+      converse: async (_context, io) => {
+        io.hangup();
+        return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [reason] } };
+      },
+    };
+    return { agent: unavailable, notReady: reason };
+  }
+  // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
+  void preloadSilero().catch(() => undefined);
+  const agent = new ConversationAgent({
+    services: chosen.services,
+    pricing: pricingFromEnv(env),
+    loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
+  });
+  return { agent, services: chosen.services };
+}
+
+/** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
+export function pricingFromEnv(env: NodeJS.ProcessEnv): Pricing {
+  const raw = env.DIALER_PRICING?.trim();
+  if (!raw) return DEFAULT_PRICING;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('DIALER_PRICING must be a JSON object');
+  }
+  const pricing: Pricing = { ...DEFAULT_PRICING };
+  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!(key in DEFAULT_PRICING)) throw new Error(`DIALER_PRICING: unknown price "${key}" (known: ${Object.keys(DEFAULT_PRICING).join(', ')})`);
+    if (typeof value !== 'number' || !(value >= 0)) throw new Error(`DIALER_PRICING: ${key} must be a number >= 0`);
+    pricing[key as keyof Pricing] = value;
+  }
+  return pricing;
+}
+
+/** The parts the app serves and the workers use, built from the configuration. */
+export interface Parts {
+  flags: Flags;
+  recordings: RecordingStore;
+  telephony: Telephony;
+  webrtc: WebRtcService;
+}
+
+/** Builds recordings, the agent, telephony and WebRTC around open flags. */
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig): Parts {
+  // Recordings are stored once, by this store, and served by the API from the same one.
+  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
+  const { agent, notReady, services } = chooseAgent(db);
+  const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+  const telephony = new Telephony({
+    settings: config.telephony,
+    kits: createKits(config.telephony),
+    callbackBaseUrl: `${config.publicUrl}${API_PREFIX}`,
+    agent,
+    notReady,
+    services,
+    saveRecording: (callSid, wav) => recordings.save(callSid, wav),
+    log,
+    db,
+    switches: flags,
+    onInboundFinished: onFinished,
+  });
+  const webrtc = new WebRtcService({
+    db,
+    log,
+    settings: { ...webRtcSettings(process.env), leaseSeconds: config.scheduler.leaseSeconds },
+    // The template agent telephony uses (shared: one VAD model, one set of clients).
+    flowAgent: agent,
+    streamAgent: services ? new StreamAgent({ services }) : undefined,
+    notReady,
+    saveRecording: (room, wav) => recordings.save(room, wav),
+    onFinished,
+  });
+  return { flags, recordings, telephony, webrtc };
+}
+
+/**
+ * The HTTP application with every part built from the configuration, not listening (tests drive
+ * it with inject()). Its flags close with it.
+ */
+export async function composeApp(options: { config: Config; db: Db; logger?: Logger; recordings?: RecordingsConfig }): Promise<App> {
+  const { config, db } = options;
+  const log = options.logger ?? createLogger('silent');
+  const flags = await Flags.open(config.flags, log);
+  const parts = buildParts(config, db, log, flags, options.recordings ?? { dir: path.join(config.dataDir, 'recordings') });
+  const app = await buildApp({ config, db, ...(options.logger ? { logger: options.logger } : {}), ...parts });
+  app.addHook('onClose', () => flags.close());
+  return app;
 }
 
 /**
@@ -53,16 +175,14 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  // Recordings are stored once, by this store, and served by the API from the same one.
-  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  const telephony = createTelephony({ config, db, log: logger, flags, prefix: API_PREFIX, saveRecording: (callSid, wav) => recordings.save(callSid, wav) });
+  const parts = buildParts(config, db, logger, flags, recordingsConfig);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, telephony, recordings, flags });
+    app = await buildApp({ config, db, logger, ...parts });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -83,7 +203,7 @@ export async function startServer(
       ? undefined
       : new Scheduler({
           db,
-          drivers: options.drivers ?? telephony.drivers,
+          drivers: options.drivers ?? parts.telephony.drivers,
           log: logger,
           onFinished: queueFinishNotifications(config.serviceCallbackUrl),
           stoppedResellers: (ids) => flags.diallingStopped(ids),
@@ -96,7 +216,7 @@ export async function startServer(
   const retention =
     role === 'api'
       ? undefined
-      : new RecordingRetention({ db, recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
+      : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
   scheduler?.start();
   webhooks?.start();
   retention?.start();

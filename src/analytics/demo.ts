@@ -2,7 +2,7 @@
  * Demo data (`dialer demo seed`): finished leads written the way a finished call leaves them, so
  * the dashboard and the benchmarks have data to show.
  *
- * insertFinishedLeads writes the final row the scheduler's finishAttempt (src/scheduler/transitions.ts)
+ * insertFinishedLeads writes the final row the scheduler's finishAttempt (src/lifecycle/finish.ts)
  * leaves: status FINISHED with outcome, attempt_count, call_id, call times, duration, cost,
  * sentiment, provider. It does not go through finishAttempt itself: that works one leased lead per
  * transaction and stamps now(), while the demo needs a million leads spread over past days. It
@@ -97,7 +97,7 @@ const FOLD_EVERY_BATCHES = 10;
 const DEMO_MERCHANTS = ['Demo Clinic', 'Demo Store'];
 const DEMO_TEMPLATES = ['demo_appointment_reminder', 'demo_payment_reminder', 'demo_feedback_survey'];
 
-/** A small valid flow (see src/templates/flow.ts) for the demo templates. */
+/** A small valid flow (see src/voice/flow/schema.ts) for the demo templates. */
 function demoFlow(name: string) {
   return {
     initial_node: 'greet',

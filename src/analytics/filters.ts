@@ -10,6 +10,7 @@
  *   buckets and the hourly heatmap all use it; migration 002 indexes exactly this expression.
  */
 import { scopeCondition, type Principal } from '../auth/index.js';
+import { NOT_REACHED_OUTCOMES } from '../lifecycle/index.js';
 
 /** The activity time of a lead (alias `l`); written exactly as in the indexes of migration 002. */
 export const ACTIVITY_AT = 'coalesce(l.call_initiated_time, l.created_at)';
@@ -17,24 +18,7 @@ export const ACTIVITY_AT = 'coalesce(l.call_initiated_time, l.created_at)';
 /** Live (non-test) leads; written exactly as the partial-index predicate of migration 002. */
 export const LIVE_LEADS = "NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST')";
 
-/**
- * Outcomes that mean no conversation took place (DESIGN 5, outcomes). Anything else a finished,
- * dialled lead ends with (`confirmed`, `rescheduled`, `not_interested`, ...) came from the flow:
- * the callee was reached.
- */
-export const NOT_REACHED_OUTCOMES = [
-  'no_answer',
-  'busy',
-  'failed',
-  'voicemail',
-  'PRECHECK_FAILED',
-  'BLACKLISTED',
-  'aborted',
-  'worker_lost',
-  'error',
-] as const;
-
-/** SQL: the lead finished with a conversation (alias `l`). */
+/** SQL: the lead finished with a conversation (alias `l`): an outcome that is not one of Dialer's own. */
 export const REACHED = `(l.status = 'FINISHED' AND l.outcome IS NOT NULL AND l.outcome NOT IN (${NOT_REACHED_OUTCOMES.map((o) => `'${o}'`).join(', ')}))`;
 
 /** Positional parameters of one statement: `add` returns the placeholder of the value. */

@@ -8,3 +8,4 @@ export { resolveJwtSecret } from './keys.js';
 export { AuthRepository } from './repository.js';
 export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
+export { registerAuth, type Authenticator } from './hook.js';

@@ -1,13 +1,17 @@
 import type { Queryable } from '../db/index.js';
 
 /**
- * Whether `phone` (E.164) is on the blacklist of `resellerId` or on the platform-wide list
- * (reseller_id NULL). Used at push time (403) and again at dial time (FINISHED BLACKLISTED).
+ * The blacklist rule, written once: a number is blacklisted for a reseller when it is on that
+ * reseller's list or on the platform-wide list (reseller_id NULL). As an SQL condition over the
+ * given expressions, so push time (a 403, through the push-target lookup) and dial time (FINISHED
+ * BLACKLISTED, in the claim) ask exactly the same question inside their own statements.
  */
+export function blacklistedSql(phone: string, resellerId: string): string {
+  return `EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = ${phone} AND (b.reseller_id = ${resellerId} OR b.reseller_id IS NULL))`;
+}
+
+/** Whether `phone` (E.164) is blacklisted for `resellerId`: the same rule as one query. */
 export async function isBlacklisted(db: Queryable, resellerId: string, phone: string): Promise<boolean> {
-  const { rows } = await db.query(
-    'SELECT 1 FROM blacklist WHERE phone_number = $1 AND (reseller_id = $2 OR reseller_id IS NULL) LIMIT 1',
-    [phone, resellerId],
-  );
-  return rows.length > 0;
+  const { rows } = await db.query<{ blacklisted: boolean }>(`SELECT ${blacklistedSql('$1', '$2')} AS blacklisted`, [phone, resellerId]);
+  return rows[0]!.blacklisted;
 }

@@ -5,6 +5,8 @@ import { ConfigurationsService } from './service.js';
 
 export { findConfiguration, findPushTargets, type PushTarget, type PushTargetKey } from './service.js';
 export type { ConfigurationRow } from './repository.js';
+export { effectiveConfiguration, EFFECTIVE_PROVIDER_SQL } from './effective.js';
+export { findInboundConfiguration, type InboundConfiguration } from './inbound.js';
 export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from './schema.js';
 
 /** The configurations feature's only door: CRUD of call execution configurations (spec 4.4). */

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { blacklistedSql } from '../blacklist/index.js';
 import type { TemplateRef } from '../templates/index.js';
 import type { PreCheck, Provider } from './schema.js';
 
@@ -49,6 +50,24 @@ const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks']);
 const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) ? JSON.stringify(row[c]) : row[c]));
 const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;
 
+/** What answering an inbound call needs of a configuration (and its template). */
+export interface InboundSettings {
+  reseller_id: string;
+  merchant_id: string | null;
+  template_id: string;
+  template_name: string;
+  enable_inbound: boolean;
+  inbound_call_start_time: string | null;
+  inbound_call_end_time: string | null;
+  inbound_call_timezone: string | null;
+  inbound_block_action: string | null;
+  inbound_redirect_number: string | null;
+  inbound_block_message: string | null;
+}
+
+const INBOUND_COLUMNS = `c.reseller_id, t.merchant_id, c.template_id, t.name AS template_name, c.enable_inbound, c.inbound_call_start_time,
+  c.inbound_call_end_time, c.inbound_call_timezone, c.inbound_block_action, c.inbound_redirect_number, c.inbound_block_message`;
+
 export class ConfigurationsRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -91,7 +110,7 @@ export class ConfigurationsRepository {
   async pushTargets(keys: readonly { resellerId: string; templateName: string; phone: string | undefined }[]) {
     const { rows } = await this.db.query<TemplateRef & { i: number; configuration: ConfigurationRow | null; blacklisted: boolean }>(
       `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
-              k.phone IS NOT NULL AND EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = k.phone AND (b.reseller_id = k.reseller_id OR b.reseller_id IS NULL)) AS blacklisted
+              k.phone IS NOT NULL AND ${blacklistedSql('k.phone', 'k.reseller_id')} AS blacklisted
        FROM jsonb_to_recordset($1::jsonb) AS k (i integer, reseller_id text, name text, phone text)
        JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
        LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
@@ -99,6 +118,34 @@ export class ConfigurationsRepository {
       { prepare: true },
     );
     return rows;
+  }
+
+  /** The id of our number `phone` (one of the outbound pool), if it is ours. */
+  async numberIdByPhone(phone: string): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM outbound_numbers WHERE phone_number = $1', [phone]);
+    return rows[0]?.id;
+  }
+
+  /** The inbound settings of the configuration of the last lead called from number `numberId` at `caller` (a call back). */
+  async inboundOfCallBack(numberId: string, caller: string): Promise<InboundSettings | undefined> {
+    const { rows } = await this.db.query<InboundSettings>(
+      `SELECT ${INBOUND_COLUMNS}
+         FROM leads l JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+         JOIN templates t ON t.id = c.template_id
+        WHERE l.outbound_number_id = $1 AND l.payload->>'customer_mobile_number' = $2
+        ORDER BY l.created_at DESC LIMIT 1`,
+      [numberId, caller],
+    );
+    return rows[0];
+  }
+
+  /** The inbound settings of the most recently changed configuration with `enable_inbound`. */
+  async latestInbound(): Promise<InboundSettings | undefined> {
+    const { rows } = await this.db.query<InboundSettings>(
+      `SELECT ${INBOUND_COLUMNS} FROM configurations c JOIN templates t ON t.id = c.template_id
+        WHERE c.enable_inbound ORDER BY c.updated_at DESC LIMIT 1`,
+    );
+    return rows[0];
   }
 
   /** `where` is built by the service from scope and filters, over alias `c`. */

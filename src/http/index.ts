@@ -1,6 +1,5 @@
 export type { App } from './app-types.js';
 export { registerAccessLog } from './access-log.js';
-export { registerAuth, type Authenticator } from './auth.js';
 export { registerErrorHandling, sendProblem, type ValidationStatus } from './errors.js';
 export { validatorCompiler, addSharedSchema, compileBodyValidator } from './validation.js';
 export * from './schemas.js';

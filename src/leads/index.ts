@@ -5,10 +5,10 @@ import { LeadsService } from './service.js';
 
 export { LeadsService } from './service.js';
 export { leadView } from './routes.js';
-export { LEADS_CHANNEL, type LeadRow } from './repository.js';
+export type { LeadRow } from './repository.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
 /** The leads feature's only door: push (single and batch), read, list, abort, recordings. */
 export function registerLeads(app: App, deps: FeatureDeps): void {
-  registerLeadRoutes(app, new LeadsService(deps.db), deps.recordings);
+  registerLeadRoutes(app, new LeadsService(deps.db, deps.onFinished), deps.recordings);
 }

@@ -1,37 +1,7 @@
 import type { Queryable } from '../db/index.js';
+import { LEADS_CHANNEL, type LeadRow } from '../lifecycle/index.js';
 
-export interface LeadRow {
-  id: string;
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  request_id: string;
-  status: 'BACKLOG' | 'PROCESSING' | 'RETRY' | 'FINISHED';
-  outcome: string | null;
-  attempt_count: number;
-  call_id: string | null;
-  call_initiated_time: Date | null;
-  call_end_time: Date | null;
-  duration_seconds: number | null;
-  recording_url: string | null;
-  /** numeric: text from the driver. */
-  cost: string | number | null;
-  sentiment: number | null;
-  provider: string | null;
-  execution_mode: string;
-  call_direction: string;
-  outbound_number_id: string | null;
-  trace_scores: Record<string, number>;
-  payload: Record<string, unknown>;
-  meta_data: Record<string, unknown>;
-  is_playground: boolean;
-  configurations_override: Record<string, unknown> | null;
-  cancellation_reason: string | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+export type { LeadRow } from '../lifecycle/index.js';
 
 /** A lead ready to insert; `due_in_seconds` null means it is never due (no number to dial). */
 export interface NewLead {
@@ -47,11 +17,6 @@ export interface NewLead {
   payload: Record<string, unknown>;
   due_in_seconds: number | null;
 }
-
-export type AbortOutcome = { id: string; aborted: true } | { id: string; aborted: false; status: LeadRow['status'] | null; outcome: string | null };
-
-/** NOTIFY channel that tells idle schedulers new leads were queued. */
-export const LEADS_CHANNEL = 'dialer_leads';
 
 export class LeadsRepository {
   constructor(private readonly db: Queryable) {}
@@ -89,42 +54,5 @@ export class LeadsRepository {
       [...params, limit, offset],
     );
     return { rows, total: total.rows[0]!.n };
-  }
-
-  /**
-   * Aborts the leads of `requests` that are BACKLOG or RETRY, in one UPDATE: a lead a scheduler is
-   * claiming at the same moment is row-locked, so the UPDATE waits for the claim and then finds it
-   * PROCESSING; a lead aborted first is FINISHED before any claim can see it. Never both.
-   * `scope` is a condition over alias `l` with its params after $1.
-   */
-  async abort(
-    requests: { lead_id: string; cancellation_reason: string }[],
-    scope: string,
-    scopeParams: unknown[],
-    onAborted: (leadId: string) => Promise<unknown> = async () => {},
-  ): Promise<AbortOutcome[]> {
-    const params = [JSON.stringify(requests), ...scopeParams];
-    const done = await this.db.query<{ id: string }>(
-      `UPDATE leads AS l SET status = 'FINISHED', outcome = 'aborted', cancellation_reason = r.cancellation_reason,
-              next_attempt_at = NULL, locked_by = NULL, locked_until = NULL, updated_at = now()
-       FROM jsonb_to_recordset($1::jsonb) AS r (lead_id text, cancellation_reason text)
-       WHERE l.id = r.lead_id AND l.status IN ('BACKLOG', 'RETRY') AND ${scope}
-       RETURNING l.id`,
-      params,
-    );
-    const aborted = new Set(done.rows.map((r) => r.id));
-    for (const id of aborted) await onAborted(id);
-    const rest = requests.map((r) => r.lead_id).filter((id) => !aborted.has(id));
-    const found = new Map<string, { status: LeadRow['status']; outcome: string | null }>();
-    if (rest.length > 0) {
-      const { rows } = await this.db.query<{ id: string; status: LeadRow['status']; outcome: string | null }>(
-        `SELECT l.id, l.status, l.outcome FROM leads l WHERE l.id = ANY($1::text[]) AND ${scope}`,
-        [rest, ...scopeParams],
-      );
-      for (const row of rows) found.set(row.id, row);
-    }
-    return requests.map(({ lead_id: id }) =>
-      aborted.has(id) ? { id, aborted: true as const } : { id, aborted: false as const, status: found.get(id)?.status ?? null, outcome: found.get(id)?.outcome ?? null },
-    );
   }
 }

@@ -2,8 +2,8 @@ import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
-import { enqueueReportingWebhook } from '../webhooks/index.js';
 import { GroupInserter } from './group-insert.js';
+import { abortLeads, type OnFinished } from '../lifecycle/index.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
 export interface PushOutcome {
@@ -45,7 +45,11 @@ export class LeadsService {
   private readonly inserter: GroupInserter;
   private readonly lookup: TargetLookup;
 
-  constructor(private readonly db: Db) {
+  /** `onFinished`: what a finish queues (the aborted leads' notifications), in the aborting transaction. */
+  constructor(
+    private readonly db: Db,
+    private readonly onFinished: OnFinished,
+  ) {
     this.repo = new LeadsRepository(db);
     this.inserter = new GroupInserter(this.repo);
     this.lookup = targetLoader(db);
@@ -125,8 +129,8 @@ export class LeadsService {
     const scope = scopeCondition(caller, SCOPE, params);
     let outcomes;
     try {
-      // One transaction: the aborted leads and their reporting webhooks (failure payload, outcome aborted).
-      outcomes = await this.db.tx((q) => new LeadsRepository(q).abort([...firstWins.values()], scope, params.slice(1), (id) => enqueueReportingWebhook(q, id)));
+      // One transaction: the aborted leads and their notifications (the webhook's failure payload, outcome aborted).
+      outcomes = await this.db.tx((q) => abortLeads(q, [...firstWins.values()], { sql: scope, params: params.slice(1) }, this.onFinished));
     } catch (err) {
       const message = `The database failed while aborting: ${toError(err).message}; retry`;
       return requests.map((r) => ({ id: r.lead_id, status: 'error' as const, message }));

@@ -4,7 +4,7 @@
  */
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
-import type { RecordingsCloudConfig } from './config.js';
+import type { RecordingsCloudConfig } from '../config/recordings.js';
 import { isSafeCallSid, recordingFileName, recordingUrl, RECORDING_CONTENT_TYPE, type ByteRange, type OpenedRecording, type RecordingStore } from './store.js';
 
 function status(err: unknown): number | undefined {

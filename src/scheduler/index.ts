@@ -1,6 +1,3 @@
 export { Scheduler, type SchedulerOptions, type SchedulerStats } from './worker.js';
-export { inWindow, nextOpening, leadZone } from './windows.js';
 export { runPreChecks, substitute, type PreCheckResult } from './prechecks.js';
-export { UNREACHED } from './transitions.js';
-export { finishAttempts, releaseClaim, renewLease, type FinishItem, type OnFinished } from './transitions.js';
-export { effectiveConfiguration } from './effective.js';
+export { claimBatch, type ClaimOptions, type ClaimReport, type StoppedResellers } from './claim.js';

@@ -9,13 +9,24 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
-import { LEADS_CHANNEL } from '../leads/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
 import { runPreChecks } from './prechecks.js';
-import { finishAttempts, finishPrecheckFailed, type FinishItem, recordCallId, recoverExpired, releaseClaim, renewLease, type OnFinished } from './transitions.js';
+import {
+  finishAttempts,
+  finishUndialled,
+  LEADS_CHANNEL,
+  notePreChecks,
+  outcomeOf,
+  recordCallId,
+  recoverExpired,
+  releaseClaim,
+  renewLease,
+  type FinishItem,
+  type OnFinished,
+} from '../lifecycle/index.js';
 
 export interface SchedulerOptions {
   db: Db;
@@ -251,9 +262,8 @@ export class Scheduler {
       const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal, callSpan.context) : undefined;
       if (checks && !checks.proceed) {
         callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
-        await this.db.tx((q) =>
-          finishPrecheckFailed(q, { leadId: lead.id, workerId: this.workerId, attempt, results: checks.results, onFinished: this.onFinished, traceId: callSpan.traceId }),
-        );
+        const meta = { pre_check_results: checks.results, ...(callSpan.traceId ? { trace_id: callSpan.traceId } : {}) };
+        await this.db.tx((q) => finishUndialled(q, { leadId: lead.id, workerId: this.workerId, attempt, outcome: 'PRECHECK_FAILED', meta, onFinished: this.onFinished }));
         this.stats.finished++;
         this.afterFinished();
         return;
@@ -261,11 +271,11 @@ export class Scheduler {
       if (this.stopping) {
         // The attempt is undone (the lead is called later): its trace says so and the lead keeps no id of it.
         callSpan.end({ kind: 'released', outcome: 'released' });
-        await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt, ...(checks ? { preCheckResults: checks.results } : {}) }));
+        await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt, ...(checks ? { meta: { pre_check_results: checks.results } } : {}) }));
         this.stats.released++;
         return;
       }
-      if (checks) await this.db.query(`UPDATE leads SET meta_data = meta_data || $2::jsonb WHERE id = $1`, [lead.id, JSON.stringify({ pre_check_results: checks.results })]);
+      if (checks) await notePreChecks(this.db, lead.id, checks.results);
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
       dials.inc({ provider: number.provider });
@@ -304,7 +314,7 @@ export class Scheduler {
       callSpan.end({
         callId: result.callId,
         kind: end.kind,
-        outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind,
+        outcome: outcomeOf(end),
         durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
         error: end.kind === 'completed' ? undefined : end.error,
         scores: end.kind === 'completed' ? end.traceScores : undefined,

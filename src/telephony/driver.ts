@@ -1,29 +1,11 @@
 import type { Context } from '@opentelemetry/api';
+import type { CallEnd } from '../lifecycle/index.js';
 
 /**
  * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
  * place one call and waits for it to end; the driver (Twilio, Exotel, Plivo, or the emulator's)
  * carries the call and its conversation and reports how it ended.
  */
-
-/** How an attempt ended, from the lifecycle's point of view. */
-export type CallEnd =
-  /** The callee answered and a conversation took place; `outcome` is the flow's own. */
-  | {
-      kind: 'completed';
-      outcome?: string;
-      durationSeconds?: number;
-      metaData?: Record<string, unknown>;
-      recordingUrl?: string;
-      cost?: number;
-      sentiment?: number;
-      /** Scores for the lead's trace_scores (sentiment, turn latency, interruptions …). */
-      traceScores?: Record<string, number>;
-    }
-  /** The callee was not reached. */
-  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
-  /** The provider or Dialer failed while placing or carrying the call. */
-  | { kind: 'error'; error: string };
 
 export interface DialRequest {
   leadId: string;

@@ -1,7 +1,7 @@
 import { createExotelKit } from './exotel/index.js';
 import { createPlivoKit } from './plivo/index.js';
 import type { ProviderKit, ProviderSlot } from './provider.js';
-import type { TelephonySettings } from './settings.js';
+import type { TelephonySettings } from '../config/telephony.js';
 import { createTwilioKit } from './twilio/index.js';
 
 /** The kits of the providers whose credentials are configured. */

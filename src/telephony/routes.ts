@@ -1,5 +1,5 @@
 /**
- * The provider callback endpoints of spec 4.9, for provider_a (Twilio), provider_b (Exotel) and
+ * The provider callback endpoints, for provider_a (Twilio), provider_b (Exotel) and
  * provider_c (Plivo). They are public (providers carry no bearer token) and authenticated instead
  * by the provider's signature and by the per-call session token in the URL.
  *
@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { sendProblem } from '../http/index.js';
+import { isRecordedCall } from '../lifecycle/index.js';
 import { AppError, badRequest, forbidden, notFound } from '../lib/errors.js';
 import { handleInbound } from './inbound.js';
 import { ProtocolError, type CallbackRequest, type ProviderKit, type ProviderPath } from './provider.js';
@@ -69,10 +70,9 @@ function parse<T>(what: string, fn: () => T): T {
   }
 }
 
+/** Whether the call is over and recorded on its lead (a late or repeated callback). */
 async function callFinished(db: Db, callId: string | undefined): Promise<boolean> {
-  if (!callId) return false;
-  const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM leads WHERE call_id = $1', [callId]);
-  return rows[0]!.n > 0;
+  return Boolean(callId) && (await isRecordedCall(db, callId!));
 }
 
 export function registerCallbackRoutes(app: App, deps: CallbackRouteDeps): void {

@@ -4,14 +4,15 @@
  * waits for the session to settle. Callback routes and the media WebSocket find sessions here by
  * their token (in every URL Dialer gives the provider) or by call SID.
  */
-import type { Db, Queryable } from '../db/index.js';
+import type { Db } from '../db/index.js';
+import type { OnFinished } from '../lifecycle/index.js';
 import type { Logger } from '../lib/logger.js';
 import { startDialSpan } from '../tracing/index.js';
 import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
-import type { TelephonySettings } from './settings.js';
+import type { TelephonySettings } from '../config/telephony.js';
 
 export interface TelephonyDeps {
   settings: TelephonySettings;
@@ -31,7 +32,7 @@ export interface TelephonyDeps {
   /** Feature switches read at each dial (spec 6.5); without them the settings decide. */
   switches?: CallSwitches;
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
-  onInboundFinished?: (q: Queryable, leadIds: readonly string[]) => Promise<void>;
+  onInboundFinished?: OnFinished;
 }
 
 /** The feature flags a call reads when it is placed. */

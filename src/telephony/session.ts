@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
-import type { CallEnd } from './driver.js';
+import type { CallEnd } from '../lifecycle/index.js';
 import { CallRecorder } from './recorder.js';
 import {
   TELEPHONY_SAMPLE_RATE_HZ,

@@ -21,7 +21,7 @@ export {
   type FlowHook,
   type FlowAction,
   type HttpRequestSpec,
-} from './flow.js';
+} from '../voice/flow/schema.js';
 
 /** The templates feature's only door: CRUD routes (spec 4.3), flow validation, lookups for pushes. */
 export function registerTemplates(app: App, deps: FeatureDeps): void {

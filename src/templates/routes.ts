@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../http/index.js';
 import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
-import { FlowSchema, type Flow } from './flow.js';
+import { FlowSchema, type Flow } from '../voice/flow/schema.js';
 import type { TemplateRow } from './repository.js';
 import type { TemplatesService } from './service.js';
 

@@ -6,8 +6,8 @@
  */
 import { trace } from '@opentelemetry/api';
 import type { Logger } from '../lib/logger.js';
-import { VERSION } from '../version.js';
-import type { TracingSettings } from './settings.js';
+import { VERSION } from '../lib/version.js';
+import type { TracingSettings } from '../config/tracing.js';
 
 export interface Tracing {
   readonly enabled: boolean;

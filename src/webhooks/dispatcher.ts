@@ -6,9 +6,9 @@
  * finishing a lead only queues a row.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { VERSION } from '../version.js';
+import { VERSION } from '../lib/version.js';
 import type { Db } from '../db/index.js';
-import type { WebhookSettings } from './settings.js';
+import type { WebhookSettings } from '../config/webhooks.js';
 import { WebhooksRepository, type Delivery } from './repository.js';
 import { signWebhook } from './sign.js';
 import { webhookAttempts, webhookFailures } from '../metrics/index.js';

@@ -2,9 +2,9 @@ import type { FeatureDeps } from '../features.js';
 import type { App } from '../http/index.js';
 import { registerWebhookRoutes } from './routes.js';
 
-export { enqueueReportingWebhook, enqueueReportingWebhooks, reportingPayload, FAILURE_OUTCOMES } from './payload.js';
+export { enqueueReportingWebhook, enqueueReportingWebhooks, reportingPayload } from './payload.js';
 export { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
-export { webhookSettings, type WebhookSettings } from './settings.js';
+export { webhookSettings, type WebhookSettings } from '../config/webhooks.js';
 export { signWebhook, verifyWebhookSignature } from './sign.js';
 export { enqueueServiceCallback, enqueueServiceCallbacks, serviceCallbackPayload } from './service-callback.js';
 export { queueFinishNotifications } from './notifications.js';

@@ -1,26 +1,12 @@
 import type { Queryable } from '../db/index.js';
+import { isReached, reasonOf } from '../lifecycle/index.js';
 import { newId } from '../lib/ids.js';
 import { WebhooksRepository, type FinishedLead } from './repository.js';
 
-/** Outcomes of a lead whose call did not end in a conversation: the failure payload (spec 6.1). */
-export const FAILURE_OUTCOMES = new Set(['no_answer', 'busy', 'failed', 'voicemail', 'PRECHECK_FAILED', 'BLACKLISTED', 'aborted', 'worker_lost', 'error']);
-
-const REASONS: Record<string, string> = {
-  no_answer: 'The callee did not answer',
-  busy: 'The line was busy',
-  failed: 'The call could not be connected',
-  voicemail: 'The call reached voicemail',
-  PRECHECK_FAILED: 'A pre-dial check stopped the call',
-  BLACKLISTED: 'The number is blacklisted',
-  aborted: 'The lead was aborted',
-  worker_lost: 'The worker carrying the call stopped',
-  error: 'The call failed with an error',
-};
-
-
+/** The reporting webhook's body: the success payload after a conversation, else the failure payload with its reason. */
 export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failure'; body: Record<string, unknown> } {
   const outcome = lead.outcome ?? 'completed';
-  if (!FAILURE_OUTCOMES.has(outcome)) {
+  if (isReached(outcome)) {
     return {
       kind: 'success',
       body: {
@@ -49,7 +35,7 @@ export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failu
       leadId: lead.id,
       outcome,
       attemptCount: lead.attempt_count,
-      failureReason: detail ? `${REASONS[outcome] ?? outcome}: ${detail}` : (REASONS[outcome] ?? outcome),
+      failureReason: detail ? `${reasonOf(outcome) ?? outcome}: ${detail}` : (reasonOf(outcome) ?? outcome),
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Queryable } from '../db/index.js';
-import type { LeadRow } from '../leads/index.js';
+import type { LeadRow } from '../lifecycle/index.js';
 
 export interface Delivery {
   id: string;

@@ -6,7 +6,8 @@
 import type { Db } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { RecordingStore } from '../recordings/index.js';
-import { expiredRecordings, markRecordingExpired } from './repository.js';
+import { forgetRecording } from '../lifecycle/index.js';
+import { expiredRecordings } from './repository.js';
 
 export interface RetentionOptions {
   db: Db;
@@ -24,7 +25,7 @@ export async function expireWebRtcRecordings(options: Omit<RetentionOptions, 'ev
   for (const row of rows) {
     try {
       await options.recordings.delete(row.call_id);
-      await markRecordingExpired(options.db, row.id);
+      await forgetRecording(options.db, row.id);
       cleared++;
     } catch (err) {
       options.log.warn({ leadId: row.id, room: row.call_id, err }, 'could not delete an expired webrtc recording');

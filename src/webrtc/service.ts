@@ -1,9 +1,9 @@
 /**
- * WebRTC sessions of this process (DESIGN 1: a peer terminates on the process that answered its
- * offer). The offer is the dial: it claims the lead atomically (BACKLOG/RETRY -> PROCESSING, one
- * more attempt, call_id = the room name, a lease renewed while the session lives), answers the
- * SDP, and when the session ends the scheduler's finishAttempts records the outcome, metaData,
- * attempt history and reporting webhook exactly as for a phone call.
+ * WebRTC sessions of this process (a peer terminates on the process that answered its offer).
+ * The offer is the dial: it claims the lead atomically (BACKLOG/RETRY -> PROCESSING, one more
+ * attempt, call_id = the room name, a lease renewed while the session lives), answers the SDP,
+ * and when the session ends the lifecycle's finish records the outcome, metaData, attempt history
+ * and notifications exactly as for a phone call.
  *
  * Terminology
  * - room: the session's name; the lead's call_id and its recording's name.
@@ -12,17 +12,17 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Principal } from '../auth/index.js';
-import { findConfiguration } from '../configurations/index.js';
+import { effectiveConfiguration, findConfiguration } from '../configurations/index.js';
 import type { Db } from '../db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { startCallSpan, type CallSpan } from '../tracing/index.js';
-import { effectiveConfiguration, finishAttempts, releaseClaim, renewLease, type OnFinished } from '../scheduler/index.js';
+import { claimForSession, finishAttempts, outcomeOf, releaseClaim, renewLease, type OnFinished } from '../lifecycle/index.js';
 import type { CallAgent } from '../voice/index.js';
 import { InvalidOfferError } from './peer.js';
-import { claimForSession, findLeadInScope, isWebRtcMode } from './repository.js';
+import { findLeadInScope, isWebRtcMode, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
 import { WebRtcSession } from './session.js';
-import type { WebRtcSettings } from './settings.js';
+import type { WebRtcSettings } from '../config/webrtc.js';
 import type { IceServer } from './wrtc.js';
 
 export interface WebRtcDeps {
@@ -82,7 +82,9 @@ export class WebRtcService {
     if (!/^m=audio /m.test(offerSdp)) throw badRequest('The SDP offer has no audio section (m=audio)', [{ path: '/sdp', message: 'must offer audio' }], 'invalid_offer');
 
     const room = `rtc-${randomBytes(12).toString('hex')}`;
-    const claimed = await db.tx((q) => claimForSession(q, { leadId, room, workerId: this.workerId, leaseSeconds: settings.leaseSeconds }));
+    const claimed = await db.tx((q) =>
+      claimForSession(q, { leadId, room, workerId: this.workerId, leaseSeconds: settings.leaseSeconds, provider: WEBRTC_PROVIDER, modes: WEBRTC_MODES }),
+    );
     if (!claimed) throw conflict(`Lead ${leadId} is already in a session or finished`, 'room_taken');
     const attempt = claimed.attempt_count;
     const log = this.deps.log.child({ leadId, callId: room });
@@ -187,7 +189,7 @@ export class WebRtcService {
       live.callSpan.end({
         callId: live.session.room,
         kind: end.kind,
-        outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind,
+        outcome: outcomeOf(end),
         durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
         error: end.kind === 'completed' ? undefined : end.error,
         scores: end.kind === 'completed' ? end.traceScores : undefined,

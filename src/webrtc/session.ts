@@ -14,7 +14,7 @@
  *   `{type: 'ended', outcome, call_ended_by}`.
  */
 import type { Logger } from '../lib/logger.js';
-import type { CallEnd } from '../telephony/index.js';
+import { outcomeOf, type CallEnd } from '../lifecycle/index.js';
 import { CallRecorder } from '../telephony/recorder.js';
 import type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, SpeakRequest } from '../voice/index.js';
 import { WebRtcPeer } from './peer.js';
@@ -190,7 +190,7 @@ export class WebRtcSession {
     const end = this.outcome(result, recordingUrl);
     // Tell the client how it ended, then let the message go out (and, when the agent ended the
     // call, its last words leave the browser's jitter buffer) before the connection closes.
-    this.peer.send({ type: 'ended', outcome: end.kind === 'completed' ? (end.outcome ?? 'completed') : end.kind, call_ended_by: this.metaEndedBy(result) });
+    this.peer.send({ type: 'ended', outcome: outcomeOf(end), call_ended_by: this.metaEndedBy(result) });
     await new Promise((r) => setTimeout(r, this.endedBy === 'agent' ? 500 : 100));
     this.peer.close();
     this.resolveEnd(end);

@@ -13,7 +13,7 @@ import { AnalyticsService, foldRollup, QUERY_TYPES, type QueryType } from '../..
 import { seedDemoLeads } from '../../src/analytics/demo.js';
 import type { Principal } from '../../src/auth/index.js';
 import type { Db } from '../../src/db/index.js';
-import { finishAttempts } from '../../src/scheduler/transitions.js';
+import { finishAttempts } from '../../src/lifecycle/finish.js';
 import { ADMIN, insertAnalyticsLeads, M1, prng, R1, seedAnalyticsTenants } from '../helpers/analytics.js';
 import { createTestDb } from '../helpers/db.js';
 

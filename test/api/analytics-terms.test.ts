@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AnalyticsService, QUERY_TYPES } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
-import { finishAttempts } from '../../src/scheduler/transitions.js';
+import { finishAttempts } from '../../src/lifecycle/finish.js';
 import { ADMIN, insertAnalyticsLeads, M1, prng, R1, seedAnalyticsTenants } from '../helpers/analytics.js';
 import { createTestDb } from '../helpers/db.js';
 

@@ -15,7 +15,7 @@ import { pino } from 'pino';
 import { API_PREFIX } from '../../src/app.js';
 import { signFlagWebhook } from '../../src/flags/index.js';
 import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { verifyWebhookSignature } from '../../src/webhooks/index.js';
 import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';

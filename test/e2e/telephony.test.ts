@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { decodeWav, rms } from '../../src/lib/audio.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { startEmulator, type CalleeScript, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type CalleeScript, type Emulator } from '../../src/emulator/index.js';
 import { twilioSignature } from '../../src/telephony/twilio/index.js';
 import { client, type TestApp } from '../helpers/app.js';
 import { buildWorld, type World } from '../helpers/world.js';

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
 import { decodeWav, rms } from '../../src/lib/audio.js';
 import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';

@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp, API_PREFIX } from '../../src/app.js';
+import { API_PREFIX } from '../../src/app.js';
+import { composeApp } from '../../src/server.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/index.js';
 import type { App } from '../../src/http/index.js';
@@ -79,7 +80,7 @@ export async function buildTestApp(options: { db?: Db; env?: NodeJS.ProcessEnv }
     ...options.env,
   });
   await tenantsService(db).ensureAdmin(ADMIN_EMAIL, ADMIN_PASSWORD);
-  const app = await buildApp({ config, db });
+  const app = await composeApp({ config, db });
   await app.ready();
   const anon = client(app);
   const login = await anon.post('/login', { email: ADMIN_EMAIL, password: ADMIN_PASSWORD });

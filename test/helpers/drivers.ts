@@ -3,7 +3,8 @@
  * the scheduler and a provider) with a scripted callee, and logs every dial so that tests can
  * check who was dialled, from which number, and when. Real providers are the telephony issue's.
  */
-import type { CallEnd, CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
+import type { CallEnd } from '../../src/lifecycle/index.js';
+import type { CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
 
 export interface DialRecord {
   leadId: string;

@@ -6,7 +6,8 @@
 import { openPostgres } from '../../src/db/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
-import type { CallEnd, CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
+import type { CallEnd } from '../../src/lifecycle/index.js';
+import type { CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
 
 const env = (name: string) => {
   const value = process.env[name];

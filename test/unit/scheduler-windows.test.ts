@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inWindow, leadZone, nextOpening } from '../../src/scheduler/index.js';
+import { inWindow, leadZone, nextOpening } from '../../src/lib/windows.js';
 import { pick, substitute } from '../../src/scheduler/prechecks.js';
 
 const at = (iso: string) => new Date(iso);

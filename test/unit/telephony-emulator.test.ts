@@ -12,7 +12,7 @@ import * as plivo from 'plivo';
 import twilio from 'twilio';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, rms } from '../../src/lib/audio.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 
 const TW = { accountSid: `AC${'1'.repeat(32)}`, authToken: 'twilio-token' };
 const PL = { authId: 'MAEMULATORTEST000001', authToken: 'plivo-token' };

@@ -5,7 +5,7 @@
  * transaction-scoped advisory lock, tried, never waited for): writers of leads never wait for it.
  */
 import type { Db, Queryable } from '../../db/index.js';
-import { NOT_REACHED_OUTCOMES } from '../filters.js';
+import { NOT_REACHED_OUTCOMES } from '../../lifecycle/index.js';
 
 /** Any constant: the advisory lock of the folder. */
 const FOLD_LOCK_KEY = 7_230_552;

@@ -1,14 +1,10 @@
 /**
  * Small helpers of the emulator: provider ids, a tolerant XML reader for TwiML / Plivo XML,
- * request signing (Twilio X-Twilio-Signature, Plivo V3) and posting callbacks to Dialer.
+ * and posting signed callbacks to Dialer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { plivoSignatureV3 } from '../plivo/index.js';
-import { twilioSignature } from '../twilio/index.js';
+import { plivoRequestSignatureV3, twilioRequestSignature } from './signing.js';
 import type { EmulatedCall } from './types.js';
-
-// The Dialer-side kits' signing (checked against the official SDKs in the emulator's test).
-export { plivoSignatureV3, twilioSignature };
 
 export const hex = (bytes: number): string => randomBytes(bytes).toString('hex');
 export const twilioId = (prefix: string): string => `${prefix}${hex(16)}`;
@@ -84,9 +80,6 @@ export function parseXml(xml: string): XmlNode {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Signatures
-
-// ---------------------------------------------------------------------------------------------
 // Callbacks to Dialer
 
 export interface Delivery {
@@ -124,11 +117,11 @@ export async function deliver(call: EmulatedCall, d: Delivery, log: (m: string) 
     body = new URLSearchParams(d.params).toString();
     headers['content-type'] = 'application/x-www-form-urlencoded';
   }
-  if (d.sign?.kind === 'twilio') headers['x-twilio-signature'] = twilioSignature(d.sign.authToken, url, method === 'GET' ? {} : d.params);
+  if (d.sign?.kind === 'twilio') headers['x-twilio-signature'] = twilioRequestSignature(d.sign.authToken, url, method === 'GET' ? {} : d.params);
   if (d.sign?.kind === 'plivo') {
     const nonce = String(Math.floor(Math.random() * 1e20)).padStart(20, '0');
     headers['x-plivo-signature-v3-nonce'] = nonce;
-    headers['x-plivo-signature-v3'] = plivoSignatureV3(d.sign.authToken, method, url, nonce, method === 'GET' ? {} : d.params);
+    headers['x-plivo-signature-v3'] = plivoRequestSignatureV3(d.sign.authToken, method, url, nonce, method === 'GET' ? {} : d.params);
   }
   const record = { url, status: 0, body: body ?? '' };
   call.callbacks.push(record);

@@ -6,7 +6,7 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthesize } from '../../lib/audio.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthesize } from '../lib/audio.js';
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
 

@@ -3,7 +3,7 @@
  * (host candidates suffice on one network); real networks set WEBRTC_STUN_URLS and, behind strict
  * NATs, a TURN server.
  */
-import type { IceServer } from './wrtc.js';
+import type { IceServer } from '../webrtc/wrtc.js';
 
 export interface WebRtcSettings {
   /** Given to Dialer's peer and to clients (the offer's answer carries them). */

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { assertCan } from '../auth/permissions.js';
-import type { Principal } from '../auth/principal.js';
+import { assertCan } from './permissions.js';
+import type { Principal } from './principal.js';
 import { unauthorized } from '../lib/errors.js';
-import './types.js';
+import '../http/types.js';
 
 export interface Authenticator {
   /** The principal behind a bearer token; throws a 401 AppError when it is not valid. */

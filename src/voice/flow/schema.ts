@@ -17,7 +17,7 @@
  * This module is pure: `validateFlow` reports every problem it finds, each with a JSON pointer.
  */
 import { Type, type Static } from 'typebox';
-import type { FieldError } from '../lib/errors.js';
+import type { FieldError } from '../../lib/errors.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;

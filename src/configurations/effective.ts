@@ -1,4 +1,4 @@
-import type { ConfigurationRow } from '../configurations/index.js';
+import type { ConfigurationRow } from './repository.js';
 
 /**
  * The configuration a lead is dialled with: its configuration, with a playground lead's

@@ -1,0 +1,246 @@
+/**
+ * Taking leads: the statements that make a lead PROCESSING (a claim by the scheduler, a claim by a
+ * browser's offer, an inbound call's new lead), that keep it so (the lease), and that hold a due
+ * lead back (a later due time). Every one is guarded: a claim takes only leads that are waiting
+ * (BACKLOG or RETRY), a lease is renewed only by the worker that holds it.
+ */
+import { blacklistedSql } from '../blacklist/index.js';
+import { EFFECTIVE_PROVIDER_SQL, type ConfigurationRow } from '../configurations/index.js';
+import type { Queryable } from '../db/index.js';
+import type { OutboundNumberRow } from '../numbers/index.js';
+import type { LeadRow } from './types.js';
+
+/**
+ * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
+ * never dialled: the browser's offer claims them (claimForSession).
+ */
+const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
+
+/** A due lead the claim may take, locked, with what its rules need. */
+export type Candidate = LeadRow & {
+  configuration_id: string;
+  /** The lead's configuration, on the first lead of each configuration only (the rest share it). */
+  configuration: ConfigurationRow | null;
+  /** The database's clock when the lead was read. */
+  now: Date;
+  blacklisted: boolean;
+};
+
+/**
+ * Locks up to `limit` due leads that this worker can call now (a configuration that calls, through
+ * one of `providers` with a free number), out of the first `head` due leads in due order: an index
+ * scan that stays cheap at any queue length. Leads other workers are claiming are skipped.
+ * The limits are written into the statement, not passed as parameters: with a parameter for a
+ * LIMIT PostgreSQL plans the statement afresh on every claim (its generic plan assumes a tenth of
+ * the table), 0.5 ms each time; as literals there is one prepared statement per limit a worker
+ * uses (at most its call slots), whose plan is kept.
+ */
+export async function dueCandidates(q: Queryable, providers: string[], head: number, limit: number): Promise<Candidate[]> {
+  const { rows } = await q.query<Candidate>(
+    `WITH head AS MATERIALIZED (
+       SELECT id FROM leads
+       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
+       ORDER BY next_attempt_at, id
+       LIMIT ${Math.trunc(head)}),
+     picked AS (
+       SELECT l.id FROM leads l
+       JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE l.id = ANY (ARRAY(SELECT id FROM head))
+         AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
+         AND (c.enable_calling OR l.is_playground)
+         -- Computed once per claim (an InitPlan), not once per lead of the head.
+         AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
+           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE')))
+       ORDER BY l.next_attempt_at, l.id
+       LIMIT ${Math.trunc(limit)}
+       FOR UPDATE OF l SKIP LOCKED)
+     SELECT l.*, c.id AS configuration_id, clock_timestamp() AS now,
+            -- Each configuration once (the leads of a batch mostly share one), not once per lead.
+            CASE WHEN row_number() OVER (PARTITION BY c.id) = 1 THEN to_jsonb(c) END AS configuration,
+            ${blacklistedSql(`l.payload->>'customer_mobile_number'`, 'l.reseller_id')} AS blacklisted
+     FROM picked JOIN leads l ON l.id = picked.id
+     JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+     ORDER BY l.next_attempt_at, l.id`,
+    [providers],
+    { prepare: true },
+  );
+  return rows;
+}
+
+/**
+ * When the first `head` due leads are all there and hold leads this worker cannot call now, moves
+ * those among the first `examine` due leads aside: by 10 s when only a number or a driver is
+ * missing, by 5 min without a calling configuration. Returns how many it moved.
+ */
+export async function moveAsideUncallable(q: Queryable, providers: string[], head: number, examine: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `WITH h AS (
+       SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
+       FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
+       ORDER BY l.next_attempt_at, l.id
+       LIMIT $3
+       FOR UPDATE OF l SKIP LOCKED),
+     full_head AS (SELECT count(*) >= $2 AS full FROM h),
+     moved AS (
+       UPDATE leads SET next_attempt_at = now() + make_interval(secs => CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END),
+              updated_at = now()
+       FROM h, full_head
+       WHERE full_head.full AND leads.id = h.id
+         AND (h.configuration_id IS NULL OR NOT h.calling OR NOT (h.provider = ANY($1::text[]))
+              OR h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE'))
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM moved`,
+    [providers, head, examine],
+    { prepare: true },
+  );
+  return rows[0]!.n;
+}
+
+/** Holds waiting leads back until the given times (a closed window, a rate limit, a kill switch). */
+export async function holdUntil(q: Queryable, holds: readonly { id: string; until: string }[]): Promise<void> {
+  if (holds.length === 0) return;
+  await q.query(
+    `UPDATE leads l SET next_attempt_at = x.until, updated_at = now() FROM jsonb_to_recordset($1::jsonb) AS x (id text, until timestamptz) WHERE l.id = x.id`,
+    [JSON.stringify(holds)],
+  );
+}
+
+export interface Claimed {
+  lead: LeadRow;
+  configuration: ConfigurationRow;
+  number: OutboundNumberRow;
+  attempt: number;
+}
+
+/**
+ * The claim: gives each lead of `group` a free number of `provider`, makes it PROCESSING with one
+ * more attempt and a lease, and opens its attempt history row; one set-based statement. Numbers
+ * are taken with SKIP LOCKED, so two workers never take the same one; leads left without a number
+ * (the pool ran dry) stay due and are tried on the next round.
+ */
+export async function claimWithNumbers(
+  q: Queryable,
+  provider: string,
+  group: readonly { lead: LeadRow; config: ConfigurationRow }[],
+  lease: { workerId: string; leaseSeconds: number },
+): Promise<Claimed[]> {
+  const { rows } = await q.query<LeadRow & { number: OutboundNumberRow }>(
+    `WITH free AS (
+       SELECT id, row_number() OVER () AS rn FROM (
+         SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
+         ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS f),
+     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
+     taken AS (
+       UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
+       FROM free JOIN want USING (rn)
+       WHERE n.id = free.id
+       RETURNING n.*),
+     claimed AS (
+       UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
+              call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
+              provider = $1, next_attempt_at = NULL, updated_at = now()
+       FROM taken
+       WHERE l.id = taken.lead_id
+       RETURNING l.*, to_jsonb(taken) AS number),
+     history AS (
+       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
+       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4
+       FROM claimed)
+     SELECT * FROM claimed`,
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
+    { prepare: true },
+  );
+  const configOf = new Map(group.map((g) => [g.lead.id, g.config]));
+  return rows.map(({ number, ...lead }) => ({
+    lead,
+    configuration: configOf.get(lead.id)!,
+    // Read back through JSON: timestamps as the pg driver would give them.
+    number: { ...number, created_at: new Date(number.created_at), updated_at: new Date(number.updated_at) },
+    attempt: lead.attempt_count,
+  }));
+}
+
+/**
+ * The claim by a browser's offer: a waiting lead of one of `modes` becomes PROCESSING with one
+ * more attempt, the room as call_id, and a lease; its attempt row is written. Undefined when the
+ * lead is not waiting (already in a session, or finished): a second offer loses here.
+ */
+export async function claimForSession(
+  q: Queryable,
+  args: { leadId: string; room: string; workerId: string; leaseSeconds: number; provider: string; modes: readonly string[] },
+): Promise<LeadRow | undefined> {
+  const { rows } = await q.query<LeadRow>(
+    `UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
+            call_id = $2, locked_by = $3, locked_until = now() + make_interval(secs => $4), provider = $5, outbound_number_id = NULL,
+            next_attempt_at = NULL, updated_at = now()
+     WHERE id = $1 AND status IN ('BACKLOG', 'RETRY') AND execution_mode = ANY($6::text[])
+     RETURNING *`,
+    [args.leadId, args.room, args.workerId, args.leaseSeconds, args.provider, [...args.modes]],
+  );
+  const lead = rows[0];
+  if (!lead) return undefined;
+  await q.query(
+    `INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, status, worker_id)
+     VALUES (gen_random_uuid()::text, $1, $2, $3, $4, 'IN_PROGRESS', $5)`,
+    [lead.id, lead.attempt_count, args.room, args.provider, args.workerId],
+  );
+  return lead;
+}
+
+/** An inbound call's lead, as its own attempt 1 begins: PROCESSING, with its attempt row. */
+export interface InboundLead {
+  id: string;
+  resellerId: string;
+  merchantId: string | null;
+  templateId: string;
+  templateName: string;
+  /** The provider's call SID: the lead's call_id; its request_id is `inbound-<callSid>`. */
+  callSid: string;
+  provider: string;
+  /** The number of ours that was called. */
+  numberId: string;
+  payload: Record<string, unknown>;
+}
+
+/** Creates an inbound call's lead, already PROCESSING (the call is answered as it is created). */
+export async function openInbound(q: Queryable, lead: InboundLead, attemptId: string): Promise<void> {
+  await q.query(
+    `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, attempt_count, call_id,
+                        call_initiated_time, provider, call_direction, outbound_number_id, payload)
+     VALUES ($1, $2, $3, $4, $5, $6, 'PROCESSING', 1, $7, now(), $8, 'INBOUND', $9, $10)`,
+    [lead.id, lead.resellerId, lead.merchantId, lead.templateId, lead.templateName, `inbound-${lead.callSid}`, lead.callSid, lead.provider, lead.numberId, JSON.stringify(lead.payload)],
+  );
+  await q.query(`INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, outbound_number_id) VALUES ($1, $2, 1, $3, $4, $5)`, [
+    attemptId,
+    lead.id,
+    lead.callSid,
+    lead.provider,
+    lead.numberId,
+  ]);
+}
+
+/** Renews a live call's lease; false when the lease was lost (the lead was recovered). */
+export async function renewLease(q: Queryable, leadId: string, workerId: string, leaseSeconds: number): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `UPDATE leads SET locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`,
+    [leadId, workerId, leaseSeconds],
+    { prepare: true },
+  );
+  return rowCount > 0;
+}
+
+/** Notes the provider's call SID on the lead and its attempt as soon as it is known. */
+export async function recordCallId(q: Queryable, leadId: string, workerId: string, attempt: number, callId: string): Promise<void> {
+  await q.query(
+    `WITH l AS (UPDATE leads SET call_id = $3, updated_at = now() WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2 RETURNING id)
+     UPDATE call_attempts SET call_id = $3 WHERE lead_id = (SELECT id FROM l) AND attempt = $4`,
+    [leadId, workerId, callId, attempt],
+    { prepare: true },
+  );
+}
+
+/** Keeps what the pre-dial checks answered on the lead (they let its dial go ahead). */
+export async function notePreChecks(q: Queryable, leadId: string, results: unknown[]): Promise<void> {
+  await q.query(`UPDATE leads SET meta_data = meta_data || $2::jsonb WHERE id = $1`, [leadId, JSON.stringify({ pre_check_results: results })]);
+}

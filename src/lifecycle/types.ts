@@ -1,0 +1,72 @@
+/**
+ * The shapes the lifecycle speaks in: the lead row (the leads table is the queue), how an attempt
+ * ended, and the hook a finish calls in its transaction.
+ */
+import type { Queryable } from '../db/index.js';
+
+export interface LeadRow {
+  id: string;
+  reseller_id: string;
+  merchant_id: string | null;
+  template_id: string;
+  template_name: string;
+  request_id: string;
+  status: 'BACKLOG' | 'PROCESSING' | 'RETRY' | 'FINISHED';
+  outcome: string | null;
+  attempt_count: number;
+  call_id: string | null;
+  call_initiated_time: Date | null;
+  call_end_time: Date | null;
+  duration_seconds: number | null;
+  recording_url: string | null;
+  /** numeric: text from the driver. */
+  cost: string | number | null;
+  sentiment: number | null;
+  provider: string | null;
+  execution_mode: string;
+  call_direction: string;
+  outbound_number_id: string | null;
+  trace_scores: Record<string, number>;
+  payload: Record<string, unknown>;
+  meta_data: Record<string, unknown>;
+  is_playground: boolean;
+  configurations_override: Record<string, unknown> | null;
+  cancellation_reason: string | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** How an attempt ended, from the lifecycle's point of view. */
+export type CallEnd =
+  /** The callee answered and a conversation took place; `outcome` is the flow's own. */
+  | {
+      kind: 'completed';
+      outcome?: string;
+      durationSeconds?: number;
+      metaData?: Record<string, unknown>;
+      recordingUrl?: string;
+      cost?: number;
+      sentiment?: number;
+      /** Scores for the lead's trace_scores (sentiment, turn latency, interruptions …). */
+      traceScores?: Record<string, number>;
+    }
+  /** The callee was not reached. */
+  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
+  /** The provider or Dialer failed while placing or carrying the call. */
+  | { kind: 'error'; error: string };
+
+/** An attempt's end as the runner that carried it reports it. */
+export interface AttemptEnd {
+  callId?: string;
+  end: CallEnd;
+}
+
+/**
+ * What a finish queues (its notifications), in the finishing transaction: called with every lead
+ * that one statement finished, at once.
+ */
+export type OnFinished = (q: Queryable, leadIds: readonly string[]) => Promise<void>;
+
+/** NOTIFY channel that tells idle schedulers new leads were queued (or made due). */
+export const LEADS_CHANNEL = 'dialer_leads';
