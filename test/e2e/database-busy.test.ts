@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/telephony/emulator/index.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
