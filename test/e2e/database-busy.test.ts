@@ -93,7 +93,10 @@ describe('a live call while the embedded database is busy', () => {
     const call = await emulator.nextCall((c) => c.to === callee, 30_000);
     // Once the reply is well under way (a second of it has arrived), hold the database.
     while (call.received.audioFrames < 50) {
-      assert.equal(call.wsCloseCode, undefined, 'the call ended before the agent spoke');
+      if (call.wsCloseCode !== undefined) {
+        const lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+        assert.fail(`the call ended before the agent spoke: ${JSON.stringify(lead.metaData)}`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
     const before = call.received.audioFrames;
