@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import type { Config, Role } from './config.js';
 import type { Db } from './db/index.js';
 import { AuthRepository, AuthService, JwtSigner, registerAuth, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
 import { addSharedSchema, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
@@ -32,6 +32,11 @@ export interface AppDeps {
   flags: Flags;
   /** Browser voice sessions. */
   webrtc: WebRtcService;
+  /**
+   * Which routes to mount: `all` and `api` everything; `worker` only what a process carrying calls
+   * needs: the provider callbacks and media streams, health and metrics.
+   */
+  role?: Role;
 }
 
 /** Builds the HTTP application from its built parts (see server.ts). It never listens: server.ts does, tests use `inject()`. */
@@ -82,7 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const auth = new AuthService(new AuthRepository(db), signer);
   registerAuth(app, auth, API_PREFIX);
 
-  await app.register(swagger, {
+  const worker = deps.role === 'worker';
+  if (!worker) await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -135,21 +141,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           return { status: 'ok' as const, version: VERSION, database: db.kind, calls: { ...calls, liveCalls: calls.liveCalls + webrtc.liveSessions } };
         },
       });
+      registerMetricsRoute(scoped, config.metricsToken);
+      registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      if (worker) return;
       scoped.get('/openapi.json', {
         config: { public: true },
         schema: { hide: true },
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
-      registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
       await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
       registerWebRtc(scoped, webrtc);
-      registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
     },
     { prefix: API_PREFIX },
   );
-  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+  if (!worker) await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
   return app;
 }
 

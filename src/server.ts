@@ -105,8 +105,11 @@ export interface Parts {
   webrtc: WebRtcService;
 }
 
-/** Builds recordings, the agent, telephony and WebRTC around open flags. */
-export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig): Parts {
+/**
+ * Builds recordings, the agent, telephony and WebRTC around open flags. `ownerUrl`: this process's
+ * origin as other processes reach it, once it listens (WebRTC sessions record it).
+ */
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig, ownerUrl?: () => string | undefined): Parts {
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const { agent, notReady, services } = chooseAgent(db);
@@ -134,6 +137,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, re
     notReady,
     saveRecording: (room, wav) => recordings.save(room, wav),
     onFinished,
+    ...(ownerUrl ? { ownerUrl } : {}),
   });
   return { flags, recordings, telephony, webrtc };
 }
@@ -175,14 +179,15 @@ export async function startServer(
     await db.close();
     throw err;
   }
-  const parts = buildParts(config, db, logger, flags, recordingsConfig);
+  let internalOrigin: string | undefined;
+  const parts = buildParts(config, db, logger, flags, recordingsConfig, () => internalOrigin);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, ...parts });
+    app = await buildApp({ config, db, logger, ...parts, role: options.role ?? 'all' });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -194,6 +199,8 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const reachableHost = config.host === '0.0.0.0' || config.host === '::' ? hostname() : host;
+  internalOrigin = config.internalUrl ?? `http://${reachableHost}:${port}`;
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =

@@ -10,22 +10,59 @@ import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample, rms, synthe
 import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
 import { sleep, twilioId, uuid } from './util.js';
 
-/** Callees say the same lines again and again: synthesise each once (espeak-ng is a process per line). */
-const spoken = new Map<string, Promise<Int16Array>>();
-function speech(text: string): Promise<Int16Array> {
-  let pcm = spoken.get(text);
-  if (!pcm) {
-    pcm = synthesize(text, { sampleRateHz: 8000 });
-    pcm.catch(() => spoken.delete(text));
-    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
-    spoken.set(text, pcm);
-  }
-  return pcm;
-}
-
 const FRAME_MS = 20;
 const FRAME = 160; // samples of 8 kHz in 20 ms
 const VOICE_RMS = 300;
+/** What a quiet callee sends: one frame object shared by every call (frames are never written to). */
+const SILENCE = new Int16Array(FRAME);
+
+/**
+ * Callees say the same lines again and again: each is synthesised once (espeak-ng is a process per
+ * line) and cut into 20 ms frames once, so every call sending it sends the same frame objects.
+ */
+const spoken = new Map<string, Promise<Int16Array[]>>();
+function speech(text: string): Promise<Int16Array[]> {
+  let frames = spoken.get(text);
+  if (!frames) {
+    frames = synthesize(text, { sampleRateHz: 8000 }).then((pcm) => {
+      const out: Int16Array[] = [];
+      for (let at = 0; at < pcm.length; at += FRAME) {
+        const frame = pcm.subarray(at, at + FRAME);
+        out.push(frame.length === FRAME ? frame : padded(frame));
+      }
+      return out;
+    });
+    frames.catch(() => spoken.delete(text));
+    if (spoken.size > 200) spoken.delete(spoken.keys().next().value!);
+    spoken.set(text, frames);
+  }
+  return frames;
+}
+
+function padded(frame: Int16Array): Int16Array {
+  const out = new Int16Array(FRAME);
+  out.set(frame);
+  return out;
+}
+
+/**
+ * Callee frames encoded for the wire, by format (mu-law or 16-bit PCM, and rate): a frame is
+ * encoded once however many calls send it. The far side of a load test then spends its time
+ * sending frames, not encoding the same audio again for every call.
+ */
+const encoded = new Map<string, WeakMap<Int16Array, string>>();
+function encodeFrame(frame: Int16Array, mulaw: boolean, rate: number): string {
+  const format = `${mulaw ? 'mulaw' : 'l16'}/${rate}`;
+  let cache = encoded.get(format);
+  if (!cache) encoded.set(format, (cache = new WeakMap()));
+  let payload = cache.get(frame);
+  if (payload === undefined) {
+    const pcm = resample(frame, 8000, rate);
+    payload = (mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
+    cache.set(frame, payload);
+  }
+  return payload;
+}
 
 /** Growing PCM kept as chunks; `value` concatenates (cached). */
 export class PcmBuffer {
@@ -106,8 +143,8 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
+  /** The callee's frames still to send (20 ms each). */
   private speech: Int16Array[] = [];
-  private speechPos = 0;
   private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
   private lastVoiceAt = -Infinity;
@@ -242,16 +279,7 @@ export class MediaLeg {
   }
 
   private nextCalleeFrame(): Int16Array {
-    const out = new Int16Array(FRAME);
-    let filled = 0;
-    while (filled < FRAME && this.speech.length > 0) {
-      const head = this.speech[0]!;
-      const take = Math.min(FRAME - filled, head.length - this.speechPos);
-      out.set(head.subarray(this.speechPos, this.speechPos + take), filled);
-      filled += take;
-      this.speechPos += take;
-      if (this.speechPos >= head.length) (this.speech.shift(), (this.speechPos = 0));
-    }
+    const out = this.speech.shift() ?? SILENCE;
     if (this.speech.length === 0) for (const r of this.drained.splice(0)) r();
     this.o.audio.sent.push(out);
     return out;
@@ -273,8 +301,7 @@ export class MediaLeg {
       return;
     }
     this.chunk += 1;
-    const pcm = resample(pcm8k, 8000, this.rate);
-    const payload = (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
+    const payload = encodeFrame(pcm8k, this.mulaw, this.rate);
     if (p === 'PROVIDER_A') {
       // Twilio's timestamp is the frame's time since the stream started. Stamped with when the frame
       // actually leaves (not its ideal slot), so a late tick of this emulator is not taken for
@@ -305,7 +332,8 @@ export class MediaLeg {
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
     for (const p of played) {
-      this.o.audio.received.push(p.slice());
+      // A view of the frame Dialer sent, which nothing writes to afterwards: no copy.
+      this.o.audio.received.push(p);
       if (rms(p) > VOICE_RMS) this.lastVoiceAt = Date.now();
     }
   }
@@ -388,9 +416,9 @@ export class MediaLeg {
   }
 
   private async say(text: string): Promise<void> {
-    const pcm = await speech(text);
+    const frames = await speech(text);
     if (!this.live) return;
-    this.speech.push(pcm);
+    this.speech.push(...frames);
     await new Promise<void>((r) => this.drained.push(r));
   }
 
