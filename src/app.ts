@@ -6,8 +6,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config, Role } from './config.js';
 import type { Db } from './db/index.js';
 import { AuthRepository, AuthService, JwtSigner, registerAuth, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
-import { registerFeatures } from './features.js';
+import { addSharedSchema, API_PREFIX, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import { registerAnalytics } from './analytics/index.js';
+import { registerBlacklist } from './blacklist/index.js';
+import { registerConfigurations } from './configurations/index.js';
+import { registerLeads } from './leads/index.js';
+import { registerNumbers } from './numbers/index.js';
+import { registerTemplates } from './templates/index.js';
+import { registerTenants } from './tenants/index.js';
+import { registerWebhooks } from './webhooks/index.js';
 import type { Logger } from './lib/logger.js';
 import type { RecordingStore } from './recordings/index.js';
 import { attachMediaServer, registerCallbackRoutes, type Telephony } from './telephony/index.js';
@@ -16,7 +23,7 @@ import { addSources, instrumentHttp, registerMetricsRoute } from './metrics/inde
 import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
 import { queueFinishNotifications } from './webhooks/index.js';
 
-export const API_PREFIX = '/agent/voice/dialer';
+export { API_PREFIX } from './http/index.js';
 export { VERSION } from './lib/version.js';
 import { VERSION } from './lib/version.js';
 
@@ -151,7 +158,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       });
       registerAuthRoutes(scoped, auth);
       registerFlagRoutes(scoped, flags);
-      await registerFeatures(scoped, { config, db, log: app.log, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
+      // Every feature's routes, mounted here and nowhere else; each builds its own service.
+      registerTenants(scoped, db);
+      registerTemplates(scoped, db);
+      registerConfigurations(scoped, db);
+      registerNumbers(scoped, db);
+      registerBlacklist(scoped, db);
+      registerLeads(scoped, { db, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
+      registerWebhooks(scoped, db);
+      registerAnalytics(scoped, { db, log: app.log });
       registerWebRtc(scoped, webrtc);
     },
     { prefix: API_PREFIX },

@@ -99,7 +99,7 @@ program
 
 program
   .command('emulator')
-  .description('Play Twilio, Exotel and Plivo toward a Dialer on this machine (offline demo and tests): their REST APIs, signed callbacks and media streams, with a scripted espeak-ng callee')
+  .description('Play Twilio, Exotel and Plivo toward a Dialer on this machine (offline demo and tests): their REST APIs, signed callbacks and media streams, with a scripted callee speaking the local voice')
   .option('--port <port>', 'port to listen on', '4010')
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--dialer-url <url>', "Dialer's URL with its API prefix (for inbound calls and the Exotel Voicebot applet)", 'http://127.0.0.1:8080/agent/voice/dialer')
@@ -114,14 +114,15 @@ program
     const { startEmulator, DEMO_CALLEE } = await import('./emulator/index.js');
     const port = Number(opts.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, not ${opts.port}`);
-    const env = process.env;
-    const pick = (option: string | undefined, name: string, demo: string) => option || env[name] || demo;
-    const twilio = { accountSid: pick(opts.twilioAccountSid, 'TWILIO_ACCOUNT_SID', `AC${'0'.repeat(31)}1`), authToken: pick(opts.twilioAuthToken, 'TWILIO_AUTH_TOKEN', 'emulator-twilio-token') };
-    const plivo = { authId: pick(opts.plivoAuthId, 'PLIVO_AUTH_ID', 'MAEMULATOR0000000001'), authToken: pick(opts.plivoAuthToken, 'PLIVO_AUTH_TOKEN', 'emulator-plivo-token') };
+    // Defaults: the credentials this machine gives Dialer (its environment), else demo values.
+    const config = loadConfig();
+    const t = config.telephony;
+    const twilio = { accountSid: opts.twilioAccountSid || t.twilio?.accountSid || `AC${'0'.repeat(31)}1`, authToken: opts.twilioAuthToken || t.twilio?.authToken || 'emulator-twilio-token' };
+    const plivo = { authId: opts.plivoAuthId || t.plivo?.authId || 'MAEMULATOR0000000001', authToken: opts.plivoAuthToken || t.plivo?.authToken || 'emulator-plivo-token' };
     const exotel = {
-      accountSid: pick(opts.exotelAccountSid, 'EXOTEL_ACCOUNT_SID', 'emulator1'),
-      apiKey: pick(opts.exotelApiKey, 'EXOTEL_API_KEY', 'emulator-exotel-key'),
-      apiToken: pick(opts.exotelApiToken, 'EXOTEL_API_TOKEN', 'emulator-exotel-token'),
+      accountSid: opts.exotelAccountSid || t.exotel?.accountSid || 'emulator1',
+      apiKey: opts.exotelApiKey || t.exotel?.apiKey || 'emulator-exotel-key',
+      apiToken: opts.exotelApiToken || t.exotel?.apiToken || 'emulator-exotel-token',
     };
     const emulator = await startEmulator({
       port,
@@ -131,6 +132,7 @@ program
       plivo,
       exotel,
       defaultScript: DEMO_CALLEE,
+      voice: config.voice.localVoice,
       log: (msg) => process.stdout.write(`${new Date().toISOString()} ${msg}\n`),
     });
     process.stdout.write(

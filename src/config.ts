@@ -1,13 +1,22 @@
 /**
- * Configuration: the environment, read once at start into a typed, validated object.
- * Every variable is listed in README.md (Configuration); keep the two in step.
+ * Configuration: the environment, read once at start into a typed, validated object. This file
+ * and the settings modules it calls (src/config/) are the only code that reads the environment;
+ * every wrong value is a ConfigError naming its variable. docs/configuration.md lists every
+ * variable, generated from these modules (npm run docs:config).
  */
 import path from 'node:path';
-import { telephonySettings, TelephonySettingsError, type TelephonySettings } from './config/telephony.js';
-import { flagSettingsFromEnv, FlagSettingsError, type FlagSettings } from './flags/index.js';
-import { tracingSettings, TracingSettingsError, type TracingSettings } from './tracing/index.js';
+import { ConfigError, text, wholeNumber, type Env } from './config/env.js';
+import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
+import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
+import { telephonySettings, type TelephonySettings } from './config/telephony.js';
+import { tracingSettings, type TracingSettings } from './config/tracing.js';
+import { voiceSettings, type VoiceSettings } from './config/voice.js';
+import { webhookSettings, type WebhookSettings } from './config/webhooks.js';
+import { webRtcSettings, type WebRtcSettings } from './config/webrtc.js';
+import { LOG_LEVELS, type LogLevel } from './lib/logger.js';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export { ConfigError } from './config/env.js';
+export type { LogLevel } from './lib/logger.js';
 export type Role = 'worker' | 'api' | 'all';
 
 export interface Config {
@@ -49,25 +58,20 @@ export interface Config {
   flags: FlagSettings;
   /** Bearer token that GET /metrics requires; unset: /metrics answers 404. */
   metricsToken: string | undefined;
-  /** Deployment-wide service callback URL (spec 6.2); a configuration's own URL wins. */
+  /** Deployment-wide service callback URL; a configuration's own URL wins. */
   serviceCallbackUrl: string | undefined;
   /** OpenTelemetry export (OTEL_* variables); off when no OTLP endpoint is set. */
   tracing: TracingSettings;
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
+  /** Delivery of reporting webhooks and service callbacks. */
+  webhooks: WebhookSettings;
+  /** Where call recordings are stored: a local directory, or an S3 bucket. */
+  recordings: RecordingsConfig;
+  /** ICE servers and timeouts of browser sessions. */
+  webrtc: WebRtcSettings;
+  /** The agent that talks on calls, its AI services, the local voice, the VAD's runtime, prices. */
+  voice: VoiceSettings;
+  /** The token `dialer leads import` sends when no --token is given (DIALER_TOKEN). */
+  cliToken: string | undefined;
 }
 
 /** Parses a duration such as `3600`, `60m`, `1h` or `90s` into seconds. */
@@ -82,8 +86,8 @@ export function parseDurationSeconds(name: string, raw: string): number {
   return seconds;
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = integer(env, 'PORT', 8080, 0, 65535);
+export function loadConfig(env: Env = process.env): Config {
+  const port = wholeNumber(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = (env.LOG_LEVEL?.trim() || 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -102,34 +106,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminPassword !== undefined && adminPassword.length < 8) {
     throw new ConfigError('DIALER_ADMIN_PASSWORD must be at least 8 characters');
   }
-  let telephony: TelephonySettings;
-  try {
-    telephony = telephonySettings(env);
-  } catch (err) {
-    if (err instanceof TelephonySettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
-  let flags: FlagSettings;
+  const telephony = telephonySettings(env);
   const dataDir = path.resolve(env.DIALER_DATA_DIR?.trim() || './data');
-  try {
-    flags = flagSettingsFromEnv(env, dataDir);
-  } catch (err) {
-    if (err instanceof FlagSettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
+  const flags = flagSettingsFromEnv(env, dataDir);
   const metricsToken = env.DIALER_METRICS_TOKEN?.trim() || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) throw new ConfigError('DIALER_METRICS_TOKEN must be at least 16 characters');
   const serviceCallbackUrl = env.DIALER_SERVICE_CALLBACK_URL?.trim() || undefined;
   if (serviceCallbackUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(serviceCallbackUrl)) {
     throw new ConfigError(`DIALER_SERVICE_CALLBACK_URL must be an http(s) URL, got "${serviceCallbackUrl}"`);
   }
-  let tracing: TracingSettings;
-  try {
-    tracing = tracingSettings(env);
-  } catch (err) {
-    if (err instanceof TracingSettingsError) throw new ConfigError(err.message);
-    throw err;
-  }
+  const tracing = tracingSettings(env);
+  const leaseSeconds = wholeNumber(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600);
   const internalUrl = env.DIALER_INTERNAL_URL?.trim().replace(/\/+$/, '') || undefined;
   if (internalUrl !== undefined && !/^https?:\/\/[^\s/]+$/.test(internalUrl)) {
     throw new ConfigError(`DIALER_INTERNAL_URL must be an origin such as http://10.0.0.5:8080 (no path), got "${internalUrl}"`);
@@ -148,17 +135,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail,
     adminPassword,
     logLevel,
-    bodyLimitBytes: integer(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    bodyLimitBytes: wholeNumber(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     scheduler: {
-      maxConcurrentCalls: integer(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
-      leaseSeconds: integer(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600),
-      pollMs: integer(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
-      shutdownGraceSeconds: integer(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+      maxConcurrentCalls: wholeNumber(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
+      leaseSeconds,
+      pollMs: wholeNumber(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
+      shutdownGraceSeconds: wholeNumber(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     },
     telephony,
     flags,
     metricsToken,
     serviceCallbackUrl,
     tracing,
+    webhooks: webhookSettings(env),
+    recordings: recordingsConfigFromEnv(env, dataDir),
+    webrtc: webRtcSettings(env, leaseSeconds),
+    voice: voiceSettings(env),
+    cliToken: text(env, 'DIALER_TOKEN'),
   };
 }

@@ -5,23 +5,22 @@
  */
 import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
-import path from 'node:path';
 import { Scheduler } from './scheduler/index.js';
-import { queueFinishNotifications, WebhookDispatcher, webhookSettings } from './webhooks/index.js';
+import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
 import { Flags } from './flags/index.js';
 import { createKits, Telephony, type Drivers } from './telephony/index.js';
-import { createRecordingStore, recordingsConfigFromEnv, type RecordingsConfig, type RecordingStore } from './recordings/index.js';
+import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
-import { preloadSilero, voiceServicesFromEnv } from './providers/index.js';
+import { warmUp } from './lib/speech.js';
+import { createVoiceServices, preloadSilero } from './providers/index.js';
 import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
 import { startTracing } from './tracing/index.js';
-import { ConversationAgent, DEFAULT_PRICING, type Pricing } from './voice/conversation.js';
-import { GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
-import { RecordingRetention, WebRtcService, webRtcSettings } from './webrtc/index.js';
+import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
+import { RecordingRetention, WebRtcService } from './webrtc/index.js';
 
 export interface RunningServer {
   app: App;
@@ -48,14 +47,16 @@ export interface ChosenAgent {
 }
 
 /**
- * The agent that carries calls: `DIALER_AGENT=flow` (the default) runs each lead's template with
- * the configured AI services; `DIALER_AGENT=greeter` is the built-in demo agent that needs none.
+ * The agent that carries calls: `flow` (the default) runs each lead's template with the configured
+ * AI services; `greeter` is the built-in demo agent that needs none.
  */
-export function chooseAgent(db: Db, env: NodeJS.ProcessEnv = process.env): ChosenAgent {
-  const kind = env.DIALER_AGENT?.trim() || 'flow';
-  if (kind === 'greeter') return { agent: new GreeterAgent() };
-  if (kind !== 'flow') throw new Error(`DIALER_AGENT must be flow or greeter, got "${kind}"`);
-  const chosen = voiceServicesFromEnv(env);
+export function chooseAgent(config: Config, db: Db): ChosenAgent {
+  const voice = config.voice;
+  if (voice.agent === 'greeter') {
+    warmUp(voice.localVoice);
+    return { agent: new GreeterAgent({ voice: voice.localVoice }) };
+  }
+  const chosen = createVoiceServices(voice);
   if ('missing' in chosen) {
     const reason = `the voice agent cannot run: ${chosen.missing}`;
     // Never dialled (no driver is offered while not ready); a call that reaches it anyway is ended at once.
@@ -69,32 +70,13 @@ export function chooseAgent(db: Db, env: NodeJS.ProcessEnv = process.env): Chose
     return { agent: unavailable, notReady: reason };
   }
   // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
-  void preloadSilero().catch(() => undefined);
+  void preloadSilero(voice.sileroRuntime).catch(() => undefined);
   const agent = new ConversationAgent({
     services: chosen.services,
-    pricing: pricingFromEnv(env),
+    pricing: voice.pricing,
     loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
   });
   return { agent, services: chosen.services };
-}
-
-/** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
-export function pricingFromEnv(env: NodeJS.ProcessEnv): Pricing {
-  const raw = env.DIALER_PRICING?.trim();
-  if (!raw) return DEFAULT_PRICING;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('DIALER_PRICING must be a JSON object');
-  }
-  const pricing: Pricing = { ...DEFAULT_PRICING };
-  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (!(key in DEFAULT_PRICING)) throw new Error(`DIALER_PRICING: unknown price "${key}" (known: ${Object.keys(DEFAULT_PRICING).join(', ')})`);
-    if (typeof value !== 'number' || !(value >= 0)) throw new Error(`DIALER_PRICING: ${key} must be a number >= 0`);
-    pricing[key as keyof Pricing] = value;
-  }
-  return pricing;
 }
 
 /** The parts the app serves and the workers use, built from the configuration. */
@@ -109,10 +91,10 @@ export interface Parts {
  * Builds recordings, the agent, telephony and WebRTC around open flags. `ownerUrl`: this process's
  * origin as other processes reach it, once it listens (WebRTC sessions record it).
  */
-export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, recordingsConfig: RecordingsConfig, ownerUrl?: () => string | undefined): Parts {
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ownerUrl?: () => string | undefined): Parts {
   // Recordings are stored once, by this store, and served by the API from the same one.
-  const recordings = createRecordingStore(recordingsConfig, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  const { agent, notReady, services } = chooseAgent(db);
+  const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
+  const { agent, notReady, services } = chooseAgent(config, db);
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
   const telephony = new Telephony({
     settings: config.telephony,
@@ -130,7 +112,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, re
   const webrtc = new WebRtcService({
     db,
     log,
-    settings: { ...webRtcSettings(process.env), leaseSeconds: config.scheduler.leaseSeconds },
+    settings: config.webrtc,
     // The template agent telephony uses (shared: one VAD model, one set of clients).
     flowAgent: agent,
     streamAgent: services ? new StreamAgent({ services }) : undefined,
@@ -146,11 +128,11 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, re
  * The HTTP application with every part built from the configuration, not listening (tests drive
  * it with inject()). Its flags close with it.
  */
-export async function composeApp(options: { config: Config; db: Db; logger?: Logger; recordings?: RecordingsConfig }): Promise<App> {
+export async function composeApp(options: { config: Config; db: Db; logger?: Logger }): Promise<App> {
   const { config, db } = options;
   const log = options.logger ?? createLogger('silent');
   const flags = await Flags.open(config.flags, log);
-  const parts = buildParts(config, db, log, flags, options.recordings ?? { dir: path.join(config.dataDir, 'recordings') });
+  const parts = buildParts(config, db, log, flags);
   const app = await buildApp({ config, db, ...(options.logger ? { logger: options.logger } : {}), ...parts });
   app.addHook('onClose', () => flags.close());
   return app;
@@ -168,8 +150,6 @@ export async function startServer(
   onAdminCreated?: (admin: { email: string; generatedPassword?: string }) => void,
   options: ServeOptions = {},
 ): Promise<RunningServer> {
-  const hookSettings = webhookSettings(); // fails fast on a bad setting, before anything opens
-  const recordingsConfig = recordingsConfigFromEnv(process.env, config.dataDir);
   const db = await openAndMigrate(config);
   // A malformed flag file stops the start with its reason.
   let flags: Flags;
@@ -180,7 +160,7 @@ export async function startServer(
     throw err;
   }
   let internalOrigin: string | undefined;
-  const parts = buildParts(config, db, logger, flags, recordingsConfig, () => internalOrigin);
+  const parts = buildParts(config, db, logger, flags, () => internalOrigin);
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
@@ -204,7 +184,7 @@ export async function startServer(
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =
-    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: hookSettings, workerId: `${hostname()}:${process.pid}` });
+    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: config.webhooks, workerId: `${hostname()}:${process.pid}` });
   const scheduler =
     role === 'api'
       ? undefined
@@ -223,7 +203,7 @@ export async function startServer(
   const retention =
     role === 'api'
       ? undefined
-      : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: webRtcSettings(process.env).recordingRetentionSeconds });
+      : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: config.webrtc.recordingRetentionSeconds });
   scheduler?.start();
   webhooks?.start();
   retention?.start();

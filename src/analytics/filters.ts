@@ -4,7 +4,7 @@
  *
  * Terminology
  * - live lead: a lead that is not a test: not from the playground (`is_playground`) and not in a
- *   `*_TEST` execution mode. Analytics only ever count live leads (DESIGN 5).
+ *   `*_TEST` execution mode. Analytics only ever count live leads.
  * - activity time: when a lead happened for analytics, `coalesce(call_initiated_time, created_at)`:
  *   the start of its (latest) call, or its push time when it was never dialled. Date filters, time
  *   buckets and the hourly heatmap all use it; migration 002 indexes exactly this expression.

@@ -1,4 +1,5 @@
-import type { FeatureDeps } from '../features.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { runFolder } from './rollup/index.js';
 import { registerAnalyticsRoutes } from './routes.js';
@@ -13,10 +14,10 @@ export { insertFinishedLeads, type FinishedLead } from './demo.js';
 const FOLD_INTERVAL_MS = 1000;
 
 /**
- * The analytics feature's only door: POST /analytics (spec 4.8) over the twelve query types, and
+ * The analytics feature's only door: POST /analytics over the twelve query types, and
  * the rollup folder running beside it until the app closes.
  */
-export function registerAnalytics(app: App, deps: FeatureDeps): void {
+export function registerAnalytics(app: App, deps: { db: Db; log: FastifyBaseLogger }): void {
   registerAnalyticsRoutes(app, new AnalyticsService(deps.db));
   const stop = new AbortController();
   let folder: Promise<void> | undefined;

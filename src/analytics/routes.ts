@@ -6,14 +6,14 @@ import type { AnalyticsService } from './service.js';
 
 /**
  * Schema failures are 400 (malformed), except a filter value outside its range (a negative
- * duration, a sentiment outside 0..1): that is 422, as spec 4.8 asks for invalid filter values.
+ * duration, a sentiment outside 0..1): that is 422, as for any invalid filter value.
  */
 function validationStatus(errors: ErrorObject[]): number {
   const outOfRange = (e: ErrorObject) => (e.keyword === 'minimum' || e.keyword === 'maximum') && e.instancePath.startsWith('/filters/');
   return errors.length > 0 && errors.every(outOfRange) ? 422 : 400;
 }
 
-/** POST /analytics (spec 4.8, DESIGN 5). */
+/** POST /analytics. */
 export function registerAnalyticsRoutes(app: App, analytics: AnalyticsService): void {
   app.post('/analytics', {
     config: { permission: ['analytics', 'read'], validationStatus },

@@ -1,5 +1,5 @@
 /**
- * POST /analytics (spec 4.8): the request, and one row shape per query type (DESIGN 5), each with
+ * POST /analytics: the request, and one row shape per query type, each with
  * the query types that produce it and an example, as the OpenAPI document shows them.
  */
 import { Type, type Static } from 'typebox';

@@ -3,6 +3,18 @@ import { assertCan } from './permissions.js';
 import type { Principal } from './principal.js';
 import { unauthorized } from '../lib/errors.js';
 import '../http/types.js';
+import type { Action, Resource } from './permissions.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The permission-matrix cell this route needs; every non-public route names one. */
+    permission?: readonly [Resource, Action];
+  }
+  interface FastifyRequest {
+    /** The authenticated caller; set on every non-public route. */
+    principal: Principal;
+  }
+}
 
 export interface Authenticator {
   /** The principal behind a bearer token; throws a 401 AppError when it is not valid. */

@@ -18,7 +18,7 @@ export type Action = 'read' | 'write';
 const ALL: readonly RoleName[] = ['admin', 'reseller', 'merchant', 'user'];
 
 /**
- * The permission matrix (DESIGN 5), written once. Every protected route names one cell of it;
+ * The permission matrix, written once. Every protected route names one cell of it;
  * the HTTP layer refuses to start a route that names none. What a role may *see* inside a cell is
  * narrowed further by scope (scope.ts): a reseller acts only inside its reseller, a merchant or
  * user only inside its merchant.

@@ -102,7 +102,7 @@ export class AuthService {
   }
 
   /**
-   * Issues an s2s token (spec 4.1, 5.5). Who may issue what: admin any role at any reseller; a
+   * Issues an s2s token. Who may issue what: admin any role at any reseller; a
    * reseller reseller/merchant/user tokens inside its reseller; a merchant merchant/user tokens for
    * its own merchant; a user none.
    */

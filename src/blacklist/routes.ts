@@ -39,7 +39,7 @@ const ListQuery = Type.Intersect([
   Type.Object({ reseller_id: Type.Optional(Id), phone_number: Type.Optional(Type.String({ maxLength: 32 })) }),
 ]);
 
-/** The blacklist (spec 4.7). */
+/** The blacklist. */
 export function registerBlacklistRoutes(app: App, blacklist: BlacklistService): void {
   app.post('/blacklist', {
     config: { permission: ['blacklist', 'write'] },

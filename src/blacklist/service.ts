@@ -30,7 +30,7 @@ function checkNumbers(numbers: string[]): string[] {
 }
 
 /**
- * The blacklist (spec 2.7, 4.7). Each reseller keeps its own; an admin's entries without a
+ * The blacklist. Each reseller keeps its own; an admin's entries without a
  * reseller_id form the platform-wide list that applies to every reseller. Merchants read their
  * reseller's list; only admins and resellers change it.
  */

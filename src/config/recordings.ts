@@ -3,6 +3,7 @@
  * UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD=true.
  */
 import path from 'node:path';
+import { ConfigError, text, type Env } from './env.js';
 
 export interface RecordingsCloudConfig {
   bucket: string;
@@ -24,20 +25,11 @@ export interface RecordingsConfig {
   cloud?: RecordingsCloudConfig;
 }
 
-/** A recordings setting in the environment is wrong. A plain Error subclass rather than config.ts's ConfigError, so this module does not import config.ts (which may load it). */
-export class RecordingsConfigError extends Error {
-  override name = 'RecordingsConfigError';
-}
-
-function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  return env[name]?.trim() || undefined;
-}
-
-function flag(env: NodeJS.ProcessEnv, name: string): boolean {
+function flag(env: Env, name: string): boolean {
   const value = text(env, name)?.toLowerCase();
   if (value === undefined || value === 'false' || value === '0' || value === 'no') return false;
   if (value === 'true' || value === '1' || value === 'yes') return true;
-  throw new RecordingsConfigError(`${name} must be true or false, not "${env[name]}"`);
+  throw new ConfigError(`${name} must be true or false, not "${env[name]}"`);
 }
 
 /**
@@ -46,27 +38,27 @@ function flag(env: NodeJS.ProcessEnv, name: string): boolean {
  * (optional; implies path-style), RECORDINGS_S3_PREFIX (`recordings/`), AWS_ACCESS_KEY_ID and
  * AWS_SECRET_ACCESS_KEY (both or neither; neither means the SDK's default chain).
  */
-export function recordingsConfigFromEnv(env: NodeJS.ProcessEnv, dataDir: string): RecordingsConfig {
+export function recordingsConfigFromEnv(env: Env, dataDir: string): RecordingsConfig {
   const config: RecordingsConfig = { dir: path.resolve(text(env, 'DIALER_RECORDINGS_DIR') ?? path.join(dataDir, 'recordings')) };
   // The bucket is set up whenever it is named, so the upload-recordings-to-cloud feature flag can
   // switch uploads on at run time; UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD is that flag's default.
   const bucket = text(env, 'RECORDINGS_S3_BUCKET');
   if (!flag(env, 'UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD') && !bucket) return config;
-  if (!bucket) throw new RecordingsConfigError('UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD=true needs RECORDINGS_S3_BUCKET');
+  if (!bucket) throw new ConfigError('UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD=true needs RECORDINGS_S3_BUCKET');
   const endpoint = text(env, 'RECORDINGS_S3_ENDPOINT');
   if (endpoint !== undefined) {
     let url: URL;
     try {
       url = new URL(endpoint);
     } catch {
-      throw new RecordingsConfigError(`RECORDINGS_S3_ENDPOINT must be a URL, not "${endpoint}"`);
+      throw new ConfigError(`RECORDINGS_S3_ENDPOINT must be a URL, not "${endpoint}"`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RecordingsConfigError('RECORDINGS_S3_ENDPOINT must be an http(s) URL');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('RECORDINGS_S3_ENDPOINT must be an http(s) URL');
   }
   const accessKeyId = text(env, 'AWS_ACCESS_KEY_ID');
   const secretAccessKey = text(env, 'AWS_SECRET_ACCESS_KEY');
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new RecordingsConfigError('Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither (the AWS default credential chain)');
+    throw new ConfigError('Set both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or neither (the AWS default credential chain)');
   }
   let prefix = env.RECORDINGS_S3_PREFIX?.trim() ?? 'recordings/';
   prefix = prefix.replace(/^\/+/, '');

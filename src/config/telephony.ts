@@ -3,6 +3,7 @@
  * The API base URLs default to the real providers; tests and the offline demo point them at the
  * emulator (`dialer emulator` prints the lines to use).
  */
+import { ConfigError, httpUrl, text, together, type Env } from './env.js';
 
 export interface TelephonySettings {
   twilio?: { accountSid: string; authToken: string; apiBaseUrl: string };
@@ -18,56 +19,31 @@ export interface TelephonySettings {
   skipSignatureCheck: boolean;
 }
 
-export class TelephonySettingsError extends Error {
-  override name = 'TelephonySettingsError';
+function baseUrl(env: Env, name: string, fallback: string): string {
+  return httpUrl(name, text(env, name) ?? fallback);
 }
 
-function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  return env[name]?.trim() || undefined;
-}
-
-function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const value = text(env, name) ?? fallback;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new TelephonySettingsError(`${name} must be an http(s) URL, got "${value}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TelephonySettingsError(`${name} must be an http(s) URL, got "${value}"`);
-  return value.replace(/\/+$/, '');
-}
-
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+function seconds(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new TelephonySettingsError(`${name} must be a whole number of seconds, got "${raw}"`);
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number of seconds, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > max) throw new TelephonySettingsError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
 }
 
-/** Both or neither: a half-configured provider is a mistake worth stopping for. */
-function pair(env: NodeJS.ProcessEnv, names: string[]): string[] | undefined {
-  const values = names.map((n) => text(env, n));
-  if (values.every((v) => v === undefined)) return undefined;
-  const missing = names.filter((_, i) => values[i] === undefined);
-  if (missing.length > 0) throw new TelephonySettingsError(`${missing.join(' and ')} must be set together with ${names.filter((n) => !missing.includes(n)).join(', ')}`);
-  return values as string[];
-}
-
-export function telephonySettings(env: NodeJS.ProcessEnv = process.env): TelephonySettings {
+export function telephonySettings(env: Env): TelephonySettings {
   const settings: TelephonySettings = {
     ringTimeoutSeconds: seconds(env, 'DIALER_RING_TIMEOUT_SECONDS', 30, 5, 120),
     maxCallSeconds: seconds(env, 'DIALER_MAX_CALL_SECONDS', 900, 10, 14_400),
     machineDetection: (text(env, 'DIALER_MACHINE_DETECTION') ?? 'true') !== 'false',
     skipSignatureCheck: text(env, 'DIALER_SKIP_CALLBACK_SIGNATURES') === 'true',
   };
-  const twilio = pair(env, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);
+  const twilio = together(env, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);
   if (twilio) settings.twilio = { accountSid: twilio[0]!, authToken: twilio[1]!, apiBaseUrl: baseUrl(env, 'TWILIO_API_URL', 'https://api.twilio.com') };
-  const plivo = pair(env, ['PLIVO_AUTH_ID', 'PLIVO_AUTH_TOKEN']);
+  const plivo = together(env, ['PLIVO_AUTH_ID', 'PLIVO_AUTH_TOKEN']);
   if (plivo) settings.plivo = { authId: plivo[0]!, authToken: plivo[1]!, apiBaseUrl: baseUrl(env, 'PLIVO_API_URL', 'https://api.plivo.com') };
-  const exotel = pair(env, ['EXOTEL_ACCOUNT_SID', 'EXOTEL_API_KEY', 'EXOTEL_API_TOKEN', 'EXOTEL_FLOW_URL']);
+  const exotel = together(env, ['EXOTEL_ACCOUNT_SID', 'EXOTEL_API_KEY', 'EXOTEL_API_TOKEN', 'EXOTEL_FLOW_URL']);
   if (exotel) {
     settings.exotel = {
       accountSid: exotel[0]!,

@@ -13,6 +13,8 @@
  *   OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT   longest attribute value (LLM prompts are the long ones); default unlimited
  */
 
+import { ConfigError, type Env } from './env.js';
+
 export interface TracingSettings {
   /** Where spans are sent (OTLP/HTTP, JSON); undefined: tracing is off. */
   tracesUrl: string | undefined;
@@ -22,15 +24,11 @@ export interface TracingSettings {
   attributeValueLengthLimit?: number;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string): number | undefined {
+function positive(env: Env, name: string): number | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new TracingSettingsError(`${name} must be a positive whole number, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a positive whole number, got "${raw}"`);
   return Number(raw);
-}
-
-export class TracingSettingsError extends Error {
-  override name = 'TracingSettingsError';
 }
 
 /** Parses the OTLP headers format: comma-separated `key=value`, values percent-encoded (a `=` in a value, as in base64, is kept). */
@@ -39,7 +37,7 @@ export function parseOtlpHeaders(name: string, raw: string | undefined): Record<
   for (const pair of (raw ?? '').split(',')) {
     if (!pair.trim()) continue;
     const at = pair.indexOf('=');
-    if (at <= 0) throw new TracingSettingsError(`${name} must be key=value pairs separated by commas, got "${pair.trim()}"`);
+    if (at <= 0) throw new ConfigError(`${name} must be key=value pairs separated by commas, got "${pair.trim()}"`);
     const key = pair.slice(0, at).trim();
     const value = pair.slice(at + 1).trim();
     try {
@@ -57,11 +55,11 @@ function url(name: string, raw: string): string {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
     return raw;
   } catch {
-    throw new TracingSettingsError(`${name} must be an http(s) URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   }
 }
 
-export function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings {
+export function tracingSettings(env: Env): TracingSettings {
   const serviceName = env.OTEL_SERVICE_NAME?.trim() || 'dialer';
   const off = env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none';
   const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();

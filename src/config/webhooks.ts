@@ -1,17 +1,18 @@
-import { ConfigError } from '../config.js';
+/** The reporting webhook's and service callback's delivery: signing, attempts, pauses, timeout. */
+import { ConfigError, type Env } from './env.js';
 
 export interface WebhookSettings {
   /** HMAC key for X-Dialer-Signature; unset: deliveries are not signed. */
   secret: string | undefined;
-  /** Attempts per delivery (spec 6.1: 3). */
+  /** Attempts per delivery (3 by default). */
   attempts: number;
-  /** Pause before each retry, in ms (spec 6.1: none, back-to-back). */
+  /** Pause before each retry, in ms (by default none: back-to-back). */
   delaysMs: number[];
   /** Per-attempt timeout. */
   timeoutMs: number;
 }
 
-export function webhookSettings(env: NodeJS.ProcessEnv = process.env): WebhookSettings {
+export function webhookSettings(env: Env): WebhookSettings {
   const int = (name: string, fallback: number, min: number, max: number) => {
     const raw = env[name]?.trim();
     if (!raw) return fallback;

@@ -1,9 +1,16 @@
 /**
- * WebRTC settings from the environment (README: Configuration). ICE servers: STUN by default none
+ * WebRTC settings from the environment. ICE servers: STUN by default none
  * (host candidates suffice on one network); real networks set WEBRTC_STUN_URLS and, behind strict
  * NATs, a TURN server.
  */
-import type { IceServer } from '../webrtc/wrtc.js';
+import { ConfigError, type Env } from './env.js';
+
+/** A STUN or TURN server, as RTCPeerConnection takes it. */
+export interface IceServer {
+  urls: string | string[];
+  username?: string;
+  credential?: string;
+}
 
 export interface WebRtcSettings {
   /** Given to Dialer's peer and to clients (the offer's answer carries them). */
@@ -12,39 +19,35 @@ export interface WebRtcSettings {
   connectTimeoutMs: number;
   /** A peer disconnected this long (no ICE restart brought it back) has gone. */
   disconnectGraceMs: number;
-  /** How long a WebRTC recording is kept (spec 8: 7 days). */
+  /** How long a WebRTC recording is kept (7 days by default). */
   recordingRetentionSeconds: number;
   /** Lease on a lead in a session (DIALER_LEASE_SECONDS), renewed every third of it. */
   leaseSeconds: number;
-}
-
-export class WebRtcSettingsError extends Error {
-  override name = 'WebRtcSettingsError';
 }
 
 function list(raw: string | undefined): string[] {
   return (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function seconds(env: Env, name: string, fallback: number): number {
   const raw = env[name]?.trim();
   if (!raw) return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n <= 0) throw new WebRtcSettingsError(`${name} must be a positive number of seconds, got "${raw}"`);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number of seconds, got "${raw}"`);
   return n;
 }
 
-export function webRtcSettings(env: NodeJS.ProcessEnv = process.env): WebRtcSettings {
+export function webRtcSettings(env: Env, leaseSeconds = 30): WebRtcSettings {
   const iceServers: IceServer[] = [];
   const stun = list(env.WEBRTC_STUN_URLS);
-  for (const url of stun) if (!/^stuns?:/.test(url)) throw new WebRtcSettingsError(`WEBRTC_STUN_URLS: "${url}" is not a stun: or stuns: URL`);
+  for (const url of stun) if (!/^stuns?:/.test(url)) throw new ConfigError(`WEBRTC_STUN_URLS: "${url}" is not a stun: or stuns: URL`);
   if (stun.length > 0) iceServers.push({ urls: stun });
   const turn = list(env.WEBRTC_TURN_URLS);
-  for (const url of turn) if (!/^turns?:/.test(url)) throw new WebRtcSettingsError(`WEBRTC_TURN_URLS: "${url}" is not a turn: or turns: URL`);
+  for (const url of turn) if (!/^turns?:/.test(url)) throw new ConfigError(`WEBRTC_TURN_URLS: "${url}" is not a turn: or turns: URL`);
   if (turn.length > 0) {
     const username = env.WEBRTC_TURN_USERNAME?.trim();
     const credential = env.WEBRTC_TURN_CREDENTIAL?.trim();
-    if (!username || !credential) throw new WebRtcSettingsError('WEBRTC_TURN_URLS needs WEBRTC_TURN_USERNAME and WEBRTC_TURN_CREDENTIAL');
+    if (!username || !credential) throw new ConfigError('WEBRTC_TURN_URLS needs WEBRTC_TURN_USERNAME and WEBRTC_TURN_CREDENTIAL');
     iceServers.push({ urls: turn, username, credential });
   }
   return {
@@ -52,6 +55,6 @@ export function webRtcSettings(env: NodeJS.ProcessEnv = process.env): WebRtcSett
     connectTimeoutMs: seconds(env, 'WEBRTC_CONNECT_TIMEOUT_SECONDS', 30) * 1000,
     disconnectGraceMs: seconds(env, 'WEBRTC_DISCONNECT_GRACE_SECONDS', 5) * 1000,
     recordingRetentionSeconds: seconds(env, 'WEBRTC_RECORDING_RETENTION_DAYS', 7) * 86_400,
-    leaseSeconds: 30,
+    leaseSeconds,
   };
 }

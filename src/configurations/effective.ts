@@ -2,7 +2,7 @@ import type { ConfigurationRow } from './repository.js';
 
 /**
  * The configuration a lead is dialled with: its configuration, with a playground lead's
- * `configurations_override` merged over it (spec 4.2: ignored for other leads).
+ * `configurations_override` merged over it (other leads' overrides are ignored).
  */
 export function effectiveConfiguration(
   configuration: ConfigurationRow,

@@ -1,4 +1,4 @@
-import type { FeatureDeps } from '../features.js';
+import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { registerConfigurationRoutes } from './routes.js';
 import { ConfigurationsService } from './service.js';
@@ -9,7 +9,7 @@ export { effectiveConfiguration, EFFECTIVE_PROVIDER_SQL } from './effective.js';
 export { findInboundConfiguration, type InboundConfiguration } from './inbound.js';
 export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from './schema.js';
 
-/** The configurations feature's only door: CRUD of call execution configurations (spec 4.4). */
-export function registerConfigurations(app: App, deps: FeatureDeps): void {
-  registerConfigurationRoutes(app, new ConfigurationsService(deps.db));
+/** The configurations feature's only door: CRUD of call execution configurations. */
+export function registerConfigurations(app: App, db: Db): void {
+  registerConfigurationRoutes(app, new ConfigurationsService(db));
 }

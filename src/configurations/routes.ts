@@ -22,7 +22,7 @@ export const configurationView = ({ template_id, created_at, updated_at, ...rest
   updated_at: isoRequired(updated_at),
 });
 
-/** Call execution configurations (spec 2.4, 4.4). */
+/** Call execution configurations. */
 export function registerConfigurationRoutes(app: App, configurations: ConfigurationsService): void {
   app.post('/configurations', {
     config: { permission: ['configurations', 'write'] },

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Id, Timestamp } from '../http/index.js';
 
 /**
- * The call execution configuration (spec 2.4) as the API speaks it. One schema serves the create
+ * The call execution configuration as the API speaks it. One schema serves the create
  * body (defaults fill what is omitted), the full-object PUT body (the same plus `id`) and the
  * response, so the documented shape and the validated shape cannot drift apart.
  */
@@ -83,7 +83,7 @@ export const ConfigurationFields = {
   pre_checks: Type.Array(PreCheck, { default: [], maxItems: 20 }),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
-      description: "Where the final state of each conversation is POSTed (spec 6.2, beyond its fields); null: the deployment's DIALER_SERVICE_CALLBACK_URL",
+      description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",
     }),
   ),
 };

@@ -2,7 +2,8 @@
  * One emulated call: ringing, the script's answer, the status callbacks, fetching and following
  * Dialer's markup (TwiML, Plivo XML, Exotel Voicebot JSON), the media stream and the end.
  */
-import { MediaLeg, PcmBuffer, type CallAudio } from './media.js';
+import { PcmBuffer, type CallAudio } from './audio.js';
+import { MediaLeg } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
 import { deliver, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
 import { answerParams, finalCallback, signing, statusEvent } from './callbacks.js';
@@ -259,6 +260,7 @@ export class Call {
       audio: this.audio,
       accountId: this.provider === 'PROVIDER_A' ? this.ctx.options.twilio.accountSid : this.provider === 'PROVIDER_C' ? this.ctx.options.plivo.authId : this.ctx.options.exotel.accountSid,
       customParameters,
+      ...(this.ctx.options.voice ? { voice: this.ctx.options.voice } : {}),
       contentType,
       steps: this.steps(),
       log: (m) => this.log(m),

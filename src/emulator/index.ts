@@ -12,6 +12,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { warmUp } from '../lib/speech.js';
+import { speechFrames } from './audio.js';
 import { Call, type CallContext, type CallSetup } from './call.js';
 import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
@@ -101,6 +103,12 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
   flowUrl = `${url}/exotel/flow`;
+  // The callees' lines are made ahead, so a callee speaks the moment its stream opens.
+  const prepareLines = (script: CalleeScript | undefined) => {
+    for (const step of script?.steps ?? []) if ('say' in step) void speechFrames(step.say, options.voice).catch(() => undefined);
+  };
+  warmUp(options.voice);
+  prepareLines(options.defaultScript);
 
   return {
     url,
@@ -108,6 +116,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
     calls: records,
     script(number, script) {
       scripts.set(number, script);
+      prepareLines(script);
     },
     nextCall(predicate = () => true, timeoutMs = 10_000) {
       const hit = records.find(predicate);

@@ -3,6 +3,8 @@
  * emulator can use them without import cycles.
  */
 
+import type { LocalVoice } from '../lib/speech.js';
+
 export type EmulatedProvider = 'PROVIDER_A' | 'PROVIDER_B' | 'PROVIDER_C';
 
 export interface EmulatorOptions {
@@ -17,11 +19,13 @@ export interface EmulatorOptions {
   exotel: { accountSid: string; apiKey: string; apiToken: string };
   /** Script for numbers without one of their own. Default: answer and stay silent. */
   defaultScript?: CalleeScript;
+  /** The callees' voice (default: flite's). */
+  voice?: LocalVoice;
   log?: (msg: string) => void;
 }
 
 export type CalleeStep =
-  /** Speak this line (espeak-ng, 8 kHz), streamed in real time. */
+  /** Speak this line (the local voice, 8 kHz), streamed in real time. */
   | { say: string }
   /** Press these keys (one dtmf event per digit). */
   | { dtmf: string }

@@ -13,7 +13,7 @@ const Refreshed = Type.Object({
 });
 
 /**
- * POST /feature-flags/webhook: the flag system says flags changed (spec 6.5). The body is read raw
+ * POST /feature-flags/webhook: the flag system says flags changed. The body is read raw
  * and must carry a valid `X-Hub-Signature-256`; Dialer then re-reads its flags at once. The body's
  * content is only logged: the flag source is the truth, so a replayed or stale notification can at
  * worst cause a needless refresh. GET /feature-flags (admin) shows the definitions in force.

@@ -1,5 +1,5 @@
 /**
- * Feature flags (spec 6.5), evaluated through OpenFeature. Each Flags instance registers its
+ * Feature flags, evaluated through OpenFeature. Each Flags instance registers its
  * provider under its own OpenFeature domain, so several Dialer apps in one process (tests) never
  * share flags. The flags Dialer reads from day one:
  *
@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { NOOP_PROVIDER, OpenFeature, ProviderEvents, type Client } from '@openfeature/server-sdk';
+import type { FlagSettings } from '../config/flags.js';
 import type { Logger } from '../lib/logger.js';
 import { flagdSource } from './flagd.js';
 import { fileSource } from './provider.js';
@@ -26,18 +27,6 @@ export const FLAG_KEYS = {
   voicemailDetection: 'voicemail-detection',
 } as const;
 
-export interface FlagSettings {
-  /** `file` (default): the flag file below; `flagd`: a flagd daemon or flagd's offline file mode (FLAGD_* variables). */
-  provider: 'file' | 'flagd';
-  /** The flag file (flagd's format). */
-  file: string;
-  /** HMAC key the flag system signs its update webhook with; unset: the webhook is refused. */
-  webhookSecret: string | undefined;
-  /** How often the file's modification time is checked (0: only on the webhook). */
-  pollSeconds: number;
-  /** Defaults where the file defines nothing. */
-  defaults: { uploadRecordings: boolean; voicemailDetection: boolean };
-}
 
 export interface RefreshResult {
   changed: string[];

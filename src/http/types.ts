@@ -1,19 +1,11 @@
-import type { Principal } from '../auth/principal.js';
-import type { Action, Resource } from '../auth/permissions.js';
 import type { ValidationStatus } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** No bearer token needed (login, health, docs, provider callbacks with their own checks). */
     public?: boolean;
-    /** The permission-matrix cell this route needs; every non-public route names one. */
-    permission?: readonly [Resource, Action];
     /** Status for schema-validation failures (default 400). */
     validationStatus?: ValidationStatus;
-  }
-  interface FastifyRequest {
-    /** The authenticated caller; set on every non-public route. */
-    principal: Principal;
   }
 }
 

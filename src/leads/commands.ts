@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { API_PREFIX } from '../app.js';
+import { API_PREFIX } from '../http/index.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { EXECUTION_MODES } from './schema.js';
 import { importCsv, ImportError, type ImportSummary } from './import.js';
@@ -43,7 +43,7 @@ export function registerLeadsCommands(program: Command): void {
         `\nExit status: 0 all rows queued, ${EXIT_SOME_REJECTED} some rows rejected (see the summary), 1 the import failed.`,
     )
     .action(async (file: string, flags: ImportFlags) => {
-      const token = flags.token ?? process.env.DIALER_TOKEN;
+      const token = flags.token ?? loadConfig().cliToken;
       if (!token) throw new ConfigError('a token is needed: pass --token or set DIALER_TOKEN (POST /s2s-token issues one)');
       if (flags.executionMode && !(EXECUTION_MODES as readonly string[]).includes(flags.executionMode)) {
         throw new ConfigError(`--execution-mode must be one of ${EXECUTION_MODES.join(', ')}`);

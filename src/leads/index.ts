@@ -1,4 +1,6 @@
-import type { FeatureDeps } from '../features.js';
+import type { Db } from '../db/index.js';
+import type { OnFinished } from '../lifecycle/index.js';
+import type { RecordingStore } from '../recordings/index.js';
 import type { App } from '../http/index.js';
 import { registerLeadRoutes } from './routes.js';
 import { LeadsService } from './service.js';
@@ -9,6 +11,6 @@ export type { LeadRow } from './repository.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
 /** The leads feature's only door: push (single and batch), read, list, abort, recordings. */
-export function registerLeads(app: App, deps: FeatureDeps): void {
+export function registerLeads(app: App, deps: { db: Db; recordings?: RecordingStore | undefined; onFinished: OnFinished }): void {
   registerLeadRoutes(app, new LeadsService(deps.db, deps.onFinished), deps.recordings);
 }

@@ -3,7 +3,7 @@
  * - push: turning one POST /leads body into a lead row, or into the problem that refuses it.
  * - batch: up to 1,000 pushes checked independently and inserted by one statement.
  *
- * Checks run in the order of spec 4.2: schema (400 missing field or bad execution_mode, 422 other
+ * Checks run in this order: schema (400 missing field or bad execution_mode, 422 other
  * schema failures), scope (403), template under the reseller/merchant (404), payload variables the
  * template needs (422), the destination number (422 malformed, 403 blacklisted).
  */

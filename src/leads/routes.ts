@@ -20,7 +20,7 @@ const ListQuery = Type.Intersect([
   }),
 ]);
 
-/** A lead as spec 2.1 shows it: every field present, null until known. */
+/** A lead as the API shows it: every field present, null until known. */
 export function leadView(l: LeadRow) {
   return {
     id: l.id,
@@ -63,7 +63,7 @@ function destroy(body: NodeJS.ReadableStream | Buffer): void {
   if (!Buffer.isBuffer(body) && typeof stream.destroy === 'function') stream.destroy();
 }
 
-/** Leads (spec 4.2) and the bulk push beyond it; recordings are read from `recordings` when given. */
+/** Leads and the bulk push beyond it; recordings are read from `recordings` when given. */
 export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: RecordingStore): void {
   app.post('/leads', {
     config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus },
@@ -169,7 +169,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: R
 
   app.get('/leads/:id', {
     config: { permission: ['leads', 'read'] },
-    schema: { tags: ['leads'], summary: 'Read a lead (spec 2.1); id is the lead_call_tracker_id', params: IdParams, response: { 200: Lead, ...problems(401, 403, 404) } },
+    schema: { tags: ['leads'], summary: 'Read a lead; id is the lead_call_tracker_id', params: IdParams, response: { 200: Lead, ...problems(401, 403, 404) } },
     handler: async (request) => leadView(await leads.get(request.principal, request.params.id)),
   });
 

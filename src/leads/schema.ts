@@ -48,7 +48,7 @@ export type PushBody = Static<typeof PushBody>;
 
 /**
  * The status of a push that fails its schema: 400 for a missing (or empty) required field or an
- * unknown execution_mode, as spec 4.2 lists; 422 for everything else (type mismatches, unknown
+ * unknown execution_mode; 422 for everything else (type mismatches, unknown
  * fields, malformed URLs).
  */
 export function pushValidationStatus(raw: ErrorObject[]): number {

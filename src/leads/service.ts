@@ -32,7 +32,7 @@ export interface AbortItem {
 
 const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
 
-/** The write failed: nothing was queued and the client may retry (spec 4.2's 500). */
+/** The write failed: nothing was queued and the client may retry (a 500). */
 function notQueued(err: unknown): AppError {
   if (isUnstorableText(err)) return unstorableText();
   return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, { cause: toError(err) });

@@ -1,9 +1,8 @@
 /**
  * Audio helpers shared by telephony, recordings and the emulator: G.711 mu-law, WAV files,
- * resampling, signal level, and speech synthesis with the local espeak-ng.
+ * resampling and signal level (speech synthesis is speech.ts).
  * PCM is signed 16-bit mono as an Int16Array.
  */
-import { spawn } from 'node:child_process';
 
 const BIAS = 0x84;
 const CLIP = 32635;
@@ -385,27 +384,4 @@ export function mixInto(a: Int16Array, b: Int16Array, at: number): void {
     const v = a[i]! + b[i - at]!;
     a[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
   }
-}
-
-export class SynthesisError extends Error {
-  override name = 'SynthesisError';
-}
-
-/**
- * Speaks `text` with the local espeak-ng and returns PCM at `sampleRateHz`.
- * Needs the espeak-ng program (Debian package espeak-ng).
- */
-export async function synthesize(text: string, options: { sampleRateHz: number; voice?: string; wordsPerMinute?: number; signal?: AbortSignal }): Promise<Int16Array> {
-  const args = ['--stdout', '-v', options.voice ?? 'en-us', '-s', String(options.wordsPerMinute ?? 170), '--', text];
-  const wav = await new Promise<Buffer>((resolve, reject) => {
-    const child = spawn(process.env.ESPEAK_NG_PATH || 'espeak-ng', args, { stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', (e) => reject(new SynthesisError(`espeak-ng could not run: ${e.message} (install the espeak-ng package)`, { cause: e })));
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new SynthesisError(`espeak-ng exited with ${code}: ${err.trim()}`))));
-  });
-  const decoded = decodeWav(wav);
-  return resample(decoded.pcm, decoded.sampleRateHz, options.sampleRateHz);
 }

@@ -1,7 +1,8 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
-import type { LogLevel } from '../config.js';
-
 export type { Logger };
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Structured JSON logs; secrets never reach them (redacted by path). */
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): Logger {

@@ -51,7 +51,7 @@ const ListQuery = Type.Intersect([
 
 const view = (n: OutboundNumberRow) => ({ ...n, created_at: isoRequired(n.created_at), updated_at: isoRequired(n.updated_at) });
 
-/** Outbound numbers (spec 2.5, 4.5). */
+/** Outbound numbers. */
 export function registerNumberRoutes(app: App, numbers: NumbersService): void {
   app.post('/numbers', {
     config: { permission: ['numbers', 'write'] },

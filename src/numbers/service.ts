@@ -32,7 +32,7 @@ function check(input: NumberInput): void {
 const duplicate = (phone: string) => conflict(`The number ${phone} already exists`, 'duplicate_number');
 
 /**
- * Outbound caller-ID numbers (spec 2.5, 4.5), shared by the platform: admins change them,
+ * Outbound caller-ID numbers, shared by the platform: admins change them,
  * resellers read them. IN_USE belongs to the dialler: a number held by a call cannot be changed
  * or deleted (409), checked in the same statement that writes, so a call cannot take it in between.
  */

@@ -1,53 +1,36 @@
 /**
- * The AI services of the voice engine, chosen from the environment. An LLM and a speech-to-text
- * service need configuring (an API key, or the base URL of a local OpenAI-compatible server); speech
- * falls back to the local espeak-ng voice and voice activity is always the local Silero model.
+ * The AI services of the voice engine, built from their settings (config/voice.ts): an LLM (with
+ * an optional fallback), speech-to-text, speech (the local voice unless a service is configured)
+ * and the local Silero voice activity detector.
  */
+import type { VoiceSettings } from '../config/voice.js';
 import type { VoiceServices } from '../voice/conversation.js';
-import { NotConfiguredError } from '../voice/services.js';
-import { llmOptionsFromEnv, OpenAICompatibleLLM } from './llm/openai.js';
-import { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
-import { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
-import { EspeakTTS } from './tts/espeak.js';
-import { ElevenLabsTTS, elevenLabsOptionsFromEnv } from './tts/elevenlabs.js';
-import { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
+import { OpenAICompatibleLLM } from './llm/openai.js';
+import { OpenAITranscriptionSTT } from './stt/openai.js';
+import { DeepgramSTT } from './stt/deepgram.js';
+import { LocalTTS } from './tts/espeak.js';
+import { ElevenLabsTTS } from './tts/elevenlabs.js';
+import { OpenAITTS } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
 
-export { OpenAICompatibleLLM, llmOptionsFromEnv } from './llm/openai.js';
-export { OpenAITranscriptionSTT, openAISttOptionsFromEnv } from './stt/openai.js';
-export { DeepgramSTT, deepgramOptionsFromEnv } from './stt/deepgram.js';
-export { EspeakTTS } from './tts/espeak.js';
-export { ElevenLabsTTS, elevenLabsOptionsFromEnv } from './tts/elevenlabs.js';
-export { OpenAITTS, openAITtsOptionsFromEnv } from './tts/openai.js';
+export { OpenAICompatibleLLM } from './llm/openai.js';
+export { OpenAITranscriptionSTT } from './stt/openai.js';
+export { DeepgramSTT } from './stt/deepgram.js';
+export { LocalTTS } from './tts/espeak.js';
+export { ElevenLabsTTS } from './tts/elevenlabs.js';
+export { OpenAITTS } from './tts/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
 
-export type VoiceServicesResult = { services: VoiceServices } | { missing: string };
-
-export function voiceServicesFromEnv(env: NodeJS.ProcessEnv = process.env): VoiceServicesResult {
-  try {
-    // A second LLM (LLM_FALLBACK_*) takes over when the first keeps failing before it answers.
-    const llms = [new OpenAICompatibleLLM(llmOptionsFromEnv(env))];
-    if (env.LLM_FALLBACK_BASE_URL?.trim()) {
-      llms.push(
-        new OpenAICompatibleLLM(
-          llmOptionsFromEnv({ LLM_BASE_URL: env.LLM_FALLBACK_BASE_URL, LLM_API_KEY: env.LLM_FALLBACK_API_KEY, LLM_MODEL: env.LLM_FALLBACK_MODEL || env.LLM_MODEL }),
-        ),
-      );
-    }
-    const llm = new FallbackLLM(llms);
-    const sttProvider = env.STT_PROVIDER?.trim() || (env.DEEPGRAM_API_KEY?.trim() ? 'deepgram' : 'openai');
-    if (sttProvider !== 'deepgram' && sttProvider !== 'openai') throw new NotConfiguredError(`STT_PROVIDER must be deepgram or openai, got "${sttProvider}"`);
-    const stt = sttProvider === 'deepgram' ? new DeepgramSTT(deepgramOptionsFromEnv(env)) : new OpenAITranscriptionSTT(openAISttOptionsFromEnv(env));
-    const ttsProvider =
-      env.TTS_PROVIDER?.trim() || (env.ELEVENLABS_API_KEY?.trim() ? 'elevenlabs' : env.TTS_BASE_URL?.trim() || env.TTS_API_KEY?.trim() ? 'openai' : 'espeak');
-    if (!['openai', 'elevenlabs', 'espeak'].includes(ttsProvider)) throw new NotConfiguredError(`TTS_PROVIDER must be elevenlabs, openai or espeak, got "${ttsProvider}"`);
-    const tts =
-      ttsProvider === 'openai' ? new OpenAITTS(openAITtsOptionsFromEnv(env)) : ttsProvider === 'elevenlabs' ? new ElevenLabsTTS(elevenLabsOptionsFromEnv(env)) : new EspeakTTS();
-    return { services: { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD() } };
-  } catch (err) {
-    if (err instanceof NotConfiguredError) return { missing: err.message };
-    throw err;
-  }
+/** The services, or what is missing for them (the voice agent cannot run then). */
+export function createVoiceServices(settings: VoiceSettings): { services: VoiceServices } | { missing: string } {
+  const configured = settings.services;
+  if ('missing' in configured) return { missing: configured.missing };
+  // A second LLM takes over when the first keeps failing before it answers.
+  const llm = new FallbackLLM(configured.llm.map((options) => new OpenAICompatibleLLM(options)));
+  const stt = configured.stt.provider === 'deepgram' ? new DeepgramSTT(configured.stt.deepgram) : new OpenAITranscriptionSTT(configured.stt.openai);
+  const t = configured.tts;
+  const tts = t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : new LocalTTS(settings.localVoice);
+  return { services: { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) } };
 }

@@ -8,7 +8,6 @@ import { SwitchedRecordingStore } from './switched.js';
 import type { RecordingsConfig } from '../config/recordings.js';
 import type { RecordingStore } from './store.js';
 
-export { recordingsConfigFromEnv, RecordingsConfigError, type RecordingsCloudConfig, type RecordingsConfig } from '../config/recordings.js';
 export { InvalidCallSidError, isSafeCallSid, RECORDING_CONTENT_TYPE, type ByteRange, type OpenedRecording, type RecordingStore } from './store.js';
 export { LocalRecordingStore } from './local.js';
 export { parseRangeHeader, resolveRange, type RequestedRange } from './range.js';

@@ -10,6 +10,7 @@
 import { SpanStatusCode, trace, type Context } from '@opentelemetry/api';
 import type { PreCheck } from '../configurations/index.js';
 import { TRACER_NAME } from '../tracing/index.js';
+import { substitute } from '../voice/flow/index.js';
 
 export interface PreCheckResult {
   name: string;
@@ -26,19 +27,6 @@ export interface PreCheckResult {
 export interface PreCheckOutcome {
   proceed: boolean;
   results: PreCheckResult[];
-}
-
-const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-/**
- * Replaces `{name}` with the variable's value (`encode` applied, e.g. for URLs); unknown names are
- * left as written.
- */
-export function substitute(text: string, vars: Record<string, unknown>, encode: (value: string) => string = (v) => v): string {
-  return text.replace(PLACEHOLDER, (whole, name: string) => {
-    const v = vars[name];
-    return v === undefined || v === null ? whole : encode(typeof v === 'object' ? JSON.stringify(v) : String(v));
-  });
 }
 
 function substituteDeep(value: unknown, vars: Record<string, unknown>): unknown {
@@ -79,7 +67,7 @@ async function runOne(check: PreCheck, vars: Record<string, unknown>, signal?: A
   });
   let url: URL;
   try {
-    url = new URL(substitute(req.url, vars, encodeURIComponent));
+    url = new URL(substitute(req.url, vars, undefined, encodeURIComponent));
     for (const [k, v] of Object.entries(req.query_params ?? {})) url.searchParams.set(k, substitute(String(v), vars));
   } catch {
     return onError('the URL is invalid after substitution');

@@ -29,7 +29,7 @@ export interface TelephonyDeps {
   statusGraceMs?: number;
   /** Why calls cannot be carried (an AI service is not configured): no driver is offered, leads wait. */
   notReady?: string;
-  /** Feature switches read at each dial (spec 6.5); without them the settings decide. */
+  /** Feature switches read at each dial; without them the settings decide. */
   switches?: CallSwitches;
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
   onInboundFinished?: OnFinished;

@@ -1,4 +1,4 @@
-import type { FeatureDeps } from '../features.js';
+import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { registerTemplateRoutes } from './routes.js';
 import { TemplatesService } from './service.js';
@@ -21,9 +21,9 @@ export {
   type FlowHook,
   type FlowAction,
   type HttpRequestSpec,
-} from '../voice/flow/schema.js';
+} from '../voice/flow/index.js';
 
-/** The templates feature's only door: CRUD routes (spec 4.3), flow validation, lookups for pushes. */
-export function registerTemplates(app: App, deps: FeatureDeps): void {
-  registerTemplateRoutes(app, new TemplatesService(deps.db));
+/** The templates feature's only door: CRUD routes, flow validation, lookups for pushes. */
+export function registerTemplates(app: App, db: Db): void {
+  registerTemplateRoutes(app, new TemplatesService(db));
 }

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/index.js';
-import type { Flow } from '../voice/flow/schema.js';
+import type { Flow } from '../voice/flow/index.js';
 
 export interface TemplateRow {
   id: string;

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { App } from '../http/index.js';
 import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
-import { FlowSchema, type Flow } from '../voice/flow/schema.js';
+import { FlowSchema, type Flow } from '../voice/flow/index.js';
 import type { TemplateRow } from './repository.js';
 import type { TemplatesService } from './service.js';
 
@@ -107,7 +107,7 @@ const templateView = (t: TemplateRow) => ({
   updated_at: isoRequired(t.updated_at),
 });
 
-/** Templates (spec 4.3). */
+/** Templates. */
 export function registerTemplateRoutes(app: App, templates: TemplatesService): void {
   app.post('/templates', {
     config: { permission: ['templates', 'write'] },

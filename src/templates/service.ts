@@ -2,7 +2,7 @@ import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../
 import type { Db, Queryable } from '../db/index.js';
 import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { validateFlow, type Flow } from '../voice/flow/schema.js';
+import { validateFlow, type Flow } from '../voice/flow/index.js';
 import { TemplatesRepository, type TemplateRow } from './repository.js';
 
 export interface NewTemplate {

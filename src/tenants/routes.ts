@@ -46,7 +46,7 @@ const userView = (u: UserRecord) => ({
   updated_at: isoRequired(u.updated_at),
 });
 
-/** Resellers, merchants (spec 4.6) and users (DESIGN 5). */
+/** Resellers, merchants and users. */
 export function registerTenantRoutes(app: App, tenants: TenantsService): void {
   app.post('/resellers', {
     config: { permission: ['resellers', 'write'] },

@@ -158,7 +158,7 @@ export class TenantsService {
   }
 
   /**
-   * Makes sure an admin exists (DESIGN 5, bootstrap). Returns the generated password when one had
+   * Makes sure an admin exists. Returns the generated password when one had
    * to be invented, so the CLI can print it once; undefined otherwise.
    */
   async ensureAdmin(email: string | undefined, password: string | undefined): Promise<{ email: string; generatedPassword?: string } | undefined> {

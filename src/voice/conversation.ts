@@ -4,7 +4,8 @@
  * and the call record it leaves: transcript, node traversal, function calls, errors, who ended the
  * call, outcome, sentiment, cost, and trace scores (turn latency, interruptions).
  */
-import type { Flow } from '../templates/index.js';
+import { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
+import type { Flow } from './flow/schema.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
 import { createFlowSession } from './flow/index.js';
 import { frame, type EndFrame } from './frames.js';
@@ -26,22 +27,7 @@ export interface VoiceServices {
   vad: VAD;
 }
 
-/** Prices, per unit, in one currency (USD by default). */
-export interface Pricing {
-  telephonyPerMinute: number;
-  llmInputPerMillionTokens: number;
-  llmOutputPerMillionTokens: number;
-  sttPerMinute: number;
-  ttsPerMillionCharacters: number;
-}
-
-export const DEFAULT_PRICING: Pricing = {
-  telephonyPerMinute: 0.014,
-  llmInputPerMillionTokens: 0.15,
-  llmOutputPerMillionTokens: 0.6,
-  sttPerMinute: 0.0043,
-  ttsPerMillionCharacters: 15,
-};
+export { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
 
 export interface ConversationOptions {
   services: VoiceServices;

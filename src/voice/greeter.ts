@@ -1,12 +1,13 @@
 /**
- * The built-in agent until the LLM pipeline lands: it greets the person with the local espeak-ng
- * voice, listens (an energy detector finds speech), stops talking the moment the person talks over
- * it (barge-in), waits for them to finish, says goodbye and hangs up. Keys pressed are kept.
+ * The built-in agent that needs no AI service: it greets the person with the local voice,
+ * listens (an energy detector finds speech), stops talking the moment the person talks over it
+ * (barge-in), waits for them to finish, says goodbye and hangs up. Keys pressed are kept.
  * It proves the whole call path (dial, media both ways, barge-in, DTMF, recording, outcome) with
  * no AI service configured. Like a phone menu, pressing 0 moves the person to a human when the
  * lead's payload names one in `transfer_number` (a warm transfer through the provider).
  */
-import { rms, synthesize } from '../lib/audio.js';
+import { rms } from '../lib/audio.js';
+import { synthesize, type LocalVoice } from '../lib/speech.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
 
 export interface GreeterOptions {
@@ -19,7 +20,9 @@ export interface GreeterOptions {
   listenMs: number;
   /** Silence after speech that ends the person's turn. */
   endOfTurnMs: number;
-  /** Speech to synthesise: espeak-ng by default (injectable so a unit test can run without it). */
+  /** The voice it speaks with (default: flite's). */
+  voice?: LocalVoice;
+  /** Speech to synthesise: the local voice by default (injectable so a unit test can run without it). */
   speak?: (text: string, sampleRateHz: number, signal: AbortSignal) => Promise<Int16Array>;
 }
 
@@ -33,11 +36,11 @@ export const GREETER_DEFAULTS: GreeterOptions = {
 
 const cache = new Map<string, Int16Array>();
 
-async function espeak(text: string, sampleRateHz: number, signal: AbortSignal): Promise<Int16Array> {
-  const key = `${sampleRateHz}:${text}`;
+async function localVoice(text: string, sampleRateHz: number, signal: AbortSignal, voice?: LocalVoice): Promise<Int16Array> {
+  const key = `${voice?.engine}:${voice?.voice}:${sampleRateHz}:${text}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const pcm = await synthesize(text, { sampleRateHz, signal });
+  const pcm = await synthesize(text, { sampleRateHz, signal, ...(voice ? { voice } : {}) });
   if (cache.size > 100) cache.delete(cache.keys().next().value!);
   cache.set(key, pcm);
   return pcm;
@@ -109,7 +112,7 @@ export class GreeterAgent implements CallAgent {
 
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
-    const speak = o.speak ?? espeak;
+    const speak = o.speak ?? ((text: string, rate: number, signal: AbortSignal) => localVoice(text, rate, signal, o.voice));
     const transcription: Array<{ role: 'assistant' | 'user'; content: string }> = [];
     const errors: string[] = [];
     let dtmf = '';

@@ -1,7 +1,7 @@
 /**
  * The AI services the voice engine talks to, as narrow interfaces (livekit-agents style). Clients
- * live in `src/providers/{llm,stt,tts,vad}/`; each has a `label`, options with defaults from the
- * environment, and fails fast and clearly when it is not configured.
+ * live in `src/providers/{llm,stt,tts,vad}/`; each has a `label` and takes its settings
+ * (config/voice.ts, where a missing service is reported before any client is built).
  *
  * Terminology
  * - PCM: signed 16-bit mono samples (Int16Array) at the stated `sampleRateHz`.
@@ -22,11 +22,6 @@ export class ServiceError extends Error {
     this.status = options?.status;
   }
   readonly status: number | undefined;
-}
-
-/** Thrown at construction when a client lacks its configuration (API key, base URL, model). */
-export class NotConfiguredError extends Error {
-  override name = 'NotConfiguredError';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
  * Delivers queued reporting webhooks: any number of dispatchers (one per worker process) take
  * pending deliveries with SKIP LOCKED and a lease, POST them, and record every attempt. Attempts
- * go back-to-back by default (spec 6.1), only 2xx counts. A dispatcher that dies mid-delivery
+ * go back-to-back by default, only 2xx counts. A dispatcher that dies mid-delivery
  * leaves its lease to lapse; another resumes with the attempts left. It never blocks callers:
  * finishing a lead only queues a row.
  */
@@ -81,7 +81,7 @@ export class WebhookDispatcher {
     const body = JSON.stringify(d.payload);
     let attempt = d.attempts;
     while (attempt < settings.attempts) {
-      // Before a retry: its delay (the last one repeats; none by default, as spec 6.1 says).
+      // Before a retry: its delay (the last one repeats; none by default: back-to-back).
       const delay = retryDelayMs(settings, attempt);
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       attempt++;

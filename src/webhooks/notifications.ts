@@ -4,8 +4,8 @@ import { enqueueServiceCallbacks } from './service-callback.js';
 
 /**
  * What a lead's finish queues, in the transaction that finishes it (phone calls and WebRTC
- * sessions alike): its reporting webhook (spec 6.1) and, after a conversation, the service
- * callback (spec 6.2) to the configuration's endpoint or `deploymentCallbackUrl`. Called with every
+ * sessions alike): its reporting webhook and, after a conversation, the service
+ * callback to the configuration's endpoint or `deploymentCallbackUrl`. Called with every
  * lead that one statement finished.
  */
 export function queueFinishNotifications(deploymentCallbackUrl: string | undefined): (q: Queryable, leadIds: readonly string[]) => Promise<void> {

@@ -24,13 +24,13 @@ export interface NewDelivery {
   payload: unknown;
 }
 
-/** What the reporting webhook's body is made of (spec 6.1). */
+/** What the reporting webhook's body is made of. */
 export type FinishedLead = Pick<
   LeadRow,
   'id' | 'request_id' | 'status' | 'outcome' | 'attempt_count' | 'call_id' | 'recording_url' | 'call_end_time' | 'cancellation_reason' | 'payload' | 'meta_data'
 >;
 
-/** What the service callback's body is made of (spec 6.2), with the configuration's endpoint. */
+/** What the service callback's body is made of, with the configuration's endpoint. */
 export type ConversationLead = Pick<
   LeadRow,
   | 'id' | 'request_id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'execution_mode' | 'provider' | 'status' | 'outcome'

@@ -9,7 +9,7 @@ const Delivery = Type.Object({
   id: Type.String(),
   url: Type.String(),
   kind: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('service_callback')], {
-    description: 'success / failure: the reporting webhook (spec 6.1); service_callback: the final conversation state (spec 6.2)',
+    description: 'success / failure: the reporting webhook; service_callback: the final conversation state',
   }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
   attempts: Type.Integer(),

@@ -1,5 +1,5 @@
 /**
- * The service callback (spec 6.2): when the voice pipeline finishes a conversation, its final state
+ * The service callback: when the voice pipeline finishes a conversation, its final state
  * goes to the endpoint of the lead's configuration (`service_callback_url`), else the deployment's
  * (DIALER_SERVICE_CALLBACK_URL). It is queued in the transaction that finishes the lead and
  * delivered, signed and retried, by the same dispatcher as the reporting webhook.
@@ -11,7 +11,7 @@ import { WebhooksRepository, type ConversationLead } from './repository.js';
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
-/** The callback's body: camelCase, like the reporting webhook (spec 6.1). */
+/** The callback's body: camelCase, like the reporting webhook. */
 export function serviceCallbackPayload(lead: ConversationLead): Record<string, unknown> {
   const meta = lead.meta_data;
   const scores = lead.trace_scores ?? {};

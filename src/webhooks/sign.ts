@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * `X-Dialer-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (DESIGN 5). The
+ * `X-Dialer-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. The
  * timestamp is signed with the body, so a receiver can refuse replays older than its tolerance.
  */
 export function signWebhook(secret: string, timestampSeconds: number, body: string): string {

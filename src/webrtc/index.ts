@@ -1,5 +1,5 @@
 /**
- * Browser voice sessions over WebRTC (spec 2.2: WEBRTC, WEBRTC_TEST, WEBRTC_STREAM): Dialer
+ * Browser voice sessions over WebRTC (execution modes WEBRTC, WEBRTC_TEST, WEBRTC_STREAM): Dialer
  * terminates WebRTC itself (libwebrtc through @roamhq/wrtc, Opus both ways), signalling over HTTP,
  * the playground page, and the retention of WebRTC recordings. The module's only door.
  */
@@ -9,7 +9,6 @@ import { registerWebRtcRoutes } from './routes.js';
 import type { WebRtcService } from './service.js';
 
 export { WebRtcService, type OfferAnswer, type WebRtcDeps } from './service.js';
-export { webRtcSettings, WebRtcSettingsError, type WebRtcSettings } from '../config/webrtc.js';
 export { RecordingRetention, expireWebRtcRecordings } from './retention.js';
 export { WEBRTC_MODES, isWebRtcMode } from './repository.js';
 

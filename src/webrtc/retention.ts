@@ -1,5 +1,5 @@
 /**
- * WebRTC recordings expire after 7 days (spec 8; WEBRTC_RECORDING_RETENTION_DAYS). A periodic job
+ * WebRTC recordings expire after 7 days (WEBRTC_RECORDING_RETENTION_DAYS). A periodic job
  * deletes the expired files from the recording store and clears the leads' recording_url, noting
  * `recording_expired_at` in their metaData. Phone-call recordings are not touched.
  */

@@ -43,7 +43,7 @@ const Speak = Type.Object(
 
 const Spoken = Type.Object({ status: Type.Literal('queued'), room: Type.String() });
 
-/** Signalling for browser voice sessions (spec 2.2 WEBRTC modes) and WEBRTC_STREAM's tts-speak. */
+/** Signalling for browser voice sessions (the WEBRTC execution modes) and WEBRTC_STREAM's tts-speak. */
 export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
   app.post('/webrtc/:lead_id/offer', {
     config: { permission: ['leads', 'write'] },

@@ -5,11 +5,8 @@
  */
 import { createRequire } from 'node:module';
 
-export interface IceServer {
-  urls: string | string[];
-  username?: string;
-  credential?: string;
-}
+export type { IceServer } from '../config/webrtc.js';
+import type { IceServer } from '../config/webrtc.js';
 
 export interface AudioData {
   samples: Int16Array;

@@ -1,5 +1,5 @@
 /**
- * POST /analytics (spec 4.8, DESIGN 5) against a small hand-computed data set, written into the
+ * POST /analytics against a small hand-computed data set, written into the
  * leads table with SQL. Reseller R1 has seven live leads (L1-L7) and three test leads that must
  * never count; reseller R2 has two.
  *

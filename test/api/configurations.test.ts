@@ -55,7 +55,7 @@ const FULL = {
 };
 
 describe('POST /configurations', () => {
-  it('stores every field of spec 2.4 plus call_timezone and returns them', async () => {
+  it('stores every field of a configuration plus call_timezone and returns them', async () => {
     const tpl = await template(w.reseller1, w.r1);
     const res = await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl, ...FULL });
     assert.equal(res.status, 200, JSON.stringify(res.body));

@@ -42,7 +42,7 @@ const push = (as: Client, patch: Record<string, unknown> = {}, payload: Record<s
 const count = async () => Number((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM leads')).rows[0]!.n);
 
 describe('POST /leads', () => {
-  it('queues a lead (201) and GET returns every field of spec 2.1', async () => {
+  it('queues a lead (201) and GET returns every field of a lead', async () => {
     const res = await push(w.reseller1, { request_id: 'order-A', reporting_webhook_url: 'https://crm.example.com/hook' }, { customer_mobile_number: '+14155550123', plan: 'gold' });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     assert.equal(res.body.status, 'queued');

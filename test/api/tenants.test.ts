@@ -52,7 +52,7 @@ describe('resellers', () => {
   });
 });
 
-describe('merchants (spec 4.6)', () => {
+describe('merchants', () => {
   it('creates with name, reseller_id, contact_email and reads it back', async () => {
     const res = await w.reseller1.post('/merchants', { name: 'Shop', reseller_id: w.r1, contact_email: 'shop@example.com' });
     assert.equal(res.status, 200);

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Principal } from '../../src/auth/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import type { CallAgent } from '../../src/voice/index.js';
-import { WebRtcService, webRtcSettings } from '../../src/webrtc/index.js';
+import { WebRtcService } from '../../src/webrtc/index.js';
+import { webRtcSettings } from '../../src/config/webrtc.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

@@ -1,7 +1,7 @@
 /**
  * The operational surface end to end, on `dialer serve` with the voice engine and the provider
- * emulator: the service callback (spec 6.2) received by a real local server with its signature;
- * feature flags (spec 6.5) flipped by the flag system's signed webhook and seen by the next dial
+ * emulator: the service callback received by a real local server with its signature;
+ * feature flags flipped by the flag system's signed webhook and seen by the next dial
  * (the per-reseller kill switch, voicemail detection, recording upload to an S3 stand-in); and
  * Prometheus /metrics, parsed, moving as calls happen.
  */

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { pcmToBytes, synthesize } from '../../src/lib/audio.js';
+import { pcmToBytes } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 
 export interface ElevenLabsServer {
   url: string;

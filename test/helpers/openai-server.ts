@@ -13,7 +13,8 @@
  *   // LLM_BASE_URL = STT_BASE_URL = ai.url
  */
 import http from 'node:http';
-import { decodeWav, pcmToBytes, synthesize } from '../../src/lib/audio.js';
+import { decodeWav, pcmToBytes } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import type { AddressInfo } from 'node:net';
 
 export type ChatReply = {

@@ -144,7 +144,7 @@ describe('feature flags', () => {
   });
 
   it('reads its settings from the environment and refuses bad ones', () => {
-    const c = loadConfig({ DIALER_DATA_DIR: '/data', DIALER_MACHINE_DETECTION: 'false', UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD: 'true', DIALER_FLAGS_WEBHOOK_SECRET: 'x'.repeat(16) });
+    const c = loadConfig({ DIALER_DATA_DIR: '/data', DIALER_MACHINE_DETECTION: 'false', UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD: 'true', RECORDINGS_S3_BUCKET: 'recordings', DIALER_FLAGS_WEBHOOK_SECRET: 'x'.repeat(16) });
     assert.deepEqual(c.flags, { provider: 'file', file: path.resolve('/data/flags.json'), webhookSecret: 'x'.repeat(16), pollSeconds: 10, defaults: { uploadRecordings: true, voicemailDetection: false } });
     for (const env of [{ DIALER_FLAGS_WEBHOOK_SECRET: 'short' }, { DIALER_FLAGS_POLL_SECONDS: 'soon' }, { DIALER_MACHINE_DETECTION: 'maybe' }, { DIALER_METRICS_TOKEN: 'short' }, { DIALER_SERVICE_CALLBACK_URL: 'ftp://x' }, { DIALER_FLAGS_PROVIDER: 'launchdarkly' }]) {
       assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));

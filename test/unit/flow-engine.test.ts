@@ -83,7 +83,7 @@ function orderFlow(hookTimeoutSeconds?: number): Flow {
   };
 }
 
-const variables = { customer_name: 'Ana Lima', order_id: 'A-42', crm_token: 'tok-1', agent_number: '+15550100' };
+const variables = { customer_name: 'Ana Lima', order_id: 'A-42', crm_token: 'tok-1', agent_number: '+14155550100' };
 const ROLE: ChatMessage = { role: 'system', content: 'You are a polite assistant of Acme calling Ana Lima.' };
 const TASK: ChatMessage = { role: 'system', content: 'Greet Ana Lima and ask to confirm order A-42.' };
 
@@ -267,8 +267,8 @@ describe('flow engine: an order confirmation call', () => {
     const { llm, flow, signal } = session([{ text: ['Hi.'] }, { text: ['Connecting you now.'], tools: [{ name: 'talk_to_human', arguments: {} }] }]);
     await collect(flow.start(signal));
     const actions = await collect(flow.userTurn('I want a person.', signal));
-    assert.deepEqual(actions, [{ type: 'say', text: 'Connecting you now.' }, { type: 'transfer', to: '+15550100' }]);
-    assert.equal(flow.record.function_calls[0]!.transfer_to, '+15550100');
+    assert.deepEqual(actions, [{ type: 'say', text: 'Connecting you now.' }, { type: 'transfer', to: '+14155550100' }]);
+    assert.equal(flow.record.function_calls[0]!.transfer_to, '+14155550100');
     assert.deepEqual(await collect(flow.userTurn('Hello?', signal)), []);
     assert.equal(llm.requests.length, 2);
 

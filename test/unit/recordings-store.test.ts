@@ -9,12 +9,12 @@ import {
   InvalidCallSidError,
   LocalRecordingStore,
   parseRangeHeader,
-  recordingsConfigFromEnv,
-  RecordingsConfigError,
   resolveRange,
   S3RecordingStore,
   type OpenedRecording,
 } from '../../src/recordings/index.js';
+import { ConfigError } from '../../src/config.js';
+import { recordingsConfigFromEnv } from '../../src/config/recordings.js';
 import { startS3Server, type S3Server } from '../helpers/s3-server.js';
 
 const PUBLIC = 'https://dialer.example/agent/voice/dialer';
@@ -50,7 +50,7 @@ describe('recordings config', () => {
       { UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD: 'true', RECORDINGS_S3_BUCKET: 'b', RECORDINGS_S3_ENDPOINT: 'not a url' },
       { UPLOAD_VOICE_AGENT_CALL_RECORDINGS_TO_CLOUD: 'true', RECORDINGS_S3_BUCKET: 'b', AWS_ACCESS_KEY_ID: 'only-one' },
     ]) {
-      assert.throws(() => recordingsConfigFromEnv(env, '/d'), RecordingsConfigError, JSON.stringify(env));
+      assert.throws(() => recordingsConfigFromEnv(env, '/d'), ConfigError, JSON.stringify(env));
     }
   });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { inWindow, leadZone, nextOpening } from '../../src/lib/windows.js';
-import { pick, substitute } from '../../src/scheduler/prechecks.js';
+import { pick } from '../../src/scheduler/prechecks.js';
+import { substitute } from '../../src/voice/flow/index.js';
 
 const at = (iso: string) => new Date(iso);
 
@@ -59,7 +60,7 @@ describe('calling windows', () => {
 
 describe('pre-check helpers', () => {
   it('substitutes variables, encoding them where asked, and leaves unknown ones', () => {
-    assert.equal(substitute('/x/{a}?p={b}&q={missing}', { a: 'x y', b: '+1' }, encodeURIComponent), '/x/x%20y?p=%2B1&q={missing}');
+    assert.equal(substitute('/x/{a}?p={b}&q={missing}', { a: 'x y', b: '+1' }, undefined, encodeURIComponent), '/x/x%20y?p=%2B1&q={missing}');
     assert.equal(substitute('{n} {o}', { n: 3, o: { k: 1 } }), '3 {"k":1}');
   });
 

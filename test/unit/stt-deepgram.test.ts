@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { synthesize } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { DeepgramSTT } from '../../src/providers/stt/deepgram.js';
 import { ServiceError, type SttEvent } from '../../src/voice/services.js';
 import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { synthesize } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { OpenAITranscriptionSTT } from '../../src/providers/stt/openai.js';
 import type { SttEvent } from '../../src/voice/services.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';

@@ -160,8 +160,9 @@ describe('provider emulator', () => {
       accountSid: TW.accountSid, streamSid: start.streamSid, callSid: created.sid, tracks: ['inbound'], customParameters: { k: 'v' },
       mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
     });
-    // The callee speaks (real espeak audio), then Dialer answers: 0.5 s, a mark, 2 s, a mark, then a barge-in clear.
-    await waitFor(() => sock.frames.filter((f) => f.event === 'media').length >= 70, 10_000, 'callee audio');
+    // The callee speaks (real synthesised audio), then Dialer answers: 0.5 s, a mark, 2 s, a mark, then a barge-in clear.
+    const callee = () => decodeMulaw(Buffer.concat(sock.frames.filter((f) => f.event === 'media').map((f) => Buffer.from(f.media.payload, 'base64'))));
+    await waitFor(() => sock.frames.filter((f) => f.event === 'media').length >= 70 && peakRms(callee()) > 1000, 10_000, 'callee speech');
     const media = sock.frames.filter((f) => f.event === 'media');
     assert.equal(Buffer.from(media[0]!.media.payload, 'base64').length, 160);
     assert.equal(media[0]!.media.track, 'inbound');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { ElevenLabsTTS } from '../../src/providers/tts/elevenlabs.js';
-import { EspeakTTS } from '../../src/providers/tts/espeak.js';
+import { LocalTTS } from '../../src/providers/tts/espeak.js';
 import { OpenAITTS } from '../../src/providers/tts/openai.js';
 import { ServiceError } from '../../src/voice/services.js';
 import { startElevenLabsServer, type ElevenLabsServer } from '../helpers/elevenlabs-server.js';
@@ -47,8 +47,8 @@ describe('text-to-speech clients', () => {
     assert.ok(chunks > 3 && pcm.length / 24000 > 0.8 && rms(pcm) > 500);
   });
 
-  it('espeak-ng: local speech, no account', async () => {
-    const { pcm } = await speech(new EspeakTTS().synthesize('Hello.', { signal: new AbortController().signal }));
+  it('the local voice (flite): speech with no account', async () => {
+    const { pcm } = await speech(new LocalTTS().synthesize('Hello.', { signal: new AbortController().signal }));
     assert.ok(pcm.length > 4000 && rms(pcm) > 500);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { synthesize } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { SileroVAD } from '../../src/providers/vad/index.js';
 
 const silence = (ms: number) => new Int16Array((16000 * ms) / 1000);

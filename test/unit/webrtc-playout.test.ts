@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Playout } from '../../src/webrtc/playout.js';
-import { webRtcSettings } from '../../src/webrtc/index.js';
+import { webRtcSettings } from '../../src/config/webrtc.js';
 
 describe('playout', () => {
   it('sends 10 ms frames of 480 samples, the queued sound in order then silence, and resolves played', async () => {

@@ -121,7 +121,7 @@ CREATE TABLE blacklist (
 CREATE UNIQUE INDEX blacklist_scope_number_key ON blacklist (coalesce(reseller_id, ''), phone_number);
 CREATE INDEX blacklist_number_idx ON blacklist (phone_number);
 
--- The leads table is also the dialling queue (DESIGN 1): workers claim due rows with SKIP LOCKED.
+-- The leads table is also the dialling queue: workers claim due rows with SKIP LOCKED.
 CREATE TABLE leads (
   id text PRIMARY KEY,
   reseller_id text NOT NULL REFERENCES resellers (id) ON DELETE RESTRICT,

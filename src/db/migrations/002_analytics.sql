@@ -1,4 +1,4 @@
--- Analytics (spec 4.8, DESIGN 5): POST /analytics reads the leads themselves.
+-- Analytics: POST /analytics reads the leads themselves.
 --
 -- Terms (see src/analytics/filters.ts): a *live* lead is not a test (not is_playground, not a
 -- *_TEST execution mode); analytics count live leads only. Its *activity time* is

@@ -1,4 +1,4 @@
--- Reporting webhook deliveries (spec 6.1): one row per finished lead with a reporting_webhook_url,
+-- Reporting webhook deliveries: one row per finished lead with a reporting_webhook_url,
 -- queued in the transaction that finishes the lead; delivered by any worker's dispatcher.
 CREATE TABLE webhook_deliveries (
   id text PRIMARY KEY,

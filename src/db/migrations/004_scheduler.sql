@@ -1,4 +1,4 @@
--- The lead lifecycle engine (DESIGN 1, issue 4).
+-- The lead lifecycle engine.
 
 -- One row per dial counted by a configuration's rate limit; the sliding window counts the rows of
 -- the last rate_limit_window_seconds. Writers of one configuration take turns on an advisory lock.

@@ -1,4 +1,4 @@
--- Service callback (spec 6.2): where a configuration sends the final state of each conversation
+-- Service callback: where a configuration sends the final state of each conversation
 -- (unset: the deployment's DIALER_SERVICE_CALLBACK_URL, if any). Deliveries share the reporting
 -- webhook's queue, attempts and dispatcher, as their own kind.
 ALTER TABLE configurations ADD COLUMN service_callback_url text;

@@ -1,4 +1,4 @@
--- Analytics rollup (issue 7's speed; see docs/analytics.md, "Rollup"): hourly statistics of the
+-- Analytics rollup (see docs/analytics.md, "Rollup"): hourly statistics of the
 -- live leads, kept exact by a trigger on leads that covers every write path (push, claim, finish,
 -- abort, recovery, demo seed, manual SQL; inserts, updates and deletes).
 --

@@ -1,4 +1,4 @@
--- Payload filters answered without reading the leads (issue 7; docs/analytics.md, "Payload filters").
+-- Payload filters answered without reading the leads (docs/analytics.md, "Payload filters").
 --
 -- A payload filter {"k": v} (v a string, number, boolean or null) matches a lead exactly when its
 -- payload is an object whose key k holds a scalar jsonb-equal to v (containment does not look into

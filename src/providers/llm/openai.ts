@@ -2,41 +2,11 @@
  * OpenAI-compatible chat completions, streamed (server-sent events), with tool calls: OpenAI, Azure
  * OpenAI, Groq, vLLM, Ollama, llama.cpp server — any endpoint that speaks `/chat/completions`.
  */
-import { NotConfiguredError, ServiceError, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
+import type { LlmSettings } from '../../config/voice.js';
+import { ServiceError, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
 import { readServerSentEvents } from '../sse.js';
 
-export interface OpenAILlmOptions {
-  /** e.g. https://api.openai.com/v1 (no trailing slash). */
-  baseUrl: string;
-  apiKey?: string;
-  model: string;
-  temperature?: number;
-  /** Time allowed until the response headers arrive. */
-  timeoutMs: number;
-  /** Azure OpenAI: `api-key` header and `api-version` query instead of a bearer token. */
-  azure?: { apiVersion: string };
-}
-
-const OPENAI = 'https://api.openai.com/v1';
-
-export function llmOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAILlmOptions {
-  const baseUrl = (env.LLM_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
-  const apiKey = env.LLM_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
-  if (baseUrl === OPENAI && !apiKey) {
-    throw new NotConfiguredError('no LLM is configured: set LLM_API_KEY (or OPENAI_API_KEY), or LLM_BASE_URL for a local OpenAI-compatible server');
-  }
-  const temperature = env.LLM_TEMPERATURE?.trim() ? Number(env.LLM_TEMPERATURE) : undefined;
-  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw new NotConfiguredError(`LLM_TEMPERATURE must be between 0 and 2, got ${env.LLM_TEMPERATURE}`);
-  const azureVersion = env.LLM_AZURE_API_VERSION?.trim();
-  return {
-    baseUrl,
-    apiKey,
-    model: env.LLM_MODEL?.trim() || 'gpt-4o-mini',
-    temperature,
-    timeoutMs: 15_000,
-    ...(azureVersion ? { azure: { apiVersion: azureVersion } } : {}),
-  };
-}
+export type OpenAILlmOptions = LlmSettings;
 
 interface ChunkToolDelta {
   index: number;

@@ -4,27 +4,11 @@
  * `KeepAlive` while quiet, `Finalize` when the VAD ends a segment, `CloseStream` at the end.
  */
 import WebSocket from 'ws';
-import { NotConfiguredError, ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+import type { DeepgramSettings } from '../../config/voice.js';
+import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
 import { EventQueue } from '../queue.js';
 
-export interface DeepgramOptions {
-  apiKey: string;
-  /** wss://api.deepgram.com */
-  url: string;
-  model: string;
-  language: string;
-}
-
-export function deepgramOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): DeepgramOptions {
-  const apiKey = env.DEEPGRAM_API_KEY?.trim();
-  if (!apiKey) throw new NotConfiguredError('Deepgram needs DEEPGRAM_API_KEY');
-  return {
-    apiKey,
-    url: (env.DEEPGRAM_URL?.trim() || 'wss://api.deepgram.com').replace(/\/+$/, ''),
-    model: env.DEEPGRAM_MODEL?.trim() || 'nova-2',
-    language: env.STT_LANGUAGE?.trim() || 'en-US',
-  };
-}
+export type DeepgramOptions = DeepgramSettings;
 
 interface DeepgramMessage {
   type?: string;

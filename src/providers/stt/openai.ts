@@ -4,17 +4,11 @@
  */
 import { encodeWav, rms } from '../../lib/audio.js';
 import { EventQueue } from '../queue.js';
-import { NotConfiguredError, ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+import type { OpenAISttSettings } from '../../config/voice.js';
+import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
 
-export interface OpenAISttOptions {
-  baseUrl: string;
-  apiKey?: string;
-  model: string;
-  language?: string;
-  timeoutMs: number;
-}
+export type OpenAISttOptions = OpenAISttSettings;
 
-const OPENAI = 'https://api.openai.com/v1';
 /**
  * The segment goes as a WAV at the audio's own rate: telephony's 8 kHz as it is (the service
  * resamples it; upsampling first adds no speech and doubles the upload), wideband at 16 kHz.
@@ -24,15 +18,6 @@ const RATES: readonly number[] = [16000, 8000, 24000, 48000];
 const LEAD_IN_SECONDS = 0.3;
 /** Below this level (RMS) audio before a segment's speech counts as silence. */
 const LEAD_IN_LEVEL = 150;
-
-export function openAISttOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAISttOptions {
-  const baseUrl = (env.STT_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
-  const apiKey = env.STT_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
-  if (baseUrl === OPENAI && !apiKey) throw new NotConfiguredError('no speech-to-text is configured: set STT_API_KEY (or OPENAI_API_KEY), or STT_BASE_URL for a local server');
-  return { baseUrl, apiKey, model: env.STT_MODEL?.trim() || 'whisper-1', language: env.STT_LANGUAGE?.trim()?.split('-')[0] || undefined, timeoutMs: 20_000 };
-}
-
-
 
 export class OpenAITranscriptionSTT implements STT {
   readonly label: string;

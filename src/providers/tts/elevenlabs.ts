@@ -5,23 +5,11 @@
  */
 import WebSocket from 'ws';
 import { bytesToPcm } from '../../lib/audio.js';
-import { NotConfiguredError, ServiceError, type TTS } from '../../voice/services.js';
+import type { ElevenLabsSettings } from '../../config/voice.js';
+import { ServiceError, type TTS } from '../../voice/services.js';
 import { EventQueue } from '../queue.js';
 
-export interface ElevenLabsOptions {
-  apiKey: string;
-  voiceId: string;
-  model: string;
-  /** wss://api.elevenlabs.io */
-  url: string;
-}
-
-export function elevenLabsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): ElevenLabsOptions {
-  const apiKey = env.ELEVENLABS_API_KEY?.trim();
-  const voiceId = env.ELEVENLABS_VOICE_ID?.trim();
-  if (!apiKey || !voiceId) throw new NotConfiguredError('ElevenLabs needs ELEVENLABS_API_KEY and ELEVENLABS_VOICE_ID');
-  return { apiKey, voiceId, model: env.ELEVENLABS_MODEL?.trim() || 'eleven_turbo_v2_5', url: (env.ELEVENLABS_URL?.trim() || 'wss://api.elevenlabs.io').replace(/\/+$/, '') };
-}
+export type ElevenLabsOptions = ElevenLabsSettings;
 
 export class ElevenLabsTTS implements TTS {
   readonly label = 'elevenlabs';

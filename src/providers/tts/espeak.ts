@@ -1,12 +1,15 @@
-/** Local speech with the espeak-ng program: no account, no network; robotic but instant. */
-import { synthesize } from '../../lib/audio.js';
+/** The local voice as a TTS service: no account, no network (flite from npm, or espeak-ng when configured). */
+import { DEFAULT_LOCAL_VOICE, synthesize, warmUp, type LocalVoice } from '../../lib/speech.js';
 import { ServiceError, type TTS } from '../../voice/services.js';
 
-export class EspeakTTS implements TTS {
-  readonly label = 'espeak-ng';
+export class LocalTTS implements TTS {
+  readonly label: string;
   readonly sampleRateHz = 16000;
 
-  constructor(private readonly voice = process.env.ESPEAK_VOICE?.trim() || 'en-us') {}
+  constructor(private readonly voice: LocalVoice = DEFAULT_LOCAL_VOICE) {
+    this.label = voice.engine;
+    warmUp(voice);
+  }
 
   async *synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {
     try {

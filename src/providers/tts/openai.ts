@@ -1,23 +1,9 @@
 /** OpenAI-compatible speech (`POST /audio/speech`, `response_format: pcm`: 24 kHz 16-bit mono), streamed as it arrives. */
 import { bytesToPcm } from '../../lib/audio.js';
-import { NotConfiguredError, ServiceError, type TTS } from '../../voice/services.js';
+import type { OpenAITtsSettings } from '../../config/voice.js';
+import { ServiceError, type TTS } from '../../voice/services.js';
 
-export interface OpenAITtsOptions {
-  baseUrl: string;
-  apiKey?: string;
-  model: string;
-  voice: string;
-  timeoutMs: number;
-}
-
-const OPENAI = 'https://api.openai.com/v1';
-
-export function openAITtsOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): OpenAITtsOptions {
-  const baseUrl = (env.TTS_BASE_URL?.trim() || OPENAI).replace(/\/+$/, '');
-  const apiKey = env.TTS_API_KEY?.trim() || env.OPENAI_API_KEY?.trim() || undefined;
-  if (baseUrl === OPENAI && !apiKey) throw new NotConfiguredError('OpenAI speech needs TTS_API_KEY (or OPENAI_API_KEY), or TTS_BASE_URL for a local server');
-  return { baseUrl, apiKey, model: env.TTS_MODEL?.trim() || 'tts-1', voice: env.TTS_VOICE?.trim() || 'alloy', timeoutMs: 15_000 };
-}
+export type OpenAITtsOptions = OpenAITtsSettings;
 
 export class OpenAITTS implements TTS {
   readonly label: string;

@@ -62,13 +62,6 @@ async function createModel(want: SileroRuntime | 'auto'): Promise<Model> {
   return { runtime: 'wasm', ort, session: await ort.InferenceSession.create(modelBytes(), { executionProviders: ['wasm'] }) };
 }
 
-function runtimeFromEnv(): SileroRuntime | 'auto' {
-  const v = process.env.SILERO_RUNTIME?.trim().toLowerCase();
-  if (!v || v === 'auto') return 'auto';
-  if (v === 'native' || v === 'wasm') return v;
-  throw new Error(`SILERO_RUNTIME must be native, wasm or auto, not "${process.env.SILERO_RUNTIME}"`);
-}
-
 function loadModel(want: SileroRuntime | 'auto'): Promise<Model> {
   let model = models.get(want);
   if (!model) {
@@ -228,7 +221,7 @@ class SileroStream implements VadStream {
 }
 
 export interface SileroOptions extends Partial<VadOptions> {
-  /** Which ONNX Runtime build runs the model; default SILERO_RUNTIME, else native when it loads. */
+  /** Which ONNX Runtime build runs the model; default auto: native when it loads, else wasm. */
   runtime?: SileroRuntime | 'auto';
 }
 
@@ -240,7 +233,7 @@ export class SileroVAD implements VAD {
 
   constructor(options: SileroOptions = {}) {
     const { runtime, ...defaults } = options;
-    this.runtime = runtime ?? runtimeFromEnv();
+    this.runtime = runtime ?? 'auto';
     this.defaults = defaults;
   }
 
@@ -256,7 +249,7 @@ export class SileroVAD implements VAD {
 }
 
 /** Silero's cost is worth knowing at start: loads the model once (about 2 MB). */
-export function preloadSilero(): Promise<unknown> {
-  return loadModel(runtimeFromEnv());
+export function preloadSilero(runtime: SileroRuntime | 'auto' = 'auto'): Promise<unknown> {
+  return loadModel(runtime);
 }
 

@@ -1,5 +1,5 @@
 /** Checks a function call's arguments (JSON text from the LLM) against the function's properties and required list. */
-import type { FlowFunction } from '../../templates/index.js';
+import type { FlowFunction } from './schema.js';
 
 type Checked = { ok: true; value: Record<string, unknown> } | { ok: false; error: string };
 

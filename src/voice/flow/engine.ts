@@ -12,11 +12,12 @@
  * post_action `function` (the previous node already answered). A node reached by a function call
  * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
-import type { Flow, FlowAction, FlowFunction, FlowNode } from '../../templates/index.js';
+import type { Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { childSpan, failSpan, wallClockMs } from '../tracing.js';
 import { validateArguments } from './arguments.js';
 import { runHook } from './hooks.js';
+import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
@@ -24,7 +25,6 @@ export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
 /** LLM replies with tool calls per turn; beyond it the loop is cut (a model calling tools forever). */
 export const MAX_TOOL_ROUNDS = 3;
-const E164 = /^\+[1-9]\d{6,14}$/;
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type Line = FlowRecord['transcription'][number];
@@ -352,7 +352,7 @@ export class FlowEngine implements FlowSession {
     const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
     if (fn.transfer_to_number) {
       const to = this.fill(fn.transfer_to_number, args);
-      if (E164.test(to)) record.transfer_to = to;
+      if (isE164(to)) record.transfer_to = to;
       else {
         record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
         this.record.errors.push(`${fn.name}: ${record.error}`);

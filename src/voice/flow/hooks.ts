@@ -1,10 +1,10 @@
 /**
- * Template hooks (spec 6.3): an HTTP request with `{variable}` substitution in the URL, query,
+ * Template hooks: an HTTP request with `{variable}` substitution in the URL, query,
  * headers and body, a timeout, one retry for network errors and 5xx, and a result for the record.
  * A hook never throws and never outlives its timeout.
  */
 import { SpanStatusCode, type Context } from '@opentelemetry/api';
-import type { FlowHook } from '../../templates/index.js';
+import type { FlowHook } from './schema.js';
 import { childSpan } from '../tracing.js';
 import { substitute } from './substitute.js';
 import type { FunctionCallRecord } from './types.js';

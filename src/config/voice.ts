@@ -1,0 +1,218 @@
+/**
+ * The voice settings: which agent talks on calls, its AI services (an LLM and a speech-to-text
+ * service need configuring: an API key, or the base URL of a local OpenAI-compatible server;
+ * speech falls back to the local voice), the local voice, the VAD's runtime and call prices.
+ *
+ * A service that is not configured does not stop the start: the settings say what is missing
+ * (`services.missing`), /health reports it and leads wait until it is configured. A value that is
+ * set but wrong (a malformed URL, a temperature out of range) is a ConfigError.
+ */
+import { FLITE_VOICES, type LocalVoice } from '../lib/speech.js';
+import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
+
+const OPENAI = 'https://api.openai.com/v1';
+
+export interface LlmSettings {
+  /** e.g. https://api.openai.com/v1 (no trailing slash). */
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  temperature?: number | undefined;
+  /** Time allowed until the response headers arrive. */
+  timeoutMs: number;
+  /** Azure OpenAI: `api-key` header and `api-version` query instead of a bearer token. */
+  azure?: { apiVersion: string };
+}
+
+export interface OpenAISttSettings {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  language?: string | undefined;
+  timeoutMs: number;
+}
+
+export interface DeepgramSettings {
+  apiKey: string;
+  /** wss://api.deepgram.com */
+  url: string;
+  model: string;
+  language: string;
+}
+
+export interface OpenAITtsSettings {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  model: string;
+  voice: string;
+  timeoutMs: number;
+}
+
+export interface ElevenLabsSettings {
+  apiKey: string;
+  voiceId: string;
+  model: string;
+  /** wss://api.elevenlabs.io */
+  url: string;
+}
+
+/**
+ * The voice Dialer speaks with when no speech service is configured (and the built-in agent and
+ * the emulator's callees always): flite, compiled to WebAssembly and installed with Dialer from
+ * npm; or the espeak-ng program at `espeakPath` (ESPEAK_NG_PATH).
+ */
+export type LocalVoiceSettings = LocalVoice;
+
+export type SttSettings = { provider: 'openai'; openai: OpenAISttSettings } | { provider: 'deepgram'; deepgram: DeepgramSettings };
+export type TtsSettings = { provider: 'openai'; openai: OpenAITtsSettings } | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings } | { provider: 'local' };
+
+/** Prices, per unit, in one currency (USD by default). */
+export interface Pricing {
+  telephonyPerMinute: number;
+  llmInputPerMillionTokens: number;
+  llmOutputPerMillionTokens: number;
+  sttPerMinute: number;
+  ttsPerMillionCharacters: number;
+}
+
+export const DEFAULT_PRICING: Pricing = {
+  telephonyPerMinute: 0.014,
+  llmInputPerMillionTokens: 0.15,
+  llmOutputPerMillionTokens: 0.6,
+  sttPerMinute: 0.0043,
+  ttsPerMillionCharacters: 15,
+};
+
+export interface VoiceSettings {
+  /** `flow` runs each lead's template with the AI services; `greeter` is the built-in demo agent that needs none. */
+  agent: 'flow' | 'greeter';
+  /** The AI services, or what is missing for them. `llm` lists the primary model and its fallback (LLM_FALLBACK_*). */
+  services: { llm: LlmSettings[]; stt: SttSettings; tts: TtsSettings } | { missing: string };
+  localVoice: LocalVoiceSettings;
+  /** Which ONNX Runtime build runs the Silero VAD: native, wasm, or auto (native when it loads). */
+  sileroRuntime: 'native' | 'wasm' | 'auto';
+  pricing: Pricing;
+}
+
+/** A service that is not configured (soft: reported, not fatal). */
+class Missing extends Error {}
+
+/** An OpenAI-compatible LLM; `names` are the variables of its base URL, key and model (the primary's or the fallback's). */
+function llm(env: Env, names: { base: string; key: string; model: string }, primary: boolean): LlmSettings {
+  const baseUrl = httpUrl(names.base, text(env, names.base) ?? OPENAI);
+  const apiKey = text(env, names.key) ?? (primary ? text(env, 'OPENAI_API_KEY') : undefined);
+  if (baseUrl === OPENAI && !apiKey) {
+    throw new Missing('no LLM is configured: set LLM_API_KEY (or OPENAI_API_KEY), or LLM_BASE_URL for a local OpenAI-compatible server');
+  }
+  const rawTemperature = primary ? text(env, 'LLM_TEMPERATURE') : undefined;
+  const temperature = rawTemperature === undefined ? undefined : Number(rawTemperature);
+  if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw new Missing(`LLM_TEMPERATURE must be between 0 and 2, got ${rawTemperature}`);
+  const azureVersion = primary ? text(env, 'LLM_AZURE_API_VERSION') : undefined;
+  return {
+    baseUrl,
+    apiKey,
+    model: text(env, names.model) ?? text(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    temperature,
+    timeoutMs: 15_000,
+    ...(azureVersion ? { azure: { apiVersion: azureVersion } } : {}),
+  };
+}
+
+/** One of `choices`, or what is wrong (a soft problem: the agent is not ready). */
+function choice<T extends string>(env: Env, name: string, choices: readonly T[], fallback: T): T {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!(choices as readonly string[]).includes(raw)) throw new Missing(`${name} must be ${either(choices)}, got "${raw}"`);
+  return raw as T;
+}
+
+function stt(env: Env): SttSettings {
+  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : 'openai');
+  if (provider === 'deepgram') {
+    const apiKey = text(env, 'DEEPGRAM_API_KEY');
+    if (!apiKey) throw new Missing('Deepgram needs DEEPGRAM_API_KEY');
+    return {
+      provider,
+      deepgram: {
+        apiKey,
+        url: (text(env, 'DEEPGRAM_URL') ?? 'wss://api.deepgram.com').replace(/\/+$/, ''),
+        model: text(env, 'DEEPGRAM_MODEL') ?? 'nova-2',
+        language: text(env, 'STT_LANGUAGE') ?? 'en-US',
+      },
+    };
+  }
+  const baseUrl = httpUrl('STT_BASE_URL', text(env, 'STT_BASE_URL') ?? OPENAI);
+  const apiKey = text(env, 'STT_API_KEY') ?? text(env, 'OPENAI_API_KEY');
+  if (baseUrl === OPENAI && !apiKey) throw new Missing('no speech-to-text is configured: set STT_API_KEY (or OPENAI_API_KEY), or STT_BASE_URL for a local server');
+  return { provider, openai: { baseUrl, apiKey, model: text(env, 'STT_MODEL') ?? 'whisper-1', language: text(env, 'STT_LANGUAGE')?.split('-')[0] || undefined, timeoutMs: 20_000 } };
+}
+
+function tts(env: Env): TtsSettings {
+  const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
+  // `espeak` is the older name of the local voice.
+  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'local', 'espeak'], guess);
+  if (provider === 'openai') {
+    const baseUrl = httpUrl('TTS_BASE_URL', text(env, 'TTS_BASE_URL') ?? OPENAI);
+    const apiKey = text(env, 'TTS_API_KEY') ?? text(env, 'OPENAI_API_KEY');
+    if (baseUrl === OPENAI && !apiKey) throw new Missing('OpenAI speech needs TTS_API_KEY (or OPENAI_API_KEY), or TTS_BASE_URL for a local server');
+    return { provider, openai: { baseUrl, apiKey, model: text(env, 'TTS_MODEL') ?? 'tts-1', voice: text(env, 'TTS_VOICE') ?? 'alloy', timeoutMs: 15_000 } };
+  }
+  if (provider === 'elevenlabs') {
+    const apiKey = text(env, 'ELEVENLABS_API_KEY');
+    const voiceId = text(env, 'ELEVENLABS_VOICE_ID');
+    if (!apiKey || !voiceId) throw new Missing('ElevenLabs needs ELEVENLABS_API_KEY and ELEVENLABS_VOICE_ID');
+    return {
+      provider,
+      elevenlabs: { apiKey, voiceId, model: text(env, 'ELEVENLABS_MODEL') ?? 'eleven_turbo_v2_5', url: (text(env, 'ELEVENLABS_URL') ?? 'wss://api.elevenlabs.io').replace(/\/+$/, '') },
+    };
+  }
+  return { provider: 'local' };
+}
+
+/** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
+function pricing(env: Env): Pricing {
+  const raw = text(env, 'DIALER_PRICING');
+  if (!raw) return DEFAULT_PRICING;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('DIALER_PRICING must be a JSON object');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('DIALER_PRICING must be a JSON object');
+  const prices: Pricing = { ...DEFAULT_PRICING };
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(key in DEFAULT_PRICING)) throw new ConfigError(`DIALER_PRICING: unknown price "${key}" (known: ${Object.keys(DEFAULT_PRICING).join(', ')})`);
+    if (typeof value !== 'number' || !(value >= 0)) throw new ConfigError(`DIALER_PRICING: ${key} must be a number >= 0`);
+    prices[key as keyof Pricing] = value;
+  }
+  return prices;
+}
+
+/** The local voice: flite (default voice `slt`), or espeak-ng (voice `en-us`) when ESPEAK_NG_PATH names the program. */
+export function localVoiceSettings(env: Env): LocalVoiceSettings {
+  const espeakPath = text(env, 'ESPEAK_NG_PATH');
+  if (espeakPath) return { engine: 'espeak-ng', voice: text(env, 'ESPEAK_VOICE') ?? 'en-us', espeakPath };
+  return { engine: 'flite', voice: oneOf(env, 'FLITE_VOICE', FLITE_VOICES, 'slt') };
+}
+
+export function voiceSettings(env: Env): VoiceSettings {
+  const agent = oneOf(env, 'DIALER_AGENT', ['flow', 'greeter'], 'flow');
+  let services: VoiceSettings['services'];
+  try {
+    const llms = [llm(env, { base: 'LLM_BASE_URL', key: 'LLM_API_KEY', model: 'LLM_MODEL' }, true)];
+    // A second LLM takes over when the first keeps failing before it answers.
+    if (text(env, 'LLM_FALLBACK_BASE_URL')) llms.push(llm(env, { base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
+    services = { llm: llms, stt: stt(env), tts: tts(env) };
+  } catch (err) {
+    if (!(err instanceof Missing)) throw err;
+    services = { missing: err.message };
+  }
+  return {
+    agent,
+    services,
+    localVoice: localVoiceSettings(env),
+    sileroRuntime: oneOf(env, 'SILERO_RUNTIME', ['native', 'wasm', 'auto'], 'auto'),
+    pricing: pricing(env),
+  };
+}
