@@ -288,6 +288,16 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - started, result];
 }
 
+/** The payload terms' storage (table and indexes) against the leads table's, as the aim states it. */
+async function printStorage(db: Db, label: string): Promise<void> {
+  const { rows } = await db.query<{ leads: string; terms: string }>(
+    "SELECT pg_total_relation_size('leads')::text AS leads, pg_total_relation_size('lead_payload_terms')::text AS terms",
+  );
+  const mb = (bytes: string) => (Number(bytes) / 1024 / 1024).toFixed(0);
+  const { leads, terms } = rows[0]!;
+  process.stdout.write(`${label}: storage: leads ${mb(leads)} MB, payload terms ${mb(terms)} MB (${(Number(terms) / Number(leads)).toFixed(2)}x the leads), tables with their indexes\n`);
+}
+
 /** A database with `leads` demo leads in one reseller; seeded unless a kept one already has them. */
 async function prepare(db: Db, leads: number, label: string): Promise<string> {
   const existing = await db.query<{ id: string; n: number }>(
@@ -297,6 +307,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
     process.stdout.write(`${label}: reusing ${leads} leads\n`);
     await foldRollup(db); // a kept database migrated since: its backfill waits as deltas
     await db.query('VACUUM ANALYZE lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
+    if (db.kind === 'postgres') await printStorage(db, label);
     return existing.rows[0].id;
   }
   const started = Date.now();
@@ -316,6 +327,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
   // As autovacuum would after the bulk insert: the visibility map lets the terms be read index-only.
   await db.query('VACUUM ANALYZE leads, lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
   process.stdout.write(`${label}: ${leads} leads seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  if (db.kind === 'postgres') await printStorage(db, label);
   return scope.resellerId;
 }
 

@@ -41,14 +41,16 @@ export async function serveDialer(options: { env: NodeJS.ProcessEnv; args?: stri
     return { status: res.statusCode, body: await res.body.json() };
   };
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let i = 0; ; i++) {
+  // A first start migrates a fresh database: minutes for PGlite on a loaded machine.
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
     if (child.exitCode !== null) throw new Error(`dialer serve exited with ${child.exitCode}`);
     try {
       if ((await call('GET', '/health')).status === 200) break;
     } catch {
       /* not listening yet */
     }
-    if (i > 1200) throw new Error('dialer serve did not start within 2 minutes');
+    if (Date.now() > deadline) throw new Error('dialer serve did not start within 10 minutes');
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
