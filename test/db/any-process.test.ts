@@ -117,8 +117,9 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
     const mic = path.join(dirs[0]!, 'caller.wav');
     const rate = 16_000;
     const words = await synthesize(CALLER_WORDS, { sampleRateHz: rate });
-    const pcm = new Int16Array(rate * 2 + words.length + rate * 20);
-    pcm.set(words, rate * 2);
+    // 6 s of silence first: the session is connected by then, even on a busy machine.
+    const pcm = new Int16Array(rate * 6 + words.length + rate * 20);
+    pcm.set(words, rate * 6);
     fs.writeFileSync(mic, encodeWav(pcm, rate));
     browser = await launchBrowser(mic);
   });
@@ -168,7 +169,7 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
     await page.getByLabel('customer_name').fill('Ana');
     await page.getByRole('button', { name: 'Call' }).click();
     const heard = (role: string, text: string) =>
-      page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 60_000 });
+      page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 120_000 });
     await heard('user', CALLER_WORDS);
     const leadId = await page.evaluate(() => (window as any).playground.leadId as string);
     const owner = proxy.log.find((r) => r.url.endsWith(`/webrtc/${leadId}/offer`))!.upstream;
