@@ -161,7 +161,8 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
     } catch {
       /* not up yet */
     }
-    if (i > 300) throw new Error('dialer did not start');
+    // A loaded machine can take minutes to start it (and to migrate a fresh database).
+    if (i > 3000) throw new Error('dialer did not start within 5 minutes');
     await new Promise((r) => setTimeout(r, 100));
   }
 }

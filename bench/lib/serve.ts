@@ -50,7 +50,11 @@ export async function serveDialer(options: { env: NodeJS.ProcessEnv; args?: stri
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error('dialer serve did not start within 10 minutes');
+    if (Date.now() > deadline) {
+      // Not left running behind a failed benchmark.
+      child.kill('SIGTERM');
+      throw new Error('dialer serve did not start within 10 minutes');
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

@@ -126,11 +126,24 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
 
   after(async () => {
     await browser?.close();
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : (c.once('exit', r), c.kill('SIGTERM'))))));
+    // Each process stops on SIGTERM; one still running half a minute later is killed and reported.
+    const stuck: number[] = [];
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            const timer = setTimeout(() => (stuck.push(c.pid!), c.kill('SIGKILL')), 30_000);
+            c.once('exit', () => (clearTimeout(timer), resolve()));
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
     await proxy?.close();
     await ai?.close();
     await drop?.();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    assert.deepEqual(stuck, [], 'dialer serve did not exit within 30 s of SIGTERM');
   });
 
   it("a WEBRTC_STREAM session's tts-speak and hangup that reach the other process are carried out by the one hosting it", async () => {
