@@ -46,13 +46,13 @@ const REACHED = `(status = 'FINISHED' AND outcome IS NOT NULL AND outcome NOT IN
 
 /**
  * Over the leads, as the service reads them (a payload filter by containment, over the GIN index);
- * or, `over` 'terms', over the payload terms of migration 007 (one row per live lead and payload
- * key, with the lead's facts under the leads' column names), as the service reads a payload filter.
+ * or, `over` 'terms', over the payload terms (migrations 007 and 035: one row (key, value, lead_no)
+ * per live lead and payload key, the facts read from the lead), as the service reads a payload filter.
  */
 function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads'): RawQuery {
-  const at = over === 'leads' ? 'coalesce(call_initiated_time, created_at)' : 'activity_at';
+  const at = 'coalesce(call_initiated_time, created_at)';
   const params: unknown[] = [s.resellerId];
-  let where = over === 'leads' ? `reseller_id = $1 AND ${LIVE}` : 'reseller_id = $1';
+  let where = `reseller_id = $1 AND ${LIVE}`;
   if (s.range) {
     params.push(s.range.from, s.range.to);
     where += ` AND ${at} >= $2::timestamptz AND ${at} < $3::timestamptz`;
@@ -65,9 +65,10 @@ function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads
     const entries = Object.entries(s.payload ?? {});
     if (entries.length !== 1) throw new Error('the hand-written terms query takes one payload key');
     params.push(entries[0]![0], JSON.stringify(entries[0]![1]));
-    where = `key = $${params.length - 1} AND value = $${params.length}::jsonb AND ${where}`;
+    where = `t.key = $${params.length - 1} AND t.value = $${params.length}::jsonb AND ${where}`;
   }
-  const from = over === 'leads' ? 'leads' : 'lead_payload_terms';
+  // The terms hold (key, value, lead_no) only (migration 035): the facts are the lead's, through its number.
+  const from = over === 'leads' ? 'leads' : 'lead_payload_terms t JOIN leads l ON l.lead_no = t.lead_no';
   // A series spans the date range, or the data when there is none.
   const lo = s.range ? "date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC')" : '(SELECT min(day) FROM days)';
   const hi = s.range ? "date_trunc('day', ($3::timestamptz - interval '1 ms') AT TIME ZONE 'UTC')" : '(SELECT max(day) FROM days)';
