@@ -125,7 +125,7 @@ describe(`storage on ${backend}`, () => {
         const a = await openPostgres(created.url);
         const b = await openPostgres(created.url);
         const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
-        assert.deepEqual([...ra, ...rb].sort(), loadMigrations().map((m) => m.version));
+        assert.deepEqual([...ra, ...rb].sort((x, y) => x - y), loadMigrations().map((m) => m.version));
         const { rows } = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
         assert.equal(rows[0]!.n, loadMigrations().length);
         await a.close();
