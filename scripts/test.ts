@@ -5,7 +5,7 @@
  * was used, and what was skipped.
  *
  *   npm test                                chosen: everything
- *   npm test -- test/api/leads.test.ts      chosen files (on both backends when they are api/db suites)
+ *   npm test -- test/api/leads.test.ts      chosen files or folders (on both backends when they are api/db suites)
  *   DIALER_TEST_BACKENDS=pglite npm test    one backend only (pglite or postgres)
  *   DIALER_TEST_SKIP_BROWSER=1 npm test     without the browser suites (said in the summary)
  */
@@ -84,7 +84,17 @@ function childEnv(extra: Env): NodeJS.ProcessEnv {
 }
 
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const files = chosen.length > 0 ? chosen.map((f) => path.relative(root, path.resolve(f))) : listTests(path.join(root, 'test'));
+// A chosen folder means every test file under it; a chosen path that is neither is an error, not zero tests.
+const files = chosen.length > 0 ? chosen.flatMap(chosenFiles) : listTests(path.join(root, 'test'));
+
+function chosenFiles(arg: string): string[] {
+  const full = path.resolve(arg);
+  const stat = fs.statSync(full, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) return listTests(full);
+  if (stat?.isFile()) return [path.relative(root, full)];
+  process.stderr.write(`npm test: no such test file or folder: ${arg}\n`);
+  process.exit(2);
+}
 const backends = (process.env.DIALER_TEST_BACKENDS ?? 'pglite,postgres').split(',').map((s) => s.trim());
 const pgFiles = backends.includes('postgres') ? files.filter((f) => BOTH_BACKENDS.some((prefix) => f.startsWith(prefix))) : [];
 

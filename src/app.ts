@@ -5,8 +5,31 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config, Role } from './config.js';
 import type { Db } from './db/index.js';
-import { AuthRepository, AuthService, JwtSigner, registerAuth, registerAuthRoutes, resolveJwtSecret } from './auth/index.js';
-import { addSharedSchema, API_PREFIX, ProblemSchema, registerAccessLog, registerErrorHandling, validatorCompiler, type App } from './http/index.js';
+import {
+  AuditService,
+  AuthRepository,
+  AuthService,
+  JwtSigner,
+  registerAuditRoutes,
+  registerAuditTrail,
+  registerAuth,
+  registerAuthRoutes,
+  resolveJwtSecret,
+} from './auth/index.js';
+import {
+  addSharedSchema,
+  API_PREFIX,
+  clientErrorHandler,
+  frameworkErrors,
+  ProblemSchema,
+  registerAccessLog,
+  registerErrorHandling,
+  registerRateLimits,
+  registerSecurityHeaders,
+  registerTextChecks,
+  validatorCompiler,
+  type App,
+} from './http/index.js';
 import { registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerConfigurations } from './configurations/index.js';
@@ -16,6 +39,7 @@ import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
 import { registerWebhooks } from './webhooks/index.js';
 import type { Logger } from './lib/logger.js';
+import type { OutboundClient } from './lib/outbound/index.js';
 import type { RecordingStore } from './recordings/index.js';
 import { attachMediaServer, registerCallbackRoutes, type Telephony } from './telephony/index.js';
 import { registerFlagRoutes, type Flags } from './flags/index.js';
@@ -39,6 +63,8 @@ export interface AppDeps {
   flags: Flags;
   /** Browser voice sessions. */
   webrtc: WebRtcService;
+  /** The outbound URL policy's client: URLs a tenant writes are checked with its policy. */
+  outbound: OutboundClient;
   /**
    * Which routes to mount: `all` and `api` everything; `worker` only what a process carrying calls
    * needs: the provider callbacks and media streams, health and metrics.
@@ -54,10 +80,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.bodyLimitBytes,
     // Request IDs: honour a caller's X-Request-Id, echo it back, put it on every log line.
     requestIdHeader: 'x-request-id',
+    // The client's address (login throttling, rate limits, audit) from X-Forwarded-For only behind trusted proxies.
+    trustProxy: config.trustProxy as boolean | string[], // a hop count is accepted too (Fastify request.js)
     genReqId: () => crypto.randomUUID(),
     // One line per request instead of Fastify's two (see registerAccessLog).
     logController: new LogController({ disableRequestLogging: true }),
     ajv: { customOptions: { strict: false } },
+    // Errors raised before routing, and requests Node's parser refuses, are problems too.
+    frameworkErrors,
+    clientErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -69,8 +100,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  registerSecurityHeaders(app);
   registerAccessLog(app);
   registerErrorHandling(app);
+  registerTextChecks(app);
   instrumentHttp(app);
   // Before the auth hook, which refuses routes that are neither public nor permissioned.
   app.addHook('onRoute', (route) => {
@@ -80,7 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
 
   const log = (deps.logger ?? app.log) as Logger;
-  const { flags, recordings, telephony, webrtc } = deps;
+  const { flags, recordings, telephony, webrtc, outbound } = deps;
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
   const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls + webrtc.liveSessions });
   app.addHook('onClose', async () => {
@@ -91,8 +124,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
 
   const signer = new JwtSigner(await resolveJwtSecret({ configured: config.jwtSecret, db, dataDir: config.dataDir }), config.jwtTtlSeconds);
-  const auth = new AuthService(new AuthRepository(db), signer);
+  const auth = new AuthService(new AuthRepository(db), signer, config.loginThrottle);
   registerAuth(app, auth, API_PREFIX);
+  await registerRateLimits(app, config.rateLimits);
+  const audit = new AuditService(db);
+  registerAuditTrail(app, audit, API_PREFIX, log);
 
   const worker = deps.role === 'worker';
   if (!worker) await app.register(swagger, {
@@ -118,7 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     async (api) => {
       const scoped = api as unknown as App;
       scoped.get('/health', {
-        config: { public: true },
+        config: { public: true, limit: 'none' },
         schema: {
           tags: ['service'],
           summary: 'Liveness: 200 once the database is migrated and requests are served',
@@ -149,7 +185,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         },
       });
       registerMetricsRoute(scoped, config.metricsToken);
-      registerCallbackRoutes(scoped, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      // Provider callbacks are not rate limited: a provider's retries must not be refused.
+      await scoped.register(async (callbacks) => {
+        callbacks.addHook('onRoute', (route) => {
+          route.config = { ...(route.config ?? {}), limit: 'none' };
+        });
+        registerCallbackRoutes(callbacks as unknown as App, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      });
       if (worker) return;
       scoped.get('/openapi.json', {
         config: { public: true },
@@ -157,14 +199,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         handler: async () => api.swagger(),
       });
       registerAuthRoutes(scoped, auth);
+      registerAuditRoutes(scoped, audit);
       registerFlagRoutes(scoped, flags);
       // Every feature's routes, mounted here and nowhere else; each builds its own service.
       registerTenants(scoped, db);
-      registerTemplates(scoped, db);
-      registerConfigurations(scoped, db);
+      registerTemplates(scoped, db, outbound.policy);
+      registerConfigurations(scoped, db, outbound.policy);
       registerNumbers(scoped, db);
       registerBlacklist(scoped, db);
-      registerLeads(scoped, { db, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl) });
+      registerLeads(scoped, { db, recordings, onFinished: queueFinishNotifications(config.serviceCallbackUrl), policy: outbound.policy });
       registerWebhooks(scoped, db);
       registerAnalytics(scoped, { db, log: app.log });
       registerWebRtc(scoped, webrtc);

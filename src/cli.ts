@@ -110,8 +110,15 @@ program
   .option('--exotel-account-sid <sid>', 'Exotel account SID (default: EXOTEL_ACCOUNT_SID or a demo value)')
   .option('--exotel-api-key <key>', 'Exotel API key (default: EXOTEL_API_KEY or a demo value)')
   .option('--exotel-api-token <token>', 'Exotel API token (default: EXOTEL_API_TOKEN or a demo value)')
+  .option('--scenarios <file>', 'JSON file of phone number -> callee (voicemail, menu, opt_out, person, busy, no_answer, script); see docs/campaigns.md')
   .action(async (opts: Record<string, string | undefined>) => {
-    const { startEmulator, DEMO_CALLEE } = await import('./emulator/index.js');
+    const { startEmulator, DEMO_CALLEE, readScenarios } = await import('./emulator/index.js');
+    let scenarios: Map<string, import('./emulator/index.js').CalleeScript> | undefined;
+    try {
+      scenarios = opts.scenarios ? readScenarios(opts.scenarios) : undefined;
+    } catch (err) {
+      throw new ConfigError(`--scenarios ${(err as Error).message}`);
+    }
     const port = Number(opts.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`--port must be a port number, not ${opts.port}`);
     // Defaults: the credentials this machine gives Dialer (its environment), else demo values.
@@ -135,6 +142,7 @@ program
       voice: config.voice.localVoice,
       log: (msg) => process.stdout.write(`${new Date().toISOString()} ${msg}\n`),
     });
+    for (const [number, script] of scenarios ?? []) emulator.script(number, script);
     process.stdout.write(
       `Provider emulator on ${emulator.url} for the Dialer at ${opts.dialerUrl}. Give Dialer:\n\n` +
         [
@@ -150,7 +158,7 @@ program
           `EXOTEL_API_TOKEN=${exotel.apiToken}`,
           `EXOTEL_FLOW_URL=${emulator.exotelFlowUrl}`,
         ].join('\n') +
-        '\n\nEvery callee answers, says "Hello? Yes, this is me.", listens, says "Thank you, goodbye." and hangs up. Ctrl-C stops.\n',
+        `\n\n${scenarios?.size ? `${scenarios.size} number(s) play the callees of ${opts.scenarios}; every other callee` : 'Every callee'} answers, says "Hello? Yes, this is me.", listens, says "Thank you, goodbye." and hangs up. Ctrl-C stops.\n`,
     );
     let stopping = false;
     const stop = async () => {

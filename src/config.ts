@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ConfigError, text, wholeNumber, type Env } from './config/env.js';
 import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
 import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
+import { securitySettings, type SecuritySettings } from './config/security.js';
 import { telephonySettings, type TelephonySettings } from './config/telephony.js';
 import { tracingSettings, type TracingSettings } from './config/tracing.js';
 import { voiceSettings, type VoiceSettings } from './config/voice.js';
@@ -19,7 +20,10 @@ export { ConfigError } from './config/env.js';
 export type { LogLevel } from './lib/logger.js';
 export type Role = 'worker' | 'api' | 'all';
 
-export interface Config {
+export type { LoginThrottleSettings, RateLimitSettings, SecuritySettings } from './config/security.js';
+
+/** Settings; the security ones (outbound allow-list, login throttle, request limits, proxies, audit retention) are docs/security.md's. */
+export interface Config extends SecuritySettings {
   /** Where the API listens. */
   port: number;
   host: string;
@@ -152,5 +156,6 @@ export function loadConfig(env: Env = process.env): Config {
     webrtc: webRtcSettings(env, leaseSeconds),
     voice: voiceSettings(env),
     cliToken: text(env, 'DIALER_TOKEN'),
+    ...securitySettings(env, serviceCallbackUrl),
   };
 }

@@ -14,10 +14,12 @@ import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
+import { OutboundClient } from './lib/outbound/index.js';
 import { warmUp } from './lib/speech.js';
 import { createVoiceServices, preloadSilero } from './providers/index.js';
 import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
+import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
@@ -50,7 +52,7 @@ export interface ChosenAgent {
  * The agent that carries calls: `flow` (the default) runs each lead's template with the configured
  * AI services; `greeter` is the built-in demo agent that needs none.
  */
-export function chooseAgent(config: Config, db: Db): ChosenAgent {
+export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): ChosenAgent {
   const voice = config.voice;
   if (voice.agent === 'greeter') {
     warmUp(voice.localVoice);
@@ -74,6 +76,8 @@ export function chooseAgent(config: Config, db: Db): ChosenAgent {
   const agent = new ConversationAgent({
     services: chosen.services,
     pricing: voice.pricing,
+    // Template hooks go out through the outbound URL policy.
+    hookFetch: outbound.fetch,
     loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
   });
   return { agent, services: chosen.services };
@@ -85,6 +89,8 @@ export interface Parts {
   recordings: RecordingStore;
   telephony: Telephony;
   webrtc: WebRtcService;
+  /** One client for every tenant-steered request of this process: hooks, pre-checks, webhooks. */
+  outbound: OutboundClient;
 }
 
 /**
@@ -94,7 +100,8 @@ export interface Parts {
 export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ownerUrl?: () => string | undefined): Parts {
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
-  const { agent, notReady, services } = chooseAgent(config, db);
+  const outbound = new OutboundClient(config.outboundAllow);
+  const { agent, notReady, services } = chooseAgent(config, db, outbound);
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
   const telephony = new Telephony({
     settings: config.telephony,
@@ -121,7 +128,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ow
     onFinished,
     ...(ownerUrl ? { ownerUrl } : {}),
   });
-  return { flags, recordings, telephony, webrtc };
+  return { flags, recordings, telephony, webrtc, outbound };
 }
 
 /**
@@ -134,7 +141,10 @@ export async function composeApp(options: { config: Config; db: Db; logger?: Log
   const flags = await Flags.open(config.flags, log);
   const parts = buildParts(config, db, log, flags);
   const app = await buildApp({ config, db, ...(options.logger ? { logger: options.logger } : {}), ...parts });
-  app.addHook('onClose', () => flags.close());
+  app.addHook('onClose', async () => {
+    await flags.close();
+    await parts.outbound.close();
+  });
   return app;
 }
 
@@ -173,6 +183,7 @@ export async function startServer(
     await app?.close().catch(() => undefined);
     await db.close();
     await flags.close();
+    await parts.outbound.close();
     await tracing.shutdown();
     throw err;
   }
@@ -184,7 +195,7 @@ export async function startServer(
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =
-    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: config.webhooks, workerId: `${hostname()}:${process.pid}` });
+    role === 'api' ? undefined : new WebhookDispatcher({ db, log: logger, settings: config.webhooks, workerId: `${hostname()}:${process.pid}`, outbound: parts.outbound });
   const scheduler =
     role === 'api'
       ? undefined
@@ -199,14 +210,23 @@ export async function startServer(
           leaseSeconds: config.scheduler.leaseSeconds,
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
+          outbound: parts.outbound,
         });
   const retention =
     role === 'api'
       ? undefined
       : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: config.webrtc.recordingRetentionSeconds });
+  // Every role prunes the audit trail and old login failures (idempotent: several processes may).
+  const auditRetention = new AuditRetention({
+    audit: new AuditService(db),
+    pruneLoginFailures: () => new AuthRepository(db).pruneLoginFailures(config.loginThrottle.forgetSeconds),
+    retentionDays: config.auditRetentionDays,
+    log: logger,
+  });
   scheduler?.start();
   webhooks?.start();
   retention?.start();
+  auditRetention.start();
   return {
     app: running,
     db,
@@ -218,10 +238,12 @@ export async function startServer(
         await scheduler?.stop();
         await webhooks?.stop();
         await retention?.stop();
+        await auditRetention.stop();
         await running.close();
       } finally {
         await db.close();
         await flags.close();
+        await parts.outbound.close();
         // Last: the spans of calls that ended during shutdown are exported.
         await tracing.shutdown();
       }

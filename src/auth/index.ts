@@ -9,3 +9,5 @@ export { AuthRepository } from './repository.js';
 export { AuthService } from './service.js';
 export { registerAuthRoutes } from './routes.js';
 export { registerAuth, type Authenticator } from './hook.js';
+export { AuditService, AuditRetention, registerAuditTrail } from './audit.js';
+export { registerAuditRoutes } from './audit-routes.js';

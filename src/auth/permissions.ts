@@ -12,7 +12,8 @@ export type Resource =
   | 'leads'
   | 'analytics'
   | 'tokens'
-  | 'flags';
+  | 'flags'
+  | 'audit';
 export type Action = 'read' | 'write';
 
 const ALL: readonly RoleName[] = ['admin', 'reseller', 'merchant', 'user'];
@@ -35,6 +36,7 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   analytics: { read: ALL, write: [] },
   tokens: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller', 'merchant'] },
   flags: { read: ['admin'], write: ['admin'] },
+  audit: { read: ['admin', 'reseller'], write: [] },
 };
 
 export function can(role: RoleName, resource: Resource, action: Action): boolean {

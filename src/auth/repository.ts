@@ -106,4 +106,62 @@ export class AuthRepository {
     const { rows } = await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [id]);
     return rows[0]?.reseller_id;
   }
+
+  /**
+   * Counts a login attempt as a failure for each key, up front (a success undoes it), unless a key
+   * is blocked: keys reaching their allowance are blocked for `baseSeconds * 2^(failures - allowed)`
+   * (at most `maxSeconds`). Row locks serialise concurrent attempts, so parallel guesses cannot all
+   * slip in before the count. Returns the keys charged; a key missing from the answer is blocked.
+   */
+  async chargeLoginAttempt(keys: { key: string; allowed: number }[], backoff: { baseSeconds: number; maxSeconds: number; forgetSeconds: number }): Promise<string[]> {
+    const { rows } = await this.db.query<{ key: string }>(
+      `WITH k AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS k(key text, allowed int))
+       INSERT INTO login_failures AS f (key, failures, last_failure_at, blocked_until)
+       SELECT key, 1, now(), CASE WHEN allowed <= 1 THEN now() + make_interval(secs => $2) END FROM k
+       ON CONFLICT (key) DO UPDATE SET
+         failures = CASE WHEN f.last_failure_at < now() - make_interval(secs => $4) THEN 1 ELSE f.failures + 1 END,
+         last_failure_at = now(),
+         blocked_until = (
+           SELECT CASE WHEN n >= k.allowed THEN now() + make_interval(secs => least($3::float8, $2::float8 * power(2, n - k.allowed))) END
+           FROM (SELECT CASE WHEN f.last_failure_at < now() - make_interval(secs => $4) THEN 1 ELSE f.failures + 1 END AS n) c, k
+           WHERE k.key = f.key
+         )
+       WHERE f.blocked_until IS NULL OR f.blocked_until <= now()
+       RETURNING key`,
+      [JSON.stringify(keys), backoff.baseSeconds, backoff.maxSeconds, backoff.forgetSeconds],
+    );
+    return rows.map((r) => r.key);
+  }
+
+  /** Seconds until the last of these keys is unblocked (0: none is). */
+  async loginBlockedSeconds(keys: string[]): Promise<number> {
+    const { rows } = await this.db.query<{ seconds: number | null }>(
+      `SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int AS seconds
+       FROM login_failures WHERE key IN (SELECT jsonb_array_elements_text($1::jsonb)) AND blocked_until > now()`,
+      [JSON.stringify(keys)],
+    );
+    return Math.max(0, rows[0]?.seconds ?? 0);
+  }
+
+  /** A login succeeded: the account starts afresh, and the address's charge for this attempt is undone. */
+  async loginSucceeded(accountKey: string, addressKey: string, addressAllowed: number): Promise<void> {
+    await this.db.query(
+      `WITH gone AS (DELETE FROM login_failures WHERE key = $1)
+       UPDATE login_failures SET failures = greatest(failures - 1, 0),
+         blocked_until = CASE WHEN failures - 1 < $3 THEN NULL ELSE blocked_until END
+       WHERE key = $2`,
+      [accountKey, addressKey, addressAllowed],
+    );
+  }
+
+  /** Forgets failures older than the forgetting time. */
+  async pruneLoginFailures(forgetSeconds: number): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(
+      `WITH gone AS (DELETE FROM login_failures WHERE last_failure_at < now() - make_interval(secs => $1)
+         AND (blocked_until IS NULL OR blocked_until < now()) RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [forgetSeconds],
+    );
+    return rows[0]?.n ?? 0;
+  }
 }

@@ -76,24 +76,24 @@ function tokenView(row: TokenRow) {
 
 export function registerAuthRoutes(app: App, auth: AuthService): void {
   app.post('/login', {
-    config: { public: true, validationStatus: 422 },
+    config: { public: true, validationStatus: 422, limit: 'login', audit: 'login' },
     schema: {
       tags: ['auth'],
       summary: 'Log in with email and password; returns a short-lived JWT access token',
       security: [],
       body: LoginBody,
-      response: { 200: LoginResponse, ...problems(422) },
+      response: { 200: LoginResponse, ...problems(422, 429) },
     },
-    handler: (request) => auth.login(request.body.email, request.body.password),
+    handler: (request) => auth.login(request.body.email, request.body.password, request.ip),
   });
 
   app.post('/s2s-token', {
-    config: { permission: ['tokens', 'write'], validationStatus: 422 },
+    config: { permission: ['tokens', 'write'], validationStatus: 422, limit: 'token-issue', audit: 'token.issue' },
     schema: {
       tags: ['auth'],
       summary: 'Issue a long-lived server-to-server token for a reseller, merchant or user scope',
       body: IssueTokenBody,
-      response: { 200: IssuedToken, ...problems(401, 403, 422) },
+      response: { 200: IssuedToken, ...problems(401, 403, 422, 429) },
     },
     handler: async (request) => {
       const row = await auth.issueToken(request.principal, request.body);
@@ -125,7 +125,7 @@ export function registerAuthRoutes(app: App, auth: AuthService): void {
   });
 
   app.delete('/s2s-token/:id', {
-    config: { permission: ['tokens', 'write'] },
+    config: { permission: ['tokens', 'write'], audit: 'token.revoke' },
     schema: {
       tags: ['auth'],
       summary: 'Revoke an s2s token; it stops working at once',

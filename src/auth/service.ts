@@ -5,6 +5,7 @@ import { verifyPassword } from './passwords.js';
 import type { Principal, RoleName } from './principal.js';
 import type { AuthRepository, TokenRow, UserRow } from './repository.js';
 import { scopeCondition } from './scope.js';
+import { DEFAULT_LOGIN_THROTTLE, LoginThrottle, type LoginThrottleSettings } from './throttle.js';
 import { hashS2sToken, newS2sToken, S2S_PREFIX, type JwtSigner } from './tokens.js';
 
 export interface LoginResult {
@@ -55,10 +56,14 @@ export class AuthService {
   private readonly s2sTokens: Batcher<string, TokenRow | undefined>;
   private readonly touchedAtMs = new Map<string, number>();
 
+  readonly throttle: LoginThrottle;
+
   constructor(
     private readonly repo: AuthRepository,
     private readonly signer: JwtSigner,
+    throttle: LoginThrottleSettings = DEFAULT_LOGIN_THROTTLE,
   ) {
+    this.throttle = new LoginThrottle(repo, throttle);
     this.users = new Batcher(async (ids) => {
       const found = new Map((await repo.usersByIds([...new Set(ids)])).map((u) => [u.id, u]));
       return ids.map((id) => found.get(id));
@@ -69,10 +74,14 @@ export class AuthService {
     });
   }
 
-  async login(email: string, password: string): Promise<LoginResult> {
-    const user = await this.repo.userByEmail(email);
-    const ok = await verifyPassword(user?.password_hash, password);
-    if (!user || !ok) throw unprocessable('The email or password is incorrect', undefined, 'invalid_credentials');
+  /** `address`: the client's address, for the throttle (see throttle.ts). */
+  async login(email: string, password: string, address: string): Promise<LoginResult> {
+    const user = await this.throttle.attempt(email, address, async () => {
+      const found = await this.repo.userByEmail(email);
+      const ok = await verifyPassword(found?.password_hash, password);
+      return found && ok ? found : undefined;
+    });
+    if (!user) throw unprocessable('The email or password is incorrect', undefined, 'invalid_credentials');
     return {
       access_token: await this.signer.sign(user.id),
       token_type: 'bearer',

@@ -20,6 +20,8 @@ const Entry = Type.Object({
   id: Type.String(),
   reseller_id: Type.Union([Type.String(), Type.Null()], { description: 'null: the platform-wide list' }),
   phone_number: Type.String(),
+  lead_id: Type.Union([Type.String(), Type.Null()], { description: 'An opt-out: the lead of the call in which the callee asked not to be called again (null: added through this API)' }),
+  reason: Type.Union([Type.String(), Type.Null()], { description: 'An opt-out: what the callee said, briefly' }),
   created_at: Timestamp,
 });
 

@@ -7,6 +7,9 @@ export interface BlacklistEntry {
   id: string;
   reseller_id: string | null;
   phone_number: string;
+  /** Set when the callee opted out during a call: the lead of that call and what they said. */
+  lead_id: string | null;
+  reason: string | null;
   created_at: Date;
 }
 
@@ -99,7 +102,7 @@ export class BlacklistService {
     const where = conds.join(' AND ');
     const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM blacklist WHERE ${where}`, params);
     const { rows } = await this.db.query<BlacklistEntry>(
-      `SELECT id, reseller_id, phone_number, created_at FROM blacklist WHERE ${where}
+      `SELECT id, reseller_id, phone_number, lead_id, reason, created_at FROM blacklist WHERE ${where}
        ORDER BY created_at, phone_number LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, limit, offset],
     );

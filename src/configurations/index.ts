@@ -1,5 +1,6 @@
 import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { registerConfigurationRoutes } from './routes.js';
 import { ConfigurationsService } from './service.js';
 
@@ -10,6 +11,6 @@ export { findInboundConfiguration, type InboundConfiguration } from './inbound.j
 export { PROVIDERS, ConfigurationOverride, type Provider, type PreCheck } from './schema.js';
 
 /** The configurations feature's only door: CRUD of call execution configurations. */
-export function registerConfigurations(app: App, db: Db): void {
-  registerConfigurationRoutes(app, new ConfigurationsService(db));
+export function registerConfigurations(app: App, db: Db, policy: OutboundPolicy): void {
+  registerConfigurationRoutes(app, new ConfigurationsService(db, policy));
 }

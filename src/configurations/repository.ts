@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { blacklistedSql } from '../blacklist/index.js';
 import type { TemplateRef } from '../templates/index.js';
-import type { PreCheck, Provider } from './schema.js';
+import type { PreCheck, Provider, RetryPolicy } from './schema.js';
 
 export interface ConfigurationRow {
   id: string;
@@ -30,6 +30,12 @@ export interface ConfigurationRow {
   rate_limit_window_seconds: number | null;
   rate_limit_whitelist: string[];
   pre_checks: PreCheck[];
+  voicemail_action: 'hang_up' | 'leave_message';
+  voicemail_message: string | null;
+  opt_out_enabled: boolean;
+  retry_policy: RetryPolicy | null;
+  window_timezone: 'configuration' | 'recipient';
+  max_calls_per_number_per_day: number | null;
   service_callback_url: string | null;
   created_at: Date;
   updated_at: Date;
@@ -43,11 +49,12 @@ const COLUMNS = [
   'call_timezone', 'max_retry', 'calling_provider', 'enable_calling', 'enable_international_call', 'enable_inbound',
   'inbound_call_start_time', 'inbound_call_end_time', 'inbound_call_timezone', 'inbound_block_action',
   'inbound_redirect_number', 'inbound_block_message', 'enforce_blacklist', 'rate_limit_enabled', 'rate_limit_max_calls',
-  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks', 'service_callback_url',
+  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks', 'service_callback_url', 'voicemail_action',
+  'voicemail_message', 'opt_out_enabled', 'retry_policy', 'window_timezone', 'max_calls_per_number_per_day',
 ] as const satisfies readonly (keyof ConfigurationWrite)[];
-const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks']);
+const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks', 'retry_policy']);
 
-const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) ? JSON.stringify(row[c]) : row[c]));
+const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
 const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;
 
 /** What answering an inbound call needs of a configuration (and its template). */

@@ -12,6 +12,12 @@ export type Provider = (typeof PROVIDERS)[number];
 /** REDIRECT: say the message, then dial inbound_redirect_number. REJECT (and MESSAGE): say it and hang up. HANGUP: hang up at once. */
 export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'REJECT', 'HANGUP', 'MESSAGE'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** hang_up: end the call when a machine answers (the attempt is `voicemail`); leave_message: wait for the beep and speak voicemail_message. */
+export const VOICEMAIL_ACTIONS = ['hang_up', 'leave_message'] as const;
+/** configuration: the calling window is in call_timezone (or the lead's payload.timezone); recipient: in the callee's own zone. */
+export const WINDOW_TIMEZONES = ['configuration', 'recipient'] as const;
+/** An outcome named in a retry policy: the lifecycle's own or a flow's (letters, digits, _). */
+export const OUTCOME_KEY = '^[A-Za-z][A-Za-z0-9_]{0,63}$';
 
 const HhMm = (description: string) =>
   Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: `${description} (HH:MM, 24-hour)` });
@@ -54,6 +60,23 @@ export const PreCheck = Type.Object(
 );
 export type PreCheck = Static<typeof PreCheck>;
 
+export const RetryRule = Type.Object(
+  {
+    retry: Type.Boolean({ description: 'Whether a lead whose attempt ended so is called again (while max_retry allows)' }),
+    after_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 31_536_000, description: 'Seconds until the next attempt (default retry_offset)' })),
+  },
+  { additionalProperties: false },
+);
+export type RetryRule = Static<typeof RetryRule>;
+
+export const RetryPolicy = Type.Record(Type.String({ pattern: OUTCOME_KEY }), RetryRule, {
+  description:
+    'Per outcome (busy, no_answer, failed, error, voicemail, voicemail_left, or a flow\'s own such as callback_requested): retry or not, and after how long, within max_retry. Outcomes left out keep the default (unreached outcomes retry after retry_offset, the rest finish).',
+  maxProperties: 100,
+  additionalProperties: false,
+});
+export type RetryPolicy = Static<typeof RetryPolicy>;
+
 /** Every writable field, with its default. */
 export const ConfigurationFields = {
   reseller_id: Id,
@@ -81,6 +104,25 @@ export const ConfigurationFields = {
   rate_limit_window_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Null()])),
   rate_limit_whitelist: Type.Array(Phone, { default: [], maxItems: 10_000 }),
   pre_checks: Type.Array(PreCheck, { default: [], maxItems: 20 }),
+  voicemail_action: Type.Union(VOICEMAIL_ACTIONS.map((a) => Type.Literal(a)), {
+    default: 'hang_up',
+    description: 'When a machine answers: hang_up (the attempt is voicemail) or leave_message (wait for the beep, speak voicemail_message, hang up: voicemail_left)',
+  }),
+  voicemail_message: Type.Optional(
+    Type.Union([Type.String({ minLength: 1, maxLength: 2000 }), Type.Null()], { description: 'The message left on voicemail, with {variable} placeholders from the lead payload; required for leave_message' }),
+  ),
+  opt_out_enabled: Type.Boolean({
+    default: true,
+    description: 'Offer the agent a built-in opt_out function in every node: the callee who asks not to be called again is blacklisted and the lead finishes OPTED_OUT',
+  }),
+  retry_policy: Type.Optional(Type.Union([RetryPolicy, Type.Null()])),
+  window_timezone: Type.Union(WINDOW_TIMEZONES.map((z) => Type.Literal(z)), {
+    default: 'configuration',
+    description: "Whose clock the calling window follows: configuration (call_timezone, or the lead's payload.timezone) or recipient (payload.timezone, else the zone of the number, else call_timezone)",
+  }),
+  max_calls_per_number_per_day: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], { description: "Dials of one number per day of the recipient's time, across all the reseller's leads; null: no limit" }),
+  ),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",
@@ -107,6 +149,12 @@ const EXAMPLE = {
   rate_limit_max_calls: 60,
   rate_limit_window_seconds: 60,
   rate_limit_whitelist: ['+14155550123'],
+  voicemail_action: 'leave_message',
+  voicemail_message: 'Hi {customer_name}, this is Acme about your order {order_id}. Please call us back at +14155550100.',
+  opt_out_enabled: true,
+  retry_policy: { busy: { retry: true, after_seconds: 600 }, voicemail_left: { retry: true, after_seconds: 86_400 }, callback_requested: { retry: true } },
+  window_timezone: 'recipient',
+  max_calls_per_number_per_day: 2,
   pre_checks: [
     {
       name: 'dnc-check',
@@ -165,6 +213,12 @@ export const Configuration = Type.Object({
   rate_limit_window_seconds: Nullable(Type.Integer()),
   rate_limit_whitelist: Type.Array(Type.String()),
   pre_checks: Type.Array(PreCheck),
+  voicemail_action: Type.String(),
+  voicemail_message: Nullable(Type.String()),
+  opt_out_enabled: Type.Boolean(),
+  retry_policy: Type.Union([Type.Null(), RetryPolicy]),
+  window_timezone: Type.String(),
+  max_calls_per_number_per_day: Nullable(Type.Integer()),
   service_callback_url: Nullable(Type.String()),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -2,6 +2,7 @@ import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../
 import type { Db, Queryable } from '../db/index.js';
 import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
 import { findTemplateById, type TemplateRef } from '../templates/index.js';
@@ -56,7 +57,7 @@ function invalid(errors: FieldError[]): AppError {
 }
 
 /** Checks the schema cannot express: time zones, phone numbers, fields that go together. */
-function fieldErrors(input: CreateConfigurationBody): FieldError[] {
+function fieldErrors(input: CreateConfigurationBody, outbound: OutboundPolicy): FieldError[] {
   const errors: FieldError[] = [];
   if (!isTimeZone(input.call_timezone)) {
     errors.push({ path: '/call_timezone', message: `${JSON.stringify(input.call_timezone)} is not an IANA time zone such as Europe/London` });
@@ -79,6 +80,9 @@ function fieldErrors(input: CreateConfigurationBody): FieldError[] {
       errors.push({ path: '/rate_limit_window_seconds', message: 'is required when rate_limit_enabled is true' });
     }
   }
+  if (input.voicemail_action === 'leave_message' && (input.voicemail_message == null || input.voicemail_message.trim() === '')) {
+    errors.push({ path: '/voicemail_message', message: 'is required when voicemail_action is leave_message (the words left on the machine)' });
+  }
   const names = new Set<string>();
   input.pre_checks.forEach((check, i) => {
     if (names.has(check.name)) errors.push({ path: `/pre_checks/${i}/name`, message: `${JSON.stringify(check.name)} is used twice` });
@@ -86,15 +90,26 @@ function fieldErrors(input: CreateConfigurationBody): FieldError[] {
     const url = check.http_request.url.replace(/\{[A-Za-z0-9_.]+\}/g, 'x');
     if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
       errors.push({ path: `/pre_checks/${i}/http_request/url`, message: 'must be an http(s) URL' });
+    } else {
+      const refusal = outbound.urlRefusal(check.http_request.url);
+      if (refusal) errors.push({ path: `/pre_checks/${i}/http_request/url`, message: refusal });
     }
   });
+  if (input.service_callback_url != null) {
+    const refusal = outbound.urlRefusal(input.service_callback_url);
+    if (refusal) errors.push({ path: '/service_callback_url', message: refusal });
+  }
   return errors;
 }
 
 export class ConfigurationsService {
   private readonly repo: ConfigurationsRepository;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** The outbound URL policy: pre-check and callback URLs pointing at refused addresses are refused when written. */
+    private readonly outbound: OutboundPolicy = new OutboundPolicy(),
+  ) {
     this.repo = new ConfigurationsRepository(db);
   }
 
@@ -154,7 +169,7 @@ export class ConfigurationsService {
   /** Validates a create or replace body and turns it into the row to write. */
   private async resolve(caller: Principal, input: CreateConfigurationBody): Promise<ConfigurationWrite> {
     assertOwnerInScope(caller, input.reseller_id, input.merchant_id ?? null);
-    const errors = fieldErrors(input);
+    const errors = fieldErrors(input, this.outbound);
     const template = await findTemplateById(this.db, input.template);
     let merchantId = input.merchant_id ?? null;
     if (!template || template.reseller_id !== input.reseller_id) {
@@ -197,6 +212,12 @@ export class ConfigurationsService {
       rate_limit_whitelist: input.rate_limit_whitelist,
       pre_checks: input.pre_checks,
       service_callback_url: input.service_callback_url ?? null,
+      voicemail_action: input.voicemail_action,
+      voicemail_message: input.voicemail_message ?? null,
+      opt_out_enabled: input.opt_out_enabled,
+      retry_policy: input.retry_policy ?? null,
+      window_timezone: input.window_timezone,
+      max_calls_per_number_per_day: input.max_calls_per_number_per_day ?? null,
     };
   }
 }

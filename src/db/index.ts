@@ -5,7 +5,7 @@ import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 import type { Db } from './types.js';
 
-export type { Db, Queryable, QueryOptions, QueryResult } from './types.js';
+export type { Db, ListenEvents, Queryable, QueryOptions, QueryResult } from './types.js';
 export { migrate, loadMigrations } from './migrate.js';
 export { DataDirLockedError, lockDataDir } from './lock.js';
 export { openPglite, dumpPglite, EmbeddedDatabaseError, type PgliteDb } from './pglite.js';

@@ -46,35 +46,87 @@ export async function openPostgres(connectionString: string, options: { max?: nu
     exec: root.exec,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
+      // A checked-out client has no pool listener: a connection lost between statements (a server
+      // restart) would be an uncaught 'error' that ends the process. Note it; the client is then
+      // discarded on release instead of going back to the pool.
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken ??= err;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        await client.query('ROLLBACK').catch((rollbackErr: Error) => {
+          broken ??= rollbackErr;
+        });
         throw err;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken);
       }
     },
     async close() {
       await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
     },
-    async listen(channel, onNotify) {
+    async listen(channel, onNotify, events = {}) {
       if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
-      // A dedicated connection: LISTEN lasts as long as the session.
-      const client = new pg.Client({ connectionString });
-      client.on('error', () => {});
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify();
-      });
-      await client.connect();
-      await client.query(`LISTEN ${channel}`);
+      // A dedicated connection: LISTEN lasts as long as the session, so a lost session is replaced.
+      let current: pg.Client | undefined;
+      let stopped = false;
+      let timer: NodeJS.Timeout | undefined;
+      let attempts = 0;
+      const subscribe = async (): Promise<pg.Client> => {
+        const client = new pg.Client({ connectionString });
+        client.on('error', (err) => lost(client, err));
+        client.on('end', () => lost(client, undefined));
+        client.on('notification', (message) => {
+          if (message.channel === channel) onNotify();
+        });
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${channel}`);
+        } catch (err) {
+          await client.end().catch(() => {});
+          throw err;
+        }
+        return client;
+      };
+      const lost = (client: pg.Client, err: Error | undefined) => {
+        if (stopped || client !== current) return;
+        current = undefined;
+        void client.end().catch(() => {});
+        events.lost?.(err);
+        retry();
+      };
+      const retry = () => {
+        if (stopped || timer) return;
+        const pauseMs = Math.min(250 * 2 ** attempts, 10_000);
+        attempts++;
+        timer = setTimeout(() => {
+          timer = undefined;
+          subscribe().then(
+            (client) => {
+              if (stopped) return void client.end().catch(() => {});
+              current = client;
+              events.restored?.(attempts);
+              attempts = 0;
+              onNotify();
+            },
+            () => retry(),
+          );
+        }, pauseMs);
+      };
+      current = await subscribe();
       const stop = async () => {
+        stopped = true;
+        clearTimeout(timer);
         listeners.delete(stop);
-        await client.end().catch(() => {});
+        await current?.end().catch(() => {});
       };
       listeners.add(stop);
       return stop;

@@ -32,6 +32,16 @@ export interface Db extends Queryable {
   /**
    * Calls `onNotify` on every NOTIFY on `channel` (PostgreSQL LISTEN, or PGlite's in-process
    * equivalent). Resolves to a function that stops listening. Best effort: callers also poll.
+   * On PostgreSQL a lost connection (a server restart, a network cut) is reconnected and LISTEN
+   * issued again, with growing pauses; `events` hears of both, and `onNotify` is called once on
+   * return (notifications sent meanwhile were lost).
    */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: () => void, events?: ListenEvents): Promise<() => Promise<void>>;
+}
+
+export interface ListenEvents {
+  /** The listening connection was lost; reconnecting. */
+  lost?(err: Error | undefined): void;
+  /** Listening again after `attempts` tries. */
+  restored?(attempts: number): void;
 }

@@ -2,7 +2,8 @@
  * One emulated call: ringing, the script's answer, the status callbacks, fetching and following
  * Dialer's markup (TwiML, Plivo XML, Exotel Voicebot JSON), the media stream and the end.
  */
-import { PcmBuffer, type CallAudio } from './audio.js';
+import { PcmBuffer, speech, type CallAudio } from './audio.js';
+import { Callee } from './callee.js';
 import { MediaLeg } from './media.js';
 import type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, EmulatorOptions } from './types.js';
 import { deliver, hex, parseXml, plivoTime, sleep, twilioId, uuid, type Delivered, type XmlNode } from './util.js';
@@ -52,7 +53,12 @@ export class Call {
   private streamDone: Promise<void> = Promise.resolve();
   /** Bumped whenever new instructions replace the current ones; stale followers stop. */
   generation = 0;
-  private stepsUsed = false;
+  /** The far end: its script runs once, across the call's streams. */
+  readonly callee: Callee;
+  /** Twilio DetectMessageEnd: how the machine's greeting ended before Dialer was asked what to do. */
+  machineEnd: { answeredBy: string; durationMs: number } | undefined;
+  /** Steps the machine played to the provider's detector before the stream (its greeting). */
+  private stepsPlayed = 0;
   private timers: NodeJS.Timeout[] = [];
   private ringAbort = new AbortController();
   private resolveEnded!: () => void;
@@ -81,6 +87,10 @@ export class Call {
       rest: [],
       markup: [],
       said: [],
+      dtmfReceived: '',
+      dtmfEvents: [],
+      beepsAtMs: [],
+      voicedAfterBeepMs: 0,
       received: {
         get pcm() {
           return audio.received.value;
@@ -89,6 +99,7 @@ export class Call {
         audioAtMs: [],
         marks: [],
         clears: [],
+        voiced: [],
         frames: [],
       },
       sent: {
@@ -97,11 +108,25 @@ export class Call {
         },
         frames: 0,
         framesLate: 0,
+        timeline: [],
       },
       callbacks: [],
       ended: new Promise<void>((r) => (this.resolveEnded = r)),
     };
     if (this.rec.requestUuid === undefined) delete this.rec.requestUuid;
+    this.callee = new Callee(this.rec, {
+      sendDtmf: (digit) => {
+        if (!this.leg?.live) return false;
+        this.leg.sendDtmf(digit);
+        return true;
+      },
+      audioQueued: () => this.leg?.audioQueued() ?? false,
+      hangup: () => void this.finish('completed', 'callee'),
+      log: (m) => this.log(m),
+      sinceAnswerMs: () => (this.answeredAt ? Date.now() - this.answeredAt.getTime() : 0),
+      sinceStreamMs: () => this.leg?.msSinceStart() ?? 0,
+      voice: this.ctx.options.voice,
+    });
   }
 
   get provider(): EmulatedProvider {
@@ -184,6 +209,7 @@ export class Call {
     if (this.setup.timeLimitSeconds) this.later(this.setup.timeLimitSeconds * 1000, () => void this.finish('completed', 'limit'));
     await statusEvent(this, 'answered');
     if (this.over) return;
+    if (this.script.answer === 'voicemail' && this.setup.machineDetection === 'DetectMessageEnd' && !(await this.greetingToDetector())) return;
     const res = this.setup.inlineMarkup
       ? { status: 200, contentType: 'text/xml', body: this.setup.inlineMarkup }
       : await this.send({ url: this.setup.answerUrl, method: this.setup.answerMethod, params: this.answerParams(), ...this.signing() });
@@ -231,12 +257,38 @@ export class Call {
   }
 
   private steps(): CalleeStep[] {
-    if (this.stepsUsed) return [];
-    this.stepsUsed = true;
-    const steps = this.script.steps ?? [];
-    // Exotel has no answering-machine detection: the machine just starts talking.
-    if (this.script.answer === 'voicemail' && this.provider === 'PROVIDER_B') return [{ say: 'Please leave a message after the tone.' }, ...steps];
+    const steps = (this.script.steps ?? []).slice(this.stepsPlayed);
+    // Exotel has no answering-machine detection: the machine just starts talking (a script without its own greeting gets one).
+    if (this.script.answer === 'voicemail' && this.provider === 'PROVIDER_B' && !steps.some((s) => 'say' in s)) return [{ say: 'Please leave a message after the tone.' }, ...steps];
     return steps;
+  }
+
+  /**
+   * Twilio's DetectMessageEnd: the provider listens to the machine's greeting (the script's steps
+   * up to its first beep) before asking Dialer what to do, and says how it ended. False when the
+   * machine hung up during it (the call is over).
+   */
+  private async greetingToDetector(): Promise<boolean> {
+    const steps = this.script.steps ?? [];
+    const started = Date.now();
+    let beep = false;
+    for (const step of steps) {
+      this.stepsPlayed++;
+      if ('say' in step) await sleep(((await speech(step.say, this.ctx.options.voice)).length * 1000) / 8000);
+      else if ('wait' in step) await sleep(step.wait);
+      else if ('beep' in step) {
+        await sleep(step.beep.ms ?? 600);
+        this.rec.beepsAtMs.push(Date.now() - this.answeredAt!.getTime());
+        beep = true;
+        break;
+      } else if ('hangup' in step) {
+        await this.finish('completed', 'callee');
+        return false;
+      } else break;
+      if (this.over) return false;
+    }
+    this.machineEnd = { answeredBy: beep ? 'machine_end_beep' : 'machine_end_silence', durationMs: Date.now() - started };
+    return !this.over;
   }
 
   /** Opens the media stream and resolves when it is over (socket closed). */
@@ -260,11 +312,9 @@ export class Call {
       audio: this.audio,
       accountId: this.provider === 'PROVIDER_A' ? this.ctx.options.twilio.accountSid : this.provider === 'PROVIDER_C' ? this.ctx.options.plivo.authId : this.ctx.options.exotel.accountSid,
       customParameters,
-      ...(this.ctx.options.voice ? { voice: this.ctx.options.voice } : {}),
       contentType,
-      steps: this.steps(),
+      callee: this.callee,
       log: (m) => this.log(m),
-      onCalleeHangup: () => void this.finish('completed', 'callee'),
     });
     this.leg = leg;
     // Plivo's <Stream statusCallbackUrl>: StartStream, StopStream, DroppedStream (failed or cut by the far end).
@@ -286,6 +336,7 @@ export class Call {
     }
     await streamEvent('StartStream');
     if (this.over || gen !== this.generation) await leg.stop();
+    else this.callee.start(this.steps());
     const closed = await leg.closed;
     if (this.leg === leg) this.leg = undefined;
     if (closed.byDialer && gen === this.generation) this.log(`Dialer closed the media stream (${closed.code})`);
@@ -306,6 +357,7 @@ export class Call {
     for (const t of this.timers) clearTimeout(t);
     this.finishing = (async () => {
       this.endedAt = new Date();
+      this.callee.stop();
       await this.leg?.stop();
       await this.streamDone;
       this.setStatus(status);

@@ -23,7 +23,10 @@ export function answerParams(call: Call): Record<string, string> {
       ApiVersion: '2010-04-01',
       Direction: inbound ? 'inbound' : 'outbound-api',
     };
-    if (call.setup.machineDetection) p.AnsweredBy = machine ? (call.setup.machineDetection === 'DetectMessageEnd' ? 'machine_end_beep' : 'machine_start') : 'human';
+    if (call.setup.machineDetection) {
+      p.AnsweredBy = machine ? (call.machineEnd?.answeredBy ?? (call.setup.machineDetection === 'DetectMessageEnd' ? 'machine_end_beep' : 'machine_start')) : 'human';
+      if (call.machineEnd) p.MachineDetectionDuration = String(call.machineEnd.durationMs);
+    }
     return p;
   }
   if (call.provider === 'PROVIDER_C') {

@@ -64,6 +64,18 @@ export async function followXml(call: Call, doc: XmlNode, gen: number): Promise<
         call.ctx.notify();
         await sleep(Math.min(4000, 50 * verb.text.length) * Math.max(1, Number(a.loop ?? 1) || 1));
         break;
+      case 'Play':
+      case 'DTMF': {
+        // Twilio <Play digits="1w2"/>, Plivo <DTMF>1w2</DTMF>: keys played to the callee.
+        const digits = verb.name === 'Play' ? a.digits : verb.text;
+        if (!digits) {
+          call.log(`<${verb.name}> without digits: audio files are not emulated, skipped`);
+          break;
+        }
+        call.callee.keys(digits, 'markup');
+        await sleep([...digits].reduce((ms, d) => ms + (d === 'w' ? 500 : 200), 0));
+        break;
+      }
       case 'Pause':
       case 'Wait':
         await sleep(1000 * (Number(a.length ?? 1) || 1));

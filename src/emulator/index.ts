@@ -1,7 +1,7 @@
 /**
  * The provider emulator: a local server that plays Twilio (PROVIDER_A), Exotel (PROVIDER_B) and
  * Plivo (PROVIDER_C) toward Dialer, with their real REST APIs, signed callbacks, markup and media
- * streams, and a scripted callee on the other end (espeak-ng speech, DTMF, hangups). Tests and the
+ * streams, and a scripted callee on the other end (the local voice, DTMF, hangups). Tests and the
  * offline demo run whole calls on one machine with it.
  *
  *   const emu = await startEmulator({ dialerUrl, twilio: {...}, plivo: {...}, exotel: {...} });
@@ -13,12 +13,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { warmUp } from '../lib/speech.js';
-import { speechFrames } from './audio.js';
+import { speech } from './audio.js';
 import { Call, type CallContext, type CallSetup } from './call.js';
 import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
 
 export type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
+export { calleeScript, parseScenarios, readScenarios, CALLEE_KINDS, type CalleeKind } from './scenarios.js';
 
 /** A callee that answers and stays on the line silently. */
 export const SILENT_CALLEE: CalleeScript = { answer: 'answer' };
@@ -105,7 +106,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   flowUrl = `${url}/exotel/flow`;
   // The callees' lines are made ahead, so a callee speaks the moment its stream opens.
   const prepareLines = (script: CalleeScript | undefined) => {
-    for (const step of script?.steps ?? []) if ('say' in step) void speechFrames(step.say, options.voice).catch(() => undefined);
+    for (const step of script?.steps ?? []) if ('say' in step) void speech(step.say, options.voice).catch(() => undefined);
   };
   warmUp(options.voice);
   prepareLines(options.defaultScript);

@@ -6,15 +6,13 @@
  * clear drops what is still queued.
  */
 import WebSocket from 'ws';
-import { bytesToPcm, decodeMulaw, pcmToBytes, resample, rms } from '../lib/audio.js';
-import type { LocalVoice } from '../lib/speech.js';
-import { clock, encodeFrame, SILENCE, speechFrames, type CallAudio } from './audio.js';
-import type { CalleeStep, EmulatedCall, EmulatedProvider } from './types.js';
-import { sleep, twilioId, uuid } from './util.js';
+import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
+import { clock, type CallAudio } from './audio.js';
+import { Callee, FRAME } from './callee.js';
+import type { EmulatedCall, EmulatedProvider } from './types.js';
+import { twilioId, uuid } from './util.js';
 
 const FRAME_MS = 20;
-const FRAME = 160; // samples of 8 kHz in 20 ms
-const VOICE_RMS = 300;
 
 export interface LegOptions {
   provider: EmulatedProvider;
@@ -25,17 +23,13 @@ export interface LegOptions {
   customParameters: Record<string, string>;
   /** Plivo <Stream contentType>: audio/x-l16;rate=8000 (Plivo's default), audio/x-l16;rate=16000, audio/x-mulaw;rate=8000. */
   contentType?: string;
-  steps: CalleeStep[];
+  /** Who speaks and listens at the far end (one for the whole call, across its streams). */
+  callee: Callee;
   log: (m: string) => void;
-  /** The script's `hangup` step. */
-  onCalleeHangup: () => void;
   headers?: Record<string, string>;
-  /** The callee's voice (default: flite's). */
-  voice?: LocalVoice;
 }
 
 type Queued = { pcm: Int16Array; at: number } | { mark: string };
-
 
 export class MediaLeg {
   readonly streamSid: string;
@@ -50,11 +44,7 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
-  /** The callee's frames still to send (20 ms each). */
-  private speech: Int16Array[] = [];
-  private drained: Array<() => void> = [];
   private playQueue: Queued[] = [];
-  private lastVoiceAt = -Infinity;
   private exotelPending: Int16Array[] = [];
   private readonly rate: number;
   private readonly mulaw: boolean;
@@ -87,10 +77,10 @@ export class MediaLeg {
     ws.on('error', (err) => this.o.log(`media socket error: ${err.message}`));
     ws.on('message', (data, isBinary) => this.onFrame(isBinary ? data : data.toString()));
     this.startedAt = Date.now();
+    this.o.call.streamStartedAt = this.startedAt;
     for (const f of this.opening()) this.send(f);
     this.ticking = true;
     clock.add(this);
-    void this.runScript();
   }
 
   /** The provider ends the stream (callee hung up, call ended or new instructions): stop frame, then close. */
@@ -113,7 +103,16 @@ export class MediaLeg {
   private halt(): void {
     this.ticking = false;
     clock.remove(this);
-    for (const r of this.drained.splice(0)) r();
+  }
+
+  /** Whether the stream is live (its clock runs). */
+  get live(): boolean {
+    return this.ticking;
+  }
+
+  /** Whether Dialer's audio is still queued for playout. */
+  audioQueued(): boolean {
+    return this.playQueue.some((q) => 'pcm' in q);
   }
 
   private nextSeq(): string | number {
@@ -168,7 +167,8 @@ export class MediaLeg {
     ];
   }
 
-  private msSinceStart(): number {
+  /** Ms since this stream started. */
+  msSinceStart(): number {
     return Date.now() - this.startedAt;
   }
 
@@ -186,8 +186,8 @@ export class MediaLeg {
   }
 
   private nextCalleeFrame(): Int16Array {
-    const out = this.speech.shift() ?? SILENCE;
-    if (this.speech.length === 0) for (const r of this.drained.splice(0)) r();
+    // This frame's time on the line (the one being sent now).
+    const out = this.o.callee.nextFrame(this.framesSent * FRAME_MS - FRAME_MS);
     this.o.audio.sent.push(out);
     return out;
   }
@@ -208,7 +208,8 @@ export class MediaLeg {
       return;
     }
     this.chunk += 1;
-    const payload = encodeFrame(pcm8k, this.mulaw, this.rate);
+    const pcm = resample(pcm8k, 8000, this.rate);
+    const payload = (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
     if (p === 'PROVIDER_A') {
       // Twilio's timestamp is the frame's time since the stream started. Stamped with when the frame
       // actually leaves (not its ideal slot), so a late tick of this emulator is not taken for
@@ -239,10 +240,12 @@ export class MediaLeg {
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
     for (const p of played) {
-      // A view of the frame Dialer sent, which nothing writes to afterwards: no copy.
-      this.o.audio.received.push(p);
-      if (rms(p) > VOICE_RMS) this.lastVoiceAt = Date.now();
+      const pcm = p.slice();
+      this.o.audio.received.push(pcm);
+      this.o.callee.heard(pcm, Callee.voiced(pcm));
     }
+    // This frame plays from now for 20 ms.
+    this.o.callee.heardFrame(played, this.framesSent * FRAME_MS);
   }
 
   private echoMark(name: string): void {
@@ -315,57 +318,11 @@ export class MediaLeg {
     }
   }
 
-  // -------------------------------------------------------------------------------------------
-  // The callee's script
-
-  private get live(): boolean {
-    return this.ticking;
-  }
-
-  private async say(text: string): Promise<void> {
-    const frames = await speechFrames(text, this.o.voice);
-    if (!this.live) return;
-    this.speech.push(...frames);
-    await new Promise<void>((r) => this.drained.push(r));
-  }
-
-  private sendDtmf(digit: string): void {
+  /** One key press of the callee, as the provider reports it on the stream. */
+  sendDtmf(digit: string): void {
     const p = this.o.provider;
     if (p === 'PROVIDER_A') this.send({ event: 'dtmf', streamSid: this.streamSid, sequenceNumber: this.nextSeq(), dtmf: { track: 'inbound_track', digit } });
     else if (p === 'PROVIDER_C') this.send({ event: 'dtmf', sequenceNumber: this.nextSeq(), streamId: this.streamSid, dtmf: { track: 'inbound', digit, timestamp: String(Date.now()) } });
     else this.send({ event: 'dtmf', sequence_number: this.nextSeq(), stream_sid: this.streamSid, dtmf: { digit, duration: '100' } });
-  }
-
-  private async waitForAudio(maxMs: number): Promise<void> {
-    const start = Date.now();
-    while (this.live && Date.now() - start < maxMs) {
-      const heard = this.lastVoiceAt > start - 400;
-      const queued = this.playQueue.some((q) => 'pcm' in q);
-      if (heard && !queued && Date.now() - this.lastVoiceAt >= 400) return;
-      await sleep(20);
-    }
-  }
-
-  private async runScript(): Promise<void> {
-    try {
-      for (const step of this.o.steps) {
-        if (!this.live) return;
-        if ('say' in step) await this.say(step.say);
-        else if ('dtmf' in step) {
-          for (const d of step.dtmf) {
-            if (!this.live) return;
-            this.sendDtmf(d);
-            await sleep(200);
-          }
-        } else if ('wait' in step) await sleep(step.wait);
-        else if ('waitForAudio' in step) await this.waitForAudio(step.waitForAudio);
-        else if ('hangup' in step) {
-          if (this.live) this.o.onCalleeHangup();
-          return;
-        }
-      }
-    } catch (err) {
-      this.o.log(`callee script failed: ${(err as Error).message}`);
-    }
   }
 }

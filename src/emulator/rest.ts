@@ -199,6 +199,20 @@ async function plivo(reg: Registry, req: IncomingMessage, parts: string[], param
     void call.runOutbound();
     return { status: 201, body: { api_id: crypto.randomUUID(), message: 'call fired', request_uuid: call.rec.requestUuid } };
   }
+  if (parts[3] === 'Call' && parts.length === 6 && parts[5] === 'DTMF' && req.method === 'POST') {
+    // Send digits on a live call: `digits` (0-9, *, #, w for a half-second pause), `leg` aleg (default) or bleg.
+    const call = reg.find('PROVIDER_C', parts[4]!);
+    call?.rec.rest.push({ method: 'POST', path, params });
+    if (!call || call.over || call.rec.callSid !== parts[4]) return plivoError(404, 'not found');
+    const digits = one(params.digits);
+    if (!digits) return plivoError(400, 'digits parameter is required');
+    if (!/^[0-9*#wW]+$/.test(digits)) return plivoError(400, 'digits must be 0-9, *, # or w');
+    const leg = one(params.leg) ?? 'aleg';
+    if (leg !== 'aleg' && leg !== 'bleg') return plivoError(400, 'leg must be aleg or bleg');
+    if (!call.answeredAt) return plivoError(400, 'call is not answered yet');
+    call.callee.keys(digits, 'rest');
+    return { status: 202, body: { api_id: crypto.randomUUID(), message: 'digits sent' } };
+  }
   if ((parts[3] === 'Call' || parts[3] === 'Request') && parts.length === 5) {
     const id = parts[4]!;
     const call = reg.find('PROVIDER_C', id);

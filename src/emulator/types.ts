@@ -25,14 +25,27 @@ export interface EmulatorOptions {
 }
 
 export type CalleeStep =
-  /** Speak this line (the local voice, 8 kHz), streamed in real time. */
-  | { say: string }
+  /** Speak this line (the local voice, 8 kHz), streamed in real time. `label` names it in the call's timeline. */
+  | { say: string; label?: string }
+  /** Play this 8 kHz audio as the callee (a prepared recording, a noise), streamed in real time. */
+  | { play: Int16Array; label?: string }
   /** Press these keys (one dtmf event per digit). */
   | { dtmf: string }
   /** Milliseconds of silence. */
   | { wait: number }
   /** Wait until Dialer has spoken and then been quiet for ~400 ms, at most this many ms. */
   | { waitForAudio: number }
+  /** Wait until Dialer has been quiet (nothing heard, nothing queued) for `quietMs`, at most `timeoutMs`. */
+  | { waitForQuiet: { quietMs: number; timeoutMs: number } }
+  /** Wait until Dialer's voice has been heard for `speakingMs` (the gaps of speech, under 600 ms, included), at most `timeoutMs`. */
+  | { waitForSpeech: { speakingMs: number; timeoutMs: number } }
+  /** Play a steady tone (a voicemail beep): `hz` (default 1,000) for `ms` (default 600). */
+  | { beep: { hz?: number; ms?: number } }
+  /**
+   * Wait until Dialer has sent these keys (by any route: markup, REST, in-band tones), at most
+   * `timeoutMs` (default 15,000); `else` runs when they did not come in time (default: go on).
+   */
+  | { expectDigits: string; timeoutMs?: number; else?: CalleeStep[] }
   /** The callee hangs up. */
   | { hangup: true };
 
@@ -65,6 +78,16 @@ export interface EmulatedCall {
   markup: string[];
   /** Texts Dialer asked the provider to speak (<Say>/<Speak>). */
   said: string[];
+  /** Keys Dialer sent on the call, in order (`w` pauses left out). */
+  dtmfReceived: string;
+  /** How each run of keys came: markup (Twilio <Play digits>, Plivo <DTMF>), REST (Plivo's DTMF API) or in-band tones in Dialer's audio. */
+  dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband'; atMs: number }>;
+  /** When the callee's beep steps ended, in ms since the call was answered. */
+  beepsAtMs: number[];
+  /** When the callee first heard Dialer speak (voiced audio), in ms since the call was answered. */
+  firstVoiceAtMs?: number;
+  /** How much of Dialer's speech the callee heard after its (last) beep ended, in ms. */
+  voicedAfterBeepMs: number;
   /** Number Dialer dialled/redirected/transferred to. */
   redirectedTo?: string;
   streamUrl?: string;
@@ -77,6 +100,8 @@ export interface EmulatedCall {
     marks: Array<{ name: string; atMs: number }>;
     /** Milliseconds since the stream started. */
     clears: number[];
+    /** When Dialer's voice was heard (20 ms frames of its audio above speech level, joined), ms since the stream started. */
+    voiced: Array<{ fromMs: number; toMs: number }>;
     /** Every frame Dialer sent, parsed (or the raw text when it was not JSON). */
     frames: unknown[];
   };
@@ -86,7 +111,11 @@ export interface EmulatedCall {
     frames: number;
     /** Of those, how many the emulator itself sent more than a frame behind its clock (its own event loop lagged). */
     framesLate: number;
+    /** When each step's speech or audio began and ended on the line, ms since the stream started. */
+    timeline: Array<{ label: string; fromMs: number; toMs?: number }>;
   };
+  /** Wall-clock time (Date.now()) the media stream started: the zero of the stream's ms. */
+  streamStartedAt?: number;
   /** Every request the emulator made to Dialer: url, Dialer's HTTP status (0: no answer), the body it sent. */
   callbacks: Array<{ url: string; status: number; body: string }>;
   /** Settles when the call is over and its final callbacks were posted. */

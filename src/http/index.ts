@@ -1,7 +1,10 @@
 export type { App } from './app-types.js';
 export { API_PREFIX } from './prefix.js';
 export { registerAccessLog } from './access-log.js';
-export { registerErrorHandling, sendProblem, type ValidationStatus } from './errors.js';
+export { registerErrorHandling, sendProblem, frameworkErrors, clientErrorHandler, type ValidationStatus } from './errors.js';
+export { registerSecurityHeaders } from './headers.js';
+export { registerRateLimits } from './rate-limit.js';
+export { registerTextChecks, findUnstorableText } from './text.js';
 export { validatorCompiler, addSharedSchema, compileBodyValidator } from './validation.js';
 export * from './schemas.js';
 import './types.js';

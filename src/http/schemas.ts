@@ -21,7 +21,8 @@ export function problems(...statuses: number[]): Record<number, TSchema> {
 }
 
 export const PageQuery = Type.Object({
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  // Bounded: a page number of 40 digits must be a 400, not an OFFSET the database cannot hold.
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
 });
 export type PageQuery = Static<typeof PageQuery>;

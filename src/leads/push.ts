@@ -8,14 +8,16 @@
  * template needs (422), the destination number (422 malformed, 403 blacklisted).
  */
 import type { ErrorObject } from 'ajv';
-import { assertOwnerInScope, type Principal } from '../auth/index.js';
+import { assertOwnerInScope, can, type Principal } from '../auth/index.js';
 import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
 import { Batcher } from '../lib/batcher.js';
-import { AppError, forbidden, unprocessable, unstorableText, type FieldError } from '../lib/errors.js';
+import { AppError, badRequest, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
+import { DTMF_SEQUENCE } from '../lib/tones.js';
 import { promptVariables } from '../templates/index.js';
 import type { NewLead } from './repository.js';
 import { PushBody, pushValidationStatus } from './schema.js';
@@ -61,6 +63,8 @@ export class PushContext {
   constructor(
     private readonly db: Queryable,
     private readonly lookup: TargetLookup,
+    /** The outbound URL policy: a reporting webhook at a refused address is refused when pushed. */
+    readonly outbound: OutboundPolicy,
   ) {}
 
   /** The template by name, its configuration, and whether `phone` is blacklisted. */
@@ -85,13 +89,45 @@ function memo<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promis
   return hit;
 }
 
+/**
+ * A playground lead's `configurations_override` changes how its configuration dials (rate limits,
+ * pre-checks, providers, URLs), so only a role that may change configurations may send one; any
+ * other is refused, naming the fields, rather than quietly dialling past the configuration.
+ */
+function assertMayOverride(caller: Principal, override: Record<string, unknown>): void {
+  const fields = Object.keys(override);
+  if (fields.length === 0 || can(caller.role, 'configurations', 'write')) return;
+  throw new AppError(
+    403,
+    'override_not_allowed',
+    `configurations_override may only be sent by a role that may change configurations; a ${caller.role} token may not (${fields.join(', ')})`,
+    fields.map((f) => ({ path: `/configurations_override/${f}`, message: `may not be overridden by a ${caller.role}` })),
+  );
+}
+
+/** The outbound URL policy's write-time check on an override's URLs (pre-checks, service callback). */
+function overrideUrlErrors(override: Record<string, unknown>, outbound: OutboundPolicy): FieldError[] {
+  const errors: FieldError[] = [];
+  const check = (path: string, url: unknown) => {
+    const refusal = typeof url === 'string' ? outbound.urlRefusal(url) : undefined;
+    if (refusal) errors.push({ path: `/configurations_override${path}`, message: refusal });
+  };
+  check('/service_callback_url', override.service_callback_url);
+  if (Array.isArray(override.pre_checks)) {
+    override.pre_checks.forEach((c: { http_request?: { url?: unknown } }, i) => check(`/pre_checks/${i}/http_request/url`, c?.http_request?.url));
+  }
+  return errors;
+}
+
 /** Checks one push body and builds its lead; throws the AppError POST /leads would answer. */
 export async function preparePush(caller: Principal, raw: unknown, ctx: PushContext): Promise<Pushed> {
-  // PostgreSQL text cannot hold NUL: refuse it here, so a batch refuses only the item that has it.
-  if (JSON.stringify(raw).includes('\\u0000')) throw unstorableText();
   const invalid = validatePush(raw);
   if (invalid) throw schemaProblem(invalid.raw, invalid.errors);
   const body = raw as PushBody;
+  if (body.reporting_webhook_url !== undefined) {
+    const refusal = ctx.outbound.urlRefusal(body.reporting_webhook_url);
+    if (refusal) throw badRequest(`Request body: /reporting_webhook_url ${refusal}`, [{ path: '/reporting_webhook_url', message: refusal }], 'outbound_url_refused');
+  }
 
   const merchantId = body.merchant_id ?? (caller.role === 'merchant' || caller.role === 'user' ? caller.merchantId : null);
   assertOwnerInScope(caller, body.reseller_id, merchantId);
@@ -113,12 +149,19 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     .map((v) => ({ path: `/payload/${v}`, message: `is required: template ${template.name} uses {${v}}` }));
   const phone = payload.customer_mobile_number as string | undefined;
   if (phone !== undefined && !isE164(phone)) errors.unshift({ path: '/payload/customer_mobile_number', message: E164_HINT });
+  const digits = payload.dial_digits;
+  if (digits !== undefined && (typeof digits !== 'string' || !DTMF_SEQUENCE.test(digits) || digits.length > 64)) {
+    errors.push({ path: '/payload/dial_digits', message: 'must be the keys to press after the answer: 0-9, * and #, w for a half-second pause (at most 64)' });
+  }
 
   const isPlayground = body.is_playground ?? false;
   const override = isPlayground ? ((body.configurations_override ?? null) as Record<string, unknown> | null) : null;
   if (override !== null) {
+    assertMayOverride(caller, override);
     const bad = validateOverride(structuredClone(override));
     if (bad) errors.push(...bad.errors.map((e) => ({ path: `/configurations_override${e.path === '/' ? '' : e.path}`, message: e.message })));
+    const refused = bad ? [] : overrideUrlErrors(override, ctx.outbound);
+    if (refused.length > 0) throw badRequest(`Request body: ${refused[0]!.path} ${refused[0]!.message}`, refused, 'outbound_url_refused');
   }
   if (errors.length > 0) {
     throw unprocessable(`Request body: ${errors[0]!.path} ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'schema_validation_failed');

@@ -66,7 +66,7 @@ function destroy(body: NodeJS.ReadableStream | Buffer): void {
 /** Leads and the bulk push beyond it; recordings are read from `recordings` when given. */
 export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: RecordingStore): void {
   app.post('/leads', {
-    config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus },
+    config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus, whenDatabaseDown: 'lead_not_queued' },
     schema: {
       tags: ['leads'],
       summary: 'Push a lead for a template; it is queued (BACKLOG) for the scheduler',
@@ -84,7 +84,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: R
   });
 
   app.post('/leads/batch', {
-    config: { permission: ['leads', 'write'] },
+    config: { permission: ['leads', 'write'], whenDatabaseDown: 'lead_not_queued' },
     // 1,000 leads with generous payloads: larger than the default body limit.
     bodyLimit: BATCH_BODY_LIMIT_BYTES,
     schema: {
@@ -174,7 +174,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService, recordings?: R
   });
 
   app.post('/lead/abort', {
-    config: { permission: ['leads', 'write'] },
+    config: { permission: ['leads', 'write'], audit: 'abort' },
     schema: {
       tags: ['leads'],
       summary: 'Abort leads not yet being dialled; one answer per lead (success, already_aborted, processing, error)',

@@ -1,8 +1,9 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
-import { AppError, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
+import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { GroupInserter } from './group-insert.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { abortLeads, type OnFinished } from '../lifecycle/index.js';
 import { LeadsRepository, type LeadRow } from './repository.js';
 
@@ -35,7 +36,10 @@ const SCOPE = { reseller: 'l.reseller_id', merchant: 'l.merchant_id' };
 /** The write failed: nothing was queued and the client may retry (a 500). */
 function notQueued(err: unknown): AppError {
   if (isUnstorableText(err)) return unstorableText();
-  return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, { cause: toError(err) });
+  return new AppError(500, 'lead_not_queued', 'The lead was not queued because the database write failed; it is safe to retry', undefined, {
+    cause: toError(err),
+    retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS,
+  });
 }
 
 const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tracker_id: p.lead.id, order_id: p.lead.request_id, message: p.message });
@@ -49,6 +53,7 @@ export class LeadsService {
   constructor(
     private readonly db: Db,
     private readonly onFinished: OnFinished,
+    private readonly outbound: OutboundPolicy,
   ) {
     this.repo = new LeadsRepository(db);
     this.inserter = new GroupInserter(this.repo);
@@ -57,7 +62,7 @@ export class LeadsService {
 
   /** POST /leads: one lead, or the AppError that refuses it. */
   async push(caller: Principal, body: unknown): Promise<PushOutcome> {
-    const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup));
+    const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup, this.outbound));
     try {
       await this.inserter.insert(prepared.lead);
     } catch (err) {
@@ -72,7 +77,7 @@ export class LeadsService {
    * nothing queued, so a client can simply resend it.
    */
   async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
-    const ctx = new PushContext(this.db, this.lookup);
+    const ctx = new PushContext(this.db, this.lookup, this.outbound);
     // Checked side by side, so their lookups share queries; answered in the order sent.
     const settled = await Promise.allSettled(bodies.map((body) => preparePush(caller, body, ctx)));
     const results: BatchItem[] = [];

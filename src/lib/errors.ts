@@ -26,10 +26,13 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   406: 'Not Acceptable',
   409: 'Conflict',
+  408: 'Request Timeout',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -40,14 +43,17 @@ export function statusTitle(status: number): string {
 
 export class AppError extends Error {
   override name = 'AppError';
+  /** Sent as `Retry-After` (seconds): when the client may try again (429, 503, a retryable 500). */
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly errors?: FieldError[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 
   toProblem(): Problem {
@@ -88,6 +94,25 @@ export function pgErrorCode(err: unknown): string | undefined {
 
 export const isUniqueViolation = (err: unknown) => pgErrorCode(err) === '23505';
 export const isForeignKeyViolation = (err: unknown) => pgErrorCode(err) === '23503';
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300']);
+
+/**
+ * Whether an error means the database cannot be reached right now (down, restarting, unreachable,
+ * out of connections), as opposed to refusing a statement: the request may be retried as it is.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = pgErrorCode(e) ?? '';
+    if (UNREACHABLE_CODES.has(code) || code.startsWith('08')) return true;
+    const message = e instanceof Error ? e.message : '';
+    if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)) return true;
+  }
+  return false;
+}
+
+/** How long a client is told to wait before retrying after a database outage. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 /** PostgreSQL errors caused by text it cannot hold (a NUL character, a bad Unicode escape): the input's fault. */
 export const isUnstorableText = (err: unknown) => ['22021', '22P05', '22025'].includes(pgErrorCode(err) ?? '');

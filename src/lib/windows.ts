@@ -5,6 +5,7 @@
  * that a DST change skips open at the first instant after the gap; a repeated hour counts once.
  */
 import { DateTime } from 'luxon';
+import { numberZone } from './phone-zone.js';
 
 const minutesOf = (hhmm: string): number => {
   const [h, m] = hhmm.split(':').map(Number);
@@ -35,19 +36,45 @@ export function nextOpening(at: Date, start: string, end: string, zone: string):
   const local = DateTime.fromJSDate(at, { zone });
   const s = minutesOf(start);
   for (let day = 0; day <= 2; day++) {
-    const candidate = local.startOf('day').plus({ days: day }).set({ hour: Math.floor(s / 60), minute: s % 60 });
-    // luxon moves a time inside a DST gap forward; it stays in the right local day.
+    let candidate: DateTime = local.startOf('day').plus({ days: day }).set({ hour: Math.floor(s / 60), minute: s % 60 });
+    // luxon moves a time inside a DST gap forward by the gap's length; the window opens when the gap ends.
+    if (candidate.hour * 60 + candidate.minute !== s) candidate = gapEnd(candidate);
     if (candidate.toMillis() > at.getTime()) return candidate.toJSDate();
   }
   /* c8 ignore next */
   throw new Error(`no opening found for ${start}-${end} in ${zone}`);
 }
 
-/** The zone a lead is called in: its payload's `timezone` when that is a known IANA zone. */
-export function leadZone(payload: Record<string, unknown>, configured: string): string {
+/** The first instant after the clock change just before `shifted` (the offset changes there; found to the minute). */
+function gapEnd(shifted: DateTime): DateTime {
+  let lo = shifted.minus({ hours: 3 }).toMillis();
+  let hi = shifted.toMillis();
+  const after = shifted.offset;
+  while (hi - lo > 60_000) {
+    const mid = lo + Math.floor((hi - lo) / 2 / 60_000) * 60_000;
+    if (DateTime.fromMillis(mid, { zone: shifted.zone }).offset === after) hi = mid;
+    else lo = mid;
+  }
+  return DateTime.fromMillis(hi, { zone: shifted.zone });
+}
+
+/**
+ * The zone a lead is called in: its payload's `timezone` when that is a known IANA zone; else, when
+ * the window follows the recipient (`window_timezone: recipient`), the zone its number tells (the
+ * number's region, or its area where the region has several zones); else the configured zone.
+ */
+export function leadZone(payload: Record<string, unknown>, configured: string, follows: 'configuration' | 'recipient' = 'configuration'): string {
   const tz = payload.timezone;
   if (typeof tz === 'string' && tz.length > 0 && DateTime.local().setZone(tz).isValid) return tz;
+  const phone = payload.customer_mobile_number;
+  if (follows === 'recipient' && typeof phone === 'string') return numberZone(phone) ?? configured;
   return configured;
+}
+
+/** The start of `at`'s day in `zone` and the start of the next (23 or 25 hours later on the days clocks change). */
+export function localDay(at: Date, zone: string): { start: Date; next: Date } {
+  const start = DateTime.fromJSDate(at, { zone }).startOf('day');
+  return { start: start.toJSDate(), next: start.plus({ days: 1 }).toJSDate() };
 }
 
 /** When an attempt is due: `from` plus `offsetSeconds`. */

@@ -144,8 +144,9 @@ export async function claimWithNumbers(
        WHERE l.id = taken.lead_id
        RETURNING l.*, to_jsonb(taken) AS number),
      history AS (
-       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id)
-       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4
+       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number)
+       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4,
+              claimed.payload->>'customer_mobile_number'
        FROM claimed)
      SELECT * FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],

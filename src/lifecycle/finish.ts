@@ -7,7 +7,7 @@
  * changes nothing.
  */
 import type { Queryable } from '../db/index.js';
-import { isRetried, outcomeOf, OUTCOMES, verdict, type RetryPolicy } from './outcomes.js';
+import { callbackOf, isRetried, outcomeOf, OUTCOMES, verdict, type RetryPolicy } from './outcomes.js';
 import { forgetOldSlots, giveBackSlot } from './rate-limit.js';
 import type { AttemptEnd, LeadRow, OnFinished } from './types.js';
 
@@ -34,7 +34,8 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
   const rows = items.map(({ leadId, workerId, attempt, config, result, traceId }) => {
     const { end } = result;
     const outcome = outcomeOf(end);
-    const next = verdict(outcome, isRetried(end), attempt, config);
+    const next = verdict(outcome, isRetried(end), attempt, config, callbackOf(end));
+    const optedOut = outcome === 'OPTED_OUT' ? (end.kind === 'completed' ? (end.metaData?.opted_out as { reason?: unknown } | undefined) : undefined) : undefined;
     const error = end.kind === 'completed' ? null : (end.error ?? null);
     const meta: Record<string, unknown> = end.kind === 'completed' ? { ...(end.metaData ?? {}) } : {};
     if (error) meta.last_error = { attempt, outcome, message: error };
@@ -47,6 +48,10 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
       status: next.status,
       lead_outcome: next.outcome,
       retry_in: next.retryInSeconds,
+      retry_at: next.status === 'RETRY' && next.retryAt ? next.retryAt.toISOString() : null,
+      // The callee asked not to be called again: the number goes on the reseller's blacklist.
+      opt_out: optedOut !== undefined,
+      opt_out_reason: typeof optedOut?.reason === 'string' ? optedOut.reason : null,
       call_id: result.callId ?? null,
       duration: end.kind === 'error' ? null : (end.durationSeconds ?? null),
       meta,
@@ -60,11 +65,12 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
   const { rows: done } = await q.query<{ id: string; status: 'RETRY' | 'FINISHED' }>(
     `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x (
-         lead_id text, worker_id text, attempt integer, outcome text, status text, lead_outcome text, retry_in integer, call_id text,
-         duration integer, meta jsonb, recording_url text, cost numeric, sentiment real, trace_scores jsonb, error text)),
+         lead_id text, worker_id text, attempt integer, outcome text, status text, lead_outcome text, retry_in integer, retry_at timestamptz,
+         opt_out boolean, opt_out_reason text, call_id text, duration integer, meta jsonb, recording_url text, cost numeric, sentiment real,
+         trace_scores jsonb, error text)),
      l AS (
        UPDATE leads SET
-         status = x.status, outcome = x.lead_outcome, next_attempt_at = now() + make_interval(secs => x.retry_in),
+         status = x.status, outcome = x.lead_outcome, next_attempt_at = coalesce(x.retry_at, now() + make_interval(secs => x.retry_in)),
          call_id = coalesce(x.call_id, leads.call_id), call_end_time = now(), duration_seconds = x.duration,
          meta_data = leads.meta_data || x.meta, recording_url = coalesce(x.recording_url, leads.recording_url),
          cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment),
@@ -72,7 +78,13 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
        FROM x
        WHERE leads.id = x.lead_id AND leads.status = 'PROCESSING' AND leads.locked_by IS NOT DISTINCT FROM x.worker_id
          AND leads.attempt_count = x.attempt
-       RETURNING leads.id, leads.status, leads.outbound_number_id),
+       RETURNING leads.id, leads.status, leads.outbound_number_id, leads.reseller_id, leads.payload->>'customer_mobile_number' AS phone),
+     b AS (
+       INSERT INTO blacklist (id, reseller_id, phone_number, lead_id, reason)
+       SELECT gen_random_uuid()::text, l.reseller_id, l.phone, l.id, coalesce(x.opt_out_reason, 'opted out during the call')
+       FROM x JOIN l ON l.id = x.lead_id
+       WHERE x.opt_out AND l.phone IS NOT NULL
+       ON CONFLICT DO NOTHING),
      a AS (
        UPDATE call_attempts SET status = 'ENDED', outcome = x.outcome, call_id = coalesce(x.call_id, call_attempts.call_id), ended_at = now(),
               duration_seconds = x.duration, error = x.error

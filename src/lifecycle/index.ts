@@ -34,11 +34,13 @@ export {
   FALLBACK_RETRY,
   isReached,
   isRetried,
+  callbackOf,
   outcomeOf,
   reasonOf,
   verdict,
   type DialerOutcome,
   type OutcomeClass,
+  type OutcomeRetryRules,
   type RetryPolicy,
   type Verdict,
 } from './outcomes.js';
@@ -68,4 +70,4 @@ export {
   type FinishItem,
   type AbortOutcome,
 } from './finish.js';
-export { isRateLimited, freeSlot, takeSlot } from './rate-limit.js';
+export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';

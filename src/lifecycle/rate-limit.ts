@@ -49,3 +49,19 @@ export async function giveBackSlot(q: Queryable, leadId: string): Promise<void> 
 export async function forgetOldSlots(q: Queryable): Promise<void> {
   await q.query(`DELETE FROM rate_limit_events WHERE at < now() - interval '1 day'`);
 }
+
+/**
+ * How often a reseller's leads dialled `phone` since `since` (the start of the recipient's day), for
+ * a configuration's `max_calls_per_number_per_day`. Takes the number's advisory lock for the rest
+ * of the transaction, so two claims of the same number (other leads, other workers) count one
+ * after the other: the first one's attempt row is there when the second counts.
+ */
+export async function numberDialsSince(q: Queryable, resellerId: string, phone: string, since: Date): Promise<number> {
+  await q.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`dialer-number:${resellerId}:${phone}`]);
+  const { rows } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM call_attempts a JOIN leads l ON l.id = a.lead_id
+     WHERE a.phone_number = $1 AND a.started_at >= $2 AND l.reseller_id = $3`,
+    [phone, since, resellerId],
+  );
+  return rows[0]!.n;
+}

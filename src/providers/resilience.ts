@@ -62,6 +62,11 @@ export class FallbackLLM implements LLM {
     this.model = llms[0]!.model;
   }
 
+  /** The first LLM is the one asked first. */
+  async warm(): Promise<void> {
+    await this.llms[0]!.warm?.();
+  }
+
   chat(request: ChatRequest): AsyncIterable<LlmEvent> {
     return resilient('llm', this.llms.map((llm) => ({ label: llm.label, open: () => llm.chat(request) })), this.policy, request.signal);
   }
@@ -77,6 +82,10 @@ export class FallbackTTS implements TTS {
     this.sampleRateHz = voices[0]!.sampleRateHz;
     if (voices.some((v) => v.sampleRateHz !== this.sampleRateHz)) throw new Error('FallbackTTS voices must share one sample rate');
     this.label = voices.length === 1 ? voices[0]!.label : `fallback(${voices.map((v) => v.label).join(', ')})`;
+  }
+
+  async warm(): Promise<void> {
+    await this.voices[0]!.warm?.();
   }
 
   synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {

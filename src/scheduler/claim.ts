@@ -17,12 +17,13 @@ import {
   holdUntil,
   isRateLimited,
   moveAsideUncallable,
+  numberDialsSince,
   takeSlot,
   type Claimed,
   type LeadRow,
   type OnFinished,
 } from '../lifecycle/index.js';
-import { inWindow, leadZone, nextOpening } from '../lib/windows.js';
+import { inWindow, leadZone, localDay, nextOpening } from '../lib/windows.js';
 
 export type { Claimed } from '../lifecycle/index.js';
 
@@ -114,10 +115,22 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
       blacklisted.push(lead.id);
       continue;
     }
-    const zone = leadZone(lead.payload, config.call_timezone);
+    const zone = leadZone(lead.payload, config.call_timezone, config.window_timezone);
     if (!inWindow(now, config.call_start_time, config.call_end_time, zone)) {
       deferrals.push({ id: lead.id, until: nextOpening(now, config.call_start_time, config.call_end_time, zone).toISOString() });
       continue;
+    }
+    if (config.max_calls_per_number_per_day != null) {
+      // A number dialled often enough today (the recipient's day) waits for tomorrow; one by one, each counted.
+      const day = localDay(now, zone);
+      if ((await numberDialsSince(q, lead.reseller_id, phone, day.start)) >= config.max_calls_per_number_per_day) {
+        deferrals.push({ id: lead.id, until: day.next.toISOString() });
+        continue;
+      }
+      if (!isRateLimited(config, phone)) {
+        report.claimed.push(...(await claimWithNumbers(q, config.calling_provider, [{ lead, config }], options)));
+        continue;
+      }
     }
     if (isRateLimited(config, phone)) {
       // Rate-limited leads go one by one, each counted against its configuration's window.

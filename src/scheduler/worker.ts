@@ -9,10 +9,12 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
+import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
 import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
+import { leadZone } from '../lib/windows.js';
 import { runPreChecks } from './prechecks.js';
 import {
   finishAttempts,
@@ -49,6 +51,8 @@ export interface SchedulerOptions {
   shutdownGraceMs?: number;
   /** The per-reseller kill switch (a feature flag): leads of these resellers wait. */
   stoppedResellers?: StoppedResellers;
+  /** Pre-checks are sent through it (the outbound URL policy); default: nothing but public addresses. */
+  outbound?: OutboundClient;
 }
 
 /** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
@@ -77,6 +81,7 @@ export class Scheduler {
   private readonly graceMs: number;
   private readonly refill: number;
   private readonly stoppedResellers: StoppedResellers | undefined;
+  private readonly outbound: OutboundClient;
   /** Every claimed lead's runner, until its outcome is written (shutdown waits for them). */
   private readonly live = new Set<Promise<void>>();
   /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
@@ -115,16 +120,22 @@ export class Scheduler {
     this.graceMs = options.shutdownGraceMs ?? 30_000;
     this.refill = Math.max(1, Math.floor(this.maxCalls / 4));
     this.stoppedResellers = options.stoppedResellers;
+    this.outbound = options.outbound ?? strictOutbound();
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unlisten = this.db.listen(LEADS_CHANNEL, () => this.wake()).catch((err: unknown) => {
-      this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
-      return async () => {};
-    });
+    this.unlisten = this.db
+      .listen(LEADS_CHANNEL, () => this.wake(), {
+        lost: (err) => this.log.warn({ err, channel: LEADS_CHANNEL }, 'lost the LISTEN connection for new leads; polling until it is back'),
+        restored: (attempts) => this.log.info({ channel: LEADS_CHANNEL, attempts }, 'LISTEN for new leads restored: re-subscribed after the database connection dropped'),
+      })
+      .catch((err: unknown) => {
+        this.log.warn({ err }, 'cannot LISTEN for new leads; polling only');
+        return async () => {};
+      });
     this.loop = this.run();
   }
 
@@ -220,6 +231,8 @@ export class Scheduler {
         this.log.error({ err }, 'scheduler round failed');
       }
       if ((claimed > 0 || this.movedAside) && this.callsInProgress < this.maxCalls) continue;
+      // stop() may have called wake() while the round ran (nobody was waiting then): do not sleep a poll interval.
+      if (this.stopping) break;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         this.timer = setTimeout(resolve, this.pollMs);
@@ -259,7 +272,7 @@ export class Scheduler {
     });
     try {
       const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, hangUp.signal, callSpan.context) : undefined;
+      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context }) : undefined;
       if (checks && !checks.proceed) {
         callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
         const meta = { pre_check_results: checks.results, ...(callSpan.traceId ? { trace_id: callSpan.traceId } : {}) };
@@ -290,6 +303,7 @@ export class Scheduler {
         payload: lead.payload,
         executionMode: lead.execution_mode,
         resellerId: lead.reseller_id,
+        ...callOptions(configuration, lead.payload),
         signal: hangUp.signal,
         traceContext: callSpan.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
@@ -334,6 +348,15 @@ export class Scheduler {
       this.hangUp.signal.removeEventListener('abort', onShutdown);
     }
   }
+}
+
+/** What the configuration says about the call's edges: a machine that answers, an opt-out, the lead's zone. */
+function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone'> {
+  return {
+    voicemail: { action: configuration.voicemail_action, ...(configuration.voicemail_message ? { message: configuration.voicemail_message } : {}) },
+    optOut: configuration.opt_out_enabled,
+    timeZone: leadZone(payload, configuration.call_timezone, configuration.window_timezone),
+  };
 }
 
 /** A driver that throws (it should not) still yields an attempt outcome. */

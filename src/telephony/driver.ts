@@ -1,5 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { CallEnd } from '../lifecycle/index.js';
+import type { VoicemailPolicy } from '../voice/index.js';
 
 /**
  * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
@@ -19,6 +20,12 @@ export interface DialRequest {
   executionMode: string;
   /** The lead's reseller (per-reseller feature flags). */
   resellerId?: string;
+  /** What to do when a machine answers (the configuration's voicemail_action and voicemail_message); default: hang up. */
+  voicemail?: VoicemailPolicy;
+  /** Offer the agent's built-in opt_out function (the configuration's opt_out_enabled). */
+  optOut?: boolean;
+  /** The lead's calling-window time zone (IANA). */
+  timeZone?: string;
   /** Called once the provider has accepted the call, with its call SID. */
   onCallId(callId: string): void;
   /** Aborted when Dialer shuts down past its grace period: hang up and resolve. */

@@ -58,8 +58,14 @@ export interface PlaceCallRequest {
   statusUrl: string;
   /** Session token, for providers that carry it as a custom field (Exotel `CustomField`). */
   token: string;
-  /** Ask the provider to detect answering machines (Twilio `MachineDetection`, Plivo `machine_detection`). */
-  machineDetection: boolean;
+  /**
+   * Ask the provider to detect answering machines (Twilio `MachineDetection`, Plivo
+   * `machine_detection`): `answer` decides as soon as it can; `message_end` waits for the greeting
+   * to end (Twilio `DetectMessageEnd`; providers without such a mode decide at once). false: off.
+   */
+  machineDetection: false | 'answer' | 'message_end';
+  /** Keys to play right after the callee answers (an extension): 0-9, *, #, w for half a second. */
+  sendDigits?: string;
   /** How long to let it ring. */
   ringTimeoutSeconds: number;
   /** Hard cap on the call's length. */
@@ -126,6 +132,10 @@ export interface AnswerInfo {
   /** `inbound` when the call came in to one of our numbers. */
   direction: 'inbound' | 'outbound';
   answeredBy?: 'human' | 'machine' | 'unknown';
+  /** Answering-machine detection in end-of-greeting mode: the greeting is over (`beep`: it ended with a beep). */
+  greetingEnded?: 'beep' | 'silence' | 'other';
+  /** How long the provider listened before deciding (Twilio MachineDetectionDuration), ms. */
+  detectionMs?: number;
 }
 
 /** What Dialer answers the provider with (TwiML, Plivo XML, Exotel JSON). */
@@ -176,6 +186,16 @@ export interface ProviderKit {
   hangup(callSid: string): Promise<void>;
   /** Moves the callee of a live call to a human (warm transfer). Throws ProviderError. */
   transfer(callSid: string, request: TransferRequest): Promise<void>;
+  /**
+   * How the provider plays keys to the callee: `onAnswer`, whether placeCall plays `sendDigits`
+   * itself; `live`, how keys are played during the call: `api` (a request that leaves the call as
+   * it is), `new_instructions` (the call's instructions are replaced: the media stream closes and a
+   * new one opens once the keys have played) or `inband` (the provider has no way: Dialer plays the
+   * keys' tones on the media stream).
+   */
+  readonly keys: { onAnswer: boolean; live: 'api' | 'new_instructions' | 'inband' };
+  /** Plays keys (0-9, *, #, w for half a second) on a live call, when `keys.live` is not `inband`. Throws ProviderError. */
+  sendDigits?(callSid: string, digits: string, streamUrl: string): Promise<void>;
 
   /** True when the callback carries the provider's valid signature (Exotel: see its folder). */
   verify(request: CallbackRequest): boolean;

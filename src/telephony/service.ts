@@ -140,8 +140,14 @@ export class Telephony {
   private async dial(kit: ProviderKit, request: DialRequest): Promise<CallResult> {
     const voicemailDetection =
       request.resellerId && this.deps.switches ? await this.deps.switches.voicemailDetection(request.resellerId) : this.deps.settings.machineDetection;
+    const leaveMessage = request.voicemail?.action === 'leave_message';
+    const dialDigits = typeof request.payload.dial_digits === 'string' && request.payload.dial_digits !== '' ? request.payload.dial_digits : undefined;
     const session = this.newSession(kit, {
       voicemailDetection,
+      ...(request.voicemail ? { voicemail: request.voicemail } : {}),
+      ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
+      ...(request.timeZone ? { timeZone: request.timeZone } : {}),
+      ...(dialDigits ? { dialDigits } : {}),
       leadId: request.leadId,
       templateId: request.templateId,
       payload: request.payload,
@@ -165,6 +171,8 @@ export class Telephony {
     try {
       if (request.signal.aborted) return { end: { kind: 'error', error: 'Dialer stopped before the call was placed' } };
       request.signal.addEventListener('abort', onAbort, { once: true });
+      // While it rings, the agent warms what it will need.
+      void this.deps.agent.prepare?.(session.context);
       try {
         const { callSid } = await kit.placeCall({
           to: request.to,
@@ -172,7 +180,9 @@ export class Telephony {
           answerUrl: session.urls.answer,
           statusUrl: session.urls.status,
           token: session.token,
-          machineDetection: voicemailDetection,
+          // To leave a message, the provider's detection waits for the greeting's end where it can.
+          machineDetection: voicemailDetection ? (leaveMessage ? 'message_end' : 'answer') : false,
+          ...(dialDigits ? { sendDigits: dialDigits } : {}),
           ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
           maxDurationSeconds: this.deps.settings.maxCallSeconds,
         });

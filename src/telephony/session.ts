@@ -11,7 +11,10 @@ import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
+import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
+import { KeySender } from './keys.js';
+import { StreamReplacement } from './replacement.js';
 import {
   TELEPHONY_SAMPLE_RATE_HZ,
   type AnswerInfo,
@@ -67,6 +70,8 @@ export class CallSession {
   private endKind: EndKind | undefined;
   private durationSeconds: number | undefined;
   private reason: string | undefined;
+  /** Dialer's shutdown hung the call up (past the grace period): the conversation did not end on its own. */
+  private cutByShutdown = false;
   private readonly providerStatuses: string[] = [];
   readonly transferEvents: Array<Record<string, string>> = [];
   private transferTo: string | undefined;
@@ -81,6 +86,11 @@ export class CallSession {
   private readonly pendingPlays = new Map<string, (r: PlayResult) => void>();
   private markSeq = 0;
   private mediaDone: Promise<{ result?: ConversationResult; recordingUrl?: string }> | undefined;
+  /** Settles when the media stream is over for good (not when one is replaced by the next). */
+  private readonly streamOver = deferred<void>();
+  /** Awaited while the provider replaces the stream (Twilio plays keys between two streams). */
+  private readonly replacing = new StreamReplacement();
+  private readonly keys = new KeySender(this);
   private readonly settled = deferred<CallEnd>();
   private readonly reached = deferred<void>();
   private finishing = false;
@@ -130,7 +140,9 @@ export class CallSession {
     if (this.finishing) return this.kit.hangupMarkup();
     if (info.answeredBy === 'machine') {
       this.answeredBy = 'machine';
-      return this.kit.hangupMarkup();
+      // A message to leave: the agent gets the machine (and waits for the beep when the provider did not).
+      if (this.context.voicemail?.action !== 'leave_message') return this.kit.hangupMarkup();
+      this.context.machine = { ...(info.greetingEnded ? { greetingEnded: info.greetingEnded } : {}), ...(info.detectionMs !== undefined ? { detectionMs: info.detectionMs } : {}) };
     }
     this.answeredBy ??= info.answeredBy;
     this.advance('answered');
@@ -167,14 +179,17 @@ export class CallSession {
     if (phase === 'answered') this.reached.resolve();
   }
 
-  /** The provider opened the media WebSocket for this call. Only one stream per call. */
+  /**
+   * The provider opened the media WebSocket for this call. One stream at a time: a second is taken
+   * only while the provider replaces the first (after playing keys), and carries the same conversation.
+   */
   attach(ws: WebSocket): boolean {
-    if (this.ws || this.finishing || this.endKind !== undefined) return false;
+    if (this.finishing || this.endKind !== undefined) return false;
+    if (this.ws && !this.replacing.awaited) return false;
     this.ws = ws;
     this.serializer = this.kit.serializer();
-    const streamOver = deferred<void>();
     ws.on('message', (data, isBinary) => {
-      if (isBinary) return;
+      if (isBinary || ws !== this.ws) return;
       let event;
       try {
         event = this.serializer!.decode(data.toString());
@@ -185,6 +200,7 @@ export class CallSession {
       switch (event.type) {
         case 'start':
           this.providerCallId ??= event.callSid;
+          this.replacing.settle();
           this.startConversation();
           break;
         case 'audio':
@@ -199,20 +215,47 @@ export class CallSession {
           this.pendingPlays.delete(event.name);
           break;
         case 'stop':
-          streamOver.resolve();
+          this.streamStopped(ws);
           break;
       }
     });
-    ws.on('close', () => streamOver.resolve());
+    ws.on('close', () => this.streamStopped(ws));
     ws.on('error', (err) => this.log.warn({ err }, 'media stream error'));
-    this.mediaDone = streamOver.promise.then(() => this.endMedia());
+    this.mediaDone ??= this.streamOver.promise.then(() => this.endMedia());
     return true;
+  }
+
+  /** A stream ended: the call's media is over, unless the provider is replacing the stream. */
+  private streamStopped(ws: WebSocket): void {
+    if (ws !== this.ws) return;
+    if (this.replacing.awaited) {
+      // Audio queued on the old stream is dropped with it.
+      this.ws = undefined;
+      for (const resolve of this.pendingPlays.values()) resolve('cleared');
+      this.pendingPlays.clear();
+      return;
+    }
+    this.streamOver.resolve();
+  }
+
+  /**
+   * The provider is about to replace the stream (Twilio plays keys by replacing the call's
+   * instructions). Resolves true once the next stream started, false when none came in `timeoutMs`
+   * (the call's media is then over).
+   */
+  async awaitReplacement(replace: () => Promise<void>, timeoutMs: number): Promise<boolean> {
+    const came = await this.replacing.expect(replace, timeoutMs);
+    if (!came && !this.ws) this.streamOver.resolve();
+    return came;
   }
 
   private startConversation(): void {
     if (this.conversation) return;
     this.recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
-    this.conversation = this.deps.agent.converse(this.context, this.io()).catch((err: unknown) => {
+    const io = this.io();
+    // Keys the provider could not play on answer (an extension) go first, in-band.
+    const before = this.context.dialDigits && !this.kit.keys.onAnswer ? this.keys.send(io, this.context.dialDigits, 'dial').catch(() => undefined) : Promise.resolve();
+    this.conversation = before.then(() => this.deps.agent.converse(this.context, io)).catch((err: unknown) => {
       this.log.error({ err }, 'the agent failed');
       return { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
     });
@@ -224,7 +267,8 @@ export class CallSession {
       sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
       signal: this.callOver.signal,
       play(pcm) {
-        if (session.callOver.signal.aborted || !session.ws) return Promise.resolve('ended' as const);
+        if (session.callOver.signal.aborted) return Promise.resolve('ended' as const);
+        if (!session.ws) return Promise.resolve(session.replacing.awaited ? ('cleared' as const) : ('ended' as const));
         for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
         session.recorder?.played(pcm);
         const name = `play-${++session.markSeq}`;
@@ -258,7 +302,15 @@ export class CallSession {
       onDtmf(listener) {
         session.dtmfListeners.push(listener);
       },
+      sendDigits(digits) {
+        return session.keys.send(this, digits, 'agent');
+      },
     };
+  }
+
+  /** The provider's id of the live call (what REST requests about it take). */
+  get liveCallId(): string | undefined {
+    return this.providerCallId ?? this.callSid;
   }
 
   private transferRequest(to: string): TransferRequest {
@@ -266,7 +318,10 @@ export class CallSession {
   }
 
   private closeMedia(code: number, reason: string): void {
+    // Closed from our side (or the call ended): no replacement is awaited any more.
+    this.replacing.settle();
     if (this.ws && this.ws.readyState <= 1) this.ws.close(code, reason);
+    else if (this.mediaDone) this.streamOver.resolve();
   }
 
   /** The stream closed: let the agent finish, store the recording. */
@@ -296,6 +351,7 @@ export class CallSession {
   /** Ends the call from Dialer's side (the agent is done, a shutdown, a safety timer). */
   async hangup(by: 'agent' | 'shutdown' | 'timeout', failure?: string): Promise<void> {
     if (failure) this.failure ??= failure;
+    if (by === 'shutdown') this.cutByShutdown = true;
     this.closeMedia(1000, `hung up by ${by}`);
     const id = this.providerCallId ?? this.callSid;
     if (id) {
@@ -327,35 +383,17 @@ export class CallSession {
   }
 
   private outcome(media: { result?: ConversationResult; recordingUrl?: string } | undefined): CallEnd {
-    const meta = { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}) };
-    if (this.answeredBy === 'machine') return { kind: 'voicemail', durationSeconds: this.durationSeconds };
-    if (media?.result) {
-      const transferred = this.transferTo !== undefined;
-      return {
-        kind: 'completed',
-        outcome: transferred ? 'TRANSFERRED' : media.result.outcome,
-        durationSeconds: this.durationSeconds ?? Math.round(this.recorder?.seconds ?? 0),
-        metaData: { ...media.result.metaData, ...meta, ...(transferred ? { transferred_to: this.transferTo } : {}) },
-        recordingUrl: media.recordingUrl,
-        sentiment: media.result.sentiment,
-        cost: media.result.cost,
-        traceScores: media.result.traceScores,
-      };
-    }
-    if (this.failure) return { kind: 'error', error: this.failure };
-    switch (this.endKind) {
-      case 'busy':
-      case 'no_answer':
-      case 'failed':
-        return { kind: this.endKind, error: this.reason, durationSeconds: this.durationSeconds };
-      case 'voicemail':
-        return { kind: 'voicemail', durationSeconds: this.durationSeconds };
-      case 'canceled':
-        return { kind: 'no_answer', error: this.reason ?? 'the call was canceled before it was answered' };
-      case 'completed':
-        return { kind: 'error', error: 'the call was answered but its media stream never connected' };
-      default:
-        return { kind: 'error', error: 'the call ended without a final status from the provider' };
-    }
+    return callEnd({
+      answeredBy: this.answeredBy,
+      media,
+      transferTo: this.transferTo,
+      durationSeconds: this.durationSeconds,
+      spokenSeconds: this.recorder?.seconds,
+      failure: this.failure,
+      endKind: this.endKind,
+      reason: this.reason,
+      cutByShutdown: this.cutByShutdown,
+      meta: { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}), ...this.keys.record() },
+    });
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { registerTemplateRoutes } from './routes.js';
 import { TemplatesService } from './service.js';
 
@@ -14,6 +15,8 @@ export {
   HTTP_METHODS,
   MESSAGE_ROLES,
   MAX_HOOK_TIMEOUT_SECONDS,
+  BUILTIN_FUNCTIONS,
+  type BuiltinFunction,
   type Flow,
   type FlowNode,
   type FlowMessage,
@@ -24,6 +27,6 @@ export {
 } from '../voice/flow/index.js';
 
 /** The templates feature's only door: CRUD routes, flow validation, lookups for pushes. */
-export function registerTemplates(app: App, db: Db): void {
-  registerTemplateRoutes(app, new TemplatesService(db));
+export function registerTemplates(app: App, db: Db, policy: OutboundPolicy): void {
+  registerTemplateRoutes(app, new TemplatesService(db, policy));
 }

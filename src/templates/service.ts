@@ -2,6 +2,7 @@ import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../
 import type { Db, Queryable } from '../db/index.js';
 import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import { OutboundPolicy } from '../lib/outbound/index.js';
 import { validateFlow, type Flow } from '../voice/flow/index.js';
 import { TemplatesRepository, type TemplateRow } from './repository.js';
 
@@ -67,14 +68,18 @@ function invalid(errors: FieldError[]): AppError {
 export class TemplatesService {
   private readonly repo: TemplatesRepository;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    /** The outbound URL policy: hook URLs pointing at refused addresses are refused when written. */
+    private readonly outbound: OutboundPolicy = new OutboundPolicy(),
+  ) {
     this.repo = new TemplatesRepository(db);
   }
 
   async create(caller: Principal, input: NewTemplate): Promise<TemplateRow> {
     const merchantId = this.ownerMerchant(caller, input.merchant_id);
     assertOwnerInScope(caller, input.reseller_id, merchantId);
-    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow)];
+    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow, this.urlRefusal)];
     if (errors.length > 0) throw invalid(errors);
     try {
       return await this.repo.insert({ id: newId(), name: input.name, reseller_id: input.reseller_id, merchant_id: merchantId, flow: input.flow });
@@ -116,7 +121,7 @@ export class TemplatesService {
     if (input.reseller_id !== undefined && input.reseller_id !== current.reseller_id) {
       errors.push({ path: '/reseller_id', message: `cannot be changed (is ${current.reseller_id}, got ${input.reseller_id})` });
     }
-    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow));
+    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow, this.urlRefusal));
     if (errors.length > 0) throw invalid(errors);
     try {
       const row = await this.repo.update(id, { name: input.name, merchant_id: merchantId, flow: input.flow });
@@ -147,6 +152,8 @@ export class TemplatesService {
       return current;
     });
   }
+
+  private readonly urlRefusal = (url: string) => this.outbound.urlRefusal(url);
 
   private visible(caller: Principal, id: string, row: TemplateRow | undefined): TemplateRow {
     if (!row || !inScope(caller, row.reseller_id, row.merchant_id, { resellerWide: true })) throw notFound(`Template ${id}`);

@@ -23,8 +23,23 @@ export interface CallContext {
   theirNumber: string;
   /** Whether to treat an answering machine's first words as voicemail (feature flag); default true. */
   voicemailDetection?: boolean;
+  /** What to do when a machine answers: hang up (the default) or leave `message` ({variable} filled from the payload). */
+  voicemail?: VoicemailPolicy;
+  /** Set when the provider's detection said a machine answered (the call was streamed to leave a message). */
+  machine?: { greetingEnded?: 'beep' | 'silence' | 'other'; detectionMs?: number };
+  /** Offer the built-in `opt_out` function in every node (the configuration's opt_out_enabled). */
+  optOut?: boolean;
+  /** Keys pressed right after the answer, before the agent speaks (the lead's payload.dial_digits). */
+  dialDigits?: string;
+  /** The lead's calling-window time zone (IANA): callback times the callee gives are read in it. */
+  timeZone?: string;
   /** The OpenTelemetry context of the call's root span: the conversation's turns are its children. */
   traceContext?: Context;
+}
+
+export interface VoicemailPolicy {
+  action: 'hang_up' | 'leave_message';
+  message?: string;
 }
 
 export type PlayResult = 'played' | 'cleared' | 'ended';
@@ -59,6 +74,11 @@ export interface CallIO {
   onAudio(listener: (pcm: Int16Array, timestampMs?: number) => void): void;
   /** Keys the person pressed. */
   onDtmf(listener: (digit: string) => void): void;
+  /**
+   * Presses keys on our side (0-9, *, #, w for half a second), to get through a phone menu;
+   * resolves once they were played, throws when they could not be. Telephony only.
+   */
+  sendDigits?(digits: string): Promise<void>;
   /** Live events for a client that shows the conversation (WebRTC); telephony has none. */
   observe?(event: CallEvent): void;
   /** Speech the client asks for (WEBRTC_STREAM); only transports with a client offer it. */
@@ -79,6 +99,11 @@ export interface ConversationResult {
 
 export interface CallAgent {
   readonly label: string;
+  /**
+   * The call is being placed and will ring: the moment to open what the conversation will need
+   * (warm connections to the AI services), so its first words are not late. Never throws.
+   */
+  prepare?(context: CallContext): Promise<void>;
   /** Runs one conversation; resolves when it is over. Must resolve (not reject) when `io.signal` aborts. */
   converse(context: CallContext, io: CallIO): Promise<ConversationResult>;
 }

@@ -5,19 +5,27 @@
  * call, outcome, sentiment, cost, and trace scores (turn latency, interruptions).
  */
 import { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
+import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
-import { createFlowSession } from './flow/index.js';
+import { CALLBACK_REQUESTED, createFlowSession, OPTED_OUT } from './flow/index.js';
 import { frame, type EndFrame } from './frames.js';
 import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
 import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
-import { hearing, TurnProcessor } from './processors/listen.js';
+import { hearing } from './processors/listen.js';
+import { TurnTakingProcessor } from './processors/turns.js';
+import type { BargeInRecord, TurnDecisionRecord } from './turns/index.js';
+import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 import { sentimentScore } from './sentiment.js';
 import { CallTrace } from './tracing.js';
+import { substitute } from './flow/substitute.js';
+import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
+import { analyseCall, type Analysis } from './analysis.js';
+import { resample } from '../lib/audio.js';
 import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
 export interface VoiceServices {
@@ -38,14 +46,55 @@ export interface ConversationOptions {
   maxCallMs?: number;
   vad?: Partial<VadOptions>;
   pricing?: Pricing;
+  /** Template hooks are sent through it: the outbound URL policy's fetch (default: the strict policy). */
+  hookFetch?: OutboundFetch;
+  /** How long the post-call analysis may take before the call's result goes without it (default 20 s). */
+  analysisTimeoutMs?: number;
 }
 
 type EndedBy = EndFrame['reason'];
+
+/** The last `keepMs` of audio, kept as it streams by. */
+class RecentAudio {
+  private chunks: Int16Array[] = [];
+  private length = 0;
+  private readonly keep: number;
+
+  constructor(sampleRateHz: number, keepMs: number) {
+    this.keep = Math.round((sampleRateHz * keepMs) / 1000);
+  }
+
+  push(pcm: Int16Array): void {
+    this.chunks.push(pcm);
+    this.length += pcm.length;
+    while (this.chunks.length > 1 && this.length - this.chunks[0]!.length >= this.keep) this.length -= this.chunks.shift()!.length;
+  }
+
+  take(): Int16Array {
+    const out = new Int16Array(this.length);
+    let at = 0;
+    for (const c of this.chunks) (out.set(c, at), (at += c.length));
+    return out;
+  }
+}
 
 export class ConversationAgent implements CallAgent {
   readonly label = 'flow';
 
   constructor(private readonly options: ConversationOptions) {}
+
+  /** Warms the LLM's and TTS's connections while the call rings (unless the template keeps the plain VAD pipeline). */
+  async prepare(context: CallContext): Promise<void> {
+    try {
+      const flow = context.templateId ? await this.options.loadFlow(context.templateId) : undefined;
+      if (!flow) return;
+      const initial = flow.nodes.find((n) => n.node_name === flow.initial_node);
+      if (resolveTurnTaking(flow.turn_taking, initial?.turn_taking).mode !== 'adaptive') return;
+      await Promise.all([this.options.services.llm.warm?.(), this.options.services.tts.warm?.()]);
+    } catch {
+      /* the call goes on cold */
+    }
+  }
 
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
@@ -62,12 +111,19 @@ export class ConversationAgent implements CallAgent {
       call_direction: context.direction,
       ...context.payload,
     };
+    const leaveMessage = context.voicemail?.action === 'leave_message' && context.voicemailDetection !== false;
+    // A machine the provider detected: no conversation, only the message.
+    if (context.machine && leaveMessage) return this.leaveMessage(context, io, variables, 'provider');
     const callTrace = new CallTrace(context.traceContext, { stt: o.services.stt.label, tts: o.services.tts.label });
     // The flow engine's LLM requests and hooks belong to the turn being run (`converse` is set below).
     let converse: ConverseProcessor | undefined;
     const session = createFlowSession(flow, {
       llm: o.services.llm,
       variables,
+      ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
+      ...(context.optOut ? { optOut: true } : {}),
+      ...(io.sendDigits ? { sendDigits: (digits: string) => io.sendDigits!(digits) } : {}),
+      ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
     });
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
@@ -76,6 +132,9 @@ export class ConversationAgent implements CallAgent {
     let spokenCharacters = 0;
     let endedBy: EndedBy | undefined;
     let giveUpOutcome: string | undefined;
+    let voicemailHeard = false;
+    /** The caller's last few seconds, for a beep that came while the greeting's words were being transcribed. */
+    const recent = leaveMessage ? new RecentAudio(io.sampleRateHz, 4000) : undefined;
     let transferredTo: string | undefined;
     let resolveEnd!: () => void;
     const over = new Promise<void>((r) => (resolveEnd = r));
@@ -89,14 +148,44 @@ export class ConversationAgent implements CallAgent {
       errors.push(message);
       finish('error');
     };
-    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, o.vad);
+    const initial = session.nodeSettings.turnTaking;
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) });
+    // Warm connections: the LLM's and TTS's are opened when the call is answered and kept open while
+    // the caller speaks, so no reply (the first included) waits for a handshake.
+    let warmedAt = -Infinity;
+    const warm = () => {
+      if (session.nodeSettings.turnTaking.mode !== 'adaptive' || performance.now() - warmedAt < 2000) return;
+      warmedAt = performance.now();
+      void o.services.llm.warm?.();
+      void o.services.tts.warm?.();
+    };
+    warm();
+    const decisions: TurnDecisionRecord[] = [];
+    const bargeIns: BargeInRecord[] = [];
+    const turns = new TurnTakingProcessor({
+      settings: initial,
+      interimResults: o.services.stt.interimResults,
+      agentSaid: () => [...session.record.transcription].reverse().find((t) => t.role === 'assistant')?.content,
+      onTurn: (record) => decisions.push(record),
+      onSpeech: warm,
+      onBargeIn: (record) => {
+        bargeIns.push(record);
+        callTrace.bargeIn(record.kind, record.text, record.after_ms);
+      },
+    });
+    const sentences = new SentenceProcessor(initial.firstClause);
     converse = new ConverseProcessor(session, metrics, {
-      onNodeSettings: (settings) => vad.setEndOfSpeech(settings.endOfSpeechMs),
+      onNodeSettings: (settings) => {
+        vad.update(vadOptionsFor(settings.turnTaking));
+        turns.update(settings.turnTaking);
+        sentences.firstClause = settings.turnTaking.firstClause;
+      },
       idleMs: o.idleMs ?? 8000,
       maxIdlePrompts: o.maxIdlePrompts ?? 2,
       voicemail: context.voicemailDetection === false ? undefined : VOICEMAIL_PATTERN,
       onGiveUp: (reason) => {
-        if (reason === 'voicemail') giveUpOutcome = 'voicemail';
+        if (reason === 'voicemail' && leaveMessage) voicemailHeard = true;
+        else if (reason === 'voicemail') giveUpOutcome = 'voicemail';
         finish(reason === 'voicemail' ? 'agent' : 'timeout');
       },
       ...(callTrace.recording ? { trace: callTrace } : {}),
@@ -105,9 +194,9 @@ export class ConversationAgent implements CallAgent {
       vad,
       stt,
       ...(io.observe ? [new TranscriptTap(io.observe)] : []),
-      new TurnProcessor(),
+      turns,
       converse,
-      new SentenceProcessor(),
+      sentences,
       new TtsProcessor(
         o.services.tts,
         io.sampleRateHz,
@@ -154,6 +243,7 @@ export class ConversationAgent implements CallAgent {
       if (now - (firstFrameAt + dueMs) > frameMs + 20) lateFrames++;
       mediaMs += frameMs;
       frames++;
+      recent?.push(pcm);
       pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz }));
     });
     io.onDtmf((digit) => {
@@ -172,9 +262,22 @@ export class ConversationAgent implements CallAgent {
     publisher?.close();
     pipeline.send(frame({ kind: 'end' as const, reason: endedBy! }));
     callTrace.close(session.currentNode);
+    if (voicemailHeard) {
+      // The agent's words queued for the greeting are dropped; the message goes after the beep.
+      io.clear();
+      return this.leaveMessage(context, io, variables, 'first_words', recent?.take(), session.record.transcription);
+    }
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
+    // The template's post-call analysis: one bounded LLM request; a failure is an error of the record, nothing more.
+    const analysisSpec = flow.post_call_analysis;
+    let analysis: Analysis | undefined;
+    if (analysisSpec && record.transcription.length > 0) {
+      const done = await analyseCall(o.services.llm, analysisSpec, record.transcription, { timeoutMs: o.analysisTimeoutMs ?? 20_000 });
+      if (done.error) errors.push(`post-call analysis failed: ${done.error}`);
+      analysis = done.analysis;
+    }
     const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;
@@ -197,7 +300,7 @@ export class ConversationAgent implements CallAgent {
     if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
     if (sentiment !== undefined) traceScores.sentiment = sentiment;
     return {
-      outcome: giveUpOutcome ?? record.outcome ?? (endedBy === 'timeout' ? 'no_response' : undefined),
+      outcome: giveUpOutcome ?? (record.opted_out ? OPTED_OUT : record.outcome) ?? (record.callback ? CALLBACK_REQUESTED : endedBy === 'timeout' ? 'no_response' : undefined),
       sentiment,
       cost: Math.round(cost * 10_000) / 10_000,
       traceScores,
@@ -209,11 +312,52 @@ export class ConversationAgent implements CallAgent {
         call_ended_by: endedBy,
         errors: [...record.errors, ...errors],
         usage: record.usage,
+        turn_taking: { mode: initial.mode, turns: decisions, barge_ins: bargeIns },
         turn_latency_ms: metrics.turnLatenciesMs.map(Math.round),
         turn_overhead_ms: metrics.turnOverheadsMs.map((v) => Math.round(v * 10) / 10),
         ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
+        ...(record.opted_out ? { opted_out: record.opted_out } : {}),
+        ...(record.callback ? { callback: record.callback } : {}),
+        ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },
+    };
+  }
+
+  /** A machine answered and a message is to be left: wait for the beep, speak it, hang up. */
+  private async leaveMessage(
+    context: CallContext,
+    io: CallIO,
+    variables: Record<string, unknown>,
+    detectedBy: VoicemailRecord['detected_by'],
+    heardBefore?: Int16Array,
+    transcription: Array<{ role: 'user' | 'assistant'; content: string }> = [],
+  ): Promise<ConversationResult> {
+    const tts = this.options.services.tts;
+    const errors: string[] = [];
+    const message = substitute(context.voicemail?.message ?? '', variables, (name) => errors.push(`no value for {${name}}`));
+    const { outcome, record } = await dropVoicemail({
+      io,
+      message,
+      detectedBy,
+      ...(context.machine?.greetingEnded || context.machine?.detectionMs !== undefined
+        ? { providerEnd: { ...(context.machine.greetingEnded ? { how: context.machine.greetingEnded } : {}), ...(context.machine.detectionMs !== undefined ? { detectionMs: context.machine.detectionMs } : {}) } }
+        : {}),
+      ...(heardBefore ? { heardBefore } : {}),
+      speak: async (text, signal) => {
+        const chunks: Int16Array[] = [];
+        for await (const chunk of tts.synthesize(text, { signal })) chunks.push(chunk);
+        const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+        let at = 0;
+        for (const c of chunks) (pcm.set(c, at), (at += c.length));
+        return resample(pcm, tts.sampleRateHz, io.sampleRateHz);
+      },
+    });
+    if (record.error) errors.push(record.error);
+    if (record.message_played) transcription.push({ role: 'assistant', content: message });
+    return {
+      outcome,
+      metaData: { agent: this.label, transcription, call_ended_by: io.signal.aborted && !record.message_played ? 'customer' : 'agent', voicemail: record, errors },
     };
   }
 }

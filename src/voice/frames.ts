@@ -10,6 +10,7 @@
  * - upstream: back towards the input (e.g. an interruption raised by the VAD travels both ways).
  */
 import type { AgentAction } from './flow/types.js';
+import type { EndOfTurnDecision, Prosody } from './turns/end-of-turn.js';
 
 export type Direction = 'down' | 'up';
 
@@ -24,6 +25,18 @@ export interface StartFrame extends Base { kind: 'start' }
 export interface EndFrame extends Base { kind: 'end'; reason: 'agent' | 'customer' | 'timeout' | 'error' | 'transfer' }
 /** The caller spoke over the agent: drop queued data, stop speaking, clear the transport's playout. */
 export interface InterruptionFrame extends Base { kind: 'interruption' }
+/**
+ * The caller may be speaking over the agent: hold its audio where it is (`level` 0) or play it on
+ * quieter (`level` above 0, a gain), until `output_resume` (it was a backchannel) or an interruption.
+ */
+export interface OutputPauseFrame extends Base { kind: 'output_pause'; level: number }
+export interface OutputResumeFrame extends Base { kind: 'output_resume' }
+/**
+ * A speculative reply: `turn_hold` comes before its first words (its audio is made but kept back),
+ * then `turn_release` (the caller's turn is confirmed over: play it) or `turn_cancel` (the caller
+ * went on: drop everything of that turn).
+ */
+export interface TurnHoldFrame extends Base { kind: 'turn_hold' | 'turn_release' | 'turn_cancel'; turn: number }
 
 // Data frames.
 /** Caller audio (PCM) as the transport delivered it. */
@@ -37,17 +50,32 @@ export interface SpeakFrame extends Base { kind: 'speak'; text: string; turn: nu
 export interface OutputAudioFrame extends Base { kind: 'output_audio'; pcm: Int16Array; sampleRateHz: number; text: string; turn: number; last: boolean }
 
 // Control frames.
-export interface UserSpeakingFrame extends Base { kind: 'user_started_speaking' | 'user_stopped_speaking' }
-/** The caller's turn is over: the words to answer. */
+/** The VAD heard speech start; `startedAt`: when it began (performance.now()), a little before it was sure. */
+export interface UserStartedSpeakingFrame extends Base { kind: 'user_started_speaking'; startedAt?: number }
+/** The VAD heard speech end; `endedAt`: when it ended (before the silence that proved it). */
+export interface UserStoppedSpeakingFrame extends Base { kind: 'user_stopped_speaking'; endedAt?: number; prosody?: Prosody }
+export type UserSpeakingFrame = UserStartedSpeakingFrame | UserStoppedSpeakingFrame;
+
+/** Why a caller's turn was taken as over (the call record's `end_reason`). */
+export type TurnEndReason = 'silence' | 'transcript' | 'speculative_hit' | 'speculative_cancel';
+
+/** The caller's turn is over (or, `speculative`, likely over: a reply may start but is held): the words to answer. */
 export interface UserTurnFrame extends Base {
   kind: 'user_turn';
   text: string;
+  /** The end of the turn is likely, not sure: the reply is held until a `user_turn_verdict`. */
+  speculative?: boolean;
+  /** How the end was decided (for a speculative turn: what the verdict will say if confirmed). */
+  endReason?: TurnEndReason;
+  decision?: EndOfTurnDecision;
   speechEndedAt: number;
   /** When the caller started saying these words (the VAD's first speech start of the turn), when known. */
   speechStartedAt?: number;
   /** How long after the end of speech the STT's final words came (service time, not the engine's). */
   sttWaitMs: number;
 }
+/** The speculative turn before it is over after all (`confirmed`) or the caller went on (its reply is dropped). */
+export interface UserTurnVerdictFrame extends Base { kind: 'user_turn_verdict'; confirmed: boolean }
 export interface DtmfFrame extends Base { kind: 'dtmf'; digit: string }
 /** The agent's reply (or a flow action) is complete: nothing more will come for this turn. */
 export interface AgentActionFrame extends Base { kind: 'agent_action'; action: Exclude<AgentAction, { type: 'say' }>; turn: number }
@@ -57,12 +85,12 @@ export interface AgentInterruptedFrame extends Base { kind: 'agent_interrupted';
 /** Playout of the agent's speech started or finished (from the transport). */
 export interface BotSpeakingFrame extends Base { kind: 'bot_started_speaking' | 'bot_stopped_speaking' }
 
-export type SystemFrame = StartFrame | EndFrame | InterruptionFrame;
+export type SystemFrame = StartFrame | EndFrame | InterruptionFrame | OutputPauseFrame | OutputResumeFrame | TurnHoldFrame;
 export type DataFrame = InputAudioFrame | TranscriptionFrame | AgentTextFrame | SpeakFrame | OutputAudioFrame;
-export type ControlFrame = UserSpeakingFrame | UserTurnFrame | DtmfFrame | AgentActionFrame | TurnDoneFrame | BotSpeakingFrame | AgentInterruptedFrame;
+export type ControlFrame = UserSpeakingFrame | UserTurnFrame | UserTurnVerdictFrame | DtmfFrame | AgentActionFrame | TurnDoneFrame | BotSpeakingFrame | AgentInterruptedFrame;
 export type Frame = SystemFrame | DataFrame | ControlFrame;
 
-const SYSTEM = new Set<Frame['kind']>(['start', 'end', 'interruption']);
+const SYSTEM = new Set<Frame['kind']>(['start', 'end', 'interruption', 'output_pause', 'output_resume', 'turn_hold', 'turn_release', 'turn_cancel']);
 const DATA = new Set<Frame['kind']>(['input_audio', 'transcription', 'agent_text', 'speak', 'output_audio']);
 
 export const isSystem = (f: Frame): f is SystemFrame => SYSTEM.has(f.kind);

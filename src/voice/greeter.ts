@@ -9,6 +9,7 @@
 import { rms } from '../lib/audio.js';
 import { synthesize, type LocalVoice } from '../lib/speech.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
+import { dropVoicemail } from './voicemail/drop.js';
 
 export interface GreeterOptions {
   /** Said first; `{variable}` is replaced from the lead payload. The payload's `greeting` wins. */
@@ -113,6 +114,18 @@ export class GreeterAgent implements CallAgent {
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
     const speak = o.speak ?? ((text: string, rate: number, signal: AbortSignal) => localVoice(text, rate, signal, o.voice));
+    if (context.machine && context.voicemail?.action === 'leave_message') {
+      const message = substitute(context.voicemail.message ?? '', context.payload);
+      const machine = context.machine;
+      const { outcome, record } = await dropVoicemail({
+        io,
+        message,
+        detectedBy: 'provider',
+        ...(machine.greetingEnded ? { providerEnd: { how: machine.greetingEnded, ...(machine.detectionMs !== undefined ? { detectionMs: machine.detectionMs } : {}) } } : {}),
+        speak: (text, signal) => speak(text, io.sampleRateHz, signal),
+      });
+      return { outcome, metaData: { agent: this.label, transcription: record.message_played ? [{ role: 'assistant', content: message }] : [], call_ended_by: 'agent', voicemail: record } };
+    }
     const transcription: Array<{ role: 'assistant' | 'user'; content: string }> = [];
     const errors: string[] = [];
     let dtmf = '';

@@ -1,4 +1,4 @@
-export type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, PlayResult, SpeakRequest } from './agent.js';
+export type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, PlayResult, SpeakRequest, VoicemailPolicy } from './agent.js';
 export { ConversationAgent, type VoiceServices } from './conversation.js';
 export { StreamAgent } from './stream.js';
 export { GreeterAgent, GREETER_DEFAULTS, type GreeterOptions } from './greeter.js';

@@ -36,6 +36,12 @@ export class ConversationMetrics {
     this.onLatency?.(turn, at - start, overhead);
   }
 
+  /** A speculative turn was cancelled before it was heard: it has no latency. */
+  dropTurn(turn: number): void {
+    this.turnStarts.delete(turn);
+    this.serviceMs.delete(turn);
+  }
+
   addServiceTime(turn: number, ms: number): void {
     this.serviceMs.set(turn, (this.serviceMs.get(turn) ?? 0) + ms);
   }

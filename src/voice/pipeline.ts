@@ -33,6 +33,12 @@ export abstract class FrameProcessor {
         for (let i = this.queue.length - 1; i >= 0; i--) if (isData(this.queue[i]!.frame)) this.queue.splice(i, 1);
         this.turnSignal.abort();
         this.turnSignal = new AbortController();
+      } else if (frame.kind === 'turn_cancel') {
+        // Only the cancelled turn's data goes (a processor with work of it in hand stops that itself).
+        for (let i = this.queue.length - 1; i >= 0; i--) {
+          const queued = this.queue[i]!.frame;
+          if (isData(queued) && 'turn' in queued && queued.turn === frame.turn) this.queue.splice(i, 1);
+        }
       }
       this.handle(frame, direction);
       return;

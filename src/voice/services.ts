@@ -72,6 +72,8 @@ export interface LLM {
   readonly model: string;
   /** Streams one reply. Throws ServiceError (from the iterator) on failure. */
   chat(request: ChatRequest): AsyncIterable<LlmEvent>;
+  /** Opens (or keeps open) the connection ahead of a request (TCP, TLS, HTTP keep-alive), so the reply does not wait for it. Never throws. */
+  warm?(): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -96,6 +98,12 @@ export interface SttStream {
 export interface STT {
   readonly label: string;
   /**
+   * Whether words come while the caller speaks (interim results, as Deepgram streams them); a
+   * per-segment service gives its words only after the segment ends, so judging speech over the
+   * agent by its words waits for them.
+   */
+  readonly interimResults: boolean;
+  /**
    * The sample rates it takes audio at as it comes; audio at any other rate is resampled to the
    * first. Telephony's 8 kHz goes as it is to a service that takes it: upsampling adds no speech.
    */
@@ -113,6 +121,8 @@ export interface TTS {
   readonly sampleRateHz: number;
   /** Speaks `text`; yields PCM chunks as they are ready. Throws ServiceError from the iterator. */
   synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array>;
+  /** As LLM.warm. */
+  warm?(): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -152,4 +162,17 @@ export interface VAD {
 /** The rate a service that takes `accepted` rates hears audio of `inputHz` at: as it is when it can. */
 export function serviceRate(accepted: readonly number[], inputHz: number): number {
   return accepted.includes(inputHz) ? inputHz : accepted[0]!;
+}
+
+/**
+ * A cheap GET that leaves a kept-alive connection to `url`'s server in the HTTP client's pool (the
+ * answer does not matter: any answer means TCP and TLS are done). Never throws.
+ */
+export async function warmConnection(url: string, headers: Record<string, string> = {}): Promise<void> {
+  try {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
+    await res.arrayBuffer();
+  } catch {
+    /* a cold connection is only slower */
+  }
 }

@@ -12,7 +12,9 @@ import { frame, type Direction, type Frame } from './frames.js';
 import { ConversationMetrics } from './metrics.js';
 import { TranscriptTap } from './observe.js';
 import { FrameProcessor, Pipeline } from './pipeline.js';
-import { hearing, TurnProcessor } from './processors/listen.js';
+import { hearing } from './processors/listen.js';
+import { TurnTakingProcessor } from './processors/turns.js';
+import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 
@@ -65,14 +67,16 @@ export class StreamAgent implements CallAgent {
       errors.push(message);
       finish('error');
     };
-    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed);
+    // The client decides what the agent says and when: the plain VAD turns (no speculative replies to hold).
+    const turnTaking = resolveTurnTaking({ mode: 'vad' }, undefined);
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, vadOptionsFor(turnTaking));
     const sentences = new SentenceProcessor();
     const pipeline = new Pipeline(
       [
         vad,
         stt,
         new TranscriptTap(observe),
-        new TurnProcessor(),
+        new TurnTakingProcessor({ settings: turnTaking }),
         new TranscriptSink((text) => {
           transcription.push({ role: 'user', content: text });
           observe({ type: 'transcript', role: 'user', text, final: true });

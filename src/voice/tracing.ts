@@ -96,6 +96,21 @@ export class CallTrace {
     this.turns.get(turn)?.span.setAttributes({ 'dialer.turn.latency_ms': round(latencyMs), 'dialer.turn.overhead_ms': round(overheadMs) });
   }
 
+  /** How the caller's turn that started agent turn `turn` was taken as over (`dialer.turn.end_reason`). */
+  endReason(turn: number, reason: string): void {
+    this.turns.get(turn)?.span.setAttribute('dialer.turn.end_reason', reason);
+  }
+
+  /**
+   * Speech over the agent was judged (`kind`: words, duration, speech, ignored_backchannel,
+   * ignored_noise): an event on the newest open turn (the one being heard), as `dialer.barge_in.kind`.
+   */
+  bargeIn(kind: string, text: string, afterMs: number): void {
+    const open = [...this.turns.values()].pop();
+    open?.span.addEvent('barge_in', { 'dialer.barge_in.kind': kind, 'dialer.barge_in.text': text, 'dialer.barge_in.after_ms': afterMs });
+    if (open && kind !== 'ignored_backchannel' && kind !== 'ignored_noise') open.span.setAttribute('dialer.barge_in.kind', kind);
+  }
+
   /** A sentence of the turn was heard in full. */
   heard(turn: number, text: string): void {
     this.turns.get(turn)?.heard.push(text);

@@ -3,11 +3,14 @@
  * pending deliveries with SKIP LOCKED and a lease, POST them, and record every attempt. Attempts
  * go back-to-back by default, only 2xx counts. A dispatcher that dies mid-delivery
  * leaves its lease to lapse; another resumes with the attempts left. It never blocks callers:
- * finishing a lead only queues a row.
+ * finishing a lead only queues a row. Every request goes through the outbound URL policy: a refused
+ * address is recorded as a blocked attempt (nothing is sent, and no retry follows). Errors are
+ * recorded in words that do not map the network (no addresses, no ports).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { VERSION } from '../lib/version.js';
 import type { Db } from '../db/index.js';
+import { describeOutboundFailure, OutboundBlockedError, strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { WebhookSettings } from '../config/webhooks.js';
 import { WebhooksRepository, type Delivery } from './repository.js';
 import { signWebhook } from './sign.js';
@@ -21,6 +24,8 @@ export interface DispatcherOptions {
   workerId: string;
   pollMs?: number;
   batchSize?: number;
+  /** Deliveries are sent through it (the outbound URL policy); default: public addresses only. */
+  outbound?: OutboundClient;
 }
 
 export class WebhookDispatcher {
@@ -89,20 +94,30 @@ export class WebhookDispatcher {
       const started = performance.now();
       let statusCode: number | null = null;
       let error: string | null = null;
+      let blocked = false;
       try {
-        const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': `Dialer/${VERSION}`, 'x-dialer-event': event(d.kind) };
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'user-agent': `Dialer/${VERSION}`,
+          'x-dialer-event': event(d.kind),
+          // The same id on every attempt of one notification, across restarts: receivers deduplicate by it.
+          'x-dialer-delivery-id': d.id,
+          'x-dialer-attempt': String(attempt),
+        };
         if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
-        const res = await fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
+        const outbound = this.options.outbound ?? strictOutbound();
+        const res = await outbound.fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
         statusCode = res.status;
         await res.body?.cancel().catch(() => {});
         if (res.status < 200 || res.status > 299) error = `the receiver answered ${res.status}`;
       } catch (err) {
-        const e = err as Error;
-        error = e.name === 'TimeoutError' ? `timed out after ${settings.timeoutMs} ms` : `request failed: ${(e.cause as Error | undefined)?.message ?? e.message}`;
+        blocked = err instanceof OutboundBlockedError;
+        error = describeOutboundFailure(err, settings.timeoutMs);
       }
       const latency = Math.round(performance.now() - started);
       const delivered = error === null;
-      const final = delivered || attempt >= settings.attempts;
+      // A refused address stays refused: the delivery ends with this attempt.
+      const final = delivered || blocked || attempt >= settings.attempts;
       // Guarded by the attempt count: a dispatcher that lost its lease (it stalled past it and
       // another took over) records nothing and stops, instead of overwriting the newer state.
       const recorded = await db.tx((q) =>

@@ -19,6 +19,7 @@ export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failu
         transcription: Array.isArray(lead.meta_data.transcription) ? lead.meta_data.transcription : [],
         recordingUrl: lead.recording_url,
         completedAt: (lead.call_end_time ?? new Date()).toISOString(),
+        ...extras(lead),
       },
     };
   }
@@ -36,7 +37,21 @@ export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failu
       outcome,
       attemptCount: lead.attempt_count,
       failureReason: detail ? `${reasonOf(outcome) ?? outcome}: ${detail}` : (reasonOf(outcome) ?? outcome),
+      ...extras(lead),
     },
+  };
+}
+
+/**
+ * What the call's edges add to both payloads, when they happened: the callee opted out
+ * (`optedOut: true`), the post-call analysis (`analysis`), the callback the callee asked for.
+ */
+export function extras(lead: Pick<FinishedLead, 'outcome' | 'meta_data'>): Record<string, unknown> {
+  const meta = lead.meta_data;
+  return {
+    ...(lead.outcome === 'OPTED_OUT' ? { optedOut: true } : {}),
+    ...(meta.analysis && typeof meta.analysis === 'object' ? { analysis: meta.analysis } : {}),
+    ...(meta.callback && typeof meta.callback === 'object' ? { callbackAt: (meta.callback as { at?: unknown }).at ?? null } : {}),
   };
 }
 

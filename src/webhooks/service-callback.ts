@@ -6,6 +6,7 @@
  */
 import type { Queryable } from '../db/index.js';
 import { newId } from '../lib/ids.js';
+import { extras } from './payload.js';
 import { WebhooksRepository, type ConversationLead } from './repository.js';
 
 
@@ -47,6 +48,7 @@ export function serviceCallbackPayload(lead: ConversationLead): Record<string, u
     cost: lead.cost === null ? null : Number(lead.cost),
     traceScores: scores,
     recordingUrl: lead.recording_url,
+    ...extras(lead),
   };
 }
 

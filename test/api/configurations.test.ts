@@ -52,6 +52,12 @@ const FULL = {
     },
   ],
   service_callback_url: 'https://crm.example.com/dialer/conversations',
+  voicemail_action: 'leave_message',
+  voicemail_message: 'Hi {customer_name}, please call us back.',
+  opt_out_enabled: false,
+  retry_policy: { busy: { retry: true, after_seconds: 300 }, voicemail: { retry: false }, callback_requested: { retry: true } },
+  window_timezone: 'recipient',
+  max_calls_per_number_per_day: 3,
 };
 
 describe('POST /configurations', () => {
@@ -81,6 +87,13 @@ describe('POST /configurations', () => {
     assert.equal(res.body.enforce_blacklist, true);
     assert.deepEqual(res.body.rate_limit_whitelist, []);
     assert.deepEqual(res.body.pre_checks, []);
+    // The call's edges behave as before these fields existed, but for the opt-out offered in every node.
+    assert.equal(res.body.voicemail_action, 'hang_up');
+    assert.equal(res.body.voicemail_message, null);
+    assert.equal(res.body.opt_out_enabled, true);
+    assert.equal(res.body.retry_policy, null);
+    assert.equal(res.body.window_timezone, 'configuration');
+    assert.equal(res.body.max_calls_per_number_per_day, null);
   });
 
   it('answers 409 for a second configuration of the same reseller and template', async () => {
@@ -112,6 +125,16 @@ describe('POST /configurations', () => {
     ['pre-check without response_config', { pre_checks: [{ name: 'x', type: 'external_api', http_request: { url: 'https://x.example' } }] }, '/pre_checks/0/response_config'],
     ['service callback that is not an http(s) URL', { service_callback_url: 'ftp://crm.example.com/x' }, '/service_callback_url'],
     ['unknown field', { colour: 'blue' }, '/colour'],
+    ['unknown voicemail action', { voicemail_action: 'sing' }, '/voicemail_action'],
+    ['leave_message without a message', { voicemail_action: 'leave_message' }, '/voicemail_message'],
+    ['leave_message with a blank message', { voicemail_action: 'leave_message', voicemail_message: '   ' }, '/voicemail_message'],
+    ['opt-out that is not a boolean', { opt_out_enabled: 'yes' }, '/opt_out_enabled'],
+    ['retry rule without retry', { retry_policy: { busy: { after_seconds: 60 } } }, '/retry_policy/busy/retry'],
+    ['retry rule with a negative delay', { retry_policy: { busy: { retry: true, after_seconds: -5 } } }, '/retry_policy/busy/after_seconds'],
+    ['retry rule with an unknown field', { retry_policy: { busy: { retry: true, when: 'later' } } }, '/retry_policy/busy/when'],
+    ['retry policy naming no outcome', { retry_policy: { 'not an outcome!': { retry: true } } }, '/retry_policy'],
+    ['unknown window zone', { window_timezone: 'callee' }, '/window_timezone'],
+    ['zero calls per number per day', { max_calls_per_number_per_day: 0 }, '/max_calls_per_number_per_day'],
   ];
   for (const [what, patch, path] of invalid) {
     it(`answers 400 naming ${path} for ${what}`, async () => {

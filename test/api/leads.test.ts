@@ -119,6 +119,8 @@ describe('POST /leads', () => {
       [{}, { customer_mobile_number: 14155550123 }, '/payload/customer_mobile_number'],
       [{}, { customer_mobile_number: '+1 415 555 0123' }, '/payload/customer_mobile_number'],
       [{}, { customer_name: null }, '/payload/customer_name'],
+      [{}, { dial_digits: '12x' }, '/payload/dial_digits'],
+      [{}, { dial_digits: 123 }, '/payload/dial_digits'],
     ];
     for (const [patch, payload, path] of cases) {
       const res = await push(w.reseller1, patch, payload);

@@ -343,6 +343,20 @@ const FLOW_CASES: FlowCase[] = [
   ['idle_timeout_seconds zero', (f) => (f.nodes[0].idle_timeout_seconds = 0), '/flow/nodes/0/idle_timeout_seconds', '0'],
   ['idle_prompt not a string', (f) => (f.nodes[0].idle_prompt = 5), '/flow/nodes/0/idle_prompt', '5'],
   ['node outcome blank', (f) => (f.nodes[1].outcome = ''), '/flow/nodes/1/outcome', 'blank'],
+  ['turn_taking not an object', (f) => (f.turn_taking = 'fast'), '/flow/turn_taking', '"fast"'],
+  ['turn_taking mode unknown', (f) => (f.turn_taking = { mode: 'smart' }), '/flow/turn_taking/mode', '"smart"'],
+  ['turn_taking unknown field', (f) => (f.nodes[0].turn_taking = { barge: {} }), '/flow/nodes/0/turn_taking/barge', 'is not a known field'],
+  ['turn_taking language not a code', (f) => (f.turn_taking = { language: 'English' }), '/flow/turn_taking/language', '"English"'],
+  ['turn_taking backchannel blank', (f) => (f.turn_taking = { backchannels: ['ok', ' '] }), '/flow/turn_taking/backchannels/1', '" "'],
+  ['barge_in min_words zero', (f) => (f.nodes[0].turn_taking = { barge_in: { min_words: 0 } }), '/flow/nodes/0/turn_taking/barge_in/min_words', '0'],
+  ['barge_in max_speech_ms too short', (f) => (f.nodes[0].turn_taking = { barge_in: { max_speech_ms: 50 } }), '/flow/nodes/0/turn_taking/barge_in/max_speech_ms', '50'],
+  ['barge_in on_speech unknown', (f) => (f.nodes[0].turn_taking = { barge_in: { on_speech: 'stop' } }), '/flow/nodes/0/turn_taking/barge_in/on_speech', '"stop"'],
+  ['barge_in duck_level above 1', (f) => (f.nodes[0].turn_taking = { barge_in: { duck_level: 2 } }), '/flow/nodes/0/turn_taking/barge_in/duck_level', '2'],
+  ['end_of_turn max_wait_ms below min_wait_ms', (f) => (f.nodes[0].turn_taking = { end_of_turn: { min_wait_ms: 800, max_wait_ms: 400 } }), '/flow/nodes/0/turn_taking/end_of_turn/max_wait_ms', '400'],
+  ['end_of_turn min_wait_ms not whole', (f) => (f.turn_taking = { end_of_turn: { min_wait_ms: 0.5 } }), '/flow/turn_taking/end_of_turn/min_wait_ms', '0.5'],
+  ['end_of_turn speculative not a boolean', (f) => (f.turn_taking = { end_of_turn: { speculative: 'yes' } }), '/flow/turn_taking/end_of_turn/speculative', '"yes"'],
+  ['end_of_turn expect unknown', (f) => (f.nodes[0].turn_taking = { end_of_turn: { expect: 'date' } }), '/flow/nodes/0/turn_taking/end_of_turn/expect', '"date"'],
+  ['first_clause not a boolean', (f) => (f.turn_taking = { first_clause: 1 }), '/flow/turn_taking/first_clause', '1'],
 ];
 
 describe('templates: flow validation (400 with a JSON pointer to the bad value)', () => {
@@ -357,6 +371,17 @@ describe('templates: flow validation (400 with a JSON pointer to the bad value)'
       if (mentions) assert.ok(hit.message.includes(mentions), `"${hit.message}" mentions ${mentions}`);
     });
   }
+
+  it('accepts turn_taking settings at the flow and node levels, and keeps them', async () => {
+    const flow = fullFlow();
+    flow.turn_taking = { mode: 'adaptive', language: 'en-US', backchannels: ['you bet'], barge_in: { min_words: 2, on_speech: 'duck', duck_level: 0.3 } };
+    flow.nodes[0].turn_taking = { end_of_turn: { min_wait_ms: 500, max_wait_ms: 1500, speculative: true, expect: 'yes_no' }, first_clause: false };
+    flow.nodes[1].turn_taking = { mode: 'vad' };
+    const created = await create(t.admin, { reseller_id: w.r1, flow });
+    const got = await t.admin.get(`/templates/${created.id}`);
+    assert.deepEqual(got.body.flow.turn_taking, flow.turn_taking);
+    assert.deepEqual(got.body.flow.nodes[0].turn_taking, flow.nodes[0].turn_taking);
+  });
 
   it('accepts {variable} placeholders in hook URLs', async () => {
     const flow = fullFlow();

@@ -64,7 +64,7 @@ beforeEach(() => {
 });
 
 const settings = (patch: Partial<WebhookSettings> = {}): WebhookSettings => ({ secret: SECRET, attempts: 3, delaysMs: [], timeoutMs: 5000, ...patch });
-const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test' });
+const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test', outbound: t.outbound });
 let seq = 0;
 async function push(path: string | undefined, payload: Record<string, unknown> = {}) {
   const res = await w.reseller1.post('/leads', {
@@ -150,7 +150,10 @@ describe('reporting webhook', () => {
     assert.equal(db.status, 'delivered');
     assert.deepEqual(db.attempt_log.map((x: any) => x.status_code), [500, 200]);
     assert.equal(received.filter((r) => r.path === '/flaky').length, 2, 'a 2xx stops the retries');
-    assert.equal(received.filter((r) => r.path === '/down').length, 3);
+    const down = received.filter((r) => r.path === '/down');
+    assert.equal(down.length, 3);
+    assert.deepEqual(down.map((r) => r.headers['x-dialer-attempt']), ['1', '2', '3']);
+    assert.equal(new Set(down.map((r) => r.headers['x-dialer-delivery-id'])).size, 1, 'one delivery id for every attempt');
     const dc = (await deliveries(c.id)).data[0];
     assert.equal(dc.status, 'failed', 'redirects are not followed and do not count');
     assert.equal(received.filter((r) => r.path === '/elsewhere').length, 0);
@@ -179,6 +182,11 @@ describe('reporting webhook', () => {
     assert.equal(d.status, 'delivered');
     assert.equal(d.attempts, 2);
     assert.deepEqual(d.attempt_log.map((x: any) => x.attempt), [2]);
+    // The resumed attempt carries the notification's stable id and its attempt number: a receiver
+    // that got attempt 1 before the crash can tell this is the same notification.
+    const r = received.at(-1)!;
+    assert.equal(r.headers['x-dialer-delivery-id'], d.id);
+    assert.equal(r.headers['x-dialer-attempt'], '2');
   });
 
   it('queues nothing for a lead without a URL, and one failure payload for an aborted lead', async () => {
@@ -273,12 +281,12 @@ describe('reporting webhook', () => {
     await finish(id, `outcome = 'busy', attempt_count = 1`);
     const lines: { level: number; msg: string }[] = [];
     const capture = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const stalled = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'stalled' });
+    const stalled = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'stalled', outbound: t.outbound });
     const first = stalled.runOnce();
     await until(() => received.some((r) => r.path === '/slow'));
     // Its lease lapses while the receiver is still answering; another dispatcher takes over.
     await t.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE lead_id = $1`, [id]);
-    const second = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'second' }).runOnce();
+    const second = new WebhookDispatcher({ db: t.db, log: capture, settings: settings(), workerId: 'second', outbound: t.outbound }).runOnce();
     assert.deepEqual(await Promise.all([first, second]), [1, 1]);
     assert.equal(received.filter((r) => r.path === '/slow').length, 2, 'a receiver may see a webhook twice');
     const [d] = (await deliveries(id)).data;

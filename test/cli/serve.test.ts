@@ -2,6 +2,7 @@
  * `dialer serve` as a newcomer runs it: a real process on embedded PGlite, a real port. Data written
  * through the API survives a restart; a second process on the same data directory is refused.
  */
+import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,7 +28,8 @@ function serve(env: Record<string, string>): Promise<Serving> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
       cwd: root,
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+      // The webhook receiver listens on loopback, which the outbound URL policy allows only when told to.
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);

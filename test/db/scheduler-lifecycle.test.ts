@@ -74,6 +74,7 @@ function scheduler(driver: Driver, options: Partial<ConstructorParameters<typeof
     log,
     onFinished: async (_q, leadIds) => void finishedLeads.push(...leadIds),
     recoverEveryMs: 0,
+    outbound: t.outbound,
     ...options,
   });
 }

@@ -4,6 +4,7 @@
  * network but speaks Twilio's, Exotel's and Plivo's REST APIs, signed callbacks and media streams,
  * with a callee that talks (espeak-ng audio), interrupts, presses keys and hangs up.
  */
+import { OutboundClient } from '../../src/lib/outbound/index.js';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -75,6 +76,7 @@ before(async () => {
     app: server.app,
     db: server.db,
     config: loadConfig(env),
+    outbound: new OutboundClient(),
     admin: client(server.app, login.body.access_token),
     anon,
     as: (token) => client(server.app, token),

@@ -10,6 +10,7 @@ import { composeApp } from '../../src/server.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Db } from '../../src/db/index.js';
 import type { App } from '../../src/http/index.js';
+import { OutboundClient } from '../../src/lib/outbound/index.js';
 import { tenantsService } from '../../src/tenants/index.js';
 import { createTestDb } from './db.js';
 
@@ -62,6 +63,8 @@ export interface TestApp {
   app: App;
   db: Db;
   config: Config;
+  /** An outbound URL policy client like the app's (hand it to dispatchers and schedulers the test builds). */
+  outbound: OutboundClient;
   /** Client with the bootstrap admin's login token. */
   admin: Client;
   /** Client with no token. */
@@ -70,6 +73,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * The tests' receivers listen on 127.0.0.1, so the outbound URL policy allows loopback here
+ * (DIALER_OUTBOUND_ALLOW=127.0.0.0/8) unless a test sets DIALER_OUTBOUND_ALLOW itself ('' for none).
+ */
+export const TEST_OUTBOUND_ALLOW = '127.0.0.0/8';
+
 export async function buildTestApp(options: { db?: Db; env?: NodeJS.ProcessEnv } = {}): Promise<TestApp> {
   const db = options.db ?? (await createTestDb());
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-test-'));
@@ -77,8 +86,10 @@ export async function buildTestApp(options: { db?: Db; env?: NodeJS.ProcessEnv }
     DIALER_DATA_DIR: dataDir,
     DIALER_JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
     LOG_LEVEL: 'silent',
+    DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW,
     ...options.env,
   });
+  const outbound = new OutboundClient(config.outboundAllow);
   await tenantsService(db).ensureAdmin(ADMIN_EMAIL, ADMIN_PASSWORD);
   const app = await composeApp({ config, db });
   await app.ready();
@@ -89,11 +100,13 @@ export async function buildTestApp(options: { db?: Db; env?: NodeJS.ProcessEnv }
     app,
     db,
     config,
+    outbound,
     admin: client(app, login.body.access_token),
     anon,
     as: (token) => client(app, token),
     async close() {
       await app.close();
+      await outbound.close();
       if (!options.db) await db.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

@@ -9,6 +9,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 
+/**
+ * What hears one stream, when the server is given one (benchmarks): it gets the stream's audio as
+ * it arrives and sends `Results` messages of its own (build them with `results`); `Finalize`
+ * asks it to finalise what it has heard.
+ */
+export interface StreamTranscriber {
+  audio(pcm: Int16Array): void;
+  finalize(): void;
+  close(): void;
+}
+
+export interface DeepgramServerOptions {
+  transcriber?: (send: (message: string) => void) => StreamTranscriber;
+  /** Stands in for the TCP and TLS handshakes of a distant service: the upgrade is answered this much later. */
+  connectionSetupMs?: number;
+}
+
 export interface DeepgramServer {
   url: string;
   transcripts: string[];
@@ -21,7 +38,7 @@ export interface DeepgramServer {
   close(): Promise<void>;
 }
 
-function results(text: string, isFinal: boolean, extra: Record<string, unknown> = {}) {
+export function results(text: string, isFinal: boolean, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
     type: 'Results',
     channel_index: [0, 1],
@@ -35,7 +52,7 @@ function results(text: string, isFinal: boolean, extra: Record<string, unknown> 
   });
 }
 
-export async function startDeepgramServer(apiKey: string): Promise<DeepgramServer> {
+export async function startDeepgramServer(apiKey: string, options: DeepgramServerOptions = {}): Promise<DeepgramServer> {
   const server = http.createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });
   const state: DeepgramServer = { url: '', transcripts: [], streams: [], audioBytes: [], close: async () => undefined };
@@ -43,8 +60,27 @@ export async function startDeepgramServer(apiKey: string): Promise<DeepgramServe
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/v1/listen') return void socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
     if (req.headers.authorization !== `Token ${apiKey}`) return void socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => {
       const index = state.streams.push(Object.fromEntries(url.searchParams)) - 1;
+      if (options.transcriber) {
+        const transcriber = options.transcriber((message) => ws.readyState === ws.OPEN && ws.send(message));
+        state.audioBytes[index] = 0;
+        ws.on('message', (data, isBinary) => {
+          if (isBinary) {
+            const bytes = data as Buffer;
+            state.audioBytes[index]! += bytes.length;
+            const pcm = new Int16Array(bytes.length >> 1);
+            for (let i = 0; i < pcm.length; i++) pcm[i] = bytes.readInt16LE(i * 2);
+            transcriber.audio(pcm);
+            return;
+          }
+          const m = JSON.parse(data.toString()) as { type: string };
+          if (m.type === 'Finalize') transcriber.finalize();
+          else if (m.type === 'CloseStream') ws.close(1000);
+        });
+        ws.on('close', () => transcriber.close());
+        return;
+      }
       state.audioBytes[index] = 0;
       let segmentBytes = 0;
       const fail = state.failWith;
@@ -66,6 +102,8 @@ export async function startDeepgramServer(apiKey: string): Promise<DeepgramServe
         } else if (m.type === 'CloseStream') ws.close(1000);
       });
     });
+    if (options.connectionSetupMs) setTimeout(upgrade, options.connectionSetupMs);
+    else upgrade();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   state.url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -30,14 +30,53 @@ export type ChatReply = {
   cut?: boolean;
 };
 
+/**
+ * A provider's pace, for benchmarks (default: everything at once). Times are from the request's
+ * arrival; `connectionSetupMs` stands in for the TCP and TLS handshakes of a distant service, paid
+ * once per new connection (a kept-alive connection pays nothing).
+ */
+export interface ServicePace {
+  /** Chat: the first streamed piece of text (or tool call) after this long. */
+  firstTokenMs?: number;
+  /** Chat: then one word (with its space) every this many ms. */
+  wordIntervalMs?: number;
+  /** Speech: the first audio after this long, the rest at `speechSpeedup` times real time. */
+  speechFirstAudioMs?: number;
+  speechSpeedup?: number;
+  connectionSetupMs?: number;
+}
+
+/** One chat request as the server saw it (times are Date.now()). */
+export interface ChatLog {
+  body: any;
+  headers: http.IncomingHttpHeaders;
+  at: number;
+  firstTokenAt?: number;
+  /** Pieces of text and tool calls streamed before the end or the client's cancel. */
+  chunks: number;
+  /** The client closed the stream before the reply was complete. */
+  cancelled: boolean;
+  reply?: ChatReply;
+}
+
+export interface SpeechLog {
+  input: string;
+  at: number;
+  firstAudioAt?: number;
+}
+
 export interface OpenAIServer {
   url: string;
+  pace: ServicePace;
+  /** Connections opened to the server so far. */
+  connections: number;
   chat: ChatReply[];
   transcripts: string[];
   /** When the scripts are empty: computes the reply from the request (benchmarks). */
   respond?: (body: { messages: Array<{ role: string; content: unknown }> }) => ChatReply;
   transcribe?: () => string;
-  chatRequests: Array<{ body: any; headers: http.IncomingHttpHeaders }>;
+  chatRequests: ChatLog[];
+  speechRequests: SpeechLog[];
   transcriptionRequests: Array<{ bytes: number; model: string | undefined; sampleRateHz: number; seconds: number }>;
   close(): Promise<void>;
 }
@@ -73,19 +112,38 @@ function multipart(body: Buffer, type: string): { file?: Buffer; fields: Record<
   return { file, fields };
 }
 
-export async function startOpenAIServer(): Promise<OpenAIServer> {
-  const state: Omit<OpenAIServer, 'url' | 'close'> = { chat: [], transcripts: [], chatRequests: [], transcriptionRequests: [] };
+const wait = (ms: number | undefined) => (ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+
+export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIServer> {
+  const state = { chat: [] as ChatReply[], transcripts: [] as string[], chatRequests: [] as ChatLog[], speechRequests: [] as SpeechLog[], transcriptionRequests: [] as OpenAIServer['transcriptionRequests'] };
   let seq = 0;
   const voices = new Map<string, Promise<Int16Array>>();
+  /** Sockets that have not yet answered a request: their first answer pays the connection setup. */
+  const fresh = new WeakSet<object>();
   const server = http.createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (fresh.has(req.socket)) {
+        fresh.delete(req.socket);
+        await wait(api.pace.connectionSetupMs);
+      }
       const body = Buffer.concat(parts);
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'local', object: 'model', owned_by: 'dialer-tests' }] }));
+        return;
+      }
       if (req.url === '/v1/chat/completions') {
         const json = JSON.parse(body.toString());
-        state.chatRequests.push({ body: json, headers: req.headers });
+        const log: ChatLog = { body: json, headers: req.headers, at: Date.now(), chunks: 0, cancelled: false };
+        state.chatRequests.push(log);
         const reply = state.chat.shift() ?? api.respond?.(json) ?? { text: 'Okay.' };
+        log.reply = reply;
+        let closed = false;
+        res.on('close', () => {
+          closed = true;
+          if (!res.writableFinished) log.cancelled = true;
+        });
         if (reply.stallMs) {
           const timer = setTimeout(() => res.writeHead(200).end(), reply.stallMs);
           res.on('close', () => clearTimeout(timer));
@@ -105,31 +163,54 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
           // Let the first chunk reach the client, then drop the connection mid-stream.
           return void setTimeout(() => res.destroy(), 50);
         }
-        if (reply.text) for (const word of reply.text.split(/(?<= )/)) sse(res, chunk(id, model, { content: word }));
-        (reply.tools ?? []).forEach((t, index) => {
+        const paced = api.pace.firstTokenMs !== undefined || api.pace.wordIntervalMs !== undefined;
+        const piece = async (delta: unknown, first: boolean) => {
+          if (paced) await wait(first ? api.pace.firstTokenMs : api.pace.wordIntervalMs);
+          if (closed) return;
+          log.firstTokenAt ??= Date.now();
+          log.chunks++;
+          sse(res, chunk(id, model, delta));
+        };
+        let first = true;
+        for (const word of reply.text ? reply.text.split(/(?<= )/) : []) {
+          await piece({ content: word }, first);
+          first = false;
+        }
+        const tools = reply.tools ?? [];
+        for (const [index, t] of tools.entries()) {
           const args = JSON.stringify(t.arguments);
           const half = Math.floor(args.length / 2);
-          sse(res, chunk(id, model, { tool_calls: [{ index, id: `call_${seq}_${index}`, type: 'function', function: { name: t.name, arguments: '' } }] }));
+          await piece({ tool_calls: [{ index, id: `call_${seq}_${index}`, type: 'function', function: { name: t.name, arguments: '' } }] }, first);
+          first = false;
           sse(res, chunk(id, model, { tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }));
           sse(res, chunk(id, model, { tool_calls: [{ index, function: { arguments: args.slice(half) } }] }));
-        });
-        sse(res, chunk(id, model, {}, reply.tools?.length ? 'tool_calls' : 'stop'));
-        sse(res, { id, object: 'chat.completion.chunk', created: 0, model, choices: [], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
+        }
+        if (closed) return;
+        sse(res, chunk(id, model, {}, tools.length ? 'tool_calls' : 'stop'));
+        const completion = Math.max(1, log.chunks);
+        const prompt = Math.ceil(JSON.stringify(json.messages ?? []).length / 4);
+        sse(res, { id, object: 'chat.completion.chunk', created: 0, model, choices: [], usage: { prompt_tokens: paced ? prompt : 100, completion_tokens: paced ? completion : 20, total_tokens: paced ? prompt + completion : 120 } });
         res.end('data: [DONE]\n\n');
         return;
       }
       if (req.url === '/v1/audio/speech') {
         const { input, response_format } = JSON.parse(body.toString());
         if (response_format !== 'pcm') return void res.writeHead(400).end();
+        const log: SpeechLog = { input: String(input), at: Date.now() };
+        state.speechRequests.push(log);
         let pcm = voices.get(input);
         if (!pcm) voices.set(input, (pcm = synthesize(String(input), { sampleRateHz: 24000 })));
-        void pcm.then((audio) => {
-          const bytes = pcmToBytes(audio);
-          res.writeHead(200, { 'content-type': 'application/octet-stream' });
-          // Chunks of odd sizes, as a network delivers them.
-          for (let at = 0; at < bytes.length; at += 4801) res.write(bytes.subarray(at, at + 4801));
-          res.end();
-        });
+        const [audio] = await Promise.all([pcm, wait(api.pace.speechFirstAudioMs)]);
+        const bytes = pcmToBytes(audio);
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        // Chunks of odd sizes (about 100 ms of audio each), as a network delivers them.
+        const size = 4801;
+        for (let at = 0; at < bytes.length && !res.destroyed; at += size) {
+          if (at > 0 && api.pace.speechSpeedup) await wait(100 / api.pace.speechSpeedup);
+          log.firstAudioAt ??= Date.now();
+          res.write(bytes.subarray(at, at + size));
+        }
+        res.end();
         return;
       }
       if (req.url === '/v1/audio/transcriptions') {
@@ -146,9 +227,15 @@ export async function startOpenAIServer(): Promise<OpenAIServer> {
       res.writeHead(404).end();
     });
   });
+  server.on('connection', (socket) => {
+    fresh.add(socket);
+    api.connections++;
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const api: OpenAIServer = {
     ...state,
+    pace,
+    connections: 0,
     get chat() {
       return state.chat;
     },

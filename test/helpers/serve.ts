@@ -6,7 +6,7 @@ import type { Logger } from '../../src/lib/logger.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { client, type Client } from './app.js';
+import { client, TEST_OUTBOUND_ALLOW, type Client } from './app.js';
 
 export interface Served {
   server: RunningServer;
@@ -15,7 +15,9 @@ export interface Served {
   anon: Client;
 }
 
-export async function serveDialer(env: Record<string, string> & { DIALER_ADMIN_EMAIL: string; DIALER_ADMIN_PASSWORD: string }, logger: Logger = createLogger('silent')): Promise<Served> {
+/** The tests' receivers listen on 127.0.0.1: loopback is allowed unless `env` sets DIALER_OUTBOUND_ALLOW itself. */
+export async function serveDialer(given: Record<string, string> & { DIALER_ADMIN_EMAIL: string; DIALER_ADMIN_PASSWORD: string }, logger: Logger = createLogger('silent')): Promise<Served> {
+  const env = { DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...given };
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
   const server = await startServer(loadConfig(env), logger);
   const anon = client(server.app);

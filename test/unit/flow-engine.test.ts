@@ -10,11 +10,16 @@ import { validateFlow, type Flow } from '../../src/templates/index.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
 import type { ChatMessage } from '../../src/voice/services.js';
 import { ScriptedLLM, type ScriptedReply } from '../helpers/scripted-llm.js';
+import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
+import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
+
+// The hook receiver listens on loopback, which the outbound URL policy allows only when told to.
+const outbound = new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW));
 
 let server: http.Server;
 let hookUrl: string;
 const received: Array<{ method: string; url: string; headers: http.IncomingHttpHeaders; body: unknown }> = [];
-let hookBehaviour: 'ok' | 'fail-once' | 'fail' | 'hang' = 'ok';
+let hookBehaviour: 'ok' | 'fail-once' | 'fail' | 'hang' | 'big' = 'ok';
 
 before(async () => {
   server = http.createServer((req, res) => {
@@ -24,6 +29,7 @@ before(async () => {
       received.push({ method: req.method!, url: req.url!, headers: req.headers, body: body ? JSON.parse(body) : undefined });
       if (hookBehaviour === 'hang') return; // never answers
       if (hookBehaviour === 'fail' || (hookBehaviour === 'fail-once' && received.length === 1)) return void res.writeHead(500).end('oops');
+      if (hookBehaviour === 'big') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ rows: 'r'.repeat(20_000) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ saved: true, id: 7 }));
     });
   });
@@ -33,6 +39,7 @@ before(async () => {
 after(() => {
   server.closeAllConnections();
   server.close();
+  void outbound.close();
 });
 beforeEach(() => {
   received.length = 0;
@@ -97,7 +104,7 @@ const toolResults = (messages: ChatMessage[]) => messages.filter((m) => m.role =
 
 function session(replies: ScriptedReply[], options: { hookTimeoutSeconds?: number; flow?: Flow; vars?: Record<string, unknown> } = {}) {
   const llm = new ScriptedLLM(replies);
-  const flow = createFlowSession(options.flow ?? orderFlow(options.hookTimeoutSeconds), { llm, variables: options.vars ?? variables, hookTimeoutMs: 5000 });
+  const flow = createFlowSession(options.flow ?? orderFlow(options.hookTimeoutSeconds), { llm, variables: options.vars ?? variables, hookTimeoutMs: 5000, fetch: outbound.fetch });
   return { llm, flow, signal: new AbortController().signal };
 }
 
@@ -168,7 +175,7 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual({ ...call.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 200, ok: true, durationMs: 0, response: { saved: true, id: 7 } });
     assert.ok(!Number.isNaN(Date.parse(call.at)));
     assert.deepEqual(r.errors, []);
-    assert.deepEqual(r.usage, { promptTokens: 20, completionTokens: 10 });
+    assert.deepEqual(r.usage, { promptTokens: 20, completionTokens: 10, cancelled: { requests: 0, promptTokens: 0, completionTokens: 0 } });
     // Ended: nothing more is said and the LLM is not asked again.
     assert.deepEqual(await collect(flow.userTurn('Hello?', signal)), []);
     assert.deepEqual(await collect(flow.idle(signal)), []);
@@ -261,6 +268,18 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual({ ...twice.flow.record.function_calls[0]!.hooks[0]!, durationMs: 0 }, { name: 'crm', status: 500, ok: false, durationMs: 0, response: 'oops', error: 'HTTP 500' });
     assert.match(twice.flow.record.errors[0]!, /hook crm of confirm_order failed: HTTP 500/);
     assert.deepEqual(actions.at(-1), { type: 'end', outcome: 'confirmed' });
+  });
+
+  it('keeps at most 8 kB of a hook response in the record, marked truncated', async () => {
+    hookBehaviour = 'big';
+    const { flow, signal } = session([{ text: ['Hi.'] }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] }, { text: ['Done.'] }]);
+    await collect(flow.start(signal));
+    await collect(flow.userTurn('Yes', signal));
+    const hook = flow.record.function_calls[0]!.hooks[0]!;
+    assert.equal(hook.ok, true);
+    assert.equal(hook.truncated, true);
+    assert.equal(typeof hook.response, 'string');
+    assert.equal((hook.response as string).length, 8192);
   });
 
   it('transfers the caller to the substituted number, and refuses a number that is not E.164', async () => {
@@ -361,7 +380,10 @@ describe('flow engine: node entry', () => {
       { llm: new ScriptedLLM([{ text: ['Hi.'] }]), variables: {} },
     );
     await collect(flow.start(new AbortController().signal));
-    assert.deepEqual(flow.nodeSettings, { idleMs: 5000, endOfSpeechMs: 1200 });
+    const { turnTaking, ...settings } = flow.nodeSettings;
+    assert.deepEqual(settings, { idleMs: 5000, endOfSpeechMs: 1200 });
+    // vad.stop_secs: the longest wait of the adaptive end of turn (and the silence of the vad mode).
+    assert.deepEqual([turnTaking.mode, turnTaking.maxWaitMs, turnTaking.silenceMs], ['adaptive', 1200, 1200]);
   });
 
   it('stops when its signal aborts, keeping the words produced for interrupted() to trim', async () => {

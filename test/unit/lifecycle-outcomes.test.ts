@@ -21,6 +21,10 @@ import {
 
 /** outcome -> [reached (a conversation), retried (an unreached attempt, tried again)] */
 const CLASSES: Record<string, [reached: boolean, retried: boolean]> = {
+  voicemail_left: [false, false],
+  // Dialer's own outcomes of a conversation its built-in functions ended.
+  OPTED_OUT: [true, false],
+  callback_requested: [true, false],
   no_answer: [false, true],
   busy: [false, true],
   failed: [false, true],
@@ -49,7 +53,8 @@ describe('outcome vocabulary', () => {
   }
 
   it("the table holds exactly Dialer's own outcomes", () => {
-    assert.deepEqual(Object.keys(OUTCOMES).sort(), Object.entries(CLASSES).filter(([, [reached]]) => !reached).map(([o]) => o).sort());
+    const flows = ['completed', 'confirmed', 'rescheduled', 'not_interested'];
+    assert.deepEqual(Object.keys(OUTCOMES).sort(), Object.keys(CLASSES).filter((o) => !flows.includes(o)).sort());
   });
 
   it('a lead without an outcome counts as a conversation that named none', () => {
@@ -57,8 +62,10 @@ describe('outcome vocabulary', () => {
     assert.equal(isReached(undefined), true);
   });
 
-  it("the analytics rollup triggers (migration 006) list the same not-reached outcomes", () => {
-    const sql = fs.readFileSync(new URL('../../src/db/migrations/006_analytics_rollup.sql', import.meta.url), 'utf8');
+  it('the analytics rollup triggers (as the latest migration writes them) list the same not-reached outcomes', () => {
+    const dir = new URL('../../src/db/migrations/', import.meta.url);
+    const latest = fs.readdirSync(dir).sort().filter((f) => fs.readFileSync(new URL(f, dir), 'utf8').includes('FUNCTION lead_stats_on_insert()')).pop()!;
+    const sql = fs.readFileSync(new URL(latest, dir), 'utf8');
     const lists = [...sql.matchAll(/outcome NOT IN \(([^)]*)\)/g)].map((m) => m[1]!.split(',').map((s) => s.trim().replace(/'/g, '')).sort());
     assert.ok(lists.length >= 1);
     for (const list of lists) assert.deepEqual(list, [...NOT_REACHED_OUTCOMES].sort());
@@ -76,6 +83,11 @@ describe('outcomeOf and isRetried', () => {
     [{ kind: 'failed', error: 'bad number' }, 'failed', true],
     [{ kind: 'voicemail' }, 'voicemail', false],
     [{ kind: 'error', error: 'provider down' }, 'error', true],
+    // A message left on the machine, an opt-out, a callback the callee chose.
+    [{ kind: 'completed', outcome: 'voicemail_left' }, 'voicemail_left', false],
+    [{ kind: 'completed', outcome: 'confirmed', metaData: { opted_out: { at: '2026-01-01T00:00:00Z' } } }, 'OPTED_OUT', false],
+    [{ kind: 'completed', outcome: 'callback_requested', metaData: { callback: { at: '2026-01-02T10:00:00Z', requested: '2026-01-02T10:00:00Z' } } }, 'callback_requested', true],
+    [{ kind: 'completed', outcome: 'rescheduled', metaData: { callback: { at: '2026-01-02T10:00:00Z', requested: '2026-01-02T10:00:00Z' } } }, 'rescheduled', true],
   ];
   for (const [end, outcome, retried] of cases) {
     it(`${JSON.stringify(end)} -> ${outcome}${retried ? ', retried' : ''}`, () => {
@@ -95,6 +107,29 @@ describe('the retry rule', () => {
   it('an attempt that is not retried finishes the lead at once', () => {
     assert.deepEqual(verdict('confirmed', false, 1, policy), { status: 'FINISHED', outcome: 'confirmed', retryInSeconds: null });
     assert.deepEqual(verdict('voicemail', false, 1, policy), { status: 'FINISHED', outcome: 'voicemail', retryInSeconds: null });
+  });
+  it("a configuration's retry_policy decides per outcome whether and after how long; other outcomes keep the default", () => {
+    const rules = { ...policy, retry_policy: { busy: { retry: true, after_seconds: 60 }, no_answer: { retry: false }, voicemail: { retry: true, after_seconds: 86_400 }, voicemail_left: { retry: true }, not_interested: { retry: true, after_seconds: 7 } } };
+    assert.deepEqual(verdict('busy', true, 1, rules), { status: 'RETRY', outcome: null, retryInSeconds: 60 });
+    assert.deepEqual(verdict('no_answer', true, 1, rules), { status: 'FINISHED', outcome: 'no_answer', retryInSeconds: null });
+    assert.deepEqual(verdict('voicemail', false, 1, rules), { status: 'RETRY', outcome: null, retryInSeconds: 86_400 });
+    assert.deepEqual(verdict('voicemail_left', false, 2, rules), { status: 'RETRY', outcome: null, retryInSeconds: 600 }, 'no after_seconds: retry_offset');
+    assert.deepEqual(verdict('not_interested', false, 1, rules), { status: 'RETRY', outcome: null, retryInSeconds: 7 }, "a flow's own outcome");
+    assert.deepEqual(verdict('failed', true, 1, rules), { status: 'RETRY', outcome: null, retryInSeconds: 600 }, 'not named: the default');
+    assert.deepEqual(verdict('confirmed', false, 1, rules), { status: 'FINISHED', outcome: 'confirmed', retryInSeconds: null }, 'not named: the default');
+    // Still within max_retry.
+    assert.deepEqual(verdict('voicemail', false, 3, rules), { status: 'FINISHED', outcome: 'voicemail', retryInSeconds: null });
+    // A name like toString is no rule.
+    assert.deepEqual(verdict('toString', false, 1, rules), { status: 'FINISHED', outcome: 'toString', retryInSeconds: null });
+  });
+  it('a callback the callee chose is the due time, within max_retry, unless the policy refuses its outcome', () => {
+    const at = new Date('2026-03-14T10:00:00Z');
+    assert.deepEqual(verdict('callback_requested', true, 1, policy, at), { status: 'RETRY', outcome: null, retryInSeconds: 0, retryAt: at });
+    assert.deepEqual(verdict('callback_requested', true, 3, policy, at), { status: 'FINISHED', outcome: 'callback_requested', retryInSeconds: null });
+    const refuses = { ...policy, retry_policy: { callback_requested: { retry: false } } };
+    assert.deepEqual(verdict('callback_requested', true, 1, refuses, at), { status: 'FINISHED', outcome: 'callback_requested', retryInSeconds: null });
+    const delays = { ...policy, retry_policy: { callback_requested: { retry: true, after_seconds: 5 } } };
+    assert.deepEqual(verdict('callback_requested', true, 1, delays, at), { status: 'RETRY', outcome: null, retryInSeconds: 0, retryAt: at }, "the callee's time wins");
   });
   it('without a configuration the fallback policy (no retries) applies', () => {
     assert.equal(FALLBACK_RETRY.max_retry, 0);

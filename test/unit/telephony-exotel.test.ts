@@ -48,7 +48,7 @@ const call: PlaceCallRequest = {
   answerUrl: 'https://dialer.example/api/v1/provider_b/answer?s=tok',
   statusUrl: 'https://dialer.example/api/v1/provider_b/callback/status?s=sesstoken',
   token: 'sesstoken',
-  machineDetection: true,
+  machineDetection: 'answer',
   ringTimeoutSeconds: 30,
   maxDurationSeconds: 99_999,
 };

@@ -65,3 +65,13 @@ describe('call session', () => {
     assert.equal(end.kind, 'error');
   });
 });
+
+describe('call session, leaving a message', () => {
+  it('streams to a machine when a message is to be left, telling the agent how the greeting ended', () => {
+    const s = session();
+    s.context.voicemail = { action: 'leave_message', message: 'Hi' };
+    const markup = s.answer({ callSid: 'CA1', from: '+12125550100', to: '+14155550123', direction: 'outbound', answeredBy: 'machine', greetingEnded: 'beep', detectionMs: 5400 });
+    assert.ok(markup.body.includes(`wss://x/media/${s.token}`), markup.body);
+    assert.deepEqual(s.context.machine, { greetingEnded: 'beep', detectionMs: 5400 });
+  });
+});

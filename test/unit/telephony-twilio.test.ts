@@ -57,7 +57,7 @@ const CALL: PlaceCallRequest = {
   answerUrl: 'https://dialer.example/api/v1/provider_a/answer?s=tok123',
   statusUrl: 'https://dialer.example/api/v1/provider_a/callback/status?s=tok123',
   token: 'tok123',
-  machineDetection: true,
+  machineDetection: 'answer',
   ringTimeoutSeconds: 30,
   maxDurationSeconds: 900,
 };

@@ -19,6 +19,10 @@ import { Pipeline } from '../../src/voice/pipeline.js';
 import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { CallTrace } from '../../src/voice/tracing.js';
 import { ScriptedLLM, type ScriptedReply } from '../helpers/scripted-llm.js';
+import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
+import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
+
+const outbound = new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW));
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -85,6 +89,7 @@ describe('spans of the flow engine', () => {
   after(async () => {
     server.closeAllConnections();
     server.close();
+    await outbound.close();
     await provider.shutdown();
     trace.disable();
   });
@@ -113,7 +118,7 @@ describe('spans of the flow engine', () => {
   function session(replies: ScriptedReply[], traced = true) {
     const root = trace.getTracer('test').startSpan('turn');
     const parent = trace.setSpan(context.active(), root);
-    const s = createFlowSession(flow(), { llm: new ScriptedLLM(replies), variables: {}, ...(traced ? { traceParent: () => parent } : {}) });
+    const s = createFlowSession(flow(), { llm: new ScriptedLLM(replies), variables: {}, fetch: outbound.fetch, ...(traced ? { traceParent: () => parent } : {}) });
     return { s, root };
   }
 

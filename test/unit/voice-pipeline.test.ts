@@ -6,7 +6,8 @@ import { describe, it } from 'node:test';
 import { frame, type Direction, type Frame } from '../../src/voice/frames.js';
 import { ConversationMetrics } from '../../src/voice/metrics.js';
 import { FrameProcessor, PassThrough, Pipeline } from '../../src/voice/pipeline.js';
-import { TurnProcessor } from '../../src/voice/processors/listen.js';
+import { TurnTakingProcessor } from '../../src/voice/processors/turns.js';
+import { resolveTurnTaking } from '../../src/voice/turns/settings.js';
 import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor } from '../../src/voice/processors/speak.js';
 import type { CallIO, PlayResult } from '../../src/voice/agent.js';
@@ -70,8 +71,8 @@ describe('sentences', () => {
 });
 
 describe('turns', () => {
-  it('ends the turn when the VAD heard silence and the STT gave its final words, in either order', async () => {
-    const { pipeline, down } = harness([new TurnProcessor(200)]);
+  it('vad mode: ends the turn when the VAD heard silence and the STT gave its final words, in either order', async () => {
+    const { pipeline, down } = harness([new TurnTakingProcessor({ settings: resolveTurnTaking({ mode: 'vad' }, undefined), finalWaitMs: 200 })]);
     pipeline.send(frame({ kind: 'user_started_speaking' as const }));
     pipeline.send(frame({ kind: 'transcription' as const, text: 'yes', final: false }));
     pipeline.send(frame({ kind: 'transcription' as const, text: 'yes please', final: true }));

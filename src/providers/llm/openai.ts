@@ -3,7 +3,7 @@
  * OpenAI, Groq, vLLM, Ollama, llama.cpp server — any endpoint that speaks `/chat/completions`.
  */
 import type { LlmSettings } from '../../config/voice.js';
-import { ServiceError, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
+import { ServiceError, warmConnection, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
 import { readServerSentEvents } from '../sse.js';
 
 export type OpenAILlmOptions = LlmSettings;
@@ -29,6 +29,13 @@ export class OpenAICompatibleLLM implements LLM {
   constructor(private readonly options: OpenAILlmOptions) {
     this.model = options.model;
     this.label = `openai-compatible(${new URL(options.baseUrl).host})`;
+  }
+
+  /** GET /models: a request every OpenAI-compatible server answers, cheaply. */
+  warm(): Promise<void> {
+    const o = this.options;
+    const headers: Record<string, string> = o.azure ? (o.apiKey ? { 'api-key': o.apiKey } : {}) : o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
+    return warmConnection(`${o.baseUrl}/models${o.azure ? `?api-version=${encodeURIComponent(o.azure.apiVersion)}` : ''}`, headers);
   }
 
   async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {

@@ -25,6 +25,7 @@ const RATES: readonly number[] = [16000, 8000, 24000, 48000];
 export class DeepgramSTT implements STT {
   readonly label = 'deepgram';
   readonly sampleRatesHz = RATES;
+  readonly interimResults = true;
 
   constructor(private readonly options: DeepgramOptions) {}
 

@@ -22,6 +22,7 @@ const LEAD_IN_LEVEL = 150;
 export class OpenAITranscriptionSTT implements STT {
   readonly label: string;
   readonly sampleRatesHz = RATES;
+  readonly interimResults = false;
 
   constructor(private readonly options: OpenAISttOptions) {
     this.label = `openai-transcription(${new URL(options.baseUrl).host})`;

@@ -1,7 +1,7 @@
 /** OpenAI-compatible speech (`POST /audio/speech`, `response_format: pcm`: 24 kHz 16-bit mono), streamed as it arrives. */
 import { bytesToPcm } from '../../lib/audio.js';
 import type { OpenAITtsSettings } from '../../config/voice.js';
-import { ServiceError, type TTS } from '../../voice/services.js';
+import { ServiceError, warmConnection, type TTS } from '../../voice/services.js';
 
 export type OpenAITtsOptions = OpenAITtsSettings;
 
@@ -11,6 +11,11 @@ export class OpenAITTS implements TTS {
 
   constructor(private readonly options: OpenAITtsOptions) {
     this.label = `openai-speech(${new URL(options.baseUrl).host})`;
+  }
+
+  warm(): Promise<void> {
+    const o = this.options;
+    return warmConnection(`${o.baseUrl}/models`, o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {});
   }
 
   async *synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {

@@ -66,6 +66,14 @@ export function createExotelKit(options: ExotelOptions): ProviderKit {
     async transfer(): Promise<void> {},
 
     /**
+     * Exotel has no way to play keys on a live call: the Voicebot applet's stream carries audio,
+     * marks and clears only, the v1 API has no call-update request, and no applet plays digits to
+     * the callee. So `sendDigits` is left out and Dialer plays the keys' tones in-band on the
+     * Voicebot stream, as 16-bit linear PCM, which carries them unchanged to the far end.
+     */
+    keys: { onAnswer: false, live: 'inband' },
+
+    /**
      * Exotel signs neither its StatusCallback posts nor its applet requests (its docs offer basic
      * auth only for the WebSocket URL and on the newer v2 event endpoints). Exotel callbacks are
      * authenticated by the per-call session token Dialer puts in the StatusCallback URL (`?s=`) and

@@ -43,10 +43,12 @@ export function createPlivoKit(options: PlivoOptions): ProviderKit {
         time_limit: Math.round(request.maxDurationSeconds),
       };
       if (request.machineDetection) {
-        // Synchronous detection: Plivo sends Machine=true/false with the answer_url request.
+        // Synchronous detection: Plivo sends Machine=true/false with the answer_url request. It has
+        // no end-of-greeting mode: Dialer listens for the beep itself.
         body.machine_detection = 'true';
         body.machine_detection_time = MACHINE_DETECTION_MS;
       }
+      if (request.sendDigits) body.send_digits = request.sendDigits;
       const answer = await plivoRequest(credentials, 'POST', 'Call/', body);
       if (!answer.ok) throw plivoFailure('call creation', answer);
       const uuid = answer.body?.request_uuid;
@@ -70,6 +72,14 @@ export function createPlivoKit(options: PlivoOptions): ProviderKit {
     async transfer(callSid, request) {
       const answer = await plivoRequest(credentials, 'POST', call(callSid), { legs: 'aleg', aleg_url: request.markupUrl, aleg_method: 'POST' });
       if (!answer.ok) throw plivoFailure('transfer', answer);
+    },
+
+    // Keys on a live call: the Send Digits request (POST Call/{uuid}/DTMF/), the stream goes on.
+    keys: { onAnswer: true, live: 'api' },
+
+    async sendDigits(callSid, digits) {
+      const answer = await plivoRequest(credentials, 'POST', `${call(callSid)}DTMF/`, { digits, leg: 'aleg' });
+      if (!answer.ok) throw plivoFailure('sending keys', answer);
     },
 
     verify(request) {

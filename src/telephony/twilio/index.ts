@@ -3,7 +3,7 @@
  * TwiML and Media Streams. This file is the folder's only public door.
  */
 import { ProviderError, type ProviderKit } from '../provider.js';
-import { blockMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
+import { blockMarkup, digitsMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
 import { twilioErrorCode, twilioFailure, twilioPost } from './rest.js';
 import { TwilioSerializer } from './serializer.js';
 import { verifyTwilioRequest } from './signature.js';
@@ -44,8 +44,10 @@ export function createTwilioKit(options: TwilioOptions): ProviderKit {
       for (const event of ['initiated', 'ringing', 'answered', 'completed']) form.append('StatusCallbackEvent', event);
       form.set('Timeout', String(Math.round(request.ringTimeoutSeconds)));
       form.set('TimeLimit', String(Math.round(request.maxDurationSeconds)));
-      // Synchronous AMD: Twilio waits for the verdict and sends AnsweredBy with the answer request.
-      if (request.machineDetection) form.set('MachineDetection', 'Enable');
+      // Synchronous AMD: Twilio waits for the verdict (with DetectMessageEnd, for the end of the
+      // greeting) and sends AnsweredBy with the answer request.
+      if (request.machineDetection) form.set('MachineDetection', request.machineDetection === 'message_end' ? 'DetectMessageEnd' : 'Enable');
+      if (request.sendDigits) form.set('SendDigits', request.sendDigits);
       const answer = await twilioPost(credentials, 'Calls.json', form);
       if (!answer.ok) throw twilioFailure('call creation', answer);
       const sid = answer.body?.sid;
@@ -64,6 +66,14 @@ export function createTwilioKit(options: TwilioOptions): ProviderKit {
       const form = new URLSearchParams({ Twiml: transferMarkup(request).body });
       const answer = await twilioPost(credentials, callResource(callSid), form);
       if (!answer.ok) throw twilioFailure('transfer', answer);
+    },
+
+    // Keys on a live call: new instructions (<Play digits>, then the stream again), as a REST update.
+    keys: { onAnswer: true, live: 'new_instructions' },
+
+    async sendDigits(callSid, digits, streamUrl) {
+      const answer = await twilioPost(credentials, callResource(callSid), new URLSearchParams({ Twiml: digitsMarkup(digits, streamUrl).body }));
+      if (!answer.ok) throw twilioFailure('sending keys', answer);
     },
 
     verify(request) {

@@ -17,6 +17,15 @@ export function streamMarkup(streamUrl: string): Markup {
   return twiml(element('Connect', {}, element('Stream', { url: streamUrl })));
 }
 
+/**
+ * Keys played on a live call (`<Play digits>`, `w` half a second of silence), then the media
+ * stream again: Twilio can only play keys by replacing the call's instructions, which ends the
+ * current stream.
+ */
+export function digitsMarkup(digits: string, streamUrl: string): Markup {
+  return twiml(element('Play', { digits }) + element('Connect', {}, element('Stream', { url: streamUrl })));
+}
+
 export function blockMarkup(options: { message?: string; redirectTo?: string; callerId?: string }): Markup {
   let verbs = options.message ? `<Say>${escapeText(options.message)}</Say>` : '';
   verbs += options.redirectTo ? element('Dial', { callerId: options.callerId }, escapeText(options.redirectTo)) : '<Hangup/>';

@@ -40,6 +40,11 @@ export function parseTwilioAnswer(params: Params): AnswerInfo {
   };
   const by = answeredBy(params.AnsweredBy);
   if (by) info.answeredBy = by;
+  // DetectMessageEnd: machine_end_beep / machine_end_silence / machine_end_other once the greeting is over.
+  const end = /^machine_end_(beep|silence|other)$/.exec(params.AnsweredBy ?? '')?.[1];
+  if (end) info.greetingEnded = end as 'beep' | 'silence' | 'other';
+  const detection = params.MachineDetectionDuration;
+  if (by && detection !== undefined && /^\d+$/.test(detection.trim())) info.detectionMs = Number(detection.trim());
   return info;
 }
 

@@ -12,13 +12,18 @@
  * post_action `function` (the previous node already answered). A node reached by a function call
  * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
-import type { Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
+import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
-import { childSpan, failSpan, wallClockMs } from '../tracing.js';
+import { failSpan } from '../tracing.js';
+import { endLlmSpan, startLlmSpan } from './llm-span.js';
 import { validateArguments } from './arguments.js';
+import { strictOutbound } from '../../lib/outbound/index.js';
+import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
 import { runHook } from './hooks.js';
 import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
+import { resolveTurnTaking } from '../turns/settings.js';
+import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
@@ -35,14 +40,21 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: { promptTokens: 0, completionTokens: 0 } };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: emptyUsage() };
+  /** The speculative turn in progress, until its verdict. */
+  private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
   private node: FlowNode;
   private roleMessages: ChatMessage[] = [];
   /** The conversation after the role messages: it carries over between nodes (APPEND). */
   private readonly context: ChatMessage[] = [];
   private tools: ToolSpec[] = [];
+  /** The current node's functions as the LLM sees them (built-ins resolved), by name. */
+  private functions: NodeFunctions = new Map();
   private ended = false;
+  /** The conversation ends after the agent's next reply, with this outcome (opt_out). */
+  private endAfterReply: string | undefined;
+  private readonly builtinDeps: BuiltinDeps;
   /** Counts node entries, so a caller of `enter` can tell the node was left (even for itself). */
   private entries = 0;
   private readonly unknownVariables = new Set<string>();
@@ -55,17 +67,19 @@ export class FlowEngine implements FlowSession {
   constructor(private readonly flow: Flow, private readonly deps: FlowDeps) {
     this.nodes = new Map(flow.nodes.map((n) => [n.node_name, n]));
     this.node = this.nodes.get(flow.initial_node) ?? flow.nodes[0]!;
+    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}) };
   }
 
   get currentNode(): string {
     return this.node.node_name;
   }
 
-  get nodeSettings(): { idleMs?: number; endOfSpeechMs?: number } {
+  get nodeSettings(): FlowSession['nodeSettings'] {
     const n = this.node;
     return {
       ...(n.idle_timeout_seconds ? { idleMs: n.idle_timeout_seconds * 1000 } : {}),
       ...(n.vad?.stop_secs ? { endOfSpeechMs: n.vad.stop_secs * 1000 } : {}),
+      turnTaking: resolveTurnTaking(this.flow.turn_taking, n.turn_taking, n.vad?.stop_secs),
     };
   }
 
@@ -74,12 +88,23 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
+    const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
+    this.tentative = tentative;
+    void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
     this.record.transcription.push({ role: 'user', content: text });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
+  }
+
+  retract(): void {
+    const t = this.tentative;
+    if (!t) return;
+    this.tentative = undefined;
+    t.rollBack(this.context, this.record);
+    this.replies = [];
   }
 
   async *idle(signal: AbortSignal): AsyncIterable<AgentAction> {
@@ -151,7 +176,7 @@ export class FlowEngine implements FlowSession {
 
   private async *end(outcome?: string): AsyncGenerator<AgentAction> {
     this.ended = true;
-    this.record.outcome = outcome ?? this.node.outcome;
+    this.record.outcome = outcome ?? this.node.outcome ?? (this.record.callback ? CALLBACK_REQUESTED : undefined);
     yield { type: 'end', ...(this.record.outcome ? { outcome: this.record.outcome } : {}) };
   }
 
@@ -165,13 +190,10 @@ export class FlowEngine implements FlowSession {
     const entry = ++this.entries;
     const left = () => this.ended || this.entries !== entry;
     this.record.node_traversal.push(node.node_name);
+    this.functions = nodeFunctions(node, this.deps.optOut === true, this.builtinDeps);
     yield* this.actions(node.pre_actions ?? [], signal, how !== 'action');
     if (left()) return;
-    this.tools = (node.functions ?? []).map((f) => ({
-      name: f.name,
-      ...(f.description ? { description: f.description } : {}),
-      parameters: { type: 'object', properties: f.properties ?? {}, required: f.required ?? [] },
-    }));
+    this.tools = toolsOf(this.functions);
     if (node.role_messages?.length) this.roleMessages = node.role_messages.map((m) => ({ role: m.role, content: this.fill(m.content) }) as ChatMessage);
     for (const m of node.task_messages) this.context.push({ role: m.role, content: this.fill(m.content) } as ChatMessage);
     const respondNow = node.respond_immediately ?? how !== 'action';
@@ -190,7 +212,7 @@ export class FlowEngine implements FlowSession {
       if (action.type === 'tts_say') yield* this.say(this.fill(action.text));
       else if (action.type === 'end_conversation') yield* this.end(action.outcome);
       else {
-        const fn = this.node.functions?.find((f) => f.name === action.name);
+        const fn = this.functions.get(action.name)?.fn;
         if (!fn) {
           this.record.errors.push(`action names unknown function "${action.name}" in node ${this.node.node_name}`);
           continue;
@@ -222,6 +244,9 @@ export class FlowEngine implements FlowSession {
         this.record.errors.push(`the LLM called functions more than ${MAX_TOOL_ROUNDS} times in one turn; the turn was cut`);
         return yield* this.apologise();
       }
+      // A speculative turn runs no function until the caller's turn is confirmed over.
+      if (this.tentative && !(await this.tentative.confirmed)) return;
+      if (signal.aborted) return;
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
@@ -229,12 +254,19 @@ export class FlowEngine implements FlowSession {
         if (outcome.transfer) return yield* this.transfer(outcome.transfer);
         transition ??= outcome.transition;
       }
+      if (this.endAfterReply) {
+        // The agent confirms in one reply (no more functions), then the call ends.
+        const outcome = this.endAfterReply;
+        this.endAfterReply = undefined;
+        yield* this.generate(signal, false);
+        return yield* this.end(outcome);
+      }
       if (transition) return yield* this.enter(transition, signal, 'function_call');
     }
   }
 
   /** One LLM reply, its text streamed as `say` actions. Undefined when it failed or was aborted. */
-  private async *generate(signal: AbortSignal): AsyncGenerator<AgentAction, { text: string; calls: ToolCall[] } | undefined> {
+  private async *generate(signal: AbortSignal, withTools = true): AsyncGenerator<AgentAction, { text: string; calls: ToolCall[] } | undefined> {
     let text = '';
     const calls: ToolCall[] = [];
     let kept = false;
@@ -244,21 +276,21 @@ export class FlowEngine implements FlowSession {
     let firstAt: number | undefined;
     let finishReason: string | undefined;
     let usage: { promptTokens: number; completionTokens: number } | undefined;
+    let pieces = 0;
     try {
-      for await (const event of this.deps.llm.chat({ messages, ...(this.tools.length ? { tools: this.tools } : {}), signal })) {
+      for await (const event of this.deps.llm.chat({ messages, ...(withTools && this.tools.length ? { tools: this.tools } : {}), signal })) {
         if (signal.aborted) return undefined;
-        if (event.type !== 'done') firstAt ??= performance.now();
+        if (event.type !== 'done') {
+          firstAt ??= performance.now();
+          pieces++;
+        }
         if (event.type === 'text') {
           text += event.text;
           yield { type: 'say', text: event.text };
         } else if (event.type === 'tool_call') calls.push(event.call);
         else {
           finishReason = event.finishReason;
-          if (event.usage) {
-            usage = event.usage;
-            this.record.usage.promptTokens += event.usage.promptTokens;
-            this.record.usage.completionTokens += event.usage.completionTokens;
-          }
+          if (event.usage) usage = addUsage(this.record.usage, event.usage);
         }
       }
       kept = true;
@@ -276,47 +308,23 @@ export class FlowEngine implements FlowSession {
       // Cut short (abort, or the pipeline stopped listening): keep what was produced, for
       // `interrupted` to trim to what was heard. Unanswered tool calls are dropped.
       if (!kept && text) this.addReply(text);
-      if (span) {
-        span.setAttributes({
-          'dialer.duration_ms': Math.round(performance.now() - asked),
-          'dialer.aborted': signal.aborted || !kept,
-          'dialer.llm.tool_calls': calls.map((c) => c.name),
-          'langfuse.observation.output': JSON.stringify({ role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) }),
-          ...(firstAt !== undefined
-            ? { 'dialer.llm.time_to_first_token_ms': Math.round(firstAt - asked), 'langfuse.observation.completion_start_time': new Date(wallClockMs(firstAt)).toISOString() }
-            : {}),
-          ...(finishReason ? { 'gen_ai.response.finish_reasons': [finishReason] } : {}),
-          ...(usage
-            ? {
-                'gen_ai.usage.input_tokens': usage.promptTokens,
-                'gen_ai.usage.output_tokens': usage.completionTokens,
-                'langfuse.observation.usage_details': JSON.stringify({ input: usage.promptTokens, output: usage.completionTokens }),
-              }
-            : {}),
-        });
-        span.end();
+      // A speculative reply's cost, for usage.cancelled if it is dropped (estimated when cut off before its usage came).
+      if (this.tentative) {
+        const cutOff = signal.aborted || !kept;
+        const spent = usage ?? (cutOff ? addUsage(this.record.usage, estimateUsage(messages, pieces)) : undefined);
+        if (spent) this.tentative.charge(spent);
       }
+      endLlmSpan(span, { durationMs: performance.now() - asked, aborted: signal.aborted || !kept, calls, text, firstAt, asked, finishReason, usage });
     }
   }
 
   /** The span of one LLM request (a Langfuse generation), when the turn is traced. */
   private llmSpan(messages: ChatMessage[]) {
-    const span = childSpan(this.deps.traceParent?.(), 'llm', {
-      'langfuse.observation.type': 'generation',
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.system': 'openai',
-      'gen_ai.request.model': this.deps.llm.model,
-      'langfuse.observation.model.name': this.deps.llm.model,
-      'dialer.llm.service': this.deps.llm.label,
-      'dialer.node': this.node.node_name,
-    });
-    // The prompt is serialised only for a recorded span.
-    span?.setAttributes({ 'langfuse.observation.input': JSON.stringify(messages), 'dialer.llm.tools': this.tools.map((t) => t.name) });
-    return span;
+    return startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
   }
 
   private async handleCall(call: ToolCall): Promise<CallOutcome> {
-    const fn = this.node.functions?.find((f) => f.name === call.name);
+    const fn = this.functions.get(call.name)?.fn;
     if (!fn) {
       this.record.errors.push(`the LLM called unknown function "${call.name}" in node ${this.node.node_name}`);
       return { result: { error: 'unknown function' } };
@@ -330,6 +338,20 @@ export class FlowEngine implements FlowSession {
     return this.call(fn, checked.value);
   }
 
+  /** A built-in: its effect, what it leaves on the record, and what follows (an end after one more reply). */
+  private async callBuiltin(name: BuiltinFunction, args: Record<string, unknown>, record: FunctionCallRecord): Promise<CallOutcome> {
+    const done = await runBuiltin(name, args, this.builtinDeps);
+    if (done.error) {
+      record.error = done.error;
+      this.record.errors.push(`${name}: ${done.error}`);
+    }
+    if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})` });
+    if (done.optedOut) this.record.opted_out = done.optedOut;
+    if (done.callback) this.record.callback = done.callback;
+    if (done.endAfterReply) this.endAfterReply = done.endAfterReply;
+    return { result: done.result };
+  }
+
   /**
    * Runs a function: its hooks (each bounded by its timeout; not cut by the turn's signal, so a
    * barge-in does not lose a side effect the caller asked for), its record, and what follows.
@@ -337,10 +359,11 @@ export class FlowEngine implements FlowSession {
   private async call(fn: FlowFunction, args: Record<string, unknown>): Promise<CallOutcome> {
     const record: FunctionCallRecord = { node: this.node.node_name, name: fn.name, arguments: args, hooks: [], at: this.now() };
     this.record.function_calls.push(record);
+    if (this.functions.get(fn.name)?.builtin) return this.callBuiltin(fn.name as BuiltinFunction, args, record);
     const vars = { ...this.deps.variables, ...args };
     for (const hook of fn.hooks ?? []) {
       const result = await runHook(hook, vars, {
-        fetch: this.deps.fetch ?? fetch,
+        fetch: this.deps.fetch ?? strictOutbound().fetch,
         defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
         missing: this.missing,
         traceParent: this.deps.traceParent?.(),

@@ -1,15 +1,21 @@
 /**
  * Template hooks: an HTTP request with `{variable}` substitution in the URL, query,
  * headers and body, a timeout, one retry for network errors and 5xx, and a result for the record.
- * A hook never throws and never outlives its timeout.
+ * A hook never throws and never outlives its timeout. It is sent through the fetch it is given
+ * (the outbound URL policy's): a refused address is recorded as `blocked` and nothing is sent. At
+ * most HOOK_MAX_RESPONSE_BYTES of a response is kept (the record and the LLM see no more).
  */
 import { SpanStatusCode, type Context } from '@opentelemetry/api';
 import type { FlowHook } from './schema.js';
+import { describeOutboundFailure, OutboundBlockedError, readTextLimited, type OutboundFetch } from '../../lib/outbound/index.js';
 import { childSpan } from '../tracing.js';
 import { substitute } from './substitute.js';
 import type { FunctionCallRecord } from './types.js';
 
 type HookResult = FunctionCallRecord['hooks'][number];
+
+/** The most of a hook's response that is kept in the call record and given to the LLM. */
+export const HOOK_MAX_RESPONSE_BYTES = 8 * 1024;
 
 /** Substitutes inside every string of a JSON value; other values are kept as they are. */
 function deep(value: unknown, fill: (text: string) => string): unknown {
@@ -23,7 +29,7 @@ export async function runHook(
   hook: FlowHook,
   vars: Record<string, unknown>,
   options: {
-    fetch: typeof fetch;
+    fetch: OutboundFetch;
     defaultTimeoutMs: number;
     /** Told each `{placeholder}` that has no value (it stays as written). */
     missing?: (name: string) => void;
@@ -86,20 +92,35 @@ async function request(
   const done = (attempts: number) => ({ result: last!, method, url, attempts });
   for (let attempt = 1; attempt <= 2; attempt++) {
     try {
-      const res = await options.fetch(url, { method, headers, body, signal: deadline });
-      const text = await res.text();
+      const res = await options.fetch(url, { method, headers, ...(body === undefined ? {} : { body }), signal: deadline });
+      const { text, truncated } = await readTextLimited(res, HOOK_MAX_RESPONSE_BYTES);
       let response: unknown = text;
       try {
-        response = text ? JSON.parse(text) : undefined;
+        response = truncated ? text : text ? JSON.parse(text) : undefined;
       } catch {
         /* not JSON: keep the text */
       }
-      last = { name: hook.name, status: res.status, ok: res.ok, durationMs: Math.round(performance.now() - started), response, ...(res.ok ? {} : { error: `HTTP ${res.status}` }) };
+      last = {
+        name: hook.name,
+        status: res.status,
+        ok: res.ok,
+        durationMs: Math.round(performance.now() - started),
+        response,
+        ...(truncated ? { truncated: true } : {}),
+        ...(res.ok ? {} : { error: `HTTP ${res.status}` }),
+      };
       if (res.status < 500) return done(attempt);
     } catch (err) {
-      const timedOut = timeout.aborted;
-      last = { name: hook.name, ok: false, durationMs: Math.round(performance.now() - started), error: timedOut ? `timed out after ${timeoutMs} ms` : `request failed: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}` };
-      if (deadline.aborted) return done(attempt);
+      const blocked = err instanceof OutboundBlockedError;
+      last = {
+        name: hook.name,
+        ok: false,
+        durationMs: Math.round(performance.now() - started),
+        error: timeout.aborted ? `timed out after ${timeoutMs} ms` : describeOutboundFailure(err),
+        ...(blocked ? { blocked: true } : {}),
+      };
+      // A refused address stays refused: no second attempt.
+      if (deadline.aborted || blocked) return done(attempt);
     }
   }
   return done(2);

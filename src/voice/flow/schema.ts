@@ -5,7 +5,9 @@
  *   the tools it may call (`functions`) and what happens on entry and exit (`pre_actions`,
  *   `post_actions`).
  * - function: a tool the LLM may call in a node; it may fire HTTP `hooks`, `transition_to`
- *   another node, or `transfer_to_number` (a warm transfer to a human).
+ *   another node, or `transfer_to_number` (a warm transfer to a human). A `builtin` function is one
+ *   of Dialer's own, offered by name alone: `send_dtmf` (press keys in a phone menu), `opt_out`
+ *   (the callee asks not to be called again), `schedule_callback` (call back at a time they chose).
  * - action: a step run on entering (pre) or leaving (post) a node: `tts_say` speaks `text`,
  *   `end_conversation` ends the call (with an optional `outcome`), `function` runs a function of
  *   the same node as if the LLM had called it with no arguments (its hooks fire, its transition is
@@ -18,6 +20,7 @@
  * flow written through the API against it.
  */
 import { Type, type Static } from 'typebox';
+import { TurnTakingSchema } from './turn-taking.js';
 
 export const MESSAGE_ROLES = ['system', 'user', 'assistant'] as const;
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -26,6 +29,9 @@ export const MAX_HOOK_TIMEOUT_SECONDS = 60;
 export const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'object', 'null'];
 export const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 export const MAX_NODE_NAME_LENGTH = 100;
+/** Dialer's own functions, offered in a node as `{"name": "send_dtmf", "type": "builtin"}`. */
+export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback'] as const;
+export type BuiltinFunction = (typeof BUILTIN_FUNCTIONS)[number];
 
 // Response schemas stay open (additionalProperties) so a stored flow is never trimmed on the way
 // out; writes are checked by validateFlow, which refuses unknown fields.
@@ -55,6 +61,9 @@ export const FlowHookSchema = Type.Object({ name: Type.String(), http_request: H
 export const FlowFunctionSchema = Type.Object(
   {
     name: Type.String({ description: 'Identifier-like, unique within the node' }),
+    type: Type.Optional(
+      Type.Literal('builtin', { description: `One of Dialer's own functions (${BUILTIN_FUNCTIONS.join(', ')}), given by name and optionally description alone` }),
+    ),
     description: Type.Optional(Type.String()),
     properties: Type.Optional(
       Type.Record(
@@ -99,12 +108,31 @@ export const FlowNodeSchema = Type.Object(
     idle_timeout_seconds: Type.Optional(Type.Number({ description: 'Silence after which idle_prompt is spoken' })),
     idle_prompt: Type.Optional(Type.String()),
     outcome: Type.Optional(Type.String({ description: 'Outcome recorded when the call ends in this node' })),
+    turn_taking: Type.Optional(TurnTakingSchema),
   },
   open,
 );
 
+export const PostCallAnalysisSchema = Type.Object(
+  {
+    summary: Type.Optional(Type.Boolean({ description: 'Ask for a summary of the call' })),
+    fields: Type.Optional(
+      Type.Record(Type.String(), Type.Object({ type: Type.String(), description: Type.String() }, open), {
+        description: 'Values to fill from the conversation, as JSON-schema properties with descriptions, e.g. {"delivery_date": {"type": "string", "format": "date", "description": "..."}}',
+      }),
+    ),
+    success_criteria: Type.Optional(Type.String({ description: 'What makes the call a success; the analysis says whether it was (success) and why (reason)' })),
+  },
+  { ...open, description: 'After each conversation, one LLM request over the transcript fills these (metaData.analysis, the webhook\'s analysis)' },
+);
+
 export const FlowSchema = Type.Object(
-  { initial_node: Type.String({ description: 'Name of the first node' }), nodes: Type.Array(FlowNodeSchema) },
+  {
+    initial_node: Type.String({ description: 'Name of the first node' }),
+    nodes: Type.Array(FlowNodeSchema),
+    turn_taking: Type.Optional(TurnTakingSchema),
+    post_call_analysis: Type.Optional(PostCallAnalysisSchema),
+  },
   { ...open, description: 'The conversation: nodes as in pipecat-flows. Unknown fields are refused on write.' },
 );
 

@@ -9,7 +9,9 @@
  */
 import type { Context } from '@opentelemetry/api';
 import type { Flow } from './schema.js';
+import type { OutboundFetch } from '../../lib/outbound/index.js';
 import type { LLM, LlmUsage } from '../services.js';
+import type { TurnTakingSettings } from '../turns/settings.js';
 
 export type AgentAction =
   /** Speak this text. LLM replies arrive as streamed pieces (the pipeline groups them into sentences). */
@@ -24,7 +26,11 @@ export interface FunctionCallRecord {
   name: string;
   arguments: Record<string, unknown>;
   /** Hook results, in order. */
-  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown }>;
+  /**
+   * Hook results, in order. `response`: at most 8 kB of the body (parsed when it is whole JSON;
+   * `truncated` when it was cut); `blocked`: the outbound URL policy refused the address.
+   */
+  hooks: Array<{ name: string; status?: number; ok: boolean; durationMs: number; error?: string; response?: unknown; truncated?: boolean; blocked?: boolean }>;
   transition_to?: string;
   /** The number the caller was transferred to (`transfer_to_number`, substituted). */
   transfer_to?: string;
@@ -42,21 +48,41 @@ export interface FlowRecord {
   errors: string[];
   /** Set by end_conversation (or the node's `outcome` when the call ends in it). */
   outcome?: string;
-  usage: LlmUsage;
+  /** The callee asked not to be called again (the built-in opt_out). */
+  opted_out?: { reason?: string; at: string };
+  /** The callee chose a time to be called back (the built-in schedule_callback); `at` in UTC. */
+  callback?: { at: string; requested: string; reason?: string };
+  /** Every token the LLM was asked for and produced, cancelled speculative replies included. */
+  usage: FlowUsage;
+}
+
+export interface FlowUsage extends LlmUsage {
+  /**
+   * The share of speculative replies the caller talked over: their requests and tokens (a request cut
+   * off before the stream's own count came is estimated: a prompt is about four characters a token,
+   * a streamed piece one).
+   */
+  cancelled: { requests: number; promptTokens: number; completionTokens: number };
 }
 
 export interface FlowSession {
   /** Enters the initial node (pre_actions, tools, context, LLM when respond_immediately, post_actions). */
   start(signal: AbortSignal): AsyncIterable<AgentAction>;
-  /** The caller's turn (a final transcript): the LLM answers, functions run, transitions happen. */
-  userTurn(text: string, signal: AbortSignal): AsyncIterable<AgentAction>;
+  /**
+   * The caller's turn (a final transcript): the LLM answers, functions run, transitions happen.
+   * `confirmed`: the turn is speculative: its reply streams, but nothing with an effect (a function,
+   * a transition) runs before it resolves true; false (or an abort) leaves it to `retract`.
+   */
+  userTurn(text: string, signal: AbortSignal, options?: { confirmed?: Promise<boolean> }): AsyncIterable<AgentAction>;
+  /** Takes back a speculative turn the caller talked over: its words, reply and record lines (its tokens stay counted). */
+  retract(): void;
   /** The caller was silent for the node's idle timeout: the idle prompt (or a short reprompt). */
   idle(signal: AbortSignal): AsyncIterable<AgentAction>;
   /** The caller interrupted the last reply: only `spoken` of it was heard (the context keeps just that). */
   interrupted(spoken: string): void;
   readonly currentNode: string;
-  /** The current node's turn-taking settings (`idle_timeout_seconds`, `vad.stop_secs`), when it sets them. */
-  readonly nodeSettings: { idleMs?: number; endOfSpeechMs?: number };
+  /** The current node's turn-taking settings (`idle_timeout_seconds`, `vad.stop_secs`, `turn_taking` over the flow's). */
+  readonly nodeSettings: { idleMs?: number; endOfSpeechMs?: number; turnTaking: TurnTakingSettings };
   readonly record: FlowRecord;
 }
 
@@ -64,14 +90,20 @@ export interface FlowDeps {
   llm: LLM;
   /** Lead payload and call values for `{variable}` substitution (call values such as `call_id`, `from_number`, `to_number` next to the payload fields; the payload wins on a clash). */
   variables: Record<string, unknown>;
-  /** HTTP for hooks (global fetch by default). */
-  fetch?: typeof fetch;
+  /** HTTP for hooks: the outbound URL policy's fetch (by default the strict one, which allows public addresses only). */
+  fetch?: OutboundFetch;
   /** Hook timeout when the hook gives none. */
   hookTimeoutMs?: number;
   /** Clock for the record's timestamps. */
   now?: () => Date;
   /** The OpenTelemetry context of the turn being run: parent of its `llm` and `hook` spans (none: not traced). */
   traceParent?: () => Context | undefined;
+  /** Offer the built-in opt_out function in every node. */
+  optOut?: boolean;
+  /** Plays keys on the call (the built-in send_dtmf); undefined where keys cannot be pressed. */
+  sendDigits?: (digits: string) => Promise<void>;
+  /** The call's calling-window zone: callback times without an offset are read in it (default UTC). */
+  timeZone?: string;
 }
 
 export type CreateFlowSession = (flow: Flow, deps: FlowDeps) => FlowSession;

@@ -3,9 +3,11 @@
  */
 import type { FieldError } from '../../lib/errors.js';
 import { isE164 } from '../../lib/phone.js';
-import { ACTION_TYPES, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateAnalysisSpec } from '../analysis.js';
+import { ACTION_TYPES, BUILTIN_FUNCTIONS, FUNCTION_NAME, HTTP_METHODS, JSON_TYPES, MAX_HOOK_TIMEOUT_SECONDS, MAX_NODE_NAME_LENGTH, MESSAGE_ROLES } from './schema.js';
+import { validateTurnTaking } from './turn-taking.js';
 
-const FLOW_KEYS = ['initial_node', 'nodes'];
+const FLOW_KEYS = ['initial_node', 'nodes', 'turn_taking', 'post_call_analysis'];
 const NODE_KEYS = [
   'node_name',
   'role_messages',
@@ -18,9 +20,11 @@ const NODE_KEYS = [
   'idle_timeout_seconds',
   'idle_prompt',
   'outcome',
+  'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
-const FUNCTION_KEYS = ['name', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const BUILTIN_KEYS = ['name', 'type', 'description'];
 const HOOK_KEYS = ['name', 'http_request'];
 const HTTP_REQUEST_KEYS = ['url', 'method', 'headers', 'query_params', 'body', 'timeout'];
 const VAD_KEYS = ['stop_secs'];
@@ -53,6 +57,9 @@ const list = (values: readonly string[]) => (values.length > 0 ? values.join(', 
 
 class Report {
   readonly errors: FieldError[] = [];
+  /** Why a hook URL may not be called (the outbound URL policy), or undefined. */
+  constructor(readonly urlRefusal: (url: string) => string | undefined = () => undefined) {}
+
   add(path: string, message: string): void {
     this.errors.push({ path, message });
   }
@@ -111,11 +118,16 @@ class Report {
  * Checks a template flow. Returns every problem found (empty when the flow is valid), each with a
  * JSON pointer from the request body root, such as `/flow/nodes/2/functions/0/transition_to`.
  */
-export function validateFlow(flow: unknown): FieldError[] {
-  const r = new Report();
+/**
+ * `urlRefusal`: the outbound URL policy's write-time check, applied to every hook URL (a literal
+ * refused address answers 400 naming the hook's url).
+ */
+export function validateFlow(flow: unknown, urlRefusal?: (url: string) => string | undefined): FieldError[] {
+  const r = new Report(urlRefusal);
   const path = '/flow';
   if (!r.object(path, flow, 'an object with initial_node and nodes')) return r.errors;
   r.knownKeys(path, flow, FLOW_KEYS);
+  if (has(flow, 'post_call_analysis')) for (const e of validateAnalysisSpec(flow.post_call_analysis, `${path}/post_call_analysis`)) r.add(e.path, e.message);
 
   const nodes = has(flow, 'nodes') ? flow.nodes : undefined;
   const nodeNames: string[] = [];
@@ -140,6 +152,7 @@ export function validateFlow(flow: unknown): FieldError[] {
     });
   }
 
+  if (has(flow, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, flow.turn_taking));
   const initial = r.string(path, flow, 'initial_node', { required: true, nonBlank: true });
   if (initial !== undefined && Array.isArray(nodes) && !nodeNames.includes(initial)) {
     r.add(`${path}/initial_node`, `${show(initial)} is not the name of any node (nodes: ${list(nodeNames)})`);
@@ -180,6 +193,7 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   r.positiveNumber(path, node, 'idle_timeout_seconds');
   r.string(path, node, 'idle_prompt', { nonBlank: true });
   r.string(path, node, 'outcome', { nonBlank: true });
+  if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
 function validateMessages(r: Report, path: string, messages: unknown): void {
@@ -198,6 +212,19 @@ function validateMessages(r: Report, path: string, messages: unknown): void {
 
 /** Returns the function's name when it is valid, for the uniqueness check. */
 function validateFunction(r: Report, path: string, fn: Obj, nodeNames: string[]): string | undefined {
+  const type = r.string(path, fn, 'type');
+  if (type !== undefined && type !== 'builtin') r.add(`${path}/type`, `${show(type)} is not a function type (the one type is builtin; leave it out for your own function)`);
+  if (type === 'builtin') {
+    r.knownKeys(path, fn, BUILTIN_KEYS);
+    const name = r.string(path, fn, 'name', { required: true });
+    r.string(path, fn, 'description');
+    if (name === undefined) return undefined;
+    if (!(BUILTIN_FUNCTIONS as readonly string[]).includes(name)) {
+      r.add(`${path}/name`, `${show(name)} is not a built-in function (${BUILTIN_FUNCTIONS.join(', ')})`);
+      return undefined;
+    }
+    return name;
+  }
   r.knownKeys(path, fn, FUNCTION_KEYS);
   let name = r.string(path, fn, 'name', { required: true });
   if (name !== undefined && !FUNCTION_NAME.test(name)) {
@@ -272,6 +299,10 @@ function validateHttpRequest(r: Report, path: string, req: Obj): void {
   r.knownKeys(path, req, HTTP_REQUEST_KEYS);
   const url = r.string(path, req, 'url', { required: true });
   if (url !== undefined && !isHttpUrl(url)) r.add(`${path}/url`, `${show(url)} is not an absolute http(s) URL`);
+  else if (url !== undefined) {
+    const refusal = r.urlRefusal(url);
+    if (refusal) r.add(`${path}/url`, refusal);
+  }
   const method = r.string(path, req, 'method');
   if (method !== undefined && !(HTTP_METHODS as readonly string[]).includes(method)) {
     r.add(`${path}/method`, `${show(method)} is not one of ${HTTP_METHODS.join(', ')}`);
@@ -310,6 +341,8 @@ function validateAction(r: Report, path: string, action: unknown, functions: Map
     const fn = functions.get(name);
     if (!fn) {
       r.add(`${path}/name`, `${show(name)} is not the name of a function of this node (functions: ${list([...functions.keys()])})`);
+    } else if (fn.type === 'builtin') {
+      r.add(`${path}/name`, `${show(name)} is a built-in function, which only the LLM calls (an action cannot)`);
     } else if (Array.isArray(fn.required) && fn.required.length > 0) {
       r.add(`${path}/name`, `${show(name)} has required arguments (${fn.required.map(String).join(', ')}), which an action cannot supply`);
     }

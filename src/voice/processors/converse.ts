@@ -18,7 +18,7 @@ export interface ConverseOptions {
   /** Called when the conversation should end without a flow action (timeout, voicemail). */
   onGiveUp(reason: 'timeout' | 'voicemail'): void;
   /** Called after each turn with the (possibly new) node's settings. */
-  onNodeSettings?(settings: { idleMs?: number; endOfSpeechMs?: number }): void;
+  onNodeSettings?(settings: FlowSession['nodeSettings']): void;
   /** The call's spans: a `turn` span per agent turn (with the caller's `stt` span in it). */
   trace?: CallTrace;
 }
@@ -28,6 +28,8 @@ interface TurnStart {
   kind: TurnKind;
   /** When it started (performance.now()): the caller's first words, a keypress, the prompt. */
   at: number;
+  /** A speculative turn's: aborted when the caller goes on. */
+  controller?: AbortController;
   /** The caller's speech end, for the turn's latency. */
   speechEndedAt?: number;
   input?: string;
@@ -36,15 +38,25 @@ interface TurnStart {
 export const VOICEMAIL_PATTERN =
   /\b(leave (me |us )?a (message|voicemail)|after the (tone|beep)|not available|can'?t (come to|take) the phone|voice ?mail|mailbox)\b/i;
 
+/** A reply started on a likely end of the caller's turn, waiting for the verdict. */
+interface Speculation {
+  turn: number;
+  controller: AbortController;
+  confirm: (confirmed: boolean) => void;
+  confirmed: Promise<boolean>;
+}
+
 export class ConverseProcessor extends FrameProcessor {
   readonly name = 'converse';
   private turn = 0;
+  private speculation: Speculation | undefined;
   /** Turns run one after another, in the background, so frames keep flowing past this processor. */
   private work: Promise<void> = Promise.resolve();
   private running: AbortController | undefined;
   private runningTurn: number | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private idlePrompts = 0;
+  /** The caller's turns taken as over (a speculative one once confirmed). */
   private userTurns = 0;
   private ended = false;
 
@@ -68,19 +80,58 @@ export class ConverseProcessor extends FrameProcessor {
         break;
       case 'user_turn': {
         this.idlePrompts = 0;
-        this.userTurns++;
-        if (this.userTurns === 1 && this.options.voicemail?.test(f.text)) {
+        // Until a turn of the caller's is over (a speculative one may be taken back), the words may be a machine's.
+        const first = this.userTurns === 0;
+        if (!f.speculative) this.userTurns++;
+        if (first && this.options.voicemail?.test(f.text)) {
           this.ended = true;
           this.options.onGiveUp('voicemail');
           return;
         }
         const text = f.text;
         const startedAt = f.speechStartedAt ?? f.speechEndedAt;
-        const turn = this.run((signal) => this.flow.userTurn(text, signal), { kind: 'user', at: startedAt, speechEndedAt: f.speechEndedAt, input: text });
+        let speculation: Speculation | undefined;
+        if (f.speculative) {
+          let confirm!: (confirmed: boolean) => void;
+          const confirmed = new Promise<boolean>((resolve) => (confirm = resolve));
+          speculation = { turn: this.turn + 1, controller: new AbortController(), confirm, confirmed };
+          this.speculation = speculation;
+          // Before its first words: everything of this turn is held until the verdict.
+          this.push(frame({ kind: 'turn_hold' as const, turn: speculation.turn }));
+        }
+        const turn = this.run((signal) => this.flow.userTurn(text, signal, speculation ? { confirmed: speculation.confirmed } : {}), {
+          kind: 'user',
+          at: startedAt,
+          speechEndedAt: f.speechEndedAt,
+          input: text,
+          ...(speculation ? { controller: speculation.controller } : {}),
+        });
         if (turn !== undefined) {
           this.metrics.addServiceTime(turn, f.sttWaitMs);
           this.options.trace?.stt(turn, { startedAt, endedAt: f.speechEndedAt, finalWaitMs: f.sttWaitMs, text });
+          if (!f.speculative && f.endReason) this.options.trace?.endReason(turn, f.endReason);
         }
+        return;
+      }
+      case 'user_turn_verdict': {
+        const s = this.speculation;
+        this.speculation = undefined;
+        if (!s) return;
+        if (f.confirmed) {
+          this.userTurns++;
+          this.push(frame({ kind: 'turn_release' as const, turn: s.turn }));
+          this.options.trace?.endReason(s.turn, 'speculative_hit');
+        } else {
+          // The caller went on: the reply is dropped everywhere, its words taken back from the flow.
+          this.options.trace?.endReason(s.turn, 'speculative_cancel');
+          this.options.trace?.endTurn(s.turn, { interrupted: false, node: this.flow.currentNode });
+          this.metrics.dropTurn(s.turn);
+          s.controller.abort();
+          this.push(frame({ kind: 'turn_cancel' as const, turn: s.turn }));
+          // Once its run has stopped, as if the turn had never been taken (before any later turn runs).
+          this.work = this.work.then(() => this.flow.retract());
+        }
+        s.confirm(f.confirmed);
         return;
       }
       case 'dtmf': {
@@ -109,6 +160,7 @@ export class ConverseProcessor extends FrameProcessor {
         break;
       case 'end':
         this.ended = true;
+        this.speculation?.confirm(false);
         this.running?.abort();
         this.stopIdle();
         break;
@@ -123,7 +175,8 @@ export class ConverseProcessor extends FrameProcessor {
     this.options.trace?.startTurn(turn, start.kind, start.at, start.input);
     this.work = this.work.then(async () => {
       if (this.ended) return;
-      const controller = new AbortController();
+      const controller = start.controller ?? new AbortController();
+      if (controller.signal.aborted) return;
       this.running = controller;
       this.runningTurn = turn;
       const asked = performance.now();

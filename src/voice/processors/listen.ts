@@ -1,38 +1,73 @@
 /**
- * The caller's side: voice activity (and barge-in), speech-to-text, and turn boundaries.
+ * The caller's side: voice activity and speech-to-text (turn boundaries and barge-in: turns.ts).
  */
 import { Resampler } from '../resampler.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
 import { serviceRate, VAD_DEFAULTS, type STT, type SttStream, type VAD, type VadOptions, type VadStream } from '../services.js';
+import { prosodyOf } from '../turns/prosody.js';
 
-/** Runs the VAD on caller audio; says when the caller starts and stops, and interrupts the agent. */
+/** Audio kept for the prosody of a stretch's end (its last 400 ms, behind the silence that ended it). */
+const TAIL_MS = 3000;
+const PROSODY_MS = 400;
+
+/**
+ * Runs the VAD on caller audio; says when the caller starts and stops speaking, with when it really
+ * started and ended (the VAD is sure of either a little later) and the prosody of the end.
+ * Whether speech over the agent interrupts it is the turn-taking's decision (processors/turns.ts).
+ */
 export class VadProcessor extends FrameProcessor {
   readonly name = 'vad';
   private stream: VadStream | undefined;
   private resampler: Resampler | undefined;
-  private botSpeaking = false;
   private userSpeaking = false;
   private chain: Promise<void> = Promise.resolve();
+  /** Ms of audio given to the VAD so far (the VAD's own clock). */
+  private fedMs = 0;
+  private readonly tail: Int16Array;
+  private tailAt = 0;
+  private options: Partial<VadOptions>;
   /** The rate the VAD hears at, and passes the audio on at: the transport's when the VAD takes it. */
   readonly rateHz: number;
 
   /** `inputRateHz`: the caller audio's rate (the transport's). */
-  constructor(private readonly vad: VAD, private readonly options: Partial<VadOptions> = {}, inputRateHz = vad.sampleRatesHz[0]!) {
+  constructor(private readonly vad: VAD, options: Partial<VadOptions> = {}, inputRateHz = vad.sampleRatesHz[0]!) {
     super();
+    this.options = options;
     this.rateHz = serviceRate(vad.sampleRatesHz, inputRateHz);
+    this.tail = new Int16Array((this.rateHz * TAIL_MS) / 1000);
+  }
+
+  /** Changes the VAD's durations from now on (the node's turn-taking). */
+  update(options: Partial<VadOptions>): void {
+    this.options = { ...this.options, ...options };
+    this.stream?.update(options);
   }
 
   /** The end-of-speech silence for the current node (undefined: the stream's default). */
   setEndOfSpeech(ms: number | undefined): void {
-    this.stream?.update({ minSilenceMs: ms ?? this.options.minSilenceMs ?? VAD_DEFAULTS.minSilenceMs });
+    this.update({ minSilenceMs: ms ?? VAD_DEFAULTS.minSilenceMs });
+  }
+
+  private keep(pcm: Int16Array): void {
+    for (let i = 0; i < pcm.length; i++) {
+      this.tail[this.tailAt] = pcm[i]!;
+      this.tailAt = (this.tailAt + 1) % this.tail.length;
+    }
+  }
+
+  /** The `ms` of audio that ended `agoMs` before the newest sample kept. */
+  private recent(ms: number, agoMs: number): Int16Array {
+    const n = Math.min(this.tail.length, Math.round((ms * this.rateHz) / 1000));
+    const skip = Math.min(this.tail.length - n, Math.round((agoMs * this.rateHz) / 1000));
+    const out = new Int16Array(n);
+    for (let i = 0; i < n; i++) out[i] = this.tail[(this.tailAt - skip - n + i + 2 * this.tail.length) % this.tail.length]!;
+    return out;
   }
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
     if (f.kind === 'start' && direction === 'down') this.stream = await this.vad.open(this.options, this.rateHz);
     if (f.kind === 'end') this.stream?.close();
-    if (f.kind === 'bot_started_speaking') this.botSpeaking = true;
-    if (f.kind === 'bot_stopped_speaking') this.botSpeaking = false;
     if (f.kind === 'input_audio' && this.stream) {
       if (this.resampler?.fromHz !== f.sampleRateHz) this.resampler = new Resampler(f.sampleRateHz, this.rateHz);
       const pcm = this.resampler.process(f.pcm);
@@ -42,18 +77,18 @@ export class VadProcessor extends FrameProcessor {
       // VAD inference is ordered per call but does not hold up the audio on its way to the STT.
       const stream = this.stream;
       this.chain = this.chain.then(async () => {
+        this.keep(pcm);
+        const fedMs = (this.fedMs += (pcm.length * 1000) / this.rateHz);
         for (const event of await stream.push(pcm)) {
+          // The VAD's clock to performance.now(): its newest audio is (about) now.
+          const at = performance.now() - (fedMs - event.atMs);
           if (event.type === 'speech_start' && !this.userSpeaking) {
             this.userSpeaking = true;
-            if (this.botSpeaking) {
-              const interruption = frame({ kind: 'interruption' as const });
-              this.push(interruption, 'down');
-              this.push(interruption, 'up');
-            }
-            this.push(frame({ kind: 'user_started_speaking' as const }));
+            this.push(frame({ kind: 'user_started_speaking' as const, startedAt: at }));
           } else if (event.type === 'speech_end' && this.userSpeaking) {
             this.userSpeaking = false;
-            this.push(frame({ kind: 'user_stopped_speaking' as const }));
+            const prosody = prosodyOf(this.recent(Math.min(PROSODY_MS, event.durationMs), fedMs - event.atMs), this.rateHz, event.durationMs);
+            this.push(frame({ kind: 'user_stopped_speaking' as const, endedAt: at, prosody }));
           }
         }
       });
@@ -101,6 +136,8 @@ export class SttProcessor extends FrameProcessor {
       for await (const event of stream.events) {
         if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true }));
         else if (event.type === 'interim') this.push(frame({ kind: 'transcription' as const, text: event.text, final: false }));
+        // The service is done with the utterance: an empty final says "no (more) words" (a noise).
+        else this.push(frame({ kind: 'transcription' as const, text: '', final: true }));
       }
     } catch (err) {
       if (!this.closed.signal.aborted) this.reportError(err);
@@ -121,70 +158,4 @@ export function hearing(
   const vad = new VadProcessor(services.vad, vadOptions, inputRateHz);
   const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz);
   return { vad, stt };
-}
-
-/**
- * Decides when the caller has finished: the VAD heard them stop and the STT has given its final
- * words. A final that comes late is waited for (up to `finalWaitMs`); then the last interim words do.
- */
-export class TurnProcessor extends FrameProcessor {
-  readonly name = 'turns';
-  private speaking = false;
-  private stoppedAt: number | undefined;
-  /** The first speech start since the last turn was emitted. */
-  private startedAt: number | undefined;
-  private finals: string[] = [];
-  private interim = '';
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly finalWaitMs = 1500) {
-    super();
-  }
-
-  protected process(f: Frame, direction: Direction): void {
-    switch (f.kind) {
-      case 'user_started_speaking':
-        this.speaking = true;
-        this.startedAt ??= f.at;
-        this.stoppedAt = undefined;
-        clearTimeout(this.timer);
-        break;
-      case 'user_stopped_speaking':
-        this.speaking = false;
-        this.stoppedAt = f.at;
-        if (this.finals.length > 0) this.emit();
-        else {
-          clearTimeout(this.timer);
-          this.timer = setTimeout(() => this.emit(true), this.finalWaitMs);
-        }
-        break;
-      case 'transcription':
-        if (f.final) {
-          if (f.text.trim()) this.finals.push(f.text.trim());
-          this.interim = '';
-          if (!this.speaking && this.stoppedAt !== undefined) this.emit();
-        } else this.interim = f.text;
-        return;
-      case 'end':
-        clearTimeout(this.timer);
-        break;
-    }
-    this.push(f, direction);
-  }
-
-  private emit(useInterim = false): void {
-    clearTimeout(this.timer);
-    const words = [...this.finals, ...(useInterim && this.interim.trim() ? [this.interim.trim()] : [])].join(' ').trim();
-    this.finals = [];
-    this.interim = '';
-    if (!words || this.stoppedAt === undefined) {
-      // Noise without words: the next words start a turn of their own.
-      if (!this.speaking) this.startedAt = undefined;
-      return;
-    }
-    const speechStartedAt = this.startedAt;
-    this.push(frame({ kind: 'user_turn' as const, text: words, speechEndedAt: this.stoppedAt, ...(speechStartedAt !== undefined ? { speechStartedAt } : {}), sttWaitMs: Math.max(0, performance.now() - this.stoppedAt) }));
-    this.stoppedAt = undefined;
-    this.startedAt = undefined;
-  }
 }

@@ -1,7 +1,11 @@
 /**
  * The transport's output: plays the agent's audio on the call, knows what was actually heard,
- * clears the playout on a barge-in, and carries out the flow's end and transfer once the words
- * before them have been heard.
+ * pauses or ducks it while speech over it is judged (and resumes where it was), clears it on a
+ * barge-in, and carries out the flow's end and transfer once the words before them have been heard.
+ *
+ * Where the playout is: each piece handed to the transport is echoed back when played (a mark); the
+ * piece playing now started when the one before it was echoed (or when it was sent, if the line was
+ * idle). A pause clears the transport and keeps what was not played yet; a duck plays it on quieter.
  */
 import type { CallIO, PlayResult } from '../agent.js';
 import { frame, type Direction, type Frame } from '../frames.js';
@@ -19,12 +23,41 @@ export interface OutputEvents {
   turnOver?(turn: number, interrupted: boolean): void;
 }
 
+interface Sentence {
+  turn: number;
+  text: string;
+  /** Pieces sent (or held) and not yet played. */
+  outstanding: number;
+  /** Its last piece has arrived. */
+  complete: boolean;
+  heard: (yes: boolean) => void;
+  done: Promise<boolean>;
+  settled: boolean;
+}
+
+interface Piece {
+  pcm: Int16Array;
+  sentence: Sentence;
+  /** Estimated start of its playout (performance.now()). */
+  startAt: number;
+  /** Taken back by a pause or duck (its echo, 'cleared', means nothing then). */
+  taken: boolean;
+}
+
 export class OutputProcessor extends FrameProcessor {
   readonly name = 'output';
-  private pending: Array<Promise<PlayResult>> = [];
   private speaking = false;
-  /** Sentences of the current turn that were sent to be played, with whether each was fully played. */
-  private sentences: Array<{ turn: number; text: string; done: Promise<boolean> }> = [];
+  /** Pieces at the transport, in playout order. */
+  private playing: Piece[] = [];
+  /** Pieces kept back while paused. */
+  private held: Array<{ pcm: Int16Array; sentence: Sentence }> = [];
+  /** The sentence whose pieces arrive now. */
+  private current: Sentence | undefined;
+  private sentences: Sentence[] = [];
+  /** undefined: playing normally; 0: paused; between 0 and 1: ducked to that gain. */
+  private level: number | undefined;
+  /** When the audio at the transport will have played out (estimated). */
+  private playoutEndsAt = 0;
   private turnsWithAudio = new Set<number>();
   /** Sentences heard in full, by turn. */
   private readonly heardOfTurn = new Map<number, string[]>();
@@ -48,34 +81,39 @@ export class OutputProcessor extends FrameProcessor {
           this.speaking = true;
           this.push(frame({ kind: 'bot_started_speaking' as const }), 'up');
         }
-        const played = this.io.play(f.pcm);
-        this.pending.push(played);
+        const sentence = this.sentenceFor(f.turn, f.text);
+        if (f.pcm.length > 0) this.send(f.pcm, sentence);
         if (f.last) {
-          const chunks = [...this.pending];
-          const text = f.text;
-          const turn = f.turn;
-          const done = Promise.all(chunks).then((results) => results.every((r) => r === 'played'));
-          const sentence = { turn, text, done };
-          this.sentences.push(sentence);
-          void done.then((heard) => {
-            if (heard) {
-              this.events.spoke(turn, text);
-              this.heardOfTurn.set(turn, [...(this.heardOfTurn.get(turn) ?? []), text]);
-            }
-            // Heard (or cut) sentences are settled; an interruption later only concerns the rest.
-            if (heard) this.sentences = this.sentences.filter((s) => s !== sentence);
-          });
-          this.pending = [];
-          void Promise.all(chunks).then(() => this.maybeStopped());
+          sentence.complete = true;
+          this.current = undefined;
+          this.settle(sentence);
+          this.maybeStopped();
         }
         return;
       }
+      case 'output_pause':
+        this.takeBack(f.level);
+        break;
+      case 'output_resume':
+        if (this.level === 0) {
+          this.level = undefined;
+          for (const h of this.held.splice(0)) this.send(h.pcm, h.sentence, true);
+        } else if (this.level !== undefined) this.takeBack(undefined);
+        this.maybeStopped();
+        break;
       case 'interruption': {
         this.io.clear();
+        this.level = undefined;
+        this.held = [];
+        this.playing = [];
+        this.current = undefined;
         // The reply being played was cut: the caller heard its sentences played in full before it.
-        const cut = this.sentences;
+        const cut = this.sentences.filter((s) => !s.settled);
         this.sentences = [];
-        this.pending = [];
+        for (const s of cut) {
+          s.settled = true;
+          s.heard(false);
+        }
         const turn = cut[cut.length - 1]?.turn;
         if (turn !== undefined) {
           const heard = this.heardOfTurn.get(turn) ?? [];
@@ -88,7 +126,6 @@ export class OutputProcessor extends FrameProcessor {
       case 'agent_action': {
         // Let the words before it be heard first.
         await Promise.all(this.sentences.map((s) => s.done));
-        await Promise.all(this.pending);
         if (f.action.type === 'end') this.events.ended(f.action.outcome);
         else await this.transfer(f.action.to);
         return;
@@ -106,6 +143,88 @@ export class OutputProcessor extends FrameProcessor {
     this.push(f, direction);
   }
 
+  private sentenceFor(turn: number, text: string): Sentence {
+    if (this.current && this.current.turn === turn && this.current.text === text) return this.current;
+    let heard!: (yes: boolean) => void;
+    const done = new Promise<boolean>((resolve) => (heard = resolve));
+    const sentence: Sentence = { turn, text, outstanding: 0, complete: false, heard, done, settled: false };
+    this.current = sentence;
+    this.sentences.push(sentence);
+    return sentence;
+  }
+
+  /** Hands a piece to the transport (or keeps it, while paused), ducked when ducking. */
+  private send(pcm: Int16Array, sentence: Sentence, counted = false): void {
+    if (!counted) sentence.outstanding++;
+    if (this.level === 0) {
+      this.held.push({ pcm, sentence });
+      return;
+    }
+    const now = performance.now();
+    const startAt = Math.max(now, this.playoutEndsAt);
+    this.playoutEndsAt = startAt + this.ms(pcm);
+    const piece: Piece = { pcm, sentence, startAt, taken: false };
+    this.playing.push(piece);
+    const level = this.level;
+    void this.io.play(level === undefined ? pcm : scaled(pcm, level)).then((result) => this.played(piece, result));
+  }
+
+  private played(piece: Piece, result: PlayResult): void {
+    if (piece.taken) return;
+    const at = this.playing.indexOf(piece);
+    if (at >= 0) this.playing.splice(at, 1);
+    if (result === 'ended' && !piece.sentence.settled) {
+      piece.sentence.settled = true;
+      piece.sentence.heard(false);
+    } else if (result === 'played') {
+      // The echo says where the playout is: the pieces after it start from now.
+      let t = performance.now();
+      for (const p of this.playing) {
+        p.startAt = Math.max(p.startAt, t);
+        t = p.startAt + this.ms(p.pcm);
+      }
+      piece.sentence.outstanding--;
+      this.settle(piece.sentence);
+    }
+    this.maybeStopped();
+  }
+
+  /**
+   * Takes back what the transport has not played yet (clearing it) and plays it again from where
+   * it was: kept (level 0: a pause), quieter (a duck), or as it was (undefined: the end of a duck).
+   */
+  private takeBack(level: number | undefined): void {
+    if (level === this.level) return;
+    const now = performance.now();
+    const rest: Array<{ pcm: Int16Array; sentence: Sentence }> = [];
+    for (const p of this.playing) {
+      p.taken = true;
+      p.sentence.outstanding--;
+      const playedSamples = Math.max(0, Math.round(((now - p.startAt) * this.io.sampleRateHz) / 1000));
+      if (playedSamples < p.pcm.length) rest.push({ pcm: p.pcm.subarray(playedSamples), sentence: p.sentence });
+      else this.settle(p.sentence);
+    }
+    this.playing = [];
+    if (rest.length > 0) this.io.clear();
+    this.playoutEndsAt = now;
+    this.level = level;
+    for (const r of rest) this.send(r.pcm, r.sentence);
+  }
+
+  /** A sentence whose pieces have all arrived and been played was heard. */
+  private settle(sentence: Sentence): void {
+    if (sentence.settled || !sentence.complete || sentence.outstanding > 0) return;
+    sentence.settled = true;
+    this.sentences = this.sentences.filter((s) => s !== sentence);
+    this.events.spoke(sentence.turn, sentence.text);
+    this.heardOfTurn.set(sentence.turn, [...(this.heardOfTurn.get(sentence.turn) ?? []), sentence.text]);
+    sentence.heard(true);
+  }
+
+  private ms(pcm: Int16Array): number {
+    return (pcm.length * 1000) / this.io.sampleRateHz;
+  }
+
   private async transfer(to: string): Promise<void> {
     try {
       await this.io.transfer(to);
@@ -116,7 +235,7 @@ export class OutputProcessor extends FrameProcessor {
   }
 
   private maybeStopped(): void {
-    if (this.pending.length === 0) this.setStopped();
+    if (this.playing.length === 0 && this.held.length === 0 && this.level !== 0 && !this.current) this.setStopped();
   }
 
   private setStopped(): void {
@@ -124,4 +243,10 @@ export class OutputProcessor extends FrameProcessor {
     this.speaking = false;
     this.push(frame({ kind: 'bot_stopped_speaking' as const }), 'up');
   }
+}
+
+function scaled(pcm: Int16Array, gain: number): Int16Array {
+  const out = new Int16Array(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = Math.round(pcm[i]! * gain);
+  return out;
 }

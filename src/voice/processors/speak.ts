@@ -13,35 +13,62 @@ import { childSpan, failSpan, type CallTrace } from '../tracing.js';
 /** Where a sentence ends: . ! ? (not inside numbers like 3.5) followed by space, or a line break. */
 const SENTENCE_END = /([.!?]+["')\]]?)(\s+)|\n+/;
 
+/** Where a clause ends: , ; : or a dash, followed by space. */
+const CLAUSE_END = /([,;:]|\s[-\u2013\u2014])(\s+)/;
+/** A first clause is spoken on its own from this many words (a lone "Well," is not worth a request). */
+const CLAUSE_MIN_WORDS = 2;
+
 export class SentenceProcessor extends FrameProcessor {
   readonly name = 'sentences';
   private buffer = '';
   private bufferTurn = 0;
+  /** Whether something of `bufferTurn` was sent to be spoken already. */
+  private spokeOfTurn = false;
+
+  /** `firstClause`: a reply's first clause goes to the TTS as soon as it is complete (the first words come sooner). */
+  constructor(public firstClause = false) {
+    super();
+  }
 
   protected process(f: Frame, direction: Direction): void {
     if (f.kind === 'agent_text') {
-      if (f.turn !== this.bufferTurn) this.flush();
+      if (f.turn !== this.bufferTurn) {
+        this.flush();
+        this.spokeOfTurn = false;
+      }
       this.bufferTurn = f.turn;
       this.buffer += f.text;
       for (;;) {
-        const m = SENTENCE_END.exec(this.buffer);
+        const m = SENTENCE_END.exec(this.buffer) ?? (this.firstClause && !this.spokeOfTurn ? this.firstClauseEnd() : null);
         if (!m) break;
         const end = m.index + (m[1]?.length ?? 0);
         const sentence = this.buffer.slice(0, end).trim();
         this.buffer = this.buffer.slice(m.index + m[0].length);
-        if (sentence) this.push(frame({ kind: 'speak' as const, text: sentence, turn: f.turn }));
+        if (sentence) {
+          this.spokeOfTurn = true;
+          this.push(frame({ kind: 'speak' as const, text: sentence, turn: f.turn }));
+        }
       }
       return;
     }
     if (f.kind === 'turn_done' || f.kind === 'agent_action') this.flush();
-    if (f.kind === 'interruption' || f.kind === 'end') this.buffer = '';
+    if (f.kind === 'interruption' || f.kind === 'end' || (f.kind === 'turn_cancel' && f.turn === this.bufferTurn)) this.buffer = '';
     this.push(f, direction);
+  }
+
+  private firstClauseEnd(): RegExpExecArray | null {
+    const m = CLAUSE_END.exec(this.buffer);
+    if (!m) return null;
+    return this.buffer.slice(0, m.index).trim().split(/\s+/).length >= CLAUSE_MIN_WORDS ? m : null;
   }
 
   private flush(): void {
     const rest = this.buffer.trim();
     this.buffer = '';
-    if (rest) this.push(frame({ kind: 'speak' as const, text: rest, turn: this.bufferTurn }));
+    if (rest) {
+      this.spokeOfTurn = true;
+      this.push(frame({ kind: 'speak' as const, text: rest, turn: this.bufferTurn }));
+    }
   }
 }
 
@@ -65,6 +92,11 @@ export class TtsProcessor extends FrameProcessor {
   private playoutEndsAt = 0;
   /** The agent turn whose audio was handed over last (undefined after a barge-in cleared the playout). */
   private playingTurn: number | undefined;
+  /** Speculative turns whose audio is kept until their verdict. */
+  private readonly held = new Map<number, { released: Promise<boolean>; release: (play: boolean) => void }>();
+  private readonly cancelled = new Set<number>();
+  /** The sentence being made now. */
+  private speaking: { turn: number; stop: AbortController } | undefined;
 
   constructor(
     private readonly tts: TTS,
@@ -84,12 +116,50 @@ export class TtsProcessor extends FrameProcessor {
         this.resampler = new Resampler(this.tts.sampleRateHz, this.outputRateHz);
         this.playoutEndsAt = 0; // the transport drops what it had not played
         this.playingTurn = undefined;
+      } else if (f.kind === 'turn_hold') {
+        let release!: (play: boolean) => void;
+        const released = new Promise<boolean>((resolve) => (release = resolve));
+        this.held.set(f.turn, { released, release });
+      } else if (f.kind === 'turn_release' || f.kind === 'turn_cancel') {
+        this.held.get(f.turn)?.release(f.kind === 'turn_release');
+        this.held.delete(f.turn);
+        if (f.kind === 'turn_cancel') {
+          this.cancelled.add(f.turn);
+          if (this.speaking?.turn === f.turn) this.speaking.stop.abort();
+        }
       }
       this.push(f, direction);
       return;
     }
-    const signal = this.turnSignal.signal;
-    const started = performance.now();
+    if (this.cancelled.has(f.turn)) return;
+    const stop = new AbortController();
+    this.speaking = { turn: f.turn, stop };
+    const signal = AbortSignal.any([this.turnSignal.signal, stop.signal]);
+    let started = performance.now();
+    let source: AsyncIterable<Int16Array> = this.tts.synthesize(f.text, { signal });
+    const hold = this.held.get(f.turn);
+    if (hold) {
+      // A speculative reply: its first words are made now and played once the turn is confirmed.
+      const made: Int16Array[] = [];
+      let firstMs: number | undefined;
+      try {
+        for await (const chunk of source) {
+          if (signal.aborted) return;
+          firstMs ??= performance.now() - started;
+          made.push(chunk);
+        }
+      } catch (err) {
+        if (!signal.aborted) this.reportError(err, f.text);
+        return;
+      }
+      const aborted = new Promise<boolean>((resolve) => signal.addEventListener('abort', () => resolve(false), { once: true }));
+      if (!(await Promise.race([hold.released, aborted])) || signal.aborted) return;
+      source = (async function* () {
+        yield* made;
+      })();
+      // Its service time is the TTS's own, not the wait for the verdict.
+      started = performance.now() - (firstMs ?? 0);
+    }
     // Resampled audio not yet pushed.
     let held: Int16Array[] = [];
     let heldSamples = 0;
@@ -122,7 +192,7 @@ export class TtsProcessor extends FrameProcessor {
       'langfuse.observation.input': f.text,
     });
     try {
-      for await (const chunk of this.tts.synthesize(f.text, { signal })) {
+      for await (const chunk of source) {
         if (signal.aborted) return;
         if (first) {
           first = false;

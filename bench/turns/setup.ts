@@ -1,0 +1,7 @@
+/** What the bench's two processes (bench/turns.ts and its far side, bench/turns/far.ts) agree on. */
+
+/** Every new connection to a local AI server pays this, as TCP and TLS to a distant service do. */
+export const HANDSHAKE_MS = 100;
+export const DEEPGRAM_KEY = 'bench-turns-deepgram-key';
+/** The services' fixed latencies. */
+export const SERVICE = { sttResultMs: 150, firstTokenMs: 350, wordIntervalMs: 30, speechFirstAudioMs: 120 };
