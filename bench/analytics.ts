@@ -46,13 +46,13 @@ const REACHED = `(status = 'FINISHED' AND outcome IS NOT NULL AND outcome NOT IN
 
 /**
  * Over the leads, as the service reads them (a payload filter by containment, over the GIN index);
- * or, `over` 'terms', over the payload terms of migration 007 (one row per live lead and payload
- * key, with the lead's facts under the leads' column names), as the service reads a payload filter.
+ * or, `over` 'terms', over the payload terms (migrations 007 and 035: one row (key, value, lead_no)
+ * per live lead and payload key, the facts read from the lead), as the service reads a payload filter.
  */
 function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads'): RawQuery {
-  const at = over === 'leads' ? 'coalesce(call_initiated_time, created_at)' : 'activity_at';
+  const at = 'coalesce(call_initiated_time, created_at)';
   const params: unknown[] = [s.resellerId];
-  let where = over === 'leads' ? `reseller_id = $1 AND ${LIVE}` : 'reseller_id = $1';
+  let where = `reseller_id = $1 AND ${LIVE}`;
   if (s.range) {
     params.push(s.range.from, s.range.to);
     where += ` AND ${at} >= $2::timestamptz AND ${at} < $3::timestamptz`;
@@ -65,9 +65,10 @@ function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads
     const entries = Object.entries(s.payload ?? {});
     if (entries.length !== 1) throw new Error('the hand-written terms query takes one payload key');
     params.push(entries[0]![0], JSON.stringify(entries[0]![1]));
-    where = `key = $${params.length - 1} AND value = $${params.length}::jsonb AND ${where}`;
+    where = `t.key = $${params.length - 1} AND t.value = $${params.length}::jsonb AND ${where}`;
   }
-  const from = over === 'leads' ? 'leads' : 'lead_payload_terms';
+  // The terms hold (key, value, lead_no) only (migration 035): the facts are the lead's, through its number.
+  const from = over === 'leads' ? 'leads' : 'lead_payload_terms t JOIN leads l ON l.lead_no = t.lead_no';
   // A series spans the date range, or the data when there is none.
   const lo = s.range ? "date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC')" : '(SELECT min(day) FROM days)';
   const hi = s.range ? "date_trunc('day', ($3::timestamptz - interval '1 ms') AT TIME ZONE 'UTC')" : '(SELECT max(day) FROM days)';
@@ -288,6 +289,16 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [performance.now() - started, result];
 }
 
+/** The payload terms' storage (table and indexes) against the leads table's, as the aim states it. */
+async function printStorage(db: Db, label: string): Promise<void> {
+  const { rows } = await db.query<{ leads: string; terms: string }>(
+    "SELECT pg_total_relation_size('leads')::text AS leads, pg_total_relation_size('lead_payload_terms')::text AS terms",
+  );
+  const mb = (bytes: string) => (Number(bytes) / 1024 / 1024).toFixed(0);
+  const { leads, terms } = rows[0]!;
+  process.stdout.write(`${label}: storage: leads ${mb(leads)} MB, payload terms ${mb(terms)} MB (${(Number(terms) / Number(leads)).toFixed(2)}x the leads), tables with their indexes\n`);
+}
+
 /** A database with `leads` demo leads in one reseller; seeded unless a kept one already has them. */
 async function prepare(db: Db, leads: number, label: string): Promise<string> {
   const existing = await db.query<{ id: string; n: number }>(
@@ -297,6 +308,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
     process.stdout.write(`${label}: reusing ${leads} leads\n`);
     await foldRollup(db); // a kept database migrated since: its backfill waits as deltas
     await db.query('VACUUM ANALYZE lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
+    if (db.kind === 'postgres') await printStorage(db, label);
     return existing.rows[0].id;
   }
   const started = Date.now();
@@ -316,6 +328,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
   // As autovacuum would after the bulk insert: the visibility map lets the terms be read index-only.
   await db.query('VACUUM ANALYZE leads, lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
   process.stdout.write(`${label}: ${leads} leads seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  if (db.kind === 'postgres') await printStorage(db, label);
   return scope.resellerId;
 }
 

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import type { Config, Role } from './config.js';
 import type { Db } from './db/index.js';
 import {
   AuditService,
@@ -97,6 +97,11 @@ export interface AppDeps {
   dashboard?: DashboardBundle;
   /** The outbound URL policy's client: URLs a tenant writes are checked with its policy. */
   outbound: OutboundClient;
+  /**
+   * Which routes to mount: `all` and `api` everything; `worker` only what a process carrying calls
+   * needs: the provider callbacks and media streams, health and metrics.
+   */
+  role?: Role;
 }
 
 /** Builds the HTTP application from its built parts (see server.ts). It never listens: server.ts does, tests use `inject()`. */
@@ -160,7 +165,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const audit = new AuditService(db);
   registerAuditTrail(app, audit, API_PREFIX, log);
 
-  await app.register(swagger, {
+  const worker = deps.role === 'worker';
+  if (!worker) await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -213,6 +219,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           };
         },
       });
+      registerMetricsRoute(scoped, config.metricsToken);
+      // Provider callbacks are not rate limited: a provider's retries must not be refused.
+      await scoped.register(async (callbacks) => {
+        callbacks.addHook('onRoute', (route) => {
+          route.config = { ...(route.config ?? {}), limit: 'none' };
+        });
+        registerCallbackRoutes(callbacks as unknown as App, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
+      });
+      if (worker) return;
       scoped.get('/openapi.json', {
         config: { public: true },
         schema: { hide: true },
@@ -220,7 +235,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       });
       registerAuthRoutes(scoped, auth, { traceUrlTemplate: config.tracing.traceUrlTemplate });
       registerAuditRoutes(scoped, audit);
-      registerMetricsRoute(scoped, config.metricsToken);
       registerFlagRoutes(scoped, flags);
       // Every feature's routes, mounted here and nowhere else; each builds its own service.
       registerTenants(scoped, db);
@@ -236,18 +250,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerSandbox(scoped, { db, onFinished, policy: outbound.policy, sandbox: () => telephony.sandboxStatus() });
       registerWebRtc(scoped, webrtc);
       registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
-      // Provider callbacks are not rate limited: a provider's retries must not be refused.
-      await scoped.register(async (callbacks) => {
-        callbacks.addHook('onRoute', (route) => {
-          route.config = { ...(route.config ?? {}), limit: 'none' };
-        });
-        registerCallbackRoutes(callbacks as unknown as App, { telephony, db, publicUrl: config.publicUrl, skipSignatureCheck: config.telephony.skipSignatureCheck });
-      });
     },
     { prefix: API_PREFIX },
   );
-  await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
-  registerRootRedirect(app, API_PREFIX);
+  if (!worker) {
+    await app.register(swaggerUi, { routePrefix: `${API_PREFIX}/docs` });
+    registerRootRedirect(app, API_PREFIX);
+  }
   return app;
 }
 

@@ -29,6 +29,12 @@ export interface Config extends SecuritySettings {
   host: string;
   /** Public base URL of this process, as providers and browsers reach it. */
   publicUrl: string;
+  /**
+   * Origin at which other Dialer processes reach this one (DIALER_INTERNAL_URL): operations on a
+   * WebRTC session hosted here that reach another process are forwarded to it. Undefined: this
+   * process's listening address (http://HOST:PORT; the machine's host name when HOST is 0.0.0.0 or ::).
+   */
+  internalUrl: string | undefined;
   /** PostgreSQL connection string; undefined means embedded PGlite in dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -120,12 +126,17 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const tracing = tracingSettings(env);
   const leaseSeconds = wholeNumber(env, 'DIALER_LEASE_SECONDS', 30, 3, 3600);
+  const internalUrl = env.DIALER_INTERNAL_URL?.trim().replace(/\/+$/, '') || undefined;
+  if (internalUrl !== undefined && !/^https?:\/\/[^\s/]+$/.test(internalUrl)) {
+    throw new ConfigError(`DIALER_INTERNAL_URL must be an origin such as http://10.0.0.5:8080 (no path), got "${internalUrl}"`);
+  }
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const publicUrl = (env.DIALER_PUBLIC_URL?.trim() || `http://${displayHost}:${port}`).replace(/\/+$/, '');
   return {
     port,
     host,
     publicUrl,
+    internalUrl,
     databaseUrl,
     dataDir,
     jwtSecret,

@@ -97,9 +97,11 @@ export interface Parts {
 /**
  * Builds recordings, the agent, telephony and WebRTC around open flags. The sandbox line's kits
  * (providers without credentials, dialled on the in-process emulator) join the configured ones;
- * its calls run the greeter while the template agent lacks its services.
+ * its calls run the greeter while the template agent lacks its services. `ownerUrl`: this
+ * process's origin as other processes reach it, once it listens (WebRTC sessions record it).
  */
-export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, sandbox?: SandboxLine): Parts {
+export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, extra: { sandbox?: SandboxLine | undefined; ownerUrl?: () => string | undefined } = {}): Parts {
+  const { sandbox, ownerUrl } = extra;
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const outbound = new OutboundClient(config.outboundAllow);
@@ -131,6 +133,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, sa
     notReady,
     saveRecording: (room, wav) => recordings.save(room, wav),
     onFinished,
+    ...(ownerUrl ? { ownerUrl } : {}),
   });
   return { flags, recordings, telephony, webrtc, outbound };
 }
@@ -187,14 +190,15 @@ export async function startServer(
     await flags.close();
     throw err;
   }
-  const parts = buildParts(config, db, logger, flags, sandbox);
+  let internalOrigin: string | undefined;
+  const parts = buildParts(config, db, logger, flags, { sandbox, ownerUrl: () => internalOrigin });
   const tracing = await startTracing(config.tracing, logger);
   warnIfUnreachable(config, logger);
   let app: App | undefined;
   try {
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
-    app = await buildApp({ config, db, logger, ...parts });
+    app = await buildApp({ config, db, logger, ...parts, role: options.role ?? 'all' });
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);
@@ -208,6 +212,8 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const reachableHost = config.host === '0.0.0.0' || config.host === '::' ? hostname() : host;
+  internalOrigin = config.internalUrl ?? `http://${reachableHost}:${port}`;
   const running = app;
   const role = options.role ?? 'all';
   const webhooks =

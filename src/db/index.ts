@@ -8,7 +8,7 @@ import type { Db } from './types.js';
 export type { Db, ListenEvents, Queryable, QueryOptions, QueryResult } from './types.js';
 export { migrate, loadMigrations } from './migrate.js';
 export { DataDirLockedError, lockDataDir } from './lock.js';
-export { openPglite, dumpPglite, type PgliteDb } from './pglite.js';
+export { openPglite, dumpPglite, EmbeddedDatabaseError, type PgliteDb } from './pglite.js';
 export { openPostgres } from './postgres.js';
 
 /**

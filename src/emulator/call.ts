@@ -96,6 +96,7 @@ export class Call {
           return audio.received.value;
         },
         audioFrames: 0,
+        audioAtMs: [],
         marks: [],
         clears: [],
         voiced: [],

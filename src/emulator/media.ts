@@ -257,6 +257,7 @@ export class MediaLeg {
 
   private enqueueAudio(pcm: Int16Array): void {
     this.o.call.received.audioFrames += 1;
+    this.o.call.received.audioAtMs.push(this.msSinceStart());
     if (pcm.length > 0) this.playQueue.push({ pcm, at: 0 });
   }
 

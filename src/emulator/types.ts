@@ -95,6 +95,8 @@ export interface EmulatedCall {
     /** Dialer->callee audio, 8 kHz, in playout order. */
     pcm: Int16Array;
     audioFrames: number;
+    /** When each of those audio frames arrived, in milliseconds since the stream started. */
+    audioAtMs: number[];
     marks: Array<{ name: string; atMs: number }>;
     /** Milliseconds since the stream started. */
     clears: number[];

@@ -36,3 +36,34 @@ export async function expiredRecordings(q: Queryable, cutoffSeconds: number, lim
   );
   return rows;
 }
+
+/** Where a lead's live session is hosted (migration 036), as recorded by its owner. */
+export interface SessionOwner {
+  room: string;
+  owner_url: string;
+  worker_id: string;
+}
+
+/** Records (or replaces: a row left by a process that died) the process hosting a lead's session. */
+export async function recordSessionOwner(q: Queryable, session: { leadId: string; room: string; ownerUrl: string; workerId: string }): Promise<void> {
+  await q.query(
+    `INSERT INTO webrtc_sessions (lead_id, room, owner_url, worker_id) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (lead_id) DO UPDATE SET room = EXCLUDED.room, owner_url = EXCLUDED.owner_url, worker_id = EXCLUDED.worker_id, started_at = now()`,
+    [session.leadId, session.room, session.ownerUrl, session.workerId],
+  );
+}
+
+/** The process hosting the lead's session while the lead is in it (PROCESSING under that owner's lease). */
+export async function findSessionOwner(q: Queryable, leadId: string): Promise<SessionOwner | undefined> {
+  const { rows } = await q.query<SessionOwner>(
+    `SELECT s.room, s.owner_url, s.worker_id FROM webrtc_sessions s JOIN leads l ON l.id = s.lead_id
+     WHERE s.lead_id = $1 AND l.status = 'PROCESSING' AND l.locked_by = s.worker_id AND l.call_id = s.room`,
+    [leadId],
+  );
+  return rows[0];
+}
+
+/** The session is over: its row goes (only the owner's own). */
+export async function forgetSessionOwner(q: Queryable, leadId: string, workerId: string): Promise<void> {
+  await q.query('DELETE FROM webrtc_sessions WHERE lead_id = $1 AND worker_id = $2', [leadId, workerId]);
+}

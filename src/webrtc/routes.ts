@@ -1,9 +1,14 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
 import { Id, problems } from '../http/index.js';
+import type { Logger } from '../lib/logger.js';
+import { forwardToOwner } from './forward.js';
 import type { WebRtcService } from './service.js';
 
 const LeadParams = Type.Object({ lead_id: Id });
+
+const ANY_PROCESS =
+  'Any Dialer process answers: one that does not host the session forwards the request to the one that does (503: that process cannot be reached).';
 
 const IceServer = Type.Object({
   urls: Type.Union([Type.String(), Type.Array(Type.String())]),
@@ -61,12 +66,16 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
     schema: {
       tags: ['webrtc'],
       summary: 'Restart ICE for a live session (the client changed networks): a new offer, a new answer',
-      description: '400: not an audio offer. 404: no such lead in scope. 409: no live session for the lead on this server.',
+      description: `400: not an audio offer. 404: no such lead in scope. 409: no live session for the lead. ${ANY_PROCESS}`,
       params: LeadParams,
       body: Offer,
-      response: { 200: Answer, ...problems(400, 401, 403, 404, 409) },
+      response: { 200: Answer, ...problems(400, 401, 403, 404, 409, 503) },
     },
-    handler: async (request) => webrtc.restartIce(request.principal, request.params.lead_id, request.body.sdp),
+    handler: async (request, reply) => {
+      const place = await webrtc.locate(request.principal, request.params.lead_id);
+      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
+      return webrtc.restartIce(request.principal, request.params.lead_id, request.body.sdp);
+    },
   });
 
   app.post('/webrtc/:lead_id/hangup', {
@@ -74,11 +83,15 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
     schema: {
       tags: ['webrtc'],
       summary: "Hang up a live session; answers once the lead's outcome is recorded",
-      description: '404: no such lead in scope. 409: no live session for the lead on this server.',
+      description: `404: no such lead in scope. 409: no live session for the lead. ${ANY_PROCESS}`,
       params: LeadParams,
-      response: { 200: Ended, ...problems(401, 403, 404, 409) },
+      response: { 200: Ended, ...problems(401, 403, 404, 409, 503) },
     },
-    handler: async (request) => ({ status: 'ended' as const, ...(await webrtc.hangup(request.principal, request.params.lead_id)) }),
+    handler: async (request, reply) => {
+      const place = await webrtc.locate(request.principal, request.params.lead_id);
+      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
+      return { status: 'ended' as const, ...(await webrtc.hangup(request.principal, request.params.lead_id)) };
+    },
   });
 
   app.post('/leads/:lead_id/tts-speak', {
@@ -86,12 +99,14 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
     schema: {
       tags: ['webrtc'],
       summary: 'WEBRTC_STREAM: make the agent say `text` in the live session (also a data-channel message {type: "tts-speak", text, interrupt})',
-      description: '404: no such lead in scope. 409: the lead has no live session on this server, or is not a WEBRTC_STREAM lead.',
+      description: `404: no such lead in scope. 409: the lead has no live session, or is not a WEBRTC_STREAM lead. ${ANY_PROCESS}`,
       params: LeadParams,
       body: Speak,
-      response: { 202: Spoken, ...problems(400, 401, 403, 404, 409) },
+      response: { 202: Spoken, ...problems(400, 401, 403, 404, 409, 503) },
     },
     handler: async (request, reply) => {
+      const place = await webrtc.locate(request.principal, request.params.lead_id);
+      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
       const { room } = await webrtc.ttsSpeak(request.principal, request.params.lead_id, request.body.text, request.body.interrupt ?? false);
       return reply.code(202).send({ status: 'queued' as const, room });
     },

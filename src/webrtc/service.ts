@@ -20,7 +20,7 @@ import { startCallSpan, type CallSpan } from '../tracing/index.js';
 import { claimForSession, finishAttempts, outcomeOf, releaseClaim, renewLease, type OnFinished } from '../lifecycle/index.js';
 import type { CallAgent } from '../voice/index.js';
 import { InvalidOfferError } from './peer.js';
-import { findLeadInScope, isWebRtcMode, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
+import { findLeadInScope, findSessionOwner, forgetSessionOwner, isWebRtcMode, recordSessionOwner, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
 import { WebRtcSession } from './session.js';
 import type { WebRtcSettings } from '../config/webrtc.js';
 import type { IceServer } from './wrtc.js';
@@ -38,7 +38,16 @@ export interface WebRtcDeps {
   saveRecording(room: string, wav: Buffer): Promise<string>;
   /** In the transaction that finishes a lead: queues its reporting webhook. */
   onFinished: OnFinished;
+  /**
+   * This process's origin (http://host:port) as other Dialer processes reach it, recorded with
+   * each session so that an operation reaching another process is forwarded here. Known once the
+   * server listens; undefined before (and in tests that never listen).
+   */
+  ownerUrl?: () => string | undefined;
 }
+
+/** Where an operation on a lead's live session must run. */
+export type SessionPlace = { here: true } | { here: false; ownerUrl: string };
 
 export interface OfferAnswer {
   type: 'answer';
@@ -133,6 +142,13 @@ export class WebRtcService {
     const live: Live = { session, callSpan, leadId, mode: claimed.execution_mode, recorded: Promise.resolve() };
     live.recorded = this.carry(live, claimed, attempt, log);
     this.byLead.set(leadId, live);
+    const ownerUrl = this.deps.ownerUrl?.();
+    if (ownerUrl) {
+      // Before the answer leaves: the client's next request may reach another process at once.
+      await recordSessionOwner(db, { leadId, room, ownerUrl, workerId: this.workerId }).catch((err: unknown) =>
+        log.error({ err }, 'could not record where the session lives: its operations will only work on this process'),
+      );
+    }
     log.info({ mode: claimed.execution_mode, attempt }, 'webrtc session answered');
     return { type: 'answer', sdp: answer, room, ice_servers: settings.iceServers };
   }
@@ -164,11 +180,25 @@ export class WebRtcService {
     return { room: live.session.room };
   }
 
+  /**
+   * Where an operation on the lead's live session runs: here, or on the process hosting it (the
+   * caller forwards it there). 404 when the lead is not in scope, 409 when it has no live session.
+   */
+  async locate(caller: Principal, leadId: string): Promise<SessionPlace> {
+    const lead = await findLeadInScope(this.deps.db, caller, leadId);
+    if (!lead) throw notFound(`Lead ${leadId}`);
+    const live = this.byLead.get(leadId);
+    if (live && !live.session.isOver) return { here: true };
+    const owner = await findSessionOwner(this.deps.db, leadId);
+    if (!owner || owner.worker_id === this.workerId) throw conflict(`Lead ${leadId} has no live session`, 'no_session');
+    return { here: false, ownerUrl: owner.owner_url };
+  }
+
   private async liveInScope(caller: Principal, leadId: string): Promise<Live> {
     const lead = await findLeadInScope(this.deps.db, caller, leadId);
     if (!lead) throw notFound(`Lead ${leadId}`);
     const live = this.byLead.get(leadId);
-    if (!live || live.session.isOver) throw conflict(`Lead ${leadId} has no live session on this server`, 'no_session');
+    if (!live || live.session.isOver) throw conflict(`Lead ${leadId} has no live session`, 'no_session');
     return live;
   }
 
@@ -178,7 +208,8 @@ export class WebRtcService {
     const renew = setInterval(() => {
       void renewLease(db, lead.id, this.workerId, settings.leaseSeconds)
         .then((held) => {
-          if (held) return;
+          // Over: the finish released the lease while this renewal was under way.
+          if (held || live.session.isOver) return;
           log.error('lost the lease of a live webrtc session: hanging up');
           void live.session.hangup('shutdown');
         })
@@ -211,6 +242,7 @@ export class WebRtcService {
       live.callSpan.end({ callId: live.session.room, kind: 'error', outcome: 'error', error: 'the session runner failed' });
       clearInterval(renew);
       this.byLead.delete(lead.id);
+      await forgetSessionOwner(db, lead.id, this.workerId).catch((err: unknown) => log.warn({ err }, 'could not remove the record of where the session lived'));
     }
   }
 

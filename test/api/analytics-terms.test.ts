@@ -127,15 +127,13 @@ async function assertTermsMatchLeads(label: string, others = OTHER_FILTERS): Pro
 /** The terms table is exactly the stored terms of the live leads, written here by hand. */
 async function assertTermsTableExact(label: string): Promise<void> {
   const expected = await db.query(
-    `SELECT e.key, CASE WHEN jsonb_typeof(e.value) = 'number' THEN to_jsonb(trim_scale(e.value::numeric)) ELSE e.value END AS value,
-            l.reseller_id, coalesce(l.call_initiated_time, l.created_at) AS activity_at, l.id AS lead_id, l.merchant_id, l.template_id,
-            l.status, l.outcome, l.attempt_count, l.duration_seconds, l.sentiment, l.provider
+    `SELECT e.key, CASE WHEN jsonb_typeof(e.value) = 'number' THEN to_jsonb(trim_scale(e.value::numeric)) ELSE e.value END AS value, l.lead_no
      FROM leads l, jsonb_each(CASE WHEN jsonb_typeof(l.payload) = 'object' THEN l.payload END) AS e
      WHERE NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST') AND octet_length(e.key) <= 128
        AND jsonb_typeof(e.value) IN ('string', 'number', 'boolean', 'null') AND (jsonb_typeof(e.value) <> 'string' OR octet_length(e.value #>> '{}') <= 256)
-     ORDER BY lead_id, key`,
+     ORDER BY lead_no, key`,
   );
-  const actual = await db.query(`SELECT * FROM lead_payload_terms ORDER BY lead_id, key`);
+  const actual = await db.query(`SELECT * FROM lead_payload_terms ORDER BY lead_no, key`);
   assert.deepEqual(actual.rows, expected.rows, `${label}: lead_payload_terms`);
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +88,34 @@ describe(`storage on ${backend}`, () => {
         fs.rmSync(dir, { recursive: true, force: true });
       }
     });
+
+    it('a commit survives the process being killed (the embedded database runs in a thread of it)', async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+      try {
+        // A process that commits, says so, and stays up until it is killed without warning.
+        const script = `
+          const { openDatabase, migrate } = await import(${JSON.stringify(new URL('../../src/db/index.ts', import.meta.url).href)});
+          const db = await openDatabase({ databaseUrl: undefined, dataDir: ${JSON.stringify(dir)} });
+          await migrate(db);
+          await db.query("INSERT INTO resellers (id, name) VALUES ('r-killed', 'Survivor')");
+          process.stdout.write('committed\\n');
+          setInterval(() => {}, 60_000);`;
+        const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        await new Promise<void>((resolve, reject) => {
+          child.stdout.on('data', (d: Buffer) => d.toString().includes('committed') && resolve());
+          child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before committing`)));
+        });
+        child.kill('SIGKILL');
+        await exited;
+        const db = await openDatabase({ databaseUrl: undefined, dataDir: dir });
+        const { rows } = await db.query<{ name: string }>("SELECT name FROM resellers WHERE id = 'r-killed'");
+        assert.deepEqual(rows, [{ name: 'Survivor' }]);
+        await db.close();
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
   }
 
   if (backend === 'postgres') {
@@ -97,7 +125,7 @@ describe(`storage on ${backend}`, () => {
         const a = await openPostgres(created.url);
         const b = await openPostgres(created.url);
         const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
-        assert.deepEqual([...ra, ...rb].sort(), loadMigrations().map((m) => m.version));
+        assert.deepEqual([...ra, ...rb].sort((x, y) => x - y), loadMigrations().map((m) => m.version));
         const { rows } = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
         assert.equal(rows[0]!.n, loadMigrations().length);
         await a.close();

@@ -1,0 +1,286 @@
+/**
+ * Any process serves any request, and a worker serves only what calls need.
+ *
+ * - Two `dialer serve --role api` processes on one PostgreSQL behind a round-robin proxy (no sticky
+ *   routing): a real Chromium places a WEBRTC_STREAM session through the proxy; the tts-speak and
+ *   the hangup that land on the process not hosting the session are forwarded to the one that does
+ *   (through the session table), and work as they would there. PostgreSQL only: the embedded
+ *   database serves one process.
+ * - `--role worker` carries a call through the provider emulator (answer and status callbacks, the
+ *   media stream) and serves health and metrics, and none of the API.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { API_PREFIX } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { encodeWav } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startEmulator } from '../../src/emulator/index.js';
+import { startServer } from '../../src/server.js';
+import { client } from '../helpers/app.js';
+import { chromiumAvailable, launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { createPgDatabase, testBackend } from '../helpers/db.js';
+import { freePort } from '../helpers/net.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const EMAIL = 'admin@example.com';
+const PASSWORD = 'admin-password-1';
+const CALLER_WORDS = 'Hello, can you hear me?';
+const SECRET = 'any-process-secret-any-process-secret-01';
+
+const backend = testBackend();
+const multiSkip = backend !== 'postgres' ? 'several processes need PostgreSQL' : !chromiumAvailable() ? 'Chromium is not installed (apt-get install chromium)' : false;
+
+/**
+ * A proxy that sends each request to the next upstream in turn, and remembers which one took it.
+ * `avoid(url, upstream)`: the next request for that URL skips that upstream in the rotation (the
+ * browser's own requests share the rotation, so the test cannot count its way there).
+ */
+function roundRobin(upstreams: string[]) {
+  let next = 0;
+  const log: Array<{ method: string; url: string; upstream: number }> = [];
+  const avoided = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    let upstream = next++ % upstreams.length;
+    const skip = avoided.get(req.url!);
+    if (skip !== undefined) {
+      avoided.delete(req.url!);
+      if (upstream === skip) upstream = next++ % upstreams.length;
+    }
+    log.push({ method: req.method!, url: req.url!, upstream });
+    const target = new URL(upstreams[upstream]!);
+    const forwarded = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      answer.pipe(res);
+    });
+    forwarded.on('error', (err) => res.writeHead(502).end(err.message));
+    req.pipe(forwarded);
+  });
+  return {
+    log,
+    avoid: (url: string, upstream: number) => avoided.set(url, upstream),
+    listen: () => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as { port: number }).port}`))),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('two API processes behind a round-robin proxy', { skip: multiSkip }, () => {
+  let ai: OpenAIServer;
+  let browser: TestBrowser;
+  let proxy: ReturnType<typeof roundRobin>;
+  let proxyUrl: string;
+  let drop: () => Promise<void>;
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+
+  const serve = async (databaseUrl: string): Promise<string> => {
+    const port = await freePort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-any-'));
+    dirs.push(dataDir);
+    const logFile = fs.openSync(path.join(dataDir, 'dialer.log'), 'w');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve', '--role', 'api'], {
+      cwd: root,
+      env: {
+        ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, DIALER_DATA_DIR: dataDir, DIALER_JWT_SECRET: SECRET,
+        DIALER_ADMIN_EMAIL: EMAIL, DIALER_ADMIN_PASSWORD: PASSWORD, LOG_LEVEL: 'warn', LLM_BASE_URL: ai.url, STT_BASE_URL: ai.url,
+      },
+      // Its log, shown when a test fails.
+      stdio: ['ignore', logFile, logFile],
+    });
+    children.push(child);
+    const url = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`dialer serve exited with ${child.exitCode}`);
+      const up = await fetch(`${url}${API_PREFIX}/health`).then((r) => r.ok, () => false);
+      if (up) return url;
+      if (i > 1200) throw new Error('dialer serve did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  before(async () => {
+    ai = await startOpenAIServer();
+    const db = await createPgDatabase();
+    drop = db.drop;
+    // One after the other: the first migrates the database.
+    const upstreams = [await serve(db.url), await serve(db.url)];
+    proxy = roundRobin(upstreams);
+    proxyUrl = await proxy.listen();
+    const mic = path.join(dirs[0]!, 'caller.wav');
+    const rate = 16_000;
+    const words = await synthesize(CALLER_WORDS, { sampleRateHz: rate });
+    // 6 s of silence first: the session is connected by then, even on a busy machine.
+    const pcm = new Int16Array(rate * 6 + words.length + rate * 20);
+    pcm.set(words, rate * 6);
+    fs.writeFileSync(mic, encodeWav(pcm, rate));
+    browser = await launchBrowser(mic);
+  });
+
+  after(async () => {
+    await browser?.close();
+    // Each process stops on SIGTERM; one still running half a minute later is killed and reported.
+    const stuck: number[] = [];
+    await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null || c.signalCode !== null) return resolve();
+            const timer = setTimeout(() => (stuck.push(c.pid!), c.kill('SIGKILL')), 30_000);
+            c.once('exit', () => (clearTimeout(timer), resolve()));
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
+    await proxy?.close();
+    await ai?.close();
+    await drop?.();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    assert.deepEqual(stuck, [], 'dialer serve did not exit within 30 s of SIGTERM');
+  });
+
+  it("a WEBRTC_STREAM session's tts-speak and hangup that reach the other process are carried out by the one hosting it", async () => {
+    try {
+      await spreadSession();
+    } catch (err) {
+      for (const d of dirs) process.stderr.write(`--- the log of the process in ${d}\n${fs.readFileSync(path.join(d, 'dialer.log'), 'utf8')}\n`);
+      throw err;
+    }
+  });
+
+  async function spreadSession(): Promise<void> {
+    const call = async (method: string, p: string, token: string, body?: unknown) => {
+      const res = await fetch(`${proxyUrl}${API_PREFIX}${p}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const login = await fetch(`${proxyUrl}${API_PREFIX}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: EMAIL, password: PASSWORD }) });
+    const token = ((await login.json()) as { access_token: string }).access_token;
+    const reseller = (await call('POST', '/resellers', token, { name: 'Spread' })).body.id;
+    const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi {customer_name}' }] }] };
+    assert.equal((await call('POST', '/templates', token, { name: 'spread', reseller_id: reseller, flow })).status, 200);
+
+    ai.transcripts.push(CALLER_WORDS);
+    const page: Page = await browser.context.newPage();
+    await page.goto(`${proxyUrl}${API_PREFIX}/playground`);
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.locator('#template option', { hasText: 'spread' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Template').selectOption({ label: 'spread' });
+    await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
+    await page.getByLabel('customer_name').fill('Ana');
+    await page.getByRole('button', { name: 'Call' }).click();
+    const heard = (role: string, text: string) =>
+      page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 120_000 });
+    await heard('user', CALLER_WORDS);
+    const leadId = await page.evaluate(() => (window as any).playground.leadId as string);
+    const owner = proxy.log.find((r) => r.url.endsWith(`/webrtc/${leadId}/offer`))!.upstream;
+
+    /** Sends the request through the proxy so that it lands on the process not hosting the session. */
+    const onTheOther = async (method: string, p: string, body?: unknown) => {
+      proxy.avoid(`${API_PREFIX}${p}`, owner);
+      const res = await call(method, p, token, body);
+      const took = proxy.log.filter((r) => r.url === `${API_PREFIX}${p}`).at(-1)!;
+      assert.notEqual(took.upstream, owner, `${p} went to the process hosting the session`);
+      return res;
+    };
+    const spoken = await onTheOther('POST', `/leads/${leadId}/tts-speak`, { text: 'Hello from the other process.' });
+    assert.equal(spoken.status, 202, JSON.stringify(spoken.body));
+    await heard('assistant', 'Hello from the other process.');
+
+    const ended = await onTheOther('POST', `/webrtc/${leadId}/hangup`);
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    assert.equal(ended.body.status, 'ended');
+    const lead = (await call('GET', `/leads/${leadId}`, token)).body;
+    assert.equal(lead.status, 'FINISHED');
+    assert.equal(lead.metaData.call_ended_by, 'customer');
+    assert.deepEqual(
+      lead.metaData.transcription.map((t: any) => [t.role, t.content]),
+      [['user', CALLER_WORDS], ['assistant', 'Hello from the other process.']],
+    );
+    // Once over, no process has the session.
+    assert.equal((await onTheOther('POST', `/leads/${leadId}/tts-speak`, { text: 'late' })).body.code, 'no_session');
+    await page.close();
+  }
+});
+
+describe('--role worker', () => {
+  it('carries a call (provider callbacks and media stream) and serves health and metrics, and none of the API', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-worker-role-'));
+    const db = backend === 'postgres' ? await createPgDatabase() : undefined;
+    const port = await freePort();
+    const twilio = { accountSid: 'AC00000000000000000000000000000036', authToken: 'worker-role-token' };
+    const emulator = await startEmulator({
+      dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`,
+      twilio,
+      plivo: { authId: 'MAX', authToken: 'x' },
+      exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
+    });
+    const config = loadConfig({
+      PORT: String(port), HOST: '127.0.0.1', DIALER_DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', DIALER_JWT_SECRET: SECRET,
+      DIALER_ADMIN_EMAIL: EMAIL, DIALER_ADMIN_PASSWORD: PASSWORD, DIALER_METRICS_TOKEN: 'worker-metrics-token-01', DIALER_AGENT: 'greeter', DIALER_POLL_MS: '100',
+      TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_URL: emulator.url,
+    });
+    const callee = '+14155550936';
+    let leadId: string;
+    try {
+      // The lead is pushed through an API process (no scheduler), which then stops.
+      const api = await startServer(config, createLogger('silent'), undefined, { role: 'api' });
+      try {
+        const login = await client(api.app).post('/login', { email: EMAIL, password: PASSWORD });
+        const admin = client(api.app, login.body.access_token);
+        const reseller = (await admin.post('/resellers', { name: 'Worker' })).body.id;
+        const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] };
+        const tpl = await admin.post('/templates', { name: 'worker', reseller_id: reseller, flow });
+        assert.equal((await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' })).status, 200);
+        assert.equal((await admin.post('/numbers', { phone_number: '+12125550936', provider: 'PROVIDER_A' })).status, 200);
+        const pushed = await admin.post('/leads', { request_id: 'worker-1', template: 'worker', reseller_id: reseller, payload: { customer_mobile_number: callee } });
+        assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+        leadId = pushed.body.lead_call_tracker_id;
+      } finally {
+        await api.close();
+      }
+
+      // The callee hears the greeter out, then hangs up.
+      emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { hangup: true }], maxSeconds: 60 });
+      const server = await startServer(config, createLogger('silent'), undefined, { role: 'worker' });
+      try {
+        const at = (p: string, init?: RequestInit) => fetch(`${server.url}${API_PREFIX}${p}`, init);
+        const call = await emulator.nextCall((c) => c.to === callee, 60_000);
+        await call.ended;
+        // The answer and status callbacks reached the worker and its media stream carried the greeting.
+        assert.ok(call.received.audioFrames > 0, 'the callee heard nothing');
+        let lead: { status: string; outcome: string | null } | undefined;
+        for (;;) {
+          lead = (await server.db.query<{ status: string; outcome: string | null }>('SELECT status, outcome FROM leads WHERE id = $1', [leadId])).rows[0];
+          if (lead?.status !== 'PROCESSING' && lead?.status !== 'BACKLOG') break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        assert.equal(lead?.status, 'FINISHED', JSON.stringify(lead));
+
+        assert.equal((await at('/health')).status, 200);
+        assert.equal((await at('/metrics', { headers: { authorization: 'Bearer worker-metrics-token-01' } })).status, 200);
+        for (const [method, p] of [['POST', '/login'], ['POST', '/leads'], ['GET', '/leads'], ['GET', `/leads/${leadId}`], ['GET', '/openapi.json'], ['GET', '/templates'], ['POST', '/analytics'], ['GET', '/playground'], ['GET', '/docs'], ['POST', `/webrtc/${leadId}/offer`]] as const) {
+          assert.equal((await at(p, { method, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}) })).status, 404, `${method} ${p}`);
+        }
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await emulator.close();
+      await db?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
