@@ -97,6 +97,9 @@ export class TtsProcessor extends FrameProcessor {
   private readonly cancelled = new Set<number>();
   /** The sentence being made now. */
   private speaking: { turn: number; stop: AbortController } | undefined;
+  /** Sentences received and not yet begun, in order; the first of them is made ahead (see `receive`). */
+  private upcoming: Frame[] = [];
+  private readonly ahead = new Map<Frame, { source: AsyncIterable<Int16Array>; stop: AbortController; turn: number }>();
 
   constructor(
     private readonly tts: TTS,
@@ -108,6 +111,35 @@ export class TtsProcessor extends FrameProcessor {
   ) {
     super();
     this.resampler = new Resampler(tts.sampleRateHz, outputRateHz);
+  }
+
+  /**
+   * A sentence that arrives while another is being spoken is made at once, not when its turn in the
+   * queue comes: the sentence before it is paced to its playout, so waiting would leave only
+   * LEAD_MS for the next one's synthesis, and a slower synthesis would be a gap in the agent's speech.
+   */
+  override receive(f: Frame, direction: Direction): void {
+    if (f.kind === 'speak' && direction === 'down') {
+      this.upcoming.push(f);
+      if (this.speaking && this.upcoming.length === 1) this.makeAhead(f);
+    } else if (f.kind === 'interruption' || f.kind === 'end') this.dropAhead(() => true);
+    else if (f.kind === 'turn_cancel') this.dropAhead((turn) => turn === f.turn);
+    super.receive(f, direction);
+  }
+
+  private makeAhead(f: Frame): void {
+    if (f.kind !== 'speak' || this.ahead.has(f) || this.cancelled.has(f.turn)) return;
+    const stop = new AbortController();
+    this.ahead.set(f, { source: eager(this.tts.synthesize(f.text, { signal: stop.signal })), stop, turn: f.turn });
+  }
+
+  private dropAhead(which: (turn: number) => boolean): void {
+    for (const [f, a] of this.ahead) {
+      if (!which(a.turn)) continue;
+      a.stop.abort();
+      this.ahead.delete(f);
+    }
+    this.upcoming = this.upcoming.filter((f) => !('turn' in f) || !which(f.turn));
   }
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
@@ -131,12 +163,17 @@ export class TtsProcessor extends FrameProcessor {
       this.push(f, direction);
       return;
     }
-    if (this.cancelled.has(f.turn)) return;
-    const stop = new AbortController();
+    this.upcoming = this.upcoming.filter((u) => u !== f);
+    const ahead = this.ahead.get(f);
+    this.ahead.delete(f);
+    if (this.cancelled.has(f.turn)) return ahead?.stop.abort();
+    const stop = ahead?.stop ?? new AbortController();
     this.speaking = { turn: f.turn, stop };
     const signal = AbortSignal.any([this.turnSignal.signal, stop.signal]);
     let started = performance.now();
-    let source: AsyncIterable<Int16Array> = this.tts.synthesize(f.text, { signal });
+    let source: AsyncIterable<Int16Array> = ahead?.source ?? this.tts.synthesize(f.text, { signal });
+    // The next sentence is made while this one plays.
+    if (this.upcoming[0]) this.makeAhead(this.upcoming[0]);
     const hold = this.held.get(f.turn);
     if (hold) {
       // A speculative reply: its first words are made now and played once the turn is confirmed.
@@ -239,4 +276,30 @@ export class TtsProcessor extends FrameProcessor {
       }
     }
   }
+}
+
+/** Reads `source` to its end at once, keeping what it yields for the reader, whenever it reads. */
+function eager(source: AsyncIterable<Int16Array>): AsyncIterable<Int16Array> {
+  const chunks: Int16Array[] = [];
+  let done = false;
+  let failure: { err: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  void (async () => {
+    try {
+      for await (const chunk of source) (chunks.push(chunk), wake?.());
+    } catch (err) {
+      failure = { err };
+    } finally {
+      done = true;
+      wake?.();
+    }
+  })();
+  return (async function* () {
+    for (let i = 0; ; ) {
+      if (i < chunks.length) yield chunks[i++]!;
+      else if (failure) throw failure.err;
+      else if (done) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  })();
 }
