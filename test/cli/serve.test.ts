@@ -29,7 +29,7 @@ function serve(env: Record<string, string>): Promise<Serving> {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
       cwd: root,
       // The webhook receiver listens on loopback, which the outbound URL policy allows only when told to.
-      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...env },
+      env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', DIALER_SANDBOX: 'false', DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
