@@ -53,7 +53,7 @@ export function registerConfigurationRoutes(app: App, configurations: Configurat
 
   app.get('/configurations/:id', {
     config: { permission: ['configurations', 'read'] },
-    schema: { tags: ['configurations'], summary: 'Read a configuration (beyond the spec)', params: IdParams, response: { 200: Configuration, ...problems(401, 403, 404) } },
+    schema: { tags: ['configurations'], summary: 'Read a configuration', params: IdParams, response: { 200: Configuration, ...problems(401, 403, 404) } },
     handler: async (request) => configurationView(await configurations.get(request.principal, request.params.id)),
   });
 
@@ -76,7 +76,7 @@ export function registerConfigurationRoutes(app: App, configurations: Configurat
     config: { permission: ['configurations', 'write'] },
     schema: {
       tags: ['configurations'],
-      summary: 'Delete a configuration (beyond the spec); its leads wait until a configuration exists again',
+      summary: 'Delete a configuration; its leads wait until a configuration exists again',
       params: IdParams,
       response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...problems(401, 403, 404) },
     },

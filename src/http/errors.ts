@@ -6,8 +6,8 @@ import { DEFAULT_CSP, SECURITY_HEADERS } from './headers.js';
 import { toFieldErrors } from './validation.js';
 
 /**
- * How a route maps schema-validation failures to a status. Most routes answer 400; the spec asks
- * for 422 on some (login, s2s tokens, lead payload type mismatches).
+ * How a route maps schema-validation failures to a status. Most routes answer 400; the API
+ * answers 422 on some (login, s2s tokens, lead payload type mismatches).
  */
 export type ValidationStatus = number | ((raw: ErrorObject[]) => number);
 

@@ -4,7 +4,7 @@
  * once over this interface; a provider folder (`twilio/`, `exotel/`, `plivo/`) implements it.
  *
  * Terminology
- * - slot: the spec's name for a provider: PROVIDER_A (Twilio), PROVIDER_B (Exotel), PROVIDER_C (Plivo).
+ * - slot: the API's name for a provider: PROVIDER_A (Twilio), PROVIDER_B (Exotel), PROVIDER_C (Plivo).
  * - path: the slot as it appears in callback URLs: provider_a, provider_b, provider_c.
  * - call SID: the provider's id for one call (Twilio CallSid, Exotel CallSid, Plivo CallUUID).
  * - session token: a random secret Dialer makes per call. It is in every URL Dialer gives the
