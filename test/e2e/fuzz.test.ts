@@ -10,7 +10,7 @@
  *
  * Against a server started by hand (`npm start`, any settings) instead of its own child process:
  *   DIALER_FUZZ_URL=http://127.0.0.1:8080 DIALER_FUZZ_ADMIN_EMAIL=… DIALER_FUZZ_ADMIN_PASSWORD=… \
- *     DIALER_TEST_BACKENDS=pglite npm test -- test/api/fuzz.test.ts
+ *     npm test -- test/e2e/fuzz.test.ts
  * (its request limits may then answer 429 problems, which count as answers like any other 4xx).
  */
 import assert from 'node:assert/strict';
@@ -68,6 +68,21 @@ function once(method: string, rawPath: string, headers: Record<string, string>, 
     if (body !== undefined) req.write(body);
     req.end();
   });
+}
+
+/** Requests to send, a few at a time (each is independent of the others). */
+const tasks: Array<{ label: string; run: () => Promise<Answer> }> = [];
+const IN_FLIGHT = 4;
+
+function task(label: string, run: () => Promise<Answer>): void {
+  tasks.push({ label, run });
+}
+
+async function drain(): Promise<void> {
+  const worker = async () => {
+    for (let next = tasks.shift(); next; next = tasks.shift()) check(next.label, await next.run());
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
 function check(label: string, answer: Answer): void {
@@ -185,6 +200,13 @@ const MALFORMED_BODIES: Array<[string, string | Buffer, string]> = [
   ['xml', '<a>1</a>', 'application/xml'],
 ];
 
+/**
+ * `npm test` sends a sample of each kind of bad input (every operation and identity still gets its
+ * documented request); DIALER_FUZZ_FULL=1 sends all of them, to every field at every depth.
+ */
+const FULL = process.env.DIALER_FUZZ_FULL === '1';
+const pick = <T,>(all: T[], quick: number[]): T[] => (FULL ? all : quick.map((i) => all[i]!).filter(Boolean));
+
 const BAD_IDS = ['../../etc/passwd', '..%2F..%2Fetc%2Fpasswd', '%2e%2e%2f%2e%2e%2f', 'z'.repeat(101), 'z'.repeat(64), '%00', 'a%00b', '%zz', '%ED%A0%80', '%F0%9F%92%A5', "'%20OR%201=1", '-1', '0', '%20', '.', '..', 'nul%0Aline'];
 const BAD_QUERIES = ['page=-1', 'page=0', 'page=abc', 'page_size=100000', 'page=1&page=2', 'page_size=1e9', 'status=%00', 'x=%ED%A0%80', `q=${'a'.repeat(5000)}`, 'from=yesterday', 'reseller_id[]=a', '%zz=1', 'template=%F0%9F%92%A5'];
 
@@ -282,31 +304,32 @@ it('sees no 5xx from any endpoint, whatever it is sent', { timeout: 1_800_000 },
       const target = concrete(validId);
       // The operation as documented, then each body field spoilt in every way.
       const bodyText = baseBody === undefined ? undefined : JSON.stringify(baseBody);
-      check(`${who} ${op.method} ${target}`, await send(op.method, target, { ...auth, ...(bodyText ? { 'content-type': 'application/json' } : {}) }, bodyText));
+      task(`${who} ${op.method} ${target}`, () => send(op.method, target, { ...auth, ...(bodyText ? { 'content-type': 'application/json' } : {}) }, bodyText));
       if (who === 'forged' || who === 'garbage jwt') continue;
       // Spoilt fields as principals who get past authentication (without one, a 401 comes first).
-      if (baseBody !== undefined && (who === 'admin' || who === 'reseller s2s')) {
-        for (const pointer of ['', ...fields(baseBody)]) {
-          for (const [label, raw] of BAD_VALUES) {
+      if (baseBody !== undefined && who === 'admin') {
+        for (const pointer of ['', ...(FULL ? fields(baseBody) : Object.keys(baseBody as object).map((k) => `/${k}`))]) {
+          for (const [label, raw] of pick(BAD_VALUES, [0, 1, 7, 9, 10])) {
             const text = pointer === '' ? raw : replaced(baseBody, pointer, raw);
-            check(`${who} ${op.method} ${target} ${pointer || '(body)'}=${label}`, await send(op.method, target, { ...auth, 'content-type': 'application/json' }, text));
+            task(`${who} ${op.method} ${target} ${pointer || '(body)'}=${label}`, () => send(op.method, target, { ...auth, 'content-type': 'application/json' }, text));
           }
         }
       }
       if (who === 'none' || who === 'user s2s') continue;
       if (op.method !== 'GET') {
-        for (const [label, raw, type] of MALFORMED_BODIES) {
-          check(`${who} ${op.method} ${target} ${label}`, await send(op.method, target, { ...auth, 'content-type': type }, raw));
+        for (const [label, raw, type] of pick(MALFORMED_BODIES, [0, 1, 7, 11, 12, 13])) {
+          task(`${who} ${op.method} ${target} ${label}`, () => send(op.method, target, { ...auth, 'content-type': type }, raw));
         }
-        check(`${who} ${op.method} ${target} no content-type`, await send(op.method, target, auth, '{"a":1}'));
+        task(`${who} ${op.method} ${target} no content-type`, () => send(op.method, target, auth, '{"a":1}'));
       }
-      for (const q of [...BAD_QUERIES, ...op.query.flatMap((name) => [`${name}=%00`, `${name}=${'9'.repeat(40)}`, `${name}=%F0%9F%92%A5`, `${name}=-1`])]) {
-        check(`${who} ${op.method} ${target}?${q}`, await send(op.method, `${target}?${q}`, auth));
+      if (!FULL && who !== 'admin') continue;
+      for (const q of [...pick(BAD_QUERIES, [0, 2, 5, 6, 7]), ...op.query.flatMap((name) => pick([`${name}=%00`, `${name}=${'9'.repeat(40)}`, `${name}=%F0%9F%92%A5`, `${name}=-1`], [0, 1]))]) {
+        task(`${who} ${op.method} ${target}?${q}`, () => send(op.method, `${target}?${q}`, auth));
       }
       if (op.path.includes('{')) {
-        for (const bad of BAD_IDS) {
+        for (const bad of pick(BAD_IDS, [0, 3, 5, 8, 9, 16])) {
           const p = op.path.replace(/\{(\w+)\}/g, bad);
-          check(`${who} ${op.method} ${p}`, await send(op.method, p, { ...auth, ...(bodyText ? { 'content-type': 'application/json' } : {}) }, bodyText));
+          task(`${who} ${op.method} ${p}`, () => send(op.method, p, { ...auth, ...(bodyText ? { 'content-type': 'application/json' } : {}) }, bodyText));
         }
       }
     }
@@ -329,8 +352,10 @@ it('sees no 5xx from any endpoint, whatever it is sent', { timeout: 1_800_000 },
     ['GET', `${API_PREFIX}/health`, { 'accept-version': '9.9.9' }],
     ['GET', `${API_PREFIX}/metrics`, { authorization: 'Bearer wrong' }],
   ] as Array<[string, string, Record<string, string>]>) {
-    check(`${method} ${p.slice(0, 80)}`, await send(method, p, headers));
+    task(`${method} ${p.slice(0, 80)}`, () => send(method, p, headers));
   }
+
+  await drain();
 
   const tally = [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}: ${n}`).join(', ');
   process.stdout.write(`fuzz: ${requests} requests to ${operations.length} operations${external ? ` at ${base}` : ''}, ${failures.length} failures (5xx, no answer, or a 4xx that is not a problem); statuses ${tally}\n`);
