@@ -59,6 +59,12 @@ function once(method: string, rawPath: string, headers: Record<string, string>, 
   return new Promise((resolve) => {
     const url = new URL(base);
     const req = http.request({ host: url.hostname, port: url.port, method, path: rawPath, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
+      // A live event stream never ends: its answer is its status and type.
+      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: '' });
+        res.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }));
