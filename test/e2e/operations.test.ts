@@ -173,6 +173,8 @@ async function waitForLead(id: string, done: (lead: any) => boolean, what: strin
 async function template(resellerId: string, name: string): Promise<string> {
   const flow = {
     initial_node: 'greet',
+    // The scripted LLM answers requests in order: no speculative replies to use its answers up early.
+    turn_taking: { mode: 'vad' },
     nodes: [
       {
         node_name: 'greet',
