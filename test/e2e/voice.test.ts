@@ -76,6 +76,8 @@ describe('a template-driven call', () => {
     const reseller = (await admin.post('/resellers', { name: 'Voice' })).body.id;
     const flow = {
       initial_node: 'greet',
+      // The scripted LLM answers requests in order: no speculative replies to use its answers up early.
+      turn_taking: { mode: 'vad' },
       nodes: [
         {
           node_name: 'greet',
