@@ -168,19 +168,20 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
     const token = ((await login.json()) as { access_token: string }).access_token;
     const reseller = (await call('POST', '/resellers', token, { name: 'Spread' })).body.id;
     const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi {customer_name}' }] }] };
-    assert.equal((await call('POST', '/templates', token, { name: 'spread', reseller_id: reseller, flow })).status, 200);
+    const template = await call('POST', '/templates', token, { name: 'spread', reseller_id: reseller, flow });
+    assert.equal(template.status, 200);
 
     ai.transcripts.push(CALLER_WORDS);
+    // The dashboard's Test in browser, on the template's page.
     const page: Page = await browser.context.newPage();
-    await page.goto(`${proxyUrl}${API_PREFIX}/playground`);
+    await page.goto(`${proxyUrl}${API_PREFIX}/app/templates/${template.body.id}?test=1`);
     await page.getByLabel('Email').fill(EMAIL);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
-    await page.locator('#template option', { hasText: 'spread' }).waitFor({ state: 'attached' });
-    await page.getByLabel('Template').selectOption({ label: 'spread' });
+    await page.locator('#test-call').waitFor();
     await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
     await page.getByLabel('customer_name').fill('Ana');
-    await page.getByRole('button', { name: 'Call' }).click();
+    await page.locator('#test-call').click();
     const heard = (role: string, text: string) =>
       page.waitForFunction(([r, t]) => (window as any).playground.events.some((e: any) => e.type === 'transcript' && e.role === r && e.final && e.text === t), [role, text], { timeout: 120_000 });
     await heard('user', CALLER_WORDS);

@@ -75,6 +75,8 @@ before(async () => {
   resellerId = (await admin.post('/resellers', { name: 'Browser' })).body.id;
   const flow = {
     initial_node: 'greet',
+    // The scripted LLM answers requests in order: no speculative replies to use its answers up early.
+    turn_taking: { mode: 'vad' },
     nodes: [
       {
         node_name: 'greet',
