@@ -59,6 +59,10 @@ function espeak(text: string, voice: { voice: string; espeakPath: string }, opti
 // as soon as one is used. Plain JavaScript, so it runs however Dialer is run.
 const WORKER = `
 const { parentPort } = require('node:worker_threads');
+// Node 20 crashes (SIGSEGV) when V8 collects spent Flite instances on its own schedule, after a few
+// dozen lines; a collection right after each line, on this thread's small heap, never does.
+require('node:v8').setFlagsFromString('--expose-gc');
+const collect = require('node:vm').runInNewContext('gc');
 const { WASI } = require('node:wasi');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -98,6 +102,7 @@ parentPort.on('message', async ({ id, wasmPath, args, text }) => {
     parentPort.postMessage({ id, error: String((err && err.message) || err) });
   } finally {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    setImmediate(collect);
   }
 });
 `;

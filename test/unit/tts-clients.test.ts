@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
 import { ElevenLabsTTS } from '../../src/providers/tts/elevenlabs.js';
 import { LocalTTS } from '../../src/providers/tts/espeak.js';
 import { OpenAITTS } from '../../src/providers/tts/openai.js';
@@ -50,5 +51,16 @@ describe('text-to-speech clients', () => {
   it('the local voice (flite): speech with no account', async () => {
     const { pcm } = await speech(new LocalTTS().synthesize('Hello.', { signal: new AbortController().signal }));
     assert.ok(pcm.length > 4000 && rms(pcm) > 500);
+  });
+
+  it('the local voice (flite) says line after line in one process: the same text, the same samples', async () => {
+    // Node 20 once crashed the whole process (SIGSEGV) after a few dozen lines, when V8 collected
+    // spent Flite instances on its own schedule.
+    const first = await synthesize('Line number one, said again and again.', { sampleRateHz: 8000 });
+    for (let i = 0; i < 150; i++) {
+      const again = await synthesize(i % 2 ? 'Line number one, said again and again.' : `Another line, number ${i}.`, { sampleRateHz: 8000 });
+      if (i % 2) assert.deepEqual(again, first, `line ${i}`);
+      else assert.ok(again.length > 4000, `line ${i}`);
+    }
   });
 });
