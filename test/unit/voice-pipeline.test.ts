@@ -68,6 +68,25 @@ describe('sentences', () => {
       ['Hello Ana!', 'Your order 3.5 kg is ready.', 'Shall I confirm it'],
     );
   });
+
+  it("first clause: a reply's first clause is spoken the moment its comma arrives, not a token later; numbers and single words are not cut", async () => {
+    const { pipeline, down } = harness([new SentenceProcessor(true)]);
+    const spoken = () => down.filter((f) => f.kind === 'speak').map((f) => (f as { text: string }).text);
+    pipeline.send(frame({ kind: 'agent_text' as const, text: 'Thank', turn: 1 }));
+    pipeline.send(frame({ kind: 'agent_text' as const, text: ' you,', turn: 1 }));
+    await tick();
+    assert.deepEqual(spoken(), ['Thank you,'], 'before the next token');
+    for (const piece of [' I have', ' noted it, thanks.', ' Bye']) pipeline.send(frame({ kind: 'agent_text' as const, text: piece, turn: 1 }));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 1 }));
+    // Another reply: "1," of "1,000" is no clause end.
+    for (const piece of ['Your total is 1,', '000 dollars, paid.']) pipeline.send(frame({ kind: 'agent_text' as const, text: piece, turn: 2 }));
+    // And another: "Well," alone is too short.
+    for (const piece of ['Well,', ' okay.']) pipeline.send(frame({ kind: 'agent_text' as const, text: piece, turn: 3 }));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 3 }));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 2 }));
+    await tick();
+    assert.deepEqual(spoken(), ['Thank you,', 'I have noted it, thanks.', 'Bye', 'Your total is 1,000 dollars,', 'paid.', 'Well, okay.']);
+  });
 });
 
 describe('turns', () => {

@@ -9,7 +9,7 @@ import { frame, type Frame, type OutputAudioFrame } from '../../src/voice/frames
 import { ConversationMetrics } from '../../src/voice/metrics.js';
 import { pacer } from '../../src/voice/pacer.js';
 import { Pipeline } from '../../src/voice/pipeline.js';
-import { TtsProcessor } from '../../src/voice/processors/speak.js';
+import { LeadingSilence, TtsProcessor } from '../../src/voice/processors/speak.js';
 import type { TTS } from '../../src/voice/services.js';
 
 /** A TTS that hands over `seconds` of 24 kHz audio in one chunk, as a fast local server's read does. */
@@ -96,5 +96,57 @@ describe('agent audio pacing', () => {
     abort.abort();
     await waiting;
     await pacer.until(performance.now() + 3_600_000, abort.signal);
+  });
+
+  it("skips a reply's leading silence (keeping 15 ms before its first sound), only at the reply's start, and at most 400 ms of it", async () => {
+    const tone = (n: number) => Int16Array.from({ length: n }, (_, i) => Math.round(8000 * Math.cos(i / 9)));
+    const quiet = (n: number) => Int16Array.from({ length: n }, (_, i) => (i % 2 ? 20 : -20));
+    const lead = new LeadingSilence(8000);
+    // 200 ms of quiet over two reads, then sound: the quiet is dropped but for the last 15 ms before the sound.
+    assert.equal(lead.trim(quiet(800)).length, 0);
+    const second = Int16Array.from([...quiet(800), ...tone(800)]);
+    assert.equal(lead.trim(second).length, 120 + 800);
+    // After the first sound, quiet is the speech's own pause and is kept.
+    assert.equal(lead.trim(quiet(800)).length, 800);
+    // A reply that is quiet for longer than 400 ms is the TTS's meaning: the rest is kept.
+    const long = new LeadingSilence(8000);
+    assert.equal(long.trim(quiet(4000)).length, 800);
+
+    const { pipeline, out } = run({ label: 'quiet-start', sampleRateHz: 8000, async *synthesize() { yield Int16Array.from([...quiet(1600), ...tone(1600)]); } });
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Hello.', turn: 1 }));
+    await heldBack(out);
+    const played = out.reduce((n, f) => n + f.pcm.length, 0);
+    assert.equal(played, 120 + 1600, 'the 200 ms of leading quiet is not played, but 15 ms before the sound is');
+    pipeline.send(frame({ kind: 'end' as const, reason: 'agent' as const }));
+  });
+
+  it('a held (speculative) reply plays what was made once released, and the rest as the TTS sends it', async () => {
+    let more!: () => void;
+    const rest = new Promise<void>((resolve) => (more = resolve));
+    const tone = (n: number) => Int16Array.from({ length: n }, (_, i) => Math.round(8000 * Math.sin(i / 9)));
+    const { pipeline, out } = run({
+      label: 'slow-rest',
+      sampleRateHz: 8000,
+      async *synthesize() {
+        yield tone(800);
+        await rest;
+        yield tone(800);
+      },
+    });
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'turn_hold' as const, turn: 2 }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Sure, I can do that.', turn: 2 }));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(out.length, 0, 'held until the verdict');
+    pipeline.send(frame({ kind: 'turn_release' as const, turn: 2 }));
+    await heldBack(out);
+    const before = out.reduce((n, f) => n + f.pcm.length, 0);
+    assert.ok(before > 0 && before <= 800, `the first words play while the TTS is still making the rest (${before} samples)`);
+    more();
+    await heldBack(out);
+    assert.equal(out.reduce((n, f) => n + f.pcm.length, 0), 1600);
+    assert.equal(out.at(-1)!.last, true);
+    pipeline.send(frame({ kind: 'end' as const, reason: 'agent' as const }));
   });
 });

@@ -15,6 +15,12 @@ const SENTENCE_END = /([.!?]+["')\]]?)(\s+)|\n+/;
 
 /** Where a clause ends: , ; : or a dash, followed by space. */
 const CLAUSE_END = /([,;:]|\s[-\u2013\u2014])(\s+)/;
+/**
+ * A first clause already complete where the LLM's stream has got to: a word and then , ; : ! or ?
+ * (a streamed reply's next token brings the space, a token later). A period is left to
+ * SENTENCE_END: "Mr." and "3." are not ends.
+ */
+const CLAUSE_END_SO_FAR = /(?<=[A-Za-z\u00C0-\u024F'")\]])([,;:!?]+)$/;
 /** A first clause is spoken on its own from this many words (a lone "Well," is not worth a request). */
 const CLAUSE_MIN_WORDS = 2;
 
@@ -57,7 +63,7 @@ export class SentenceProcessor extends FrameProcessor {
   }
 
   private firstClauseEnd(): RegExpExecArray | null {
-    const m = CLAUSE_END.exec(this.buffer);
+    const m = CLAUSE_END.exec(this.buffer) ?? CLAUSE_END_SO_FAR.exec(this.buffer);
     if (!m) return null;
     return this.buffer.slice(0, m.index).trim().split(/\s+/).length >= CLAUSE_MIN_WORDS ? m : null;
   }
@@ -176,26 +182,14 @@ export class TtsProcessor extends FrameProcessor {
     if (this.upcoming[0]) this.makeAhead(this.upcoming[0]);
     const hold = this.held.get(f.turn);
     if (hold) {
-      // A speculative reply: its first words are made now and played once the turn is confirmed.
-      const made: Int16Array[] = [];
-      let firstMs: number | undefined;
-      try {
-        for await (const chunk of source) {
-          if (signal.aborted) return;
-          firstMs ??= performance.now() - started;
-          made.push(chunk);
-        }
-      } catch (err) {
-        if (!signal.aborted) this.reportError(err, f.text);
-        return;
-      }
+      // A speculative reply: its first words are made now and played once the turn is confirmed;
+      // what the TTS has not yet sent by then streams on as it comes.
+      const held = heldSource(source, signal, started);
       const aborted = new Promise<boolean>((resolve) => signal.addEventListener('abort', () => resolve(false), { once: true }));
       if (!(await Promise.race([hold.released, aborted])) || signal.aborted) return;
-      source = (async function* () {
-        yield* made;
-      })();
+      source = held.source;
       // Its service time is the TTS's own, not the wait for the verdict.
-      started = performance.now() - (firstMs ?? 0);
+      if (held.firstMs() !== undefined) started = performance.now() - held.firstMs()!;
     }
     // Resampled audio not yet pushed.
     let held: Int16Array[] = [];
@@ -223,14 +217,18 @@ export class TtsProcessor extends FrameProcessor {
     };
     let first = true;
     let samples = 0;
+    // The reply's first sound is not kept waiting behind the TTS's leading silence.
+    const lead = this.playingTurn === f.turn ? undefined : new LeadingSilence(this.tts.sampleRateHz);
     const span = childSpan(this.trace?.context(f.turn), 'tts', {
       'dialer.tts.service': this.trace?.services.tts ?? this.tts.label,
       'dialer.tts.characters': f.text.length,
       'langfuse.observation.input': f.text,
     });
     try {
-      for await (const chunk of source) {
+      for await (const made of source) {
         if (signal.aborted) return;
+        const chunk = lead ? lead.trim(made) : made;
+        if (chunk.length === 0) continue;
         if (first) {
           first = false;
           const ms = performance.now() - started;
@@ -302,4 +300,77 @@ function eager(source: AsyncIterable<Int16Array>): AsyncIterable<Int16Array> {
       else await new Promise<void>((resolve) => (wake = resolve));
     }
   })();
+}
+
+/**
+ * A held reply's audio, read from the TTS while the turn's verdict is awaited: `source` yields what
+ * was made so far, then the rest as it comes; `firstMs` is the TTS's time to its first audio.
+ */
+function heldSource(source: AsyncIterable<Int16Array>, signal: AbortSignal, started: number): { source: AsyncIterable<Int16Array>; firstMs: () => number | undefined } {
+  const made: Int16Array[] = [];
+  let firstMs: number | undefined;
+  let done = false;
+  let failed: { err: unknown } | undefined;
+  let wake: (() => void) | undefined;
+  void (async () => {
+    try {
+      for await (const chunk of source) {
+        if (signal.aborted) return;
+        firstMs ??= performance.now() - started;
+        made.push(chunk);
+        wake?.();
+      }
+    } catch (err) {
+      failed = { err };
+    } finally {
+      done = true;
+      wake?.();
+    }
+  })();
+  return {
+    firstMs: () => firstMs,
+    source: (async function* () {
+      for (;;) {
+        const next = made.shift();
+        if (next) yield next;
+        else if (failed) throw failed.err;
+        else if (done) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    })(),
+  };
+}
+
+/** Below this (about -40 dBFS) a sample at the start of a reply is the TTS's leading silence. */
+const LEAD_SILENCE_LEVEL = 300;
+/** Kept before the first sound, so a soft onset ("th", "h") is not clipped. */
+const LEAD_KEEP_MS = 15;
+/** At most this much leading silence is skipped: past it, quiet audio is what the TTS meant. */
+const LEAD_MAX_MS = 400;
+
+/** Skips the leading silence of a reply's first audio (TTS services start theirs with 50-250 ms of it). */
+export class LeadingSilence {
+  private skipped = 0;
+  private done = false;
+  private readonly keep: number;
+  private readonly max: number;
+
+  constructor(sampleRateHz: number) {
+    this.keep = Math.round((sampleRateHz * LEAD_KEEP_MS) / 1000);
+    this.max = Math.round((sampleRateHz * LEAD_MAX_MS) / 1000);
+  }
+
+  /** The chunk less its leading silence; an empty one while only silence came. */
+  trim(chunk: Int16Array): Int16Array {
+    if (this.done) return chunk;
+    let at = 0;
+    while (at < chunk.length && Math.abs(chunk[at]!) < LEAD_SILENCE_LEVEL && this.skipped + at < this.max) at++;
+    if (at === chunk.length) {
+      this.skipped += at;
+      return chunk.subarray(chunk.length);
+    }
+    this.done = true;
+    // At the first sound, a little before it; at the limit, from there.
+    return chunk.subarray(Math.abs(chunk[at]!) >= LEAD_SILENCE_LEVEL ? Math.max(0, at - this.keep) : at);
+  }
 }
