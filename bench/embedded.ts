@@ -67,6 +67,8 @@ const port = await freePort();
 const start = async (): Promise<ServedDialer> => {
   const dialer = await serveDialer({
     connections: CONCURRENCY,
+    // DIALER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof': Node options for the service (to profile it).
+    nodeArgs: (process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     env: {
       ...process.env,
       PORT: String(port),

@@ -5,6 +5,8 @@
  *
  * Loaded by pglite-thread.mjs (which gives this thread the TypeScript loader).
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, parse, protocol, types, type Results } from '@electric-sql/pglite';
 import { toThreadError, type ThreadOptions, type ThreadReply, type ThreadRequest } from './pglite-messages.js';
@@ -170,9 +172,28 @@ class DatabaseThread {
   }
 }
 
+/**
+ * How much lower this thread's CPU priority is than the main thread's (a nice value, Linux only).
+ * When the machine is busy, the main thread, which paces every live call's audio, gets the CPU
+ * first, and bulk database work (an import, an analytics query) waits; when it is not, the
+ * database has the CPU it wants, as before.
+ */
+const THREAD_NICENESS = 10;
+
+/** Lowers this thread's priority, where the platform lets a thread have its own (Linux: per-thread nice values). */
+function yieldToCalls(): void {
+  try {
+    const tid = Number(/task\/(\d+)$/.exec(fs.readlinkSync('/proc/thread-self'))?.[1]);
+    if (tid > 0) os.setPriority(tid, Math.min(19, os.getPriority(tid) + THREAD_NICENESS));
+  } catch {
+    // No /proc (macOS, Windows) or not allowed: the thread keeps the process's priority.
+  }
+}
+
 async function main(): Promise<void> {
   const port = parentPort;
   if (!port) throw new Error('pglite-thread.ts runs as a worker thread');
+  yieldToCalls();
   const options = workerData as ThreadOptions;
   let pg: PGlite;
   try {
