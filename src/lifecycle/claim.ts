@@ -29,7 +29,10 @@ export type Candidate = LeadRow & {
 /**
  * Locks up to `limit` due leads that this worker can call now (a configuration that calls, through
  * one of `providers` with a free number), out of the first `head` due leads in due order: an index
- * scan that stays cheap at any queue length. Leads other workers are claiming are skipped.
+ * scan that stays cheap at any queue length. Leads other workers are claiming are skipped, already
+ * when the head is read: two workers claiming at once each take a head of their own (had the head
+ * been read unlocked, the later claim would find the one it shares all locked and come back empty,
+ * and its worker would wait a poll interval with due leads and free slots).
  * The limits are written into the statement, not passed as parameters: with a parameter for a
  * LIMIT PostgreSQL plans the statement afresh on every claim (its generic plan assumes a tenth of
  * the table), 0.5 ms each time; as literals there is one prepared statement per limit a worker
@@ -41,7 +44,8 @@ export async function dueCandidates(q: Queryable, providers: string[], head: num
        SELECT id FROM leads
        WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY next_attempt_at, id
-       LIMIT ${Math.trunc(head)}),
+       LIMIT ${Math.trunc(head)}
+       FOR UPDATE SKIP LOCKED),
      picked AS (
        SELECT l.id FROM leads l
        JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
@@ -70,7 +74,8 @@ export async function dueCandidates(q: Queryable, providers: string[], head: num
 /**
  * When the first `head` due leads are all there and hold leads this worker cannot call now, moves
  * those among the first `examine` due leads aside: by 10 s when only a number or a driver is
- * missing, by 5 min without a calling configuration. Returns how many it moved.
+ * missing (a number only while another of the worker's providers has one free), by 5 min without
+ * a calling configuration. Returns how many it moved.
  */
 export async function moveAsideUncallable(q: Queryable, providers: string[], head: number, examine: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
@@ -79,16 +84,25 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
        WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY l.next_attempt_at, l.id
-       LIMIT $3
-       FOR UPDATE OF l SKIP LOCKED),
+       LIMIT $3),
      full_head AS (SELECT count(*) >= $2 AS full FROM h),
-     moved AS (
-       UPDATE leads SET next_attempt_at = now() + make_interval(secs => CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END),
-              updated_at = now()
-       FROM h, full_head
-       WHERE full_head.full AND leads.id = h.id
+     -- Only the leads it moves are locked (those another worker holds are left to it): locking the
+     -- whole head would leave other workers' claims meanwhile with nothing to take.
+     aside AS (
+       SELECT l.id, CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END AS secs
+       FROM leads l JOIN h ON h.id = l.id, full_head
+       WHERE full_head.full AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
          AND (h.configuration_id IS NULL OR NOT h.calling OR NOT (h.provider = ANY($1::text[]))
-              OR h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE'))
+              -- A provider without a free number hides only when another has one: with every
+              -- number of this worker's providers taken, nothing behind it could be called either,
+              -- and the next finish gives a number back.
+              OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE')
+                  AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND status = 'AVAILABLE')))
+       FOR UPDATE OF l SKIP LOCKED),
+     moved AS (
+       UPDATE leads SET next_attempt_at = now() + make_interval(secs => aside.secs), updated_at = now()
+       FROM aside
+       WHERE leads.id = aside.id
        RETURNING 1)
      SELECT count(*)::int AS n FROM moved`,
     [providers, head, examine],

@@ -100,6 +100,8 @@ export class Scheduler {
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private wakeUp: (() => void) | undefined;
+  /** A wake-up that came while a round ran (nobody was waiting): the loop runs another round at once. */
+  private woken = false;
   private lastRecovery = 0;
   private lastUnclog = 0;
   /** Whether the last round moved leads aside (see round). */
@@ -145,7 +147,8 @@ export class Scheduler {
 
   /** Runs a round now (a lead was pushed, a number or call slot freed). */
   wake(): void {
-    this.wakeUp?.();
+    if (this.wakeUp) this.wakeUp();
+    else this.woken = true;
   }
 
   /**
@@ -229,6 +232,7 @@ export class Scheduler {
   private async run(): Promise<void> {
     while (!this.stopping) {
       let claimed = 0;
+      this.woken = false;
       try {
         claimed = await this.round();
       } catch (err) {
@@ -237,6 +241,9 @@ export class Scheduler {
       if ((claimed > 0 || this.movedAside) && this.callsInProgress < this.maxCalls) continue;
       // stop() may have called wake() while the round ran (nobody was waiting then): do not sleep a poll interval.
       if (this.stopping) break;
+      // Nor when a lead was pushed or a call slot freed while the round ran: its claim may not have
+      // seen the lead, or had no slot for it. Sleeping would leave it waiting a poll interval.
+      if (this.woken && this.callsInProgress < this.maxCalls) continue;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
         this.timer = setTimeout(resolve, this.pollMs);
@@ -339,6 +346,8 @@ export class Scheduler {
       });
       await callIdWritten;
       const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result, traceId: callSpan.traceId });
+      // The finish gave the call's number back: a claim that found every number taken can go on.
+      if (this.callsInProgress < this.maxCalls) this.wake();
       if (status === 'FINISHED') {
         this.stats.finished++;
         this.afterFinished();

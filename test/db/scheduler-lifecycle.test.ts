@@ -213,6 +213,50 @@ describe('scheduler lifecycle', () => {
     assert.ok(rows[0]!.n > 0, `held leads moved aside (${rows[0]!.n})`);
   });
 
+  it('leaves a queue waiting for numbers in its order, and dials on as finishes give numbers back (no poll needed)', async () => {
+    // One number and 60 due leads: once the first call has it, every claim finds the pool empty.
+    const s = await setup({}, 1);
+    const leads = Array.from({ length: 60 }, (_, i) => ({ request_id: `pool-${seq}-${i}`, template: s.template, reseller_id: w.r1, payload: { customer_mobile_number: phone() } }));
+    assert.equal((await w.reseller1.post('/leads/batch', { leads })).body.queued, 60);
+    const first = gate();
+    const driver = new ScriptedDriver('PROVIDER_A', async (req) => {
+      if (driver.dials.length === 1) await first.wait;
+      return { kind: 'completed', outcome: 'confirmed', durationSeconds: req.attempt };
+    });
+    // Only wake-ups move it: a poll would come in an hour.
+    const sched = scheduler(driver, { pollMs: 3_600_000, maxConcurrentCalls: 4 });
+    sched.start();
+    try {
+      const until = async (what: string, done: () => Promise<boolean>) => {
+        for (const end = Date.now() + 30_000; !(await done()); ) {
+          if (Date.now() > end) assert.fail(`still waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await until('the first dial', async () => driver.dials.length === 1);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(driver.dials.length, 1, 'one number: one call');
+      const aside = await t.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM leads WHERE template_name = $1 AND status = 'BACKLOG' AND next_attempt_at > now()`,
+        [s.template],
+      );
+      assert.equal(aside.rows[0]!.n, 0, 'nothing behind an empty pool could be called: no lead is moved aside');
+      first.open();
+      const finished = async () =>
+        (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM leads WHERE template_name = $1 AND status = 'FINISHED'`, [s.template])).rows[0]!.n;
+      await until('every lead to finish', async () => (await finished()) === 60);
+      assert.equal(driver.dials.length, 60);
+      assert.deepEqual(
+        driver.dials.map((d) => d.leadId),
+        (await t.db.query<{ id: string }>(`SELECT id FROM leads WHERE template_name = $1 ORDER BY created_at, id`, [s.template])).rows.map((r) => r.id).slice(0, 60),
+        'dialled in the order they were queued',
+      );
+    } finally {
+      first.open();
+      await sched.stop();
+    }
+  });
+
   it('finishes a lead BLACKLISTED when its number was blacklisted after the push', async () => {
     const s = await setup();
     const n = phone();
