@@ -26,7 +26,7 @@ ai.respond = (body) => {
   return last?.role === 'user' ? { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] } : { text: 'Hello! Shall I confirm your order?' };
 };
 ai.transcribe = () => 'Yes, please confirm it.';
-const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
+const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' }, recordMedia: false });
 
 let lag = monitorEventLoopDelay({ resolution: 10 });
 let cpuFrom = process.cpuUsage();

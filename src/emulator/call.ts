@@ -314,6 +314,7 @@ export class Call {
       customParameters,
       contentType,
       callee: this.callee,
+      record: this.ctx.options.recordMedia !== false,
       log: (m) => this.log(m),
     });
     this.leg = leg;

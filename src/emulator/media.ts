@@ -25,6 +25,8 @@ export interface LegOptions {
   contentType?: string;
   /** Who speaks and listens at the far end (one for the whole call, across its streams). */
   callee: Callee;
+  /** Keep the media frames and audio in the call's record (EmulatorOptions.recordMedia). */
+  record: boolean;
   log: (m: string) => void;
   headers?: Record<string, string>;
 }
@@ -188,7 +190,7 @@ export class MediaLeg {
   private nextCalleeFrame(): Int16Array {
     // This frame's time on the line (the one being sent now).
     const out = this.o.callee.nextFrame(this.framesSent * FRAME_MS - FRAME_MS);
-    this.o.audio.sent.push(out);
+    if (this.o.record) this.o.audio.sent.push(out);
     return out;
   }
 
@@ -240,8 +242,9 @@ export class MediaLeg {
       if (head.at >= head.pcm.length) this.playQueue.shift();
     }
     for (const p of played) {
-      const pcm = p.slice();
-      this.o.audio.received.push(pcm);
+      // A copy only to keep: the callee hears the frame now.
+      const pcm = this.o.record ? p.slice() : p;
+      if (this.o.record) this.o.audio.received.push(pcm);
       this.o.callee.heard(pcm, Callee.voiced(pcm));
     }
     // This frame plays from now for 20 ms.
@@ -257,7 +260,7 @@ export class MediaLeg {
 
   private enqueueAudio(pcm: Int16Array): void {
     this.o.call.received.audioFrames += 1;
-    this.o.call.received.audioAtMs.push(this.msSinceStart());
+    if (this.o.record) this.o.call.received.audioAtMs.push(this.msSinceStart());
     if (pcm.length > 0) this.playQueue.push({ pcm, at: 0 });
   }
 
@@ -289,9 +292,9 @@ export class MediaLeg {
       this.o.log(`${this.o.provider} stream: a frame that is not JSON: ${raw.slice(0, 80)}`);
       return;
     }
-    this.o.call.received.frames.push(f);
     const p = this.o.provider;
     const event = f?.event;
+    if (this.o.record || (event !== 'media' && event !== 'playAudio')) this.o.call.received.frames.push(f);
     try {
       if (p === 'PROVIDER_A' || p === 'PROVIDER_B') {
         const sid = p === 'PROVIDER_A' ? f.streamSid : f.stream_sid;

@@ -21,6 +21,15 @@ export interface EmulatorOptions {
   defaultScript?: CalleeScript;
   /** The callees' voice (default: flite's). */
   voice?: LocalVoice;
+  /**
+   * Keep every media frame and all audio each way in the call's record (default true: tests read
+   * them). `false` for load (`npm run bench:voice`): a hundred calls' frames kept for the life of the
+   * process made the emulator's garbage collection pause for tens of milliseconds, late on its own
+   * clock. Counts, marks, clears, the spans of Dialer's voice and the callee's timeline are kept
+   * either way; `received.pcm`, `sent.pcm`, `received.audioAtMs` and the media frames in
+   * `received.frames` stay empty.
+   */
+  recordMedia?: boolean;
   log?: (msg: string) => void;
 }
 

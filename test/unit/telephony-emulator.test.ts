@@ -556,3 +556,51 @@ describe('provider emulator', () => {
     assert.ok(logs.length > 0);
   });
 });
+
+describe('provider emulator without media records (load)', () => {
+  const dialer = new FakeDialer();
+  let emu: Emulator;
+
+  before(async () => {
+    await dialer.start();
+    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, recordMedia: false });
+  });
+  after(async () => {
+    await emu.close();
+    await dialer.stop();
+  });
+
+  it('streams, hears and echoes marks as before, but keeps no frames or audio of the call', async () => {
+    const to = '+15550000901';
+    emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Hello there.' }, { waitForAudio: 4000 }, { hangup: true }] });
+    dialer.handlers.set('/provider_a/answer', () => ({ body: `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${dialer.url.replace('http', 'ws')}/media/light1"/></Connect></Response>` }));
+    const res = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
+      method: 'POST',
+      headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
+      body: form([['To', to], ['From', '+15559990000'], ['Url', `${dialer.url}/provider_a/answer?s=light1`]]),
+    });
+    assert.equal(res.status, 201);
+    const call = await emu.nextCall((c) => c.to === to);
+    const sock = await dialer.socket('/media/light1');
+    // The callee's speech still reaches Dialer.
+    const callee = () => decodeMulaw(Buffer.concat(sock.frames.filter((f) => f.event === 'media').map((f) => Buffer.from(f.media.payload, 'base64'))));
+    await waitFor(() => sock.frames.filter((f) => f.event === 'media').length >= 70 && peakRms(callee()) > 1000, 10_000, 'callee speech');
+    const sid = sock.frames[1]!.streamSid as string;
+    sock.ws.send(JSON.stringify({ event: 'media', streamSid: sid, media: { payload: encodeMulaw(tone(600)).toString('base64') } }));
+    sock.ws.send(JSON.stringify({ event: 'mark', streamSid: sid, mark: { name: 'end' } }));
+    await call.ended;
+    // Heard and echoed as with records: the mark after the audio played, the voice's span, the count.
+    assert.deepEqual(sock.frames.filter((f) => f.event === 'mark').map((f) => f.mark.name), ['end']);
+    assert.deepEqual(call.received.marks.map((m) => m.name), ['end']);
+    assert.equal(call.received.audioFrames, 1);
+    assert.equal(call.received.voiced.length, 1);
+    const span = call.received.voiced[0]!;
+    assert.ok(span.toMs - span.fromMs >= 560 && span.toMs - span.fromMs <= 640, `voiced ${span.fromMs}-${span.toMs}`);
+    assert.ok(call.sent.frames > 70);
+    // ... and nothing of the media kept.
+    assert.equal(call.received.pcm.length, 0);
+    assert.equal(call.sent.pcm.length, 0);
+    assert.deepEqual(call.received.audioAtMs, []);
+    assert.deepEqual((call.received.frames as Array<{ event: string }>).map((f) => f.event), ['mark']);
+  });
+});
