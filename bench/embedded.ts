@@ -151,7 +151,7 @@ const callLeads: string[] = [];
 const dial = async (n: number) => {
   const leads = Array.from({ length: n }, () => {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: 300, steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
+    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: 300, steps: [{ waitForAudio: 15_000 }, { say: 'Yes please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
     return { request_id: `call-${calleeSeq}`, template: 'calls', reseller_id: reseller, payload: { customer_mobile_number: callee } };
   });
   const res = await api('POST', '/leads/batch', { leads });

@@ -10,6 +10,9 @@ import { LeadSearchRepository } from './search-repository.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 
+/** Pushes of a batch checked together before the event loop is given back (about 5 to 10 ms of work). */
+const CHECK_GROUP = 50;
+
 export interface PushOutcome {
   status: 'queued';
   lead_call_tracker_id: string;
@@ -74,8 +77,15 @@ export class LeadsService {
    */
   async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
     const ctx = new PushContext(this.db, this.lookup, this.outbound);
-    // Checked side by side, so their lookups share queries; answered in the order sent.
-    const settled = await Promise.allSettled(bodies.map((body) => preparePush(caller, body, ctx)));
+    // Checked side by side, a group at a time, so the lookups of a group share queries; answered in
+    // the order sent. Between groups the event loop serves other work: the checks of a thousand
+    // pushes in one go (schema, phone number, variables: about 150 µs each) held the loop that paces
+    // live calls' audio for 100 to 150 ms, a gap the callers heard during an import.
+    const settled: PromiseSettledResult<Pushed>[] = [];
+    for (let from = 0; from < bodies.length; from += CHECK_GROUP) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      settled.push(...(await Promise.allSettled(bodies.slice(from, from + CHECK_GROUP).map((body) => preparePush(caller, body, ctx)))));
+    }
     const results: BatchItem[] = [];
     const accepted: Pushed[] = [];
     for (const [index, outcome] of settled.entries()) {

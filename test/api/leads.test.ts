@@ -352,6 +352,30 @@ describe('POST /leads/batch', () => {
     assert.equal(first.body.request_id, 'b-1');
   });
 
+  it('answers a large batch in the order sent, the refused ones where they were (the checks run a group at a time)', async () => {
+    const before = await count();
+    const bad = new Set([0, 49, 50, 51, 99, 100, 299, 300]);
+    const leads = Array.from({ length: 301 }, (_, i) =>
+      bad.has(i)
+        ? { request_id: `order-${i}`, template: shared.name, reseller_id: w.r1, payload: { customer_mobile_number: '12345', customer_name: 'B' } }
+        : { request_id: `order-${i}`, template: shared.name, reseller_id: w.r1, payload: { customer_mobile_number: mobile(), customer_name: 'B' } },
+    );
+    const res = await w.reseller1.post('/leads/batch', { leads });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.queued, 301 - bad.size);
+    assert.equal(res.body.rejected, bad.size);
+    assert.deepEqual(res.body.results.map((r: any) => r.index), leads.map((_, i) => i));
+    assert.deepEqual(
+      res.body.results.filter((r: any) => r.status !== 201).map((r: any) => [r.index, r.status, r.problem.errors[0].path]),
+      [...bad].map((i) => [i, 422, '/payload/customer_mobile_number']),
+    );
+    assert.equal(await count(), before + 301 - bad.size);
+    for (const i of [1, 48, 52, 101, 298]) {
+      const lead = await w.reseller1.get(`/leads/${res.body.results[i].result.lead_call_tracker_id}`);
+      assert.equal(lead.body.request_id, `order-${i}`);
+    }
+  });
+
   it('takes 1,000 leads at once and refuses more', async () => {
     const before = await count();
     const leads = Array.from({ length: 1000 }, (_, i) => ({ request_id: `bulk-${i}`, template: shared.name, reseller_id: w.r1, payload: { customer_mobile_number: mobile(), customer_name: 'B' } }));
