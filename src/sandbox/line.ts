@@ -55,6 +55,9 @@ export async function startSandboxLine(config: Config, log: Logger): Promise<San
     plivo,
     exotel,
     defaultScript: SANDBOX_CALLEE,
+    // A line that lives as long as the server: no call's frames and audio kept in memory (the
+    // recording Dialer makes is the record).
+    recordMedia: false,
     log: (msg) => log.debug({ sandbox: true }, msg),
   });
   const settings: TelephonySettings = {
