@@ -56,9 +56,20 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   /** The part of a Dialer URL before /provider_x/ (its callback base), if it has one. */
   const baseOf = (u: string | undefined) => (u ? /^(https?:\/\/.*?)\/provider_[abc]\//.exec(u)?.[1] : undefined);
   const callbackBase = (hint?: string) => (explicitPath ? dialerUrl : (baseOf(hint) ?? learned ?? dialerUrl));
+  /** Ended calls, oldest first, when only `keepEndedCalls` of them are kept. */
+  const ended: Call[] = [];
+  const forgetBeyondKept = (call: Call) => {
+    ended.push(call);
+    while (ended.length > opts.keepEndedCalls!) {
+      const old = ended.shift()!;
+      calls.splice(calls.indexOf(old), 1);
+      records.splice(records.indexOf(old.rec), 1);
+    }
+  };
   const add = (call: Call) => {
     calls.push(call);
     records.push(call.rec);
+    if (opts.keepEndedCalls !== undefined) void call.rec.ended.then(() => forgetBeyondKept(call));
     log(`[${call.provider} ${call.rec.callSid}] ${call.rec.direction} ${call.rec.from} -> ${call.rec.to}`);
     notify();
     return call;

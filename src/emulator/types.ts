@@ -30,6 +30,12 @@ export interface EmulatorOptions {
    * `received.frames` stay empty.
    */
   recordMedia?: boolean;
+  /**
+   * How many ended calls stay in `calls` (and answer the REST APIs' lookups); the oldest beyond
+   * are forgotten. Default: every one (tests read them). An emulator that lives as long as a server
+   * (the sandbox line) keeps a bounded number.
+   */
+  keepEndedCalls?: number;
   log?: (msg: string) => void;
 }
 

@@ -56,8 +56,9 @@ export async function startSandboxLine(config: Config, log: Logger): Promise<San
     exotel,
     defaultScript: SANDBOX_CALLEE,
     // A line that lives as long as the server: no call's frames and audio kept in memory (the
-    // recording Dialer makes is the record).
+    // recording Dialer makes is the record), and only the last 200 ended calls.
     recordMedia: false,
+    keepEndedCalls: 200,
     log: (msg) => log.debug({ sandbox: true }, msg),
   });
   const settings: TelephonySettings = {

@@ -604,3 +604,43 @@ describe('provider emulator without media records (load)', () => {
     assert.deepEqual((call.received.frames as Array<{ event: string }>).map((f) => f.event), ['mark']);
   });
 });
+
+describe('provider emulator keeping a bounded number of ended calls', () => {
+  const dialer = new FakeDialer();
+  let emu: Emulator;
+
+  before(async () => {
+    await dialer.start();
+    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, keepEndedCalls: 1 });
+  });
+  after(async () => {
+    await emu.close();
+    await dialer.stop();
+  });
+
+  it('forgets the oldest ended call beyond the number kept: gone from calls and from the REST API', async () => {
+    const place = async (to: string) => {
+      emu.script(to, { answer: 'busy', ringMs: 50 });
+      const res = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
+        method: 'POST',
+        headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
+        body: form([['To', to], ['From', '+15559990000'], ['Url', `${dialer.url}/provider_a/answer?s=k`]]),
+      });
+      assert.equal(res.status, 201);
+      const call = await emu.nextCall((c) => c.to === to);
+      await call.ended;
+      return call;
+    };
+    const lookup = (sid: string) =>
+      fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls/${sid}.json`, { headers: { authorization: basic(TW.accountSid, TW.authToken) } });
+    const first = await place('+15550000701');
+    assert.equal((await lookup(first.callSid)).status, 200);
+    const second = await place('+15550000702');
+    await waitFor(() => emu.calls.length === 1, 2000, 'the first call forgotten');
+    assert.deepEqual(emu.calls.map((c) => c.callSid), [second.callSid]);
+    assert.equal((await lookup(first.callSid)).status, 404);
+    const kept = await lookup(second.callSid);
+    assert.equal(kept.status, 200);
+    assert.equal(((await kept.json()) as { status: string }).status, 'busy');
+  });
+});
