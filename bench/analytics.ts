@@ -334,7 +334,6 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
   return scope.resellerId;
 }
 
-/** The Dialer app over `db`, and a login token of a reseller user of `resellerId`. */
 /**
  * `db` with the time of each statement added to `spent.ms`: a request's statements, timed from the
  * service's side of the driver, are the database's part of it; the rest of the request is the
@@ -356,6 +355,7 @@ function timedDb(db: Db, spent: { ms: number }): Db {
   });
 }
 
+/** The Dialer app over `db`, and a login token of a reseller user of `resellerId`. */
 async function appFor(db: Db, resellerId: string): Promise<{ app: App; token: string; close(): Promise<void> }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-'));
   const config = loadConfig({ DIALER_DATA_DIR: dataDir, DIALER_JWT_SECRET: 'bench-secret-bench-secret-bench-secret-00', LOG_LEVEL: 'silent' });

@@ -27,6 +27,7 @@ import { migrate, openDatabase } from '../src/db/index.js';
 import { freePort } from '../test/helpers/net.js';
 import { cpuDuring } from './lib/cpu.js';
 import { concurrently, percentileOf, serveDialer, type ServedDialer } from './lib/serve.js';
+import { confirmingCallee, CONFIRM_FLOW } from './lib/voice-call.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
 const PUSHES = Number(process.env.PUSHES ?? 5000);
@@ -94,13 +95,7 @@ let dialer = await start();
 const token = (await dialer.call('POST', '/login', { email: 'bench@example.com', password: 'bench-password' })).body.access_token as string;
 const api = (method: 'GET' | 'POST', p: string, body?: unknown) => dialer.call(method, p, body, token);
 const reseller = (await api('POST', '/resellers', { name: 'Bench' })).body.id as string;
-const flow = {
-  initial_node: 'greet',
-  nodes: [
-    { node_name: 'greet', task_messages: [{ role: 'system', content: 'Ask to confirm the order.' }], functions: [{ name: 'confirm_order', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'], transition_to: 'bye' }] },
-    { node_name: 'bye', task_messages: [{ role: 'system', content: 'Bye.' }], pre_actions: [{ type: 'tts_say', text: 'Thank you, goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }] },
-  ],
-};
+const flow = CONFIRM_FLOW;
 const templateIds: Record<string, string> = {};
 for (const [name, enable_calling] of [['calls', true], ['held', false]] as const) {
   const tpl = await api('POST', '/templates', { name, reseller_id: reseller, flow });
@@ -151,7 +146,7 @@ const callLeads: string[] = [];
 const dial = async (n: number) => {
   const leads = Array.from({ length: n }, () => {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: 300, steps: [{ waitForAudio: 15_000 }, { say: 'Yes please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
+    farSend({ type: 'script', callee, script: confirmingCallee(300) });
     return { request_id: `call-${calleeSeq}`, template: 'calls', reseller_id: reseller, payload: { customer_mobile_number: callee } };
   });
   const res = await api('POST', '/leads/batch', { leads });

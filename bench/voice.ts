@@ -48,6 +48,7 @@ import path from 'node:path';
 import { percentile } from '../src/voice/metrics.js';
 import { startBenchDialer, type BenchDialer } from './lib/dialer.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
+import { confirmingCallee, CONFIRM_FLOW } from './lib/voice-call.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
 const ROUNDS = (process.env.CALLS ?? '25,50,75,100,125,150,200').split(',').map(Number);
@@ -206,7 +207,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const leads: Array<{ request_id: string; template: string; reseller_id: string; payload: Record<string, unknown> }> = [];
   for (let i = 0; i < calls; i++) {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    farSend({ type: 'script', callee, script: { answer: 'answer', ringMs: Math.round(RING_MIN_MS + random() * (RING_MAX_MS - RING_MIN_MS)), steps: [{ waitForAudio: 15_000 }, { say: 'Yes please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 } });
+    farSend({ type: 'script', callee, script: confirmingCallee(Math.round(RING_MIN_MS + random() * (RING_MAX_MS - RING_MIN_MS))) });
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
   farSend({ type: 'measure' });
@@ -252,14 +253,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
   const api = async (p: string, body: unknown) =>
     (await (await fetch(`${dialer.url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${dialer.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
   const reseller = (await api('/resellers', { name: 'Bench' })).id;
-  const flow = {
-    ...(process.env.TURN_TAKING ? { turn_taking: { mode: process.env.TURN_TAKING } } : {}),
-    initial_node: 'greet',
-    nodes: [
-      { node_name: 'greet', task_messages: [{ role: 'system', content: 'Ask to confirm the order.' }], functions: [{ name: 'confirm_order', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'], transition_to: 'bye' }] },
-      { node_name: 'bye', task_messages: [{ role: 'system', content: 'Bye.' }], pre_actions: [{ type: 'tts_say', text: 'Thank you, goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }] },
-    ],
-  };
+  const flow = { ...(process.env.TURN_TAKING ? { turn_taking: { mode: process.env.TURN_TAKING } } : {}), ...CONFIRM_FLOW };
   const tpl = await api('/templates', { name: 'bench', reseller_id: reseller, flow });
   await api('/configurations', { reseller_id: reseller, template: tpl.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
   return { template: 'bench', reseller };

@@ -60,7 +60,7 @@ export async function startEmulator(options: EmulatorOptions): Promise<Emulator>
   const ended: Call[] = [];
   const forgetBeyondKept = (call: Call) => {
     ended.push(call);
-    while (ended.length > opts.keepEndedCalls!) {
+    while (ended.length > Math.max(0, opts.keepEndedCalls!)) {
       const old = ended.shift()!;
       calls.splice(calls.indexOf(old), 1);
       records.splice(records.indexOf(old.rec), 1);

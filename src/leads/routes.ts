@@ -79,7 +79,7 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
     schema: {
       tags: ['leads'],
       summary: 'Push up to 1,000 leads at once; each is checked like POST /leads and answered on its own',
-      description: 'The valid leads are inserted by one statement. 200 with one result per item (status 201 and the push result, or the status and problem POST /leads would have answered). 500: nothing was queued; retry the whole request.',
+      description: 'The valid leads are inserted by one statement. 200 with one result per item, in the order sent (status 201 and the push result, or the status and problem POST /leads would have answered). 500: nothing was queued; retry the whole request.',
       body: BatchBody,
       response: { 200: BatchResult, ...problems(400, 401, 403, 500) },
     },

@@ -12,7 +12,7 @@ import * as plivo from 'plivo';
 import twilio from 'twilio';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, rms } from '../../src/lib/audio.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js';
 
 const TW = { accountSid: `AC${'1'.repeat(32)}`, authToken: 'twilio-token' };
 const PL = { authId: 'MAEMULATORTEST000001', authToken: 'plivo-token' };
@@ -114,21 +114,36 @@ function plivoValid(hit: Hit): boolean {
   return Boolean(plivo.validateV3Signature(hit.method, hit.url, String(hit.headers['x-plivo-signature-v3-nonce']), PL.authToken, String(hit.headers['x-plivo-signature-v3']), body));
 }
 
-describe('provider emulator', () => {
+/** A fake Dialer and an emulator pointed at it (with `options`), started before a suite's tests and closed after them. */
+function emulatorSuite(options: Partial<EmulatorOptions> = {}): { dialer: FakeDialer; emulator(): Emulator } {
   const dialer = new FakeDialer();
-  let emu: Emulator;
-  const logs: string[] = [];
-
+  let emu: Emulator | undefined;
   before(async () => {
     await dialer.start();
-    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, log: (m) => logs.push(m) });
+    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, ...options });
   });
   after(async () => {
-    await emu.close();
+    await emu?.close();
     await dialer.stop();
   });
+  return { dialer, emulator: () => emu! };
+}
+
+/** POST Calls.json to the emulated Twilio: a call to `to` whose answer URL is Dialer's `answerUrl`. */
+function placeTwilioCall(emu: Emulator, to: string, answerUrl: string): Promise<Response> {
+  return fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
+    method: 'POST',
+    headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
+    body: form([['To', to], ['From', '+15559990000'], ['Url', answerUrl]]),
+  });
+}
+
+describe('provider emulator', () => {
+  const logs: string[] = [];
+  const { dialer, emulator } = emulatorSuite({ log: (m) => logs.push(m) });
 
   it('Twilio: REST call, signed callbacks, <Connect><Stream>, audio both ways, mark and clear, the callee hangs up', async () => {
+    const emu = emulator();
     const to = '+15550000001';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Hello there.' }, { waitForAudio: 4000 }, { hangup: true }] });
     dialer.handlers.set('/provider_a/answer', () => ({ body: `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${dialer.url.replace('http', 'ws')}/media/tw1"><Parameter name="k" value="v"/></Stream></Connect></Response>` }));
@@ -211,6 +226,7 @@ describe('provider emulator', () => {
   });
 
   it('Plivo: REST call, V3-signed answer, <Stream>, playAudio/checkpoint/clearAudio, Dialer hangs up over REST', async () => {
+    const emu = emulator();
     const to = '+15550000002';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Hi.' }, { dtmf: '12' }] });
     dialer.handlers.set('/provider_c/answer', () => ({
@@ -283,6 +299,7 @@ describe('provider emulator', () => {
   });
 
   it('Exotel: connect to the flow, the Voicebot URL, slin media, mark and clear, Dialer closes the socket, JSON status callback', async () => {
+    const emu = emulator();
     const to = '+919800000003';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Yes?' }] });
     // The flow: Voicebot applet (a stream URL), then the Connect applet (?transfer=1: the human to dial), then Hangup.
@@ -356,6 +373,7 @@ describe('provider emulator', () => {
   });
 
   it('busy and no-answer end with their terminal callbacks', async () => {
+    const emu = emulator();
     emu.script('+15550000011', { answer: 'busy', ringMs: 50 });
     emu.script('+15550000012', { answer: 'no_answer', ringMs: 50 });
     emu.script('+919800000013', { answer: 'busy', ringMs: 50 });
@@ -399,6 +417,7 @@ describe('provider emulator', () => {
   });
 
   it('voicemail: Twilio AMD reports machine_start, Plivo Machine=true; Dialer hangs up with markup', async () => {
+    const emu = emulator();
     emu.script('+15550000021', { answer: 'voicemail', ringMs: 50 });
     emu.script('+15550000022', { answer: 'voicemail', ringMs: 50 });
     dialer.handlers.set('/provider_a/answer', () => ({ body: '<Response><Hangup/></Response>' }));
@@ -426,6 +445,7 @@ describe('provider emulator', () => {
   });
 
   it('Plivo: a transfer over REST (legs=aleg, aleg_url) dials the human; a queued call is canceled by its request_uuid', async () => {
+    const emu = emulator();
     const to = '+15550000050';
     emu.script(to, { answer: 'answer', ringMs: 50 });
     const ws = dialer.url.replace('http', 'ws');
@@ -477,6 +497,7 @@ describe('provider emulator', () => {
   });
 
   it('REST: wrong credentials get 401 and missing fields 400, in each provider\'s error shape', async () => {
+    const emu = emulator();
     const tw = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, { method: 'POST', headers: { authorization: basic(TW.accountSid, 'wrong') }, body: '' });
     assert.equal(tw.status, 401);
     assert.deepEqual(await tw.json(), { code: 20003, message: 'Authenticate', more_info: 'https://www.twilio.com/docs/errors/20003', status: 401 });
@@ -499,6 +520,7 @@ describe('provider emulator', () => {
   });
 
   it('inbound: the caller reaches Dialer\'s answer URL; <Say> then <Hangup/>', async () => {
+    const emu = emulator();
     dialer.handlers.set('/provider_a/answer', (hit) =>
       hit.params.Direction === 'inbound' ? { body: '<Response><Say>We are closed.</Say><Hangup/></Response>' } : { status: 404, body: '' },
     );
@@ -529,6 +551,7 @@ describe('provider emulator', () => {
   });
 
   it('Twilio: new TwiML over REST moves the callee to a human (<Dial>)', async () => {
+    const emu = emulator();
     const to = '+15550000040';
     emu.script(to, { answer: 'answer', ringMs: 50 });
     dialer.handlers.set('/provider_a/answer', () => ({ body: `<Response><Connect><Stream url="${dialer.url.replace('http', 'ws')}/media/tw-x"/></Connect></Response>` }));
@@ -558,27 +581,14 @@ describe('provider emulator', () => {
 });
 
 describe('provider emulator without media records (load)', () => {
-  const dialer = new FakeDialer();
-  let emu: Emulator;
-
-  before(async () => {
-    await dialer.start();
-    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, recordMedia: false });
-  });
-  after(async () => {
-    await emu.close();
-    await dialer.stop();
-  });
+  const { dialer, emulator } = emulatorSuite({ recordMedia: false });
 
   it('streams, hears and echoes marks as before, but keeps no frames or audio of the call', async () => {
+    const emu = emulator();
     const to = '+15550000901';
     emu.script(to, { answer: 'answer', ringMs: 100, steps: [{ say: 'Hello there.' }, { waitForAudio: 4000 }, { hangup: true }] });
     dialer.handlers.set('/provider_a/answer', () => ({ body: `<?xml version="1.0" encoding="UTF-8"?><Response><Connect><Stream url="${dialer.url.replace('http', 'ws')}/media/light1"/></Connect></Response>` }));
-    const res = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
-      method: 'POST',
-      headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
-      body: form([['To', to], ['From', '+15559990000'], ['Url', `${dialer.url}/provider_a/answer?s=light1`]]),
-    });
+    const res = await placeTwilioCall(emu, to, `${dialer.url}/provider_a/answer?s=light1`);
     assert.equal(res.status, 201);
     const call = await emu.nextCall((c) => c.to === to);
     const sock = await dialer.socket('/media/light1');
@@ -606,26 +616,13 @@ describe('provider emulator without media records (load)', () => {
 });
 
 describe('provider emulator keeping a bounded number of ended calls', () => {
-  const dialer = new FakeDialer();
-  let emu: Emulator;
-
-  before(async () => {
-    await dialer.start();
-    emu = await startEmulator({ dialerUrl: dialer.url, twilio: TW, plivo: PL, exotel: EX, keepEndedCalls: 1 });
-  });
-  after(async () => {
-    await emu.close();
-    await dialer.stop();
-  });
+  const { dialer, emulator } = emulatorSuite({ keepEndedCalls: 1 });
 
   it('forgets the oldest ended call beyond the number kept: gone from calls and from the REST API', async () => {
+    const emu = emulator();
     const place = async (to: string) => {
       emu.script(to, { answer: 'busy', ringMs: 50 });
-      const res = await fetch(`${emu.url}/2010-04-01/Accounts/${TW.accountSid}/Calls.json`, {
-        method: 'POST',
-        headers: { authorization: basic(TW.accountSid, TW.authToken), 'content-type': 'application/x-www-form-urlencoded' },
-        body: form([['To', to], ['From', '+15559990000'], ['Url', `${dialer.url}/provider_a/answer?s=k`]]),
-      });
+      const res = await placeTwilioCall(emu, to, `${dialer.url}/provider_a/answer?s=k`);
       assert.equal(res.status, 201);
       const call = await emu.nextCall((c) => c.to === to);
       await call.ended;
