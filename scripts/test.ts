@@ -19,6 +19,13 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const BOTH_BACKENDS = [`test${path.sep}api${path.sep}`, `test${path.sep}db${path.sep}`];
 /** Suites that only run on PostgreSQL (several processes on one database): left out of the PGlite run. */
 const POSTGRES_ONLY = '.postgres.test.ts';
+/**
+ * A test file that has not finished after this long fails, named, and the run goes on (the slowest
+ * file takes about two minutes on 2 cores). With `--test-force-exit`, a file whose tests are done
+ * ends even if something it started (a socket, a timer) would keep its process alive: without both,
+ * one stuck file stalls the whole run silently until CI's own limit.
+ */
+const FILE_TIMEOUT_MS = 10 * 60_000;
 /** Suites that drive a real browser. */
 const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
 
@@ -49,7 +56,8 @@ function run(label: string, files: string[], env: Env): Promise<number> {
     if (files.length === 0) return resolve(0);
     process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
     const concurrency = process.env.DIALER_TEST_CONCURRENCY ?? String(Math.max(2, Math.min(4, os.cpus().length)));
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, ...files], {
+    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit'];
+    const child = spawn(process.execPath, [...args, ...files], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: childEnv(env),
