@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/index.js';
-import { enqueueReportingWebhooks } from './payload.js';
-import { enqueueServiceCallbacks } from './service-callback.js';
+import { reportingDeliveries } from './payload.js';
+import { WebhooksRepository } from './repository.js';
+import { serviceCallbackDeliveries } from './service-callback.js';
 
 /**
  * What a lead's finish queues, in the transaction that finishes it (phone calls and WebRTC
@@ -9,10 +10,13 @@ import { enqueueServiceCallbacks } from './service-callback.js';
  * lead that one statement finished.
  */
 export function queueFinishNotifications(deploymentCallbackUrl: string | undefined): (q: Queryable, leadIds: readonly string[]) => Promise<void> {
-  // Leads that finished together (a worker's batch) are read and queued together: a few statements
-  // per batch rather than two reads per lead.
+  // Leads that finished together (a worker's batch) are read once and queued by one insert, both
+  // kinds together: each statement is a round trip inside the finish's transaction, which holds
+  // its leads' row locks until it commits.
   return async (q, leadIds) => {
-    await enqueueReportingWebhooks(q, leadIds);
-    await enqueueServiceCallbacks(q, leadIds, deploymentCallbackUrl);
+    if (leadIds.length === 0) return;
+    const repo = new WebhooksRepository(q);
+    const leads = await repo.notifiable(leadIds, deploymentCallbackUrl !== undefined);
+    await repo.insert([...reportingDeliveries(leads), ...serviceCallbackDeliveries(leads, deploymentCallbackUrl)]);
   };
 }

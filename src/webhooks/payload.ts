@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/index.js';
 import { isReached, reasonOf } from '../lifecycle/index.js';
 import { newId } from '../lib/ids.js';
-import { WebhooksRepository, type FinishedLead } from './repository.js';
+import { WebhooksRepository, type FinishedLead, type NewDelivery, type NotifiableLead } from './repository.js';
 
 /** The reporting webhook's body: the success payload after a conversation, else the failure payload with its reason. */
 export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failure'; body: Record<string, unknown> } {
@@ -84,13 +84,17 @@ export async function enqueueReportingWebhook(q: Queryable, leadId: string): Pro
 export async function enqueueReportingWebhooks(q: Queryable, leadIds: readonly string[]): Promise<number> {
   if (leadIds.length === 0) return 0;
   const repo = new WebhooksRepository(q);
-  const rows = await repo.leadsWithReportingUrl(leadIds);
-  const queued = rows.flatMap((lead) => {
+  const queued = reportingDeliveries(await repo.notifiable(leadIds, false));
+  await repo.insert(queued);
+  return queued.length;
+}
+
+/** The reporting webhooks of these finished leads (those that asked for one). */
+export function reportingDeliveries(leads: readonly NotifiableLead[]): NewDelivery[] {
+  return leads.flatMap((lead) => {
     const url = lead.payload.reporting_webhook_url;
-    if (typeof url !== 'string' || url.length === 0) return [];
+    if (!lead.reporting || typeof url !== 'string' || url.length === 0) return [];
     const { kind, body } = reportingPayload(lead);
     return [{ id: newId(), lead_id: lead.id, url, kind, payload: body }];
   });
-  await repo.insert(queued);
-  return queued.length;
 }

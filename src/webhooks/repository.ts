@@ -38,6 +38,9 @@ export type ConversationLead = Pick<
   | 'trace_scores' | 'meta_data'
 > & { callback_url: string | null };
 
+/** A finished lead with what its notifications are made of, and which of them it gets. */
+export type NotifiableLead = FinishedLead & ConversationLead & { reporting: boolean; conversation: boolean };
+
 /** A delivery with its attempts, as GET /leads/{id}/webhooks shows it. */
 export interface DeliveryRecord {
   id: string;
@@ -66,31 +69,25 @@ export class WebhooksRepository {
     );
   }
 
-  /** Of these leads, those that asked for a reporting webhook (a string `reporting_webhook_url`), in the order given. */
-  async leadsWithReportingUrl(leadIds: readonly string[]): Promise<FinishedLead[]> {
-    const { rows } = await this.db.query<FinishedLead>(
-      `SELECT id, request_id, status, outcome, attempt_count, call_id, recording_url, call_end_time, cancellation_reason, payload, meta_data
-       FROM leads WHERE id = ANY($1::text[]) AND jsonb_typeof(payload->'reporting_webhook_url') = 'string'
-       ORDER BY array_position($1::text[], id)`,
-      [leadIds],
-      { prepare: true },
-    );
-    return rows;
-  }
-
   /**
-   * Of these leads, those whose last attempt was a conversation (the agent left `call_ended_by`),
-   * with their configuration's callback endpoint; only those with one unless `anyEndpoint` (the
-   * deployment has its own), in the order given.
+   * Of these leads, in the order given, those a notification is made of, in one read: `reporting`
+   * when the lead asked for a reporting webhook (a string `reporting_webhook_url`); `conversation`
+   * when its last attempt was a conversation (the agent left `call_ended_by`) and there is an
+   * endpoint for the service callback (the configuration's `callback_url`, or the deployment's when
+   * `anyEndpoint`).
    */
-  async conversations(leadIds: readonly string[], anyEndpoint: boolean): Promise<ConversationLead[]> {
-    const { rows } = await this.db.query<ConversationLead>(
-      `SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
-              l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
-              l.cost, l.sentiment, l.trace_scores, l.meta_data, c.service_callback_url AS callback_url
-       FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.id = ANY($1::text[]) AND l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean)
-       ORDER BY array_position($1::text[], l.id)`,
+  async notifiable(leadIds: readonly string[], anyEndpoint: boolean): Promise<NotifiableLead[]> {
+    const { rows } = await this.db.query<NotifiableLead>(
+      `SELECT * FROM (
+         SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
+                l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
+                l.cancellation_reason, l.cost, l.sentiment, l.trace_scores, l.payload, l.meta_data, c.service_callback_url AS callback_url,
+                jsonb_typeof(l.payload->'reporting_webhook_url') = 'string' AS reporting,
+                l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean) AS conversation
+         FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+         WHERE l.id = ANY($1::text[])) AS n
+       WHERE reporting OR conversation
+       ORDER BY array_position($1::text[], id)`,
       [leadIds, anyEndpoint],
       { prepare: true },
     );

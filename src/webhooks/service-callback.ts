@@ -7,7 +7,7 @@
 import type { Queryable } from '../db/index.js';
 import { newId } from '../lib/ids.js';
 import { extras } from './payload.js';
-import { WebhooksRepository, type ConversationLead } from './repository.js';
+import { WebhooksRepository, type ConversationLead, type NewDelivery, type NotifiableLead } from './repository.js';
 
 
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
@@ -65,11 +65,15 @@ export async function enqueueServiceCallback(q: Queryable, leadId: string, deplo
 export async function enqueueServiceCallbacks(q: Queryable, leadIds: readonly string[], deploymentUrl: string | undefined): Promise<number> {
   if (leadIds.length === 0) return 0;
   const repo = new WebhooksRepository(q);
-  const rows = await repo.conversations(leadIds, deploymentUrl !== undefined);
-  const queued = rows.flatMap((lead) => {
-    const url = lead.callback_url ?? deploymentUrl;
-    return url ? [{ id: newId(), lead_id: lead.id, url, kind: 'service_callback' as const, payload: serviceCallbackPayload(lead) }] : [];
-  });
+  const queued = serviceCallbackDeliveries(await repo.notifiable(leadIds, deploymentUrl !== undefined), deploymentUrl);
   await repo.insert(queued);
   return queued.length;
+}
+
+/** The service callbacks of these finished leads (after a conversation, to the configuration's endpoint or the deployment's). */
+export function serviceCallbackDeliveries(leads: readonly NotifiableLead[], deploymentUrl: string | undefined): NewDelivery[] {
+  return leads.flatMap((lead) => {
+    const url = lead.callback_url ?? deploymentUrl;
+    return lead.conversation && url ? [{ id: newId(), lead_id: lead.id, url, kind: 'service_callback' as const, payload: serviceCallbackPayload(lead) }] : [];
+  });
 }
