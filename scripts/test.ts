@@ -8,6 +8,7 @@
  *   npm test -- test/api/leads.test.ts      chosen files or folders (on both backends when they are api/db suites)
  *   DIALER_TEST_BACKENDS=pglite npm test    one backend only (pglite or postgres)
  *   DIALER_TEST_SKIP_BROWSER=1 npm test     without the browser suites (said in the summary)
+ *   DIALER_TEST_FILE_TIMEOUT_MS=60000 npm test  a file still running after this long fails (default 10 minutes)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,11 +22,12 @@ const BOTH_BACKENDS = [`test${path.sep}api${path.sep}`, `test${path.sep}db${path
 const POSTGRES_ONLY = '.postgres.test.ts';
 /**
  * A test file that has not finished after this long fails, named, and the run goes on (the slowest
- * file takes about two minutes on 2 cores). With `--test-force-exit`, a file whose tests are done
- * ends even if something it started (a socket, a timer) would keep its process alive: without both,
- * one stuck file stalls the whole run silently until CI's own limit.
+ * file takes about two minutes on 2 cores; DIALER_TEST_FILE_TIMEOUT_MS changes it). With
+ * `--test-force-exit`, a file whose tests are done ends even if something it started (a socket, a
+ * timer) would keep its process alive: without both, one stuck file stalls the whole run silently
+ * until CI's own limit.
  */
-const FILE_TIMEOUT_MS = 10 * 60_000;
+const FILE_TIMEOUT_MS = Number(process.env.DIALER_TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
 /** Suites that drive a real browser. */
 const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
 

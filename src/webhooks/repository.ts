@@ -72,8 +72,8 @@ export class WebhooksRepository {
   /**
    * Of these leads, in the order given, those a notification is made of, in one read: `reporting`
    * when the lead asked for a reporting webhook (a string `reporting_webhook_url`); `conversation`
-   * when its last attempt was a conversation (the agent left `call_ended_by`) and there is an
-   * endpoint for the service callback (the configuration's `callback_url`, or the deployment's when
+   * when its last attempt was a conversation (the agent left `call_ended_by`) and the service
+   * callback has an endpoint (the configuration's `service_callback_url`, or the deployment's when
    * `anyEndpoint`).
    */
   async notifiable(leadIds: readonly string[], anyEndpoint: boolean): Promise<NotifiableLead[]> {
