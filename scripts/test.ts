@@ -27,7 +27,20 @@ const POSTGRES_ONLY = '.postgres.test.ts';
  * timer) would keep its process alive: without both, one stuck file stalls the whole run silently
  * until CI's own limit.
  */
-const FILE_TIMEOUT_MS = Number(process.env.DIALER_TEST_FILE_TIMEOUT_MS) || 10 * 60_000;
+const FILE_TIMEOUT_MS = wholeNumber('DIALER_TEST_FILE_TIMEOUT_MS', 10 * 60_000);
+/** Test files run at once. */
+const CONCURRENCY = wholeNumber('DIALER_TEST_CONCURRENCY', Math.max(2, Math.min(4, os.cpus().length)));
+
+/** A setting of the test command that must be a whole number above 0: `fallback` when unset; a wrong one stops the run, saying so. */
+function wholeNumber(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[1-9][0-9]*$/.test(raw)) {
+    process.stderr.write(`npm test: ${name} must be a whole number above 0 (it is ${JSON.stringify(raw)})\n`);
+    process.exit(2);
+  }
+  return Number(raw);
+}
 /** Suites that drive a real browser. */
 const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
 
@@ -57,8 +70,7 @@ function run(label: string, files: string[], env: Env): Promise<number> {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve(0);
     process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
-    const concurrency = process.env.DIALER_TEST_CONCURRENCY ?? String(Math.max(2, Math.min(4, os.cpus().length)));
-    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${concurrency}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit'];
+    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit'];
     const child = spawn(process.execPath, [...args, ...files], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],

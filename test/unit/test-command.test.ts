@@ -2,7 +2,7 @@
  * `npm test` itself (scripts/test.ts) on files that would stall node's test runner: one whose test
  * leaves a timer running (its process would never exit), one whose clean-up never returns. The
  * first passes and ends; the second fails, named, once the file timeout is over; the run ends
- * either way and says so in its summary.
+ * either way and says so in its summary. A setting that is not a whole number stops it at once.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,14 +13,14 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../.
 const fixture = (name: string) => path.join('test', 'fixtures', 'test-command', name);
 
 /** Runs the test command on `files` (PGlite only: nothing to provision but the voice); its exit code and output. */
-function npmTest(files: string[]): Promise<{ code: number; out: string }> {
+function npmTest(files: string[], settings: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   // Without the variable node's runner sets for its files: with it, a nested runner runs nothing.
   const { NODE_TEST_CONTEXT: _nested, ...env } = process.env;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'scripts/test.ts', ...files],
-      { cwd: root, env: { ...env, DIALER_TEST_BACKENDS: 'pglite', DIALER_TEST_FILE_TIMEOUT_MS: '5000' }, timeout: 120_000 },
+      { cwd: root, env: { ...env, DIALER_TEST_BACKENDS: 'pglite', DIALER_TEST_FILE_TIMEOUT_MS: '5000', ...settings }, timeout: 120_000 },
       (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: stdout + stderr }),
     );
   });
@@ -41,5 +41,14 @@ describe('the test command', { timeout: 180_000 }, () => {
     assert.match(out, /timed out after 5000ms/);
     assert.match(out, /✔ passes and leaves a timer running/);
     assert.match(out, /^\d+ passed, [1-9]\d* failed, 0 skipped$/m);
+  });
+
+  it('refuses a setting that is not a whole number above 0, naming it, before running anything', async () => {
+    for (const [name, value] of [['DIALER_TEST_FILE_TIMEOUT_MS', '10m'], ['DIALER_TEST_FILE_TIMEOUT_MS', '-5'], ['DIALER_TEST_CONCURRENCY', '0']] as const) {
+      const { code, out } = await npmTest([fixture('leaves-a-timer.test.ts')], { [name]: value });
+      assert.equal(code, 2, out);
+      assert.match(out, new RegExp(`npm test: ${name} must be a whole number above 0 \\(it is "${value}"\\)`));
+      assert.doesNotMatch(out, /passes and leaves a timer running/);
+    }
   });
 });
