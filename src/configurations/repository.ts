@@ -41,6 +41,15 @@ export interface ConfigurationRow {
   updated_at: Date;
 }
 
+/** A row of `pushTargets`: `flow` and `configuration` are set on the first row of each template only. */
+export interface PushTargetRow extends Omit<TemplateRef, 'flow'> {
+  i: number;
+  blacklisted: boolean;
+  first: boolean;
+  flow: TemplateRef['flow'] | null;
+  configuration: ConfigurationRow | null;
+}
+
 export type ConfigurationWrite = Omit<ConfigurationRow, 'id' | 'created_at' | 'updated_at'>;
 
 /** The written columns, in one order for INSERT and UPDATE. jsonb columns are passed as JSON text. */
@@ -110,17 +119,22 @@ export class ConfigurationsRepository {
   }
 
   /**
-   * Per key (its index `i`): the template by name within the reseller, its configuration, and
-   * whether the phone is on the reseller's or the platform blacklist. Keys naming no template
-   * have no row.
+   * Per key (its index `i`): the template by name within the reseller, and whether the phone is on
+   * the reseller's or the platform blacklist. A template's flow and its configuration come once, on
+   * the first key naming it (`first`); the other keys of the same template carry only its id. Keys
+   * naming no template have no row.
    */
   async pushTargets(keys: readonly { resellerId: string; templateName: string; phone: string | undefined }[]) {
-    const { rows } = await this.db.query<TemplateRef & { i: number; configuration: ConfigurationRow | null; blacklisted: boolean }>(
-      `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id, t.flow, to_jsonb(c) AS configuration,
-              k.phone IS NOT NULL AND ${blacklistedSql('k.phone', 'k.reseller_id')} AS blacklisted
+    const { rows } = await this.db.query<PushTargetRow>(
+      `SELECT k.i, t.id, t.name, t.reseller_id, t.merchant_id,
+              k.phone IS NOT NULL AND ${blacklistedSql('k.phone', 'k.reseller_id')} AS blacklisted,
+              row_number() OVER per_template = 1 AS first,
+              CASE WHEN row_number() OVER per_template = 1 THEN t.flow END AS flow,
+              CASE WHEN row_number() OVER per_template = 1 THEN to_jsonb(c) END AS configuration
        FROM jsonb_to_recordset($1::jsonb) AS k (i integer, reseller_id text, name text, phone text)
        JOIN templates t ON t.reseller_id = k.reseller_id AND t.name = k.name
-       LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id`,
+       LEFT JOIN configurations c ON c.reseller_id = t.reseller_id AND c.template_id = t.id
+       WINDOW per_template AS (PARTITION BY t.id ORDER BY k.i)`,
       [JSON.stringify(keys.map((k, i) => ({ i, reseller_id: k.resellerId, name: k.templateName, phone: k.phone ?? null })))],
       { prepare: true },
     );

@@ -41,10 +41,13 @@ export interface PushTargetKey {
 export async function findPushTargets(db: Queryable, keys: readonly PushTargetKey[]): Promise<(PushTarget | undefined)[]> {
   if (keys.length === 0) return [];
   const rows = await new ConfigurationsRepository(db).pushTargets(keys);
-  const targets: (PushTarget | undefined)[] = keys.map(() => undefined);
-  for (const { i, configuration, blacklisted, ...template } of rows) {
-    targets[i] = { template, configuration: configuration ?? undefined, blacklisted };
+  // Rows come in any order; a template's flow and configuration are on its first key's row only.
+  const shared = new Map<string, { template: TemplateRef; configuration: ConfigurationRow | undefined }>();
+  for (const { id, name, reseller_id, merchant_id, flow, configuration, first } of rows) {
+    if (first) shared.set(id, { template: { id, name, reseller_id, merchant_id, flow: flow! }, configuration: configuration ?? undefined });
   }
+  const targets: (PushTarget | undefined)[] = keys.map(() => undefined);
+  for (const { i, id, blacklisted } of rows) targets[i] = { ...shared.get(id)!, blacklisted };
   return targets;
 }
 

@@ -80,6 +80,17 @@ export class PushContext {
   }
 }
 
+/** The variables a flow's prompts use, worked out once per flow a lookup returned (the pushes of a batch to one template share it). */
+const flowVariables = new WeakMap<object, readonly string[]>();
+function variablesOf(flow: PushTarget['template']['flow']): readonly string[] {
+  let variables = flowVariables.get(flow);
+  if (!variables) {
+    variables = promptVariables(flow);
+    flowVariables.set(flow, variables);
+  }
+  return variables;
+}
+
 function memo<T>(cache: Map<string, Promise<T>>, key: string, load: () => Promise<T>): Promise<T> {
   let hit = cache.get(key);
   if (!hit) {
@@ -144,7 +155,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
   const payload: Record<string, unknown> = { ...body.payload };
   if (body.reporting_webhook_url !== undefined) payload.reporting_webhook_url = body.reporting_webhook_url;
 
-  const errors: FieldError[] = promptVariables(template.flow)
+  const errors: FieldError[] = variablesOf(template.flow)
     .filter((v) => payload[v] === undefined || payload[v] === null)
     .map((v) => ({ path: `/payload/${v}`, message: `is required: template ${template.name} uses {${v}}` }));
   const phone = payload.customer_mobile_number as string | undefined;

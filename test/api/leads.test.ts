@@ -376,6 +376,45 @@ describe('POST /leads/batch', () => {
     }
   });
 
+  it('checks each item of a batch naming several templates against its own template, configuration and blacklist', async () => {
+    // Looked up together: each template's flow and configuration come once, on its first item.
+    const lenient = await template(w.reseller1, 'batch-lenient', w.r1, null, 'Your order {order_no}');
+    const cfg = await w.reseller1.post('/configurations', { reseller_id: w.r1, template: lenient.id, calling_provider: 'PROVIDER_A', enforce_blacklist: false });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    const unconfigured = await template(w.reseller1, 'batch-unconfigured', w.r1, null, 'Hi {first_name}');
+    await w.reseller1.post('/blacklist', { phone_numbers: ['+14155550188'] });
+    const item = (template: string, payload: Record<string, unknown>) => ({ request_id: `multi-${++seq}`, template, reseller_id: w.r1, payload: { customer_mobile_number: mobile(), ...payload } });
+    const leads = [
+      item(shared.name, { customer_name: 'A' }),
+      item(lenient.name, { customer_name: 'B' }),
+      item(unconfigured.name, { first_name: 'C' }),
+      item(shared.name, { order_no: 1 }),
+      item(lenient.name, { order_no: 2, customer_mobile_number: '+14155550188' }),
+      item(shared.name, { customer_name: 'D', customer_mobile_number: '+14155550188' }),
+      item('batch-nope', { customer_name: 'E' }),
+      item(unconfigured.name, { customer_name: 'F' }),
+      item(lenient.name, { order_no: 3 }),
+    ];
+    const res = await w.reseller1.post('/leads/batch', { leads });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const outcome = res.body.results.map((r: any) => [r.index, r.status, r.problem?.code ?? null, r.problem?.errors?.[0]?.path ?? null]);
+    assert.deepEqual(outcome, [
+      [0, 201, null, null],
+      [1, 422, 'schema_validation_failed', '/payload/order_no'],
+      [2, 201, null, null],
+      [3, 422, 'schema_validation_failed', '/payload/customer_name'],
+      [4, 201, null, null], // blacklisted, but this template's configuration does not enforce the list
+      [5, 403, 'blacklisted', null],
+      [6, 404, 'template_not_found', '/template'],
+      [7, 422, 'schema_validation_failed', '/payload/first_name'],
+      [8, 201, null, null],
+    ]);
+    assert.match(res.body.results[2].result.message, /no configuration exists yet for template batch-unconfigured/);
+    assert.equal(res.body.results[8].result.message, 'Lead queued');
+    const templateOf = async (i: number) => (await w.reseller1.get(`/leads/${res.body.results[i].result.lead_call_tracker_id}`)).body.template_id;
+    assert.deepEqual(await Promise.all([0, 2, 4, 8].map(templateOf)), [shared.id, unconfigured.id, lenient.id, lenient.id]);
+  });
+
   it('takes 1,000 leads at once and refuses more', async () => {
     const before = await count();
     const leads = Array.from({ length: 1000 }, (_, i) => ({ request_id: `bulk-${i}`, template: shared.name, reseller_id: w.r1, payload: { customer_mobile_number: mobile(), customer_name: 'B' } }));
