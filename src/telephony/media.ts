@@ -29,7 +29,7 @@ export function attachMediaServer(server: Server, prefix: string, telephony: Tel
       return refuse(socket, 403, 'Forbidden');
     }
     wss.handleUpgrade(request, socket, head, (ws) => {
-      if (!session.attach(ws)) ws.close(4409, 'this call already has a media stream or is over');
+      if (!session.attach(ws, socket)) ws.close(4409, 'this call already has a media stream or is over');
     });
   };
   server.on('upgrade', onUpgrade);

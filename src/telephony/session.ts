@@ -7,6 +7,7 @@
  * opened, has closed and its recording is stored. Safety timers end calls whose callbacks never come.
  */
 import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
@@ -26,6 +27,9 @@ import {
   type ProviderKit,
   type TransferRequest,
 } from './provider.js';
+
+/** A connection whose writes can be held back and sent together. */
+type Corkable = Pick<Writable, 'cork' | 'uncork'>;
 
 /** Stores a finished recording and gives back its URL. */
 export type SaveRecording = (callSid: string, wav: Buffer) => Promise<string>;
@@ -77,6 +81,8 @@ export class CallSession {
   private transferTo: string | undefined;
 
   private ws: WebSocket | undefined;
+  /** The connection under `ws`: a play's messages are written to it together (see io().play). */
+  private socket: Corkable | undefined;
   private serializer: MediaSerializer | undefined;
   private recorder: CallRecorder | undefined;
   private conversation: Promise<ConversationResult> | undefined;
@@ -183,10 +189,11 @@ export class CallSession {
    * The provider opened the media WebSocket for this call. One stream at a time: a second is taken
    * only while the provider replaces the first (after playing keys), and carries the same conversation.
    */
-  attach(ws: WebSocket): boolean {
+  attach(ws: WebSocket, socket?: Corkable): boolean {
     if (this.finishing || this.endKind !== undefined) return false;
     if (this.ws && !this.replacing.awaited) return false;
     this.ws = ws;
+    this.socket = socket;
     this.serializer = this.kit.serializer();
     ws.on('message', (data, isBinary) => {
       if (isBinary || ws !== this.ws) return;
@@ -269,10 +276,17 @@ export class CallSession {
       play(pcm) {
         if (session.callOver.signal.aborted) return Promise.resolve('ended' as const);
         if (!session.ws) return Promise.resolve(session.replacing.awaited ? ('cleared' as const) : ('ended' as const));
-        for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
-        session.recorder?.played(pcm);
         const name = `play-${++session.markSeq}`;
-        session.ws.send(session.serializer!.mark(name));
+        // A play is many 20 ms media messages and a mark: held back and written to the connection
+        // in one go (one system call) rather than one write each.
+        session.socket?.cork();
+        try {
+          for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
+          session.ws.send(session.serializer!.mark(name));
+        } finally {
+          session.socket?.uncork();
+        }
+        session.recorder?.played(pcm);
         return new Promise<PlayResult>((resolve) => session.pendingPlays.set(name, resolve));
       },
       clear() {

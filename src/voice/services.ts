@@ -165,14 +165,38 @@ export function serviceRate(accepted: readonly number[], inputHz: number): numbe
 }
 
 /**
- * A cheap GET that leaves a kept-alive connection to `url`'s server in the HTTP client's pool (the
- * answer does not matter: any answer means TCP and TLS are done). Never throws.
+ * How long a warmed connection is taken as still warm. The connection pool is the process's, so
+ * calls starting together share one warm-up per server instead of each sending its own (before,
+ * every call sent two on answer and two more whenever its caller began to speak: more requests to
+ * the AI services than the conversation itself made).
  */
-export async function warmConnection(url: string, headers: Record<string, string> = {}): Promise<void> {
-  try {
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
-    await res.arrayBuffer();
-  } catch {
-    /* a cold connection is only slower */
-  }
+export const WARM_REUSE_MS = 1000;
+
+/** Per URL: the warm-up under way, or when the last one ended. */
+const warming = new Map<string, Promise<void> | number>();
+
+/**
+ * A cheap GET that leaves a kept-alive connection to `url`'s server in the HTTP client's pool (the
+ * answer does not matter: any answer means TCP and TLS are done). A warm-up of the same URL under
+ * way is joined, and one that ended less than WARM_REUSE_MS ago stands. Never throws.
+ */
+export function warmConnection(url: string, headers: Record<string, string> = {}): Promise<void> {
+  const last = warming.get(url);
+  if (typeof last === 'object') return last;
+  if (typeof last === 'number' && performance.now() - last < WARM_REUSE_MS) return Promise.resolve();
+  const run = (async () => {
+    try {
+      const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
+      await res.arrayBuffer();
+    } catch {
+      /* a cold connection is only slower */
+    } finally {
+      const now = performance.now();
+      warming.set(url, now);
+      // Services are few, but their URLs come from configuration: forget the ones long unused.
+      if (warming.size > 256) for (const [u, at] of warming) if (typeof at === 'number' && now - at >= WARM_REUSE_MS) warming.delete(u);
+    }
+  })();
+  warming.set(url, run);
+  return run;
 }
