@@ -27,7 +27,7 @@ after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('warming the AI services’ connections', () => {
   it('sends one warm-up per server for calls starting together, and another once the last is more than a moment old', async () => {
-    // Twenty calls' LLMs and voices (one client each, as each call's services are), all on one server.
+    // Forty clients of one server: twenty LLMs and twenty voices, warming together as calls starting together do.
     const llms = Array.from({ length: 20 }, () => new OpenAICompatibleLLM({ baseUrl: url, apiKey: 'k', model: 'm', timeoutMs: 2000 }));
     const voices = Array.from({ length: 20 }, () => new OpenAITTS({ baseUrl: url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 2000 }));
     await Promise.all([...llms.map((l) => l.warm()), ...voices.map((v) => v.warm())]);
