@@ -7,7 +7,6 @@
  * opened, has closed and its recording is stored. Safety timers end calls whose callbacks never come.
  */
 import { randomBytes } from 'node:crypto';
-import type { Writable } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
@@ -15,6 +14,7 @@ import type { CallEnd } from '../lifecycle/index.js';
 import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
 import { KeySender } from './keys.js';
+import { writePlay, type Corkable } from './play.js';
 import { StreamReplacement } from './replacement.js';
 import {
   TELEPHONY_SAMPLE_RATE_HZ,
@@ -27,9 +27,6 @@ import {
   type ProviderKit,
   type TransferRequest,
 } from './provider.js';
-
-/** A connection whose writes can be held back and sent together. */
-type Corkable = Pick<Writable, 'cork' | 'uncork'>;
 
 /** Stores a finished recording and gives back its URL. */
 export type SaveRecording = (callSid: string, wav: Buffer) => Promise<string>;
@@ -81,7 +78,7 @@ export class CallSession {
   private transferTo: string | undefined;
 
   private ws: WebSocket | undefined;
-  /** The connection under `ws`: a play's messages are written to it together (see io().play). */
+  /** The connection under `ws`: a play's messages are written to it together (writePlay). */
   private socket: Corkable | undefined;
   private serializer: MediaSerializer | undefined;
   private recorder: CallRecorder | undefined;
@@ -277,15 +274,7 @@ export class CallSession {
         if (session.callOver.signal.aborted) return Promise.resolve('ended' as const);
         if (!session.ws) return Promise.resolve(session.replacing.awaited ? ('cleared' as const) : ('ended' as const));
         const name = `play-${++session.markSeq}`;
-        // A play is many 20 ms media messages and a mark: held back and written to the connection
-        // in one go (one system call) rather than one write each.
-        session.socket?.cork();
-        try {
-          for (const frame of session.serializer!.audio(pcm)) session.ws.send(frame);
-          session.ws.send(session.serializer!.mark(name));
-        } finally {
-          session.socket?.uncork();
-        }
+        writePlay(session.ws, session.socket, session.serializer!, pcm, name);
         session.recorder?.played(pcm);
         return new Promise<PlayResult>((resolve) => session.pendingPlays.set(name, resolve));
       },
@@ -397,17 +386,8 @@ export class CallSession {
   }
 
   private outcome(media: { result?: ConversationResult; recordingUrl?: string } | undefined): CallEnd {
-    return callEnd({
-      answeredBy: this.answeredBy,
-      media,
-      transferTo: this.transferTo,
-      durationSeconds: this.durationSeconds,
-      spokenSeconds: this.recorder?.seconds,
-      failure: this.failure,
-      endKind: this.endKind,
-      reason: this.reason,
-      cutByShutdown: this.cutByShutdown,
-      meta: { provider_statuses: this.providerStatuses, ...(this.transferEvents.length ? { transfer_events: this.transferEvents } : {}), ...this.keys.record() },
-    });
+    const { answeredBy, transferTo, durationSeconds, failure, endKind, reason, cutByShutdown, providerStatuses, transferEvents } = this;
+    const meta = { provider_statuses: providerStatuses, ...(transferEvents.length ? { transfer_events: transferEvents } : {}), ...this.keys.record() };
+    return callEnd({ answeredBy, media, transferTo, durationSeconds, spokenSeconds: this.recorder?.seconds, failure, endKind, reason, cutByShutdown, meta });
   }
 }
