@@ -79,10 +79,16 @@ export async function dueCandidates(q: Queryable, providers: string[], head: num
  */
 export async function moveAsideUncallable(q: Queryable, providers: string[], head: number, examine: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    `WITH h AS (
+    `WITH enough AS (
+       -- First the cheap look: with fewer than $2 due leads of any kind the head cannot be full, and
+       -- nothing more is read (most empty claims, e.g. while pushes arrive a few at a time).
+       SELECT count(*) >= $2 AS due FROM (
+         SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() LIMIT $2) AS d),
+     h AS (
        SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
+       WHERE (SELECT due FROM enough)
+         AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY l.next_attempt_at, l.id
        LIMIT $3),
      full_head AS (SELECT count(*) >= $2 AS full FROM h),
