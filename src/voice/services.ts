@@ -166,9 +166,8 @@ export function serviceRate(accepted: readonly number[], inputHz: number): numbe
 
 /**
  * How long a warmed connection is taken as still warm. The connection pool is the process's, so
- * calls starting together share one warm-up per server instead of each sending its own (before,
- * every call sent two on answer and two more whenever its caller began to speak: more requests to
- * the AI services than the conversation itself made).
+ * calls warming at the same time (each does while it rings, on answer and whenever its caller
+ * begins to speak) share one warm-up per server instead of each sending its own.
  */
 export const WARM_REUSE_MS = 1000;
 
