@@ -167,20 +167,23 @@ export function serviceRate(accepted: readonly number[], inputHz: number): numbe
 /**
  * How long a warmed connection is taken as still warm. The connection pool is the process's, so
  * calls warming at the same time (each does while it rings, on answer and whenever its caller
- * begins to speak) share one warm-up per server instead of each sending its own.
+ * begins to speak) share one warm-up per service and server instead of each sending its own.
  */
 export const WARM_REUSE_MS = 1000;
 
-/** Per URL: the warm-up under way, or when the last one ended. */
+/** Per service and URL: the warm-up under way, or when the last one ended. */
 const warming = new Map<string, Promise<void> | number>();
 
 /**
  * A cheap GET that leaves a kept-alive connection to `url`'s server in the HTTP client's pool (the
- * answer does not matter: any answer means TCP and TLS are done). A warm-up of the same URL under
- * way is joined, and one that ended less than WARM_REUSE_MS ago stands. Never throws.
+ * answer does not matter: any answer means TCP and TLS are done). A warm-up of the same service
+ * and URL under way is joined, and one that ended less than WARM_REUSE_MS ago stands. `service`
+ * keeps one connection warm for each: a reply's first requests to the LLM and to the TTS go out
+ * together, so when both are one server (OpenAI's chat and speech) each needs its own. Never throws.
  */
-export function warmConnection(url: string, headers: Record<string, string> = {}): Promise<void> {
-  const last = warming.get(url);
+export function warmConnection(service: 'llm' | 'tts', url: string, headers: Record<string, string> = {}): Promise<void> {
+  const key = `${service} ${url}`;
+  const last = warming.get(key);
   if (typeof last === 'object') return last;
   if (typeof last === 'number' && performance.now() - last < WARM_REUSE_MS) return Promise.resolve();
   const run = (async () => {
@@ -191,11 +194,11 @@ export function warmConnection(url: string, headers: Record<string, string> = {}
       /* a cold connection is only slower */
     } finally {
       const now = performance.now();
-      warming.set(url, now);
+      warming.set(key, now);
       // Services are few, but their URLs come from configuration: forget the ones long unused.
-      if (warming.size > 256) for (const [u, at] of warming) if (typeof at === 'number' && now - at >= WARM_REUSE_MS) warming.delete(u);
+      if (warming.size > 256) for (const [k, at] of warming) if (typeof at === 'number' && now - at >= WARM_REUSE_MS) warming.delete(k);
     }
   })();
-  warming.set(url, run);
+  warming.set(key, run);
   return run;
 }

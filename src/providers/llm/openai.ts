@@ -35,7 +35,7 @@ export class OpenAICompatibleLLM implements LLM {
   warm(): Promise<void> {
     const o = this.options;
     const headers: Record<string, string> = o.azure ? (o.apiKey ? { 'api-key': o.apiKey } : {}) : o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
-    return warmConnection(`${o.baseUrl}/models${o.azure ? `?api-version=${encodeURIComponent(o.azure.apiVersion)}` : ''}`, headers);
+    return warmConnection('llm', `${o.baseUrl}/models${o.azure ? `?api-version=${encodeURIComponent(o.azure.apiVersion)}` : ''}`, headers);
   }
 
   async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {

@@ -15,7 +15,7 @@ export class OpenAITTS implements TTS {
 
   warm(): Promise<void> {
     const o = this.options;
-    return warmConnection(`${o.baseUrl}/models`, o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {});
+    return warmConnection('tts', `${o.baseUrl}/models`, o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {});
   }
 
   async *synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {
