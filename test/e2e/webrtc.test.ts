@@ -40,12 +40,16 @@ const webhooks = () => hooks.requests.map((r) => r.body);
 // Skipped only when asked (npm test provides Chromium or stops with the command to install it).
 const skip = process.env.DIALER_TEST_SKIP_BROWSER === '1' ? 'DIALER_TEST_SKIP_BROWSER=1' : false;
 
-/** The fake microphone: 6 s of silence (the agent greets), the caller's words, then 12 s of silence. */
+/**
+ * The fake microphone: 9 s of silence (the agent greets: about 5 s with its synthesis on an idle
+ * machine, more on a busy one, and a caller heard over the greeting would cut it), the caller's
+ * words, then 12 s of silence.
+ */
 async function micWav(file: string): Promise<void> {
   const rate = 16_000;
   const words = await synthesize(CALLER_WORDS, { sampleRateHz: rate });
-  const pcm = new Int16Array(rate * 6 + words.length + rate * 12);
-  pcm.set(words, rate * 6);
+  const pcm = new Int16Array(rate * 9 + words.length + rate * 12);
+  pcm.set(words, rate * 9);
   fs.writeFileSync(file, encodeWav(pcm, rate));
 }
 
