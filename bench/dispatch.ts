@@ -263,7 +263,9 @@ try {
     return run;
   };
   const floorRun = await floor(true);
+  await topStatements('floor');
   const floorBare = await floor(false);
+  await topStatements('floor without triggers');
 
   await runMigrations({ connectionString: url });
   // Queued as graphile-worker's perfTest does.

@@ -34,6 +34,7 @@ import { registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerConfigurations } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
+import { releaseHeld } from './lifecycle/index.js';
 import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
@@ -239,7 +240,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       // Every feature's routes, mounted here and nowhere else; each builds its own service.
       registerTenants(scoped, db);
       registerTemplates(scoped, db, outbound.policy);
-      registerConfigurations(scoped, db, outbound.policy);
+      // A configuration that starts calling brings its template's held leads forward.
+      registerConfigurations(scoped, db, outbound.policy, (q, c) => releaseHeld(q, c.reseller_id, c.template_id, c.initial_offset));
       registerNumbers(scoped, db);
       registerBlacklist(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);

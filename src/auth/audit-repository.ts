@@ -41,6 +41,8 @@ export class AuditRepository {
          principal_kind text, principal_id text, principal_name text, role text, reseller_id text, merchant_id text, action text,
          method text, route text, resource text, resource_id text, status int, client_ip text, request_id text, details jsonb)`,
       [JSON.stringify(entries)],
+      // Every write request adds to it: parsed and planned once per connection.
+      { prepare: true },
     );
   }
 

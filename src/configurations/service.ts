@@ -105,6 +105,13 @@ function fieldErrors(input: CreateConfigurationBody, outbound: OutboundPolicy): 
   return errors;
 }
 
+/**
+ * Called in the transaction that saves a configuration which calls where none did before (created
+ * with calling enabled, calling switched on, or moved to another template): the template's leads
+ * held while nothing could call them are brought forward (the lifecycle's `releaseHeld`).
+ */
+export type OnCallingEnabled = (q: Queryable, configuration: ConfigurationRow) => Promise<unknown>;
+
 export class ConfigurationsService {
   private readonly repo: ConfigurationsRepository;
 
@@ -112,6 +119,7 @@ export class ConfigurationsService {
     private readonly db: Db,
     /** The outbound URL policy: pre-check and callback URLs pointing at refused addresses are refused when written. */
     private readonly outbound: OutboundPolicy = new OutboundPolicy(),
+    private readonly onCallingEnabled: OnCallingEnabled = async () => {},
   ) {
     this.repo = new ConfigurationsRepository(db);
   }
@@ -119,7 +127,11 @@ export class ConfigurationsService {
   async create(caller: Principal, input: CreateConfigurationBody): Promise<ConfigurationRow> {
     const row = await this.resolve(caller, input);
     try {
-      return await this.repo.insert(newId(), row);
+      return await this.db.tx(async (q) => {
+        const created = await new ConfigurationsRepository(q).insert(newId(), row);
+        if (created.enable_calling) await this.onCallingEnabled(q, created);
+        return created;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate();
       throw err;
@@ -154,9 +166,12 @@ export class ConfigurationsService {
     }
     const row = await this.resolve(caller, input);
     try {
-      const updated = await this.repo.update(id, row);
-      if (!updated) throw notFound(`Configuration ${id}`);
-      return updated;
+      return await this.db.tx(async (q) => {
+        const updated = await new ConfigurationsRepository(q).update(id, row);
+        if (!updated) throw notFound(`Configuration ${id}`);
+        if (updated.enable_calling && (!current.enable_calling || updated.template_id !== current.template_id)) await this.onCallingEnabled(q, updated);
+        return updated;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate();
       throw err;

@@ -12,6 +12,7 @@ import { assertOwnerInScope, can, type Principal } from '../auth/index.js';
 import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
+import { HELD_SECONDS } from '../lifecycle/index.js';
 import { Batcher } from '../lib/batcher.js';
 import { AppError, badRequest, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -198,7 +199,9 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
       is_playground: isPlayground,
       configurations_override: override,
       payload,
-      due_in_seconds: phone === undefined ? null : (configuration?.initial_offset ?? 0),
+      // Nothing may call it yet (no configuration, or calling disabled): it waits to be looked at
+      // again, or until the configuration is created or enabled, instead of filling the queue head.
+      due_in_seconds: phone === undefined ? null : configuration && (configuration.enable_calling || isPlayground) ? (configuration.initial_offset ?? 0) : HELD_SECONDS,
     },
     message: notes.length === 0 ? 'Lead queued' : `Lead queued; ${notes.join('; ')}`,
   };

@@ -8,7 +8,7 @@ import { blacklistedSql } from '../blacklist/index.js';
 import { EFFECTIVE_PROVIDER_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
-import type { LeadRow } from './types.js';
+import { LEADS_CHANNEL, type LeadRow } from './types.js';
 
 /**
  * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
@@ -72,10 +72,19 @@ export async function dueCandidates(q: Queryable, providers: string[], head: num
 }
 
 /**
+ * How long a lead that nothing may call waits before it is looked at again: no configuration for
+ * its template yet, or one with calling disabled. Such a lead is pushed with this due time rather
+ * than due at once, and a due one found in the queue head is moved aside by it. Creating the
+ * configuration or enabling its calling brings the template's waiting leads forward at once
+ * (`releaseHeld`); the recheck is for the leads that call never reached (retries).
+ */
+export const HELD_SECONDS = 300;
+
+/**
  * When the first `head` due leads are all there and hold leads this worker cannot call now, moves
  * those among the first `examine` due leads aside: by 10 s when only a number or a driver is
- * missing (a number only while another of the worker's providers has one free), by 5 min without
- * a calling configuration. Returns how many it moved.
+ * missing (a number only while another of the worker's providers has one free), by HELD_SECONDS
+ * without a calling configuration. Returns how many it moved.
  */
 export async function moveAsideUncallable(q: Queryable, providers: string[], head: number, examine: number): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
@@ -95,7 +104,7 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
      -- Only the leads it moves are locked (those another worker holds are left to it): locking the
      -- whole head would leave other workers' claims meanwhile with nothing to take.
      aside AS (
-       SELECT l.id, CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN 300 ELSE 10 END AS secs
+       SELECT l.id, CASE WHEN h.configuration_id IS NULL OR NOT h.calling THEN ${HELD_SECONDS} ELSE 10 END AS secs
        FROM leads l JOIN h ON h.id = l.id, full_head
        WHERE full_head.full AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
          AND (h.configuration_id IS NULL OR NOT h.calling OR NOT (h.provider = ANY($1::text[]))
@@ -113,6 +122,26 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
      SELECT count(*)::int AS n FROM moved`,
     [providers, head, examine],
     { prepare: true },
+  );
+  return rows[0]!.n;
+}
+
+/**
+ * A template's configuration now calls (it was created, or its calling enabled): its leads that
+ * were never attempted and are not due yet (held while nothing could call them, or by a rule the
+ * claim checks again) become due at their creation + `initialOffsetSeconds` (the configuration's
+ * first-attempt delay), or at once if that has passed, and idle schedulers are woken. Retries keep
+ * their times: their retry policy set them. Returns how many leads it rescheduled.
+ */
+export async function releaseHeld(q: Queryable, resellerId: string, templateId: string, initialOffsetSeconds: number): Promise<number> {
+  const { rows } = await q.query<{ n: number }>(
+    `WITH released AS (
+       UPDATE leads SET next_attempt_at = greatest(now(), created_at + make_interval(secs => $3)), updated_at = now()
+       WHERE reseller_id = $1 AND template_id = $2 AND status = 'BACKLOG' AND attempt_count = 0
+         AND next_attempt_at > now()
+       RETURNING 1)
+     SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify('${LEADS_CHANNEL}', '') END AS notified FROM released`,
+    [resellerId, templateId, initialOffsetSeconds],
   );
   return rows[0]!.n;
 }

@@ -48,6 +48,8 @@ export {
   dueCandidates,
   moveAsideUncallable,
   holdUntil,
+  releaseHeld,
+  HELD_SECONDS,
   claimWithNumbers,
   claimForSession,
   openInbound,

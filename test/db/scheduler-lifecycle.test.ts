@@ -148,6 +148,10 @@ describe('scheduler lifecycle', () => {
     const off = await setup({ enable_calling: false });
     const heldOff = await push(off.template);
     const noPhone = await w.reseller1.post('/leads', { request_id: 'np', template: off.template, reseller_id: w.r1, payload: {} });
+    // Pushed to wait, not due at once: nothing may call it, so it stays out of the queue head.
+    const held = await lead(heldOff);
+    const waits = Date.parse(held.next_attempt_at) - Date.parse(held.created_at);
+    assert.ok(waits >= 299_000 && waits <= 301_000, `held for ${waits} ms`);
     const driver = new ScriptedDriver('PROVIDER_A');
     await scheduler(driver).drain();
     assert.equal(driver.dials.length, 0);
@@ -155,10 +159,34 @@ describe('scheduler lifecycle', () => {
     assert.equal((await lead(noPhone.body.lead_call_tracker_id)).status, 'BACKLOG');
     // Enabling calling releases the held lead at once.
     const cfg = (await w.reseller1.get(`/configurations?template=${off.templateId}`)).body.data[0];
-    await w.reseller1.put(`/configurations/${cfg.id}`, { ...cfg, enable_calling: true });
+    assert.equal((await w.reseller1.put(`/configurations/${cfg.id}`, { ...cfg, enable_calling: true })).status, 200);
+    assert.ok(Date.parse((await lead(heldOff)).next_attempt_at) <= Date.now() + 1000, 'due once calling is enabled');
     await scheduler(driver).drain();
     assert.equal((await lead(heldOff)).status, 'FINISHED');
     assert.equal((await lead(noPhone.body.lead_call_tracker_id)).status, 'BACKLOG', 'never dialled');
+  });
+
+  it('calls the leads pushed before their configuration existed once it is created, after its initial offset', async () => {
+    const name = `lc-${++seq}`;
+    const tpl = await w.reseller1.post('/templates', { name, reseller_id: w.r1, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
+    const early = await push(name);
+    const pushed = await w.reseller1.post('/leads', { request_id: `r-${++seq}`, template: name, reseller_id: w.r1, payload: { customer_mobile_number: phone() } });
+    assert.match(pushed.body.message, /no configuration exists yet/);
+    const driver = new ScriptedDriver('PROVIDER_A');
+    await scheduler(driver).drain();
+    assert.equal(driver.dials.length, 0, 'nothing to call them with');
+    // A configuration whose first attempt comes an hour after the push: the leads wait for that, not for the recheck.
+    const cfg = await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', initial_offset: 3600 });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    const offset = await lead(early);
+    assert.equal(Date.parse(offset.next_attempt_at) - Date.parse(offset.created_at), 3_600_000);
+    // Without an offset they are due at once, and called.
+    assert.equal((await w.reseller1.put(`/configurations/${cfg.body.id}`, { ...cfg.body, initial_offset: 0, enable_calling: false })).status, 200);
+    assert.equal((await w.reseller1.put(`/configurations/${cfg.body.id}`, { ...cfg.body, initial_offset: 0 })).status, 200);
+    await t.db.query(`UPDATE outbound_numbers SET status = 'DISABLED', lead_id = NULL`);
+    assert.equal((await t.admin.post('/numbers', { phone_number: `+1212555${String(1000 + seq * 10).padStart(4, '0')}`, provider: 'PROVIDER_A' })).status, 200);
+    await scheduler(driver).drain();
+    assert.deepEqual(driver.dials.map((d) => d.leadId).sort(), [early, pushed.body.lead_call_tracker_id].sort());
   });
 
   it('waits outside the calling window until it opens, in the configured or the lead time zone', async () => {
@@ -197,9 +225,13 @@ describe('scheduler lifecycle', () => {
   });
 
   it('does not let a queue head full of leads that cannot be called hide the ones behind it', async () => {
-    const off = await setup({ enable_calling: false });
+    // Leads due at once whose calling is then switched off (pushed while it was off, they would
+    // not be due).
+    const off = await setup();
     const held = Array.from({ length: 250 }, (_, i) => ({ request_id: `h-${i}`, template: off.template, reseller_id: w.r1, payload: { customer_mobile_number: phone() } }));
     assert.equal((await w.reseller1.post('/leads/batch', { leads: held })).body.queued, 250);
+    const cfg = (await w.reseller1.get(`/configurations?template=${off.templateId}`)).body.data[0];
+    assert.equal((await w.reseller1.put(`/configurations/${cfg.id}`, { ...cfg, enable_calling: false })).status, 200);
     const on = await setup();
     const callable = await push(on.template);
     const driver = new ScriptedDriver('PROVIDER_A');
