@@ -43,6 +43,8 @@ class DatabaseThread {
   private running = false;
   /** The open transaction's number: only its requests run until it ends. */
   private openTx: number | undefined;
+  /** A transaction whose BEGIN failed: its statements fail, its end runs nothing. */
+  private failedTx: number | undefined;
   private readonly prepared = new Map<string, Prepared>();
   private readonly listeners = new Map<string, () => Promise<void>>();
 
@@ -82,6 +84,7 @@ class DatabaseThread {
   }
 
   private async run(r: ThreadRequest): Promise<void> {
+    if (r.op !== 'end' && 'tx' in r && r.tx !== undefined && r.tx === this.failedTx) throw new Error('the transaction could not begin');
     switch (r.op) {
       case 'query': {
         const { rows, rowCount } = r.prepare ? await this.runPrepared(r.sql, r.params) : await this.runQuery(r.sql, r.params);
@@ -93,13 +96,25 @@ class DatabaseThread {
         this.send({ id: r.id, ok: true });
         return;
       case 'begin':
-        await this.pg.exec('BEGIN');
+        // Open before BEGIN runs: the transaction's statements (already sent) wait for its end
+        // even when BEGIN fails, and then fail too.
         this.openTx = r.tx;
+        try {
+          await this.pg.exec('BEGIN');
+        } catch (err) {
+          this.failedTx = r.tx;
+          throw err;
+        }
         this.send({ id: r.id, ok: true });
         return;
       case 'end':
         this.openTx = undefined;
-        await this.pg.exec(r.commit ? 'COMMIT' : 'ROLLBACK');
+        if (this.failedTx === r.tx) {
+          this.failedTx = undefined;
+          if (r.commit) throw new Error('the transaction could not begin');
+        } else {
+          await this.pg.exec(r.commit ? 'COMMIT' : 'ROLLBACK');
+        }
         this.send({ id: r.id, ok: true });
         return;
       case 'listen': {
@@ -132,7 +147,10 @@ class DatabaseThread {
   }
 
   private async runQuery(sql: string, params: readonly unknown[]): Promise<{ rows: unknown[]; rowCount: number }> {
-    const result = await this.pg.query<Record<string, unknown>>(sql, params as unknown[], { parsers });
+    // (Our parsers are PGlite's own, set at creation: parsers passed per query are merged into a
+    // copy of its table of a few hundred types on every call, which took a quarter of this
+    // thread's time for small statements.)
+    const result = await this.pg.query<Record<string, unknown>>(sql, params as unknown[]);
     return { rows: result.rows, rowCount: rowCountOf(result) };
   }
 
@@ -167,7 +185,7 @@ class DatabaseThread {
         serialize.sync(),
       ]),
     );
-    const result = parse.parseResults(messages, this.pg.parsers, { parsers })[0] ?? { rows: [], fields: [] };
+    const result = parse.parseResults(messages, this.pg.parsers)[0] ?? { rows: [], fields: [] };
     return { rows: result.rows, rowCount: rowCountOf(result) };
   }
 }
@@ -198,6 +216,7 @@ async function main(): Promise<void> {
   let pg: PGlite;
   try {
     pg = await PGlite.create({
+      parsers,
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}),
     });

@@ -110,10 +110,15 @@ export async function openPglite(dataDir: string | undefined, options: { loadDat
     exec: root.exec,
     async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
       const tx = nextTx++;
-      await call({ op: 'begin', tx });
+      // BEGIN is sent, not waited for: the thread runs it before the transaction's first statement
+      // (messages arrive in order), which saves the thread a round trip to this one, idle with the
+      // transaction open. A BEGIN that fails fails the transaction's statements and its commit.
+      const begun = call({ op: 'begin', tx });
+      begun.catch(() => undefined);
       let result: T;
       try {
         result = await fn(queryable(tx));
+        await begun;
       } catch (err) {
         await call({ op: 'end', tx, commit: false }).catch(() => undefined);
         throw err;
