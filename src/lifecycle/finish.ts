@@ -169,6 +169,8 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
      ORDER BY l.locked_until LIMIT $1
      FOR UPDATE OF l SKIP LOCKED`,
     [limit],
+    // This and the numbers' check below run in every worker every few seconds: prepared.
+    { prepare: true },
   );
   let retried = 0;
   const finished: string[] = [];
@@ -195,6 +197,8 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
   await q.query(
     `UPDATE outbound_numbers n SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
      WHERE n.status = 'IN_USE' AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.id = n.lead_id AND l.status = 'PROCESSING')`,
+    [],
+    { prepare: true },
   );
   await forgetOldSlots(q);
   return { retried, finished: finished.length };

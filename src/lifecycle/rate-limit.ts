@@ -47,7 +47,7 @@ export async function giveBackSlot(q: Queryable, leadId: string): Promise<void> 
 
 /** Forgets slots older than any window can reach back (a day). */
 export async function forgetOldSlots(q: Queryable): Promise<void> {
-  await q.query(`DELETE FROM rate_limit_events WHERE at < now() - interval '1 day'`);
+  await q.query(`DELETE FROM rate_limit_events WHERE at < now() - interval '1 day'`, [], { prepare: true });
 }
 
 /**

@@ -103,6 +103,8 @@ export class WebhooksRepository {
                     ORDER BY created_at LIMIT $3 FOR UPDATE SKIP LOCKED)
        RETURNING id, lead_id, kind, url, payload, attempts`,
       [workerId, leaseSeconds, limit],
+      // Every dispatcher polls with it: parsed and planned once per connection.
+      { prepare: true },
     );
     return rows;
   }
