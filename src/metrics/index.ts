@@ -9,6 +9,7 @@ export {
   addSources,
   attemptsEnded,
   dials,
+  liveCallsNow,
   providerErrors,
   registry,
   turnLatency,

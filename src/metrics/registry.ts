@@ -103,11 +103,16 @@ new Gauge({
   help: 'Calls (telephony and WebRTC sessions) in progress in this process',
   registers: [registry],
   collect() {
-    let n = 0;
-    for (const source of liveCallSources) n += source();
-    this.set(n);
+    this.set(liveCallsNow());
   },
 });
+
+/** Calls (telephony and WebRTC sessions) in progress in this process now. */
+export function liveCallsNow(): number {
+  let n = 0;
+  for (const source of liveCallSources) n += source();
+  return n;
+}
 
 /** Registers scrape-time readings; returns the function that removes them. */
 export function addSources(sources: { queue?: Reading; liveCalls?: () => number }): () => void {
