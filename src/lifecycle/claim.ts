@@ -76,7 +76,7 @@ export async function dueCandidates(q: Queryable, providers: string[], head: num
  * its template yet, or one with calling disabled. Such a lead is pushed with this due time rather
  * than due at once, and a due one found in the queue head is moved aside by it. Creating the
  * configuration or enabling its calling brings the template's waiting leads forward at once
- * (`releaseHeld`); the recheck is for the leads that call never reached (retries).
+ * (`releaseHeld`); the recheck remains for those it leaves alone (leads waiting for a retry).
  */
 export const HELD_SECONDS = 300;
 
