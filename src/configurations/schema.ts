@@ -89,7 +89,10 @@ export const ConfigurationFields = {
   call_timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the calling window' }),
   max_retry: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: 'Retries after the first attempt' }),
   calling_provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
-  enable_calling: Type.Boolean({ default: true }),
+  enable_calling: Type.Boolean({
+    default: true,
+    description: "false holds the template's leads: they are not dialled, and a lead pushed meanwhile is due 5 minutes later and looked at again then. Switching it on makes the template's leads that were never attempted due at once (or initial_offset seconds after their push)",
+  }),
   enable_international_call: Type.Boolean({ default: false }),
   enable_inbound: Type.Boolean({ default: false }),
   inbound_call_start_time: Type.Optional(Type.Union([HhMm('Inbound window start'), Type.Null()])),
