@@ -110,6 +110,15 @@ export class ConfigurationsRepository {
     return rows[0];
   }
 
+  /** Whether it calls and for which template, locked until the caller's transaction ends (an update decides on it). */
+  async callingForUpdate(id: string): Promise<{ enable_calling: boolean; template_id: string } | undefined> {
+    const { rows } = await this.db.query<{ enable_calling: boolean; template_id: string }>(
+      'SELECT enable_calling, template_id FROM configurations WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    return rows[0];
+  }
+
   async byResellerTemplate(resellerId: string, templateId: string): Promise<ConfigurationRow | undefined> {
     const { rows } = await this.db.query<ConfigurationRow>(
       'SELECT * FROM configurations WHERE reseller_id = $1 AND template_id = $2',

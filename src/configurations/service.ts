@@ -167,9 +167,12 @@ export class ConfigurationsService {
     const row = await this.resolve(caller, input);
     try {
       return await this.db.tx(async (q) => {
-        const updated = await new ConfigurationsRepository(q).update(id, row);
-        if (!updated) throw notFound(`Configuration ${id}`);
-        if (updated.enable_calling && (!current.enable_calling || updated.template_id !== current.template_id)) await this.onCallingEnabled(q, updated);
+        const repo = new ConfigurationsRepository(q);
+        // Read again under a lock: of two edits at once, the second sees what the first wrote.
+        const before = await repo.callingForUpdate(id);
+        const updated = before && (await repo.update(id, row));
+        if (!before || !updated) throw notFound(`Configuration ${id}`);
+        if (updated.enable_calling && (!before.enable_calling || updated.template_id !== before.template_id)) await this.onCallingEnabled(q, updated);
         return updated;
       });
     } catch (err) {

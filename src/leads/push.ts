@@ -186,6 +186,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
   const notes: string[] = [];
   if (phone === undefined) notes.push('payload.customer_mobile_number is missing: the lead stays in BACKLOG and will not be dialled');
   if (!configuration) notes.push(`no configuration exists yet for template ${template.name}: the lead waits until one is created`);
+  else if (!configuration.enable_calling && !isPlayground) notes.push(`calling is disabled in the configuration of template ${template.name}: the lead waits until it is enabled`);
   if (body.configurations_override != null && !isPlayground) notes.push('configurations_override was ignored because is_playground is not true');
   return {
     lead: {

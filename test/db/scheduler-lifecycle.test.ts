@@ -146,7 +146,10 @@ describe('scheduler lifecycle', () => {
 
   it('holds leads while calling is disabled, without a configuration, or without a phone number', async () => {
     const off = await setup({ enable_calling: false });
-    const heldOff = await push(off.template);
+    const pushed = await w.reseller1.post('/leads', { request_id: `r-${++seq}`, template: off.template, reseller_id: w.r1, payload: { customer_mobile_number: phone() } });
+    assert.equal(pushed.status, 201);
+    assert.match(pushed.body.message, /calling is disabled in the configuration of template lc-\d+: the lead waits until it is enabled/);
+    const heldOff = pushed.body.lead_call_tracker_id as string;
     const noPhone = await w.reseller1.post('/leads', { request_id: 'np', template: off.template, reseller_id: w.r1, payload: {} });
     // Pushed to wait, not due at once: nothing may call it, so it stays out of the queue head.
     const held = await lead(heldOff);
