@@ -84,11 +84,14 @@ describe('POST /leads', () => {
     assert.equal(l.next_attempt_at, null);
   });
 
-  it('says when no configuration exists yet, and keeps the lead due at once', async () => {
+  it('says when no configuration exists yet, and holds the lead until one is created', async () => {
     const tpl = await template(w.reseller1, 'no-config', w.r1, null, 'Hi');
     const res = await push(w.reseller1, { template: tpl.name });
     assert.equal(res.status, 201);
     assert.match(res.body.message, /no configuration exists yet/);
+    // Not due at once (nothing could call it): looked at again in 5 minutes, or when the configuration is created.
+    const lead = (await w.reseller1.get(`/leads/${res.body.lead_call_tracker_id}`)).body;
+    assert.equal(Date.parse(lead.next_attempt_at) - Date.parse(lead.created_at), 300_000);
   });
 
   it('answers 400 for each missing required field, an empty one, and an unknown execution_mode', async () => {
