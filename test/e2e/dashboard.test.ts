@@ -373,6 +373,29 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.context().close();
   });
 
+  it('a waiting lead that nothing will call says why: no configuration, then calling disabled', async () => {
+    const pushed = await admin.post('/leads', { request_id: 'held-1', template: templateName, reseller_id: reseller, payload: { customer_mobile_number: '+14155550778', customer_name: 'Bo' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const lead = (await admin.get('/leads?request_id=held-1')).body.data[0];
+    const page = await adminPage(`/leads/${lead.id}`);
+    const why = page.locator('#why-waiting');
+    await why.waitFor();
+    assert.match(await why.innerText(), new RegExp(`template ${templateName} has no configuration\\. Create a configuration; its waiting leads are then due at once`));
+    await shoot(page, 'lead-waiting');
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: lead.template_id, calling_provider: 'PROVIDER_A', enable_calling: false });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    await page.reload();
+    await page.locator('#why-waiting', { hasText: 'calling is disabled' }).waitFor();
+    assert.match(await why.innerText(), new RegExp(`calling is disabled in the configuration of template ${templateName}\\. Enable calling;`));
+    // Calling enabled: the note goes (the lead is due and called).
+    assert.equal((await admin.put(`/configurations/${cfg.body.id}`, { ...cfg.body, enable_calling: true })).status, 200);
+    await page.reload();
+    await page.locator('.lead-page .kv').first().waitFor();
+    assert.equal(await why.count(), 0);
+    assert.equal((await admin.delete(`/configurations/${cfg.body.id}`)).status, 200);
+    await page.context().close();
+  });
+
   it('every other screen renders for the admin (saved for a person to look at)', async () => {
     await admin.post('/blacklist', { phone_numbers: ['+14155550999', '+14155550998'], reseller_id: reseller });
     const token = await admin.post('/s2s-token', { name: 'crm-backend', role: 'merchant', reseller_id: reseller, merchant_id: merchantA });

@@ -4,9 +4,10 @@
  * and abort while it can be aborted. Kept live through GET /events.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { http } from '../api/client.js';
 import { leads } from '../api/endpoints.js';
 import { subscribe } from '../api/events.js';
-import type { Delivery, Lead } from '../api/types.js';
+import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
@@ -84,6 +85,9 @@ export default function LeadPage({ id }: { id: string }) {
           </button>
         )}
       </PageHeader>
+      {(l.status === 'BACKLOG' || l.status === 'RETRY') && l.execution_mode.startsWith('TELEPHONY') && !l.is_playground && can('configurations', 'read') && (
+        <WhyWaiting lead={l} />
+      )}
       <div class="grid-2">
         <Card title="Lead">
           <Details lead={l} />
@@ -146,6 +150,35 @@ export default function LeadPage({ id }: { id: string }) {
         <Json value={l.metaData} />
       </details>
     </div>
+  );
+}
+
+/**
+ * A waiting lead that nothing will call says so: its template has no configuration, or the
+ * configuration has calling disabled. Such a lead waits (its next attempt is a recheck) until a
+ * configuration that calls exists, and is then due at once.
+ */
+function WhyWaiting({ lead: l }: { lead: Lead }) {
+  const found = useLoad(
+    (signal) => http.get<{ data: Configuration[] }>('/configurations', { reseller_id: l.reseller_id, template: l.template_id, page_size: 1 }, signal),
+    [l.reseller_id, l.template_id],
+  );
+  const configuration = found.data?.data[0];
+  if (!found.data || configuration?.enable_calling) return null;
+  const fix = can('configurations', 'write') ? <a href={`${BASE}/configurations`}>{configuration ? 'Enable calling' : 'Create a configuration'}</a> : 'Ask an administrator';
+  return (
+    <p class="notice" id="why-waiting" role="status">
+      {configuration ? (
+        <>
+          Not being called: calling is disabled in the configuration of template <strong>{l.template}</strong>.
+        </>
+      ) : (
+        <>
+          Not being called: template <strong>{l.template}</strong> has no configuration.
+        </>
+      )}{' '}
+      {fix}; its waiting leads are then due at once.
+    </p>
   );
 }
 

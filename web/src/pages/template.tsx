@@ -81,6 +81,9 @@ export default function TemplatePage({ id }: { id: string }) {
   const [saveError, setSaveError] = useState<ApiError | Error>();
   const [busy, setBusy] = useState(false);
   const [pushing, setPushing] = useState(false);
+  // Which template the editor holds: until its flow is in, the page shows a spinner rather than
+  // the example flow a new template starts with.
+  const [shown, setShown] = useState<string>();
   const editor = useRef<HTMLTextAreaElement>(null);
   const testCard = useRef<HTMLDivElement>(null);
 
@@ -93,6 +96,7 @@ export default function TemplatePage({ id }: { id: string }) {
     const json = JSON.stringify(t.flow, null, 2);
     setText(json);
     setChecked(json);
+    setShown(t.id);
   }, [loaded.data]);
   useEffect(() => {
     if (query.test && testCard.current) testCard.current.scrollIntoView({ block: 'start' });
@@ -168,7 +172,7 @@ export default function TemplatePage({ id }: { id: string }) {
   };
 
   if (loaded.error) return <ErrorNote error={loaded.error} />;
-  if (!creating && !loaded.data) return <Spinner />;
+  if (!creating && (!loaded.data || shown !== id)) return <Spinner />;
   const t = loaded.data;
   const fieldError = (path: string) => (saveError instanceof ApiError ? saveError.at(path) : undefined);
   const otherErrors = saveError && !(saveError instanceof ApiError && (saveError.problem.errors?.length ?? 0) > 0);
