@@ -34,7 +34,7 @@ import { registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerConfigurations } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
-import { releaseHeld } from './lifecycle/index.js';
+import { RELEASE_BATCH, releaseAllHeld, releaseHeld } from './lifecycle/index.js';
 import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
@@ -240,8 +240,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       // Every feature's routes, mounted here and nowhere else; each builds its own service.
       registerTenants(scoped, db);
       registerTemplates(scoped, db, outbound.policy);
-      // A configuration that starts calling brings its template's held leads forward.
-      registerConfigurations(scoped, db, outbound.policy, (q, c) => releaseHeld(q, c.reseller_id, c.template_id, c.initial_offset));
+      // A configuration that starts calling brings its template's held leads forward: a batch as it
+      // is saved, the rest after.
+      registerConfigurations(scoped, db, outbound.policy, async (q, c) => {
+        if ((await releaseHeld(q, c.reseller_id, c.template_id, c.initial_offset)) < RELEASE_BATCH) return undefined;
+        return () => {
+          releaseAllHeld(db, c.reseller_id, c.template_id, c.initial_offset).catch((err: unknown) =>
+            app.log.error({ err, template_id: c.template_id }, 'releasing held leads failed; they are released by their recheck'),
+          );
+        };
+      });
       registerNumbers(scoped, db);
       registerBlacklist(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);

@@ -108,9 +108,11 @@ function fieldErrors(input: CreateConfigurationBody, outbound: OutboundPolicy): 
 /**
  * Called in the transaction that saves a configuration which calls where none did before (created
  * with calling enabled, calling switched on, or moved to another template): the template's leads
- * held while nothing could call them are brought forward (the lifecycle's `releaseHeld`).
+ * held while nothing could call them are brought forward (the lifecycle's `releaseHeld`). What it
+ * returns, if anything, runs after the transaction commits, without holding up the response (the
+ * rest of a long queue of held leads).
  */
-export type OnCallingEnabled = (q: Queryable, configuration: ConfigurationRow) => Promise<unknown>;
+export type OnCallingEnabled = (q: Queryable, configuration: ConfigurationRow) => Promise<(() => void) | undefined>;
 
 export class ConfigurationsService {
   private readonly repo: ConfigurationsRepository;
@@ -119,19 +121,22 @@ export class ConfigurationsService {
     private readonly db: Db,
     /** The outbound URL policy: pre-check and callback URLs pointing at refused addresses are refused when written. */
     private readonly outbound: OutboundPolicy = new OutboundPolicy(),
-    private readonly onCallingEnabled: OnCallingEnabled = async () => {},
+    private readonly onCallingEnabled: OnCallingEnabled = async () => undefined,
   ) {
     this.repo = new ConfigurationsRepository(db);
   }
 
   async create(caller: Principal, input: CreateConfigurationBody): Promise<ConfigurationRow> {
     const row = await this.resolve(caller, input);
+    let then: (() => void) | undefined;
     try {
-      return await this.db.tx(async (q) => {
-        const created = await new ConfigurationsRepository(q).insert(newId(), row);
-        if (created.enable_calling) await this.onCallingEnabled(q, created);
-        return created;
+      const created = await this.db.tx(async (q) => {
+        const inserted = await new ConfigurationsRepository(q).insert(newId(), row);
+        if (inserted.enable_calling) then = await this.onCallingEnabled(q, inserted);
+        return inserted;
       });
+      then?.();
+      return created;
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate();
       throw err;
@@ -165,16 +170,19 @@ export class ConfigurationsService {
       throw invalid([{ path: '/reseller_id', message: `cannot be changed (is ${current.reseller_id}, got ${input.reseller_id})` }]);
     }
     const row = await this.resolve(caller, input);
+    let then: (() => void) | undefined;
     try {
-      return await this.db.tx(async (q) => {
+      const replaced = await this.db.tx(async (q) => {
         const repo = new ConfigurationsRepository(q);
         // Read again under a lock: of two edits at once, the second sees what the first wrote.
         const before = await repo.callingForUpdate(id);
         const updated = before && (await repo.update(id, row));
         if (!before || !updated) throw notFound(`Configuration ${id}`);
-        if (updated.enable_calling && (!before.enable_calling || updated.template_id !== before.template_id)) await this.onCallingEnabled(q, updated);
+        if (updated.enable_calling && (!before.enable_calling || updated.template_id !== before.template_id)) then = await this.onCallingEnabled(q, updated);
         return updated;
       });
+      then?.();
+      return replaced;
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate();
       throw err;

@@ -126,24 +126,53 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
   return rows[0]!.n;
 }
 
+/** How many held leads one statement releases: a larger queue is released a batch at a time. */
+export const RELEASE_BATCH = 2000;
+
 /**
  * A template's configuration now calls (it was created, or its calling enabled): its leads that
  * were never attempted and are not due yet (held while nothing could call them, or by a rule the
  * claim checks again) become due at their creation + `initialOffsetSeconds` (the configuration's
  * first-attempt delay), or at once if that has passed, and idle schedulers are woken. Retries keep
- * their times: their retry policy set them. Returns how many leads it rescheduled.
+ * their times: their retry policy set them. At most `limit` leads, first due first; returns how
+ * many it rescheduled (`limit`: there may be more, see `releaseAllHeld`).
  */
-export async function releaseHeld(q: Queryable, resellerId: string, templateId: string, initialOffsetSeconds: number): Promise<number> {
+export async function releaseHeld(q: Queryable, resellerId: string, templateId: string, initialOffsetSeconds: number, limit = RELEASE_BATCH): Promise<number> {
   const { rows } = await q.query<{ n: number }>(
-    `WITH released AS (
+    `WITH batch AS MATERIALIZED (
+       SELECT id FROM leads
+       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at > now()
+         AND reseller_id = $1 AND template_id = $2 AND status = 'BACKLOG' AND attempt_count = 0
+         -- Those already at their time are done: a batch never takes a lead twice.
+         AND next_attempt_at <> greatest(now(), created_at + make_interval(secs => $3))
+       ORDER BY next_attempt_at, id
+       LIMIT $4
+       FOR UPDATE SKIP LOCKED),
+     released AS (
+       -- By key (an array, so each lead is found through the primary key, never a scan of the table).
        UPDATE leads SET next_attempt_at = greatest(now(), created_at + make_interval(secs => $3)), updated_at = now()
-       WHERE reseller_id = $1 AND template_id = $2 AND status = 'BACKLOG' AND attempt_count = 0
-         AND next_attempt_at > now()
+       WHERE id = ANY (ARRAY(SELECT id FROM batch))
        RETURNING 1)
      SELECT count(*)::int AS n, CASE WHEN count(*) > 0 THEN pg_notify('${LEADS_CHANNEL}', '') END AS notified FROM released`,
-    [resellerId, templateId, initialOffsetSeconds],
+    [resellerId, templateId, initialOffsetSeconds, limit],
   );
   return rows[0]!.n;
+}
+
+/**
+ * Releases the rest of a template's held leads, a batch per statement, each committed on its own:
+ * the first batch is released in the transaction that enables calling, and a queue of a million
+ * held leads does not hold that transaction (or the embedded database) for the time it takes to
+ * release them all. A lead this misses (the process stops meanwhile) is released by its recheck,
+ * HELD_SECONDS after it was held. Returns how many it rescheduled.
+ */
+export async function releaseAllHeld(q: Queryable, resellerId: string, templateId: string, initialOffsetSeconds: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await releaseHeld(q, resellerId, templateId, initialOffsetSeconds);
+    total += n;
+    if (n < RELEASE_BATCH) return total;
+  }
 }
 
 /** Holds waiting leads back until the given times (a closed window, a rate limit, a kill switch). */

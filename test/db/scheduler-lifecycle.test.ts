@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createLogger } from '../../src/lib/logger.js';
+import { RELEASE_BATCH } from '../../src/lifecycle/index.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import type { Driver } from '../../src/telephony/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -167,6 +168,30 @@ describe('scheduler lifecycle', () => {
     await scheduler(driver).drain();
     assert.equal((await lead(heldOff)).status, 'FINISHED');
     assert.equal((await lead(noPhone.body.lead_call_tracker_id)).status, 'BACKLOG', 'never dialled');
+  });
+
+  it('releases a queue of held leads larger than a batch: one batch as calling is enabled, the rest just after', async () => {
+    const off = await setup({ enable_calling: false });
+    const count = RELEASE_BATCH * 2 + 7;
+    // Held as a push into it would hold them; one lead was already attempted (a retry keeps its time).
+    await t.db.query(
+      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+       SELECT 'held-' || g, $1, $2, $3, 'held-' || g, jsonb_build_object('customer_mobile_number', '+1646556' || lpad(g::text, 4, '0')), now() + interval '300 s'
+       FROM generate_series(1, $4::int) AS g`,
+      [w.r1, off.templateId, off.template, count],
+    );
+    await t.db.query(`UPDATE leads SET status = 'RETRY', attempt_count = 1 WHERE id = 'held-1'`);
+    const waiting = async () =>
+      (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM leads WHERE template_id = $1 AND next_attempt_at > now()`, [off.templateId])).rows[0]!.n;
+    assert.equal(await waiting(), count);
+    const cfg = (await w.reseller1.get(`/configurations?template=${off.templateId}`)).body.data[0];
+    assert.equal((await w.reseller1.put(`/configurations/${cfg.id}`, { ...cfg, enable_calling: true })).status, 200);
+    // The response comes after the first batch; the rest follow, a batch per statement.
+    assert.ok((await waiting()) <= count - RELEASE_BATCH, 'the first batch is due as the configuration is saved');
+    for (let i = 0; i < 600 && (await waiting()) > 1; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await waiting(), 1, 'every held lead is due; the retry keeps its time');
+    assert.equal((await lead('held-1')).status, 'RETRY');
+    await t.db.query(`DELETE FROM leads WHERE template_id = $1`, [off.templateId]);
   });
 
   it('calls the leads pushed before their configuration existed once it is created, after its initial offset', async () => {
