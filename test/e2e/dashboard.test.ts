@@ -382,6 +382,12 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await why.waitFor();
     assert.match(await why.innerText(), new RegExp(`template ${templateName} has no configuration\\. Create a configuration; its waiting leads are then due at once`));
     await shoot(page, 'lead-waiting');
+    // Its link opens a new configuration for that template.
+    await why.getByRole('link', { name: 'Create a configuration' }).click();
+    await page.locator('.modal select[name="template"]').waitFor();
+    assert.equal(await page.locator('.modal select[name="template"]').inputValue(), lead.template_id);
+    await page.goBack();
+    await why.waitFor();
     const cfg = await admin.post('/configurations', { reseller_id: reseller, template: lead.template_id, calling_provider: 'PROVIDER_A', enable_calling: false });
     assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
     await page.reload();

@@ -3,7 +3,8 @@
  * schema; the calling window in the configuration's time zone and the viewer's, with when it opens;
  * a pre-checks editor. The API's 400 answers are shown at the field they name.
  */
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { ApiError, http } from '../api/client.js';
 import { templates, tenants } from '../api/endpoints.js';
 import type { Configuration, PreCheck } from '../api/types.js';
@@ -119,6 +120,16 @@ export default function ConfigurationsPage() {
   useInterval(() => tick((n) => n + 1), 30_000);
   const [editing, setEditing] = useState<Draft>();
   const writable = can('configurations', 'write');
+  // ?template=ID (a waiting lead's page links here): that template's configuration opened, or a new
+  // one for it.
+  const { query } = useLocation();
+  const [opened, setOpened] = useState<string>();
+  useEffect(() => {
+    if (!query.template || query.template === opened || !list.data || !writable) return;
+    const found = list.data.data.find((c) => c.template === query.template);
+    setEditing(found ? { ...found } : { ...emptyDraft(), template: query.template });
+    setOpened(query.template);
+  }, [query.template, list.data]);
   const name = (id: string) => tpls.data?.data.find((t) => t.id === id)?.name ?? id;
   return (
     <div>

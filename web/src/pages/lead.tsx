@@ -165,7 +165,7 @@ function WhyWaiting({ lead: l }: { lead: Lead }) {
   );
   const configuration = found.data?.data[0];
   if (!found.data || configuration?.enable_calling) return null;
-  const fix = can('configurations', 'write') ? <a href={`${BASE}/configurations`}>{configuration ? 'Enable calling' : 'Create a configuration'}</a> : 'Ask an administrator';
+  const fix = can('configurations', 'write') ? <a href={`${BASE}/configurations?template=${encodeURIComponent(l.template_id)}`}>{configuration ? 'Enable calling' : 'Create a configuration'}</a> : 'Ask an administrator';
   return (
     <p class="notice" id="why-waiting" role="status">
       {configuration ? (
