@@ -89,6 +89,29 @@ describe('agent audio pacing', () => {
     assert.equal(metrics.outputFramesLate, late);
   });
 
+  it('keeps ahead of the playout on a busy event loop: with less than a piece queued it does not wait its turn', async () => {
+    // Other work holds each turn of the event loop for 60 ms (other calls, an import): a slice
+    // (40 ms of audio) a turn would make the audio slower than it plays.
+    let busy = true;
+    const hog = () => {
+      const until = performance.now() + 60;
+      while (performance.now() < until);
+      if (busy) setImmediate(hog);
+    };
+    const { pipeline, out, metrics } = run(oneReadTts(3));
+    pipeline.send(frame({ kind: 'start' as const }));
+    pipeline.send(frame({ kind: 'speak' as const, text: 'Three seconds.', turn: 1 }));
+    setImmediate(hog);
+    try {
+      while (!out.some((f) => f.last)) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      busy = false;
+    }
+    const total = out.reduce((n, f) => n + f.pcm.length, 0);
+    assert.ok(Math.abs(total - 3 * 8000) <= 40, `${total} samples of 8 kHz for three seconds`);
+    assert.equal(metrics.outputFramesLate, 0, 'no gap in the agent\'s speech');
+  });
+
   it('the pacer resolves at its time, and at once for an aborted signal', async () => {
     await pacer.until(performance.now() + 15);
     const abort = new AbortController();

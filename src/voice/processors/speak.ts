@@ -242,7 +242,9 @@ export class TtsProcessor extends FrameProcessor {
         // So: SLICE_MS at a time, other calls' media let through between slices, no more than
         // LEAD_MS ahead of the playout (the shared pacer spreads the rest over the time it plays);
         // the first slice goes out at once (the turn's latency), the rest in pieces of about
-        // PIECE_MS (each piece played costs the transport a mark and its echo).
+        // PIECE_MS (each piece played costs the transport a mark and its echo). A call with less than
+        // a piece queued does not yield between slices: on a busy event loop (a turn of tens of
+        // milliseconds) a slice a turn makes audio slower than it plays, and the caller hears gaps.
         const slice = Math.max(1, Math.round((this.tts.sampleRateHz * SLICE_MS) / 1000));
         for (let at = 0; at < chunk.length; at += slice) {
           if (this.playoutEndsAt - performance.now() > LEAD_MS) await pacer.until(this.playoutEndsAt - LEAD_MS, signal);
@@ -254,7 +256,7 @@ export class TtsProcessor extends FrameProcessor {
             sentAny = true;
             this.push(frame({ kind: 'output_audio' as const, pcm: take(), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: false }));
           }
-          await new Promise((resolve) => setImmediate(resolve));
+          if (this.playoutEndsAt - performance.now() > PIECE_MS) await new Promise((resolve) => setImmediate(resolve));
         }
       }
       if (!signal.aborted) this.push(frame({ kind: 'output_audio' as const, pcm: take(), sampleRateHz: this.outputRateHz, text: f.text, turn: f.turn, last: true }));
