@@ -10,8 +10,17 @@ interface Segment {
   pcm: Int16Array;
 }
 
+/** The person's audio is copied into blocks of this many seconds, not kept as one array per frame. */
+const BLOCK_SECONDS = 1;
+
 export class CallRecorder {
+  /**
+   * Full blocks, then the one being filled. A frame's own array (20 ms, 320 bytes) kept for the
+   * whole call made fifty long-lived objects a second per call for the garbage collector to trace.
+   */
   private readonly inbound: Int16Array[] = [];
+  private filling: Int16Array | undefined;
+  private filled = 0;
   private inboundSamples = 0;
   private readonly outbound: Segment[] = [];
   /** Where Dialer's queued audio ends, in samples since the stream started. */
@@ -28,7 +37,17 @@ export class CallRecorder {
 
   /** The person's audio. */
   heard(pcm: Int16Array): void {
-    this.inbound.push(pcm);
+    for (let from = 0; from < pcm.length; ) {
+      if (!this.filling || this.filled === this.filling.length) {
+        this.filling = new Int16Array(Math.max(1, Math.round(this.sampleRateHz * BLOCK_SECONDS)));
+        this.filled = 0;
+        this.inbound.push(this.filling);
+      }
+      const n = Math.min(pcm.length - from, this.filling.length - this.filled);
+      this.filling.set(pcm.subarray(from, from + n), this.filled);
+      this.filled += n;
+      from += n;
+    }
     this.inboundSamples += pcm.length;
   }
 
@@ -63,9 +82,10 @@ export class CallRecorder {
   wav(): Buffer {
     const mix = new Int16Array(this.length());
     let at = 0;
-    for (const chunk of this.inbound) {
-      mix.set(chunk, at);
-      at += chunk.length;
+    for (const block of this.inbound) {
+      const used = block === this.filling ? block.subarray(0, this.filled) : block;
+      mix.set(used, at);
+      at += used.length;
     }
     for (const s of this.outbound) mixInto(mix, s.pcm, s.at);
     return encodeWav(mix, this.sampleRateHz);

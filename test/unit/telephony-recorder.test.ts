@@ -41,4 +41,18 @@ describe('call recorder', () => {
     assert.equal(wav.pcm[2000], 0);
     assert.equal(wav.pcm[4400], 500);
   });
+
+  it("keeps every sample of the caller's audio across its one-second blocks, whatever the frames' size", () => {
+    const rec = new CallRecorder(8000, () => 0);
+    const total = 8000 * 3 + 1234;
+    const frames: Int16Array[] = [];
+    for (let at = 0; at < total; at += 333) frames.push(Int16Array.from({ length: Math.min(333, total - at) }, (_, i) => ((at + i) % 30000) - 15000));
+    for (const f of frames) rec.heard(f);
+    // The recorder keeps copies: the caller's frames may be reused by whoever decoded them.
+    for (const f of frames) f.fill(0);
+    const wav = decodeWav(rec.wav());
+    assert.equal(wav.pcm.length, total);
+    for (let i = 0; i < total; i++) if (wav.pcm[i] !== (i % 30000) - 15000) assert.fail(`sample ${i} is ${wav.pcm[i]}`);
+    assert.equal(rec.seconds, total / 8000);
+  });
 });
