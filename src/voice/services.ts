@@ -8,6 +8,7 @@
  * - segment: one stretch of the caller's speech, from VAD speech start to speech end.
  * - final: an STT result that will not change; interim results may.
  */
+import { send } from '../lib/http-client.js';
 
 /** A failure of an AI service. `retryable` says whether trying again (or another provider) may help. */
 export class ServiceError extends Error {
@@ -188,8 +189,7 @@ export function warmConnection(service: 'llm' | 'tts', url: string, headers: Rec
   if (typeof last === 'number' && performance.now() - last < WARM_REUSE_MS) return Promise.resolve();
   const run = (async () => {
     try {
-      const res = await fetch(url, { headers, signal: AbortSignal.timeout(5000) });
-      await res.arrayBuffer();
+      await (await send(url, { headers, signal: AbortSignal.timeout(5000) })).text();
     } catch {
       /* a cold connection is only slower */
     } finally {

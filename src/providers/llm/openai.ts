@@ -4,6 +4,7 @@
  */
 import type { LlmSettings } from '../../config/voice.js';
 import { ServiceError, warmConnection, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
+import { send, type ClientResponse } from '../../lib/http-client.js';
 import { readServerSentEvents } from '../sse.js';
 
 export type OpenAILlmOptions = LlmSettings;
@@ -59,9 +60,9 @@ export class OpenAICompatibleLLM implements LLM {
       ...((request.temperature ?? o.temperature) !== undefined ? { temperature: request.temperature ?? o.temperature } : {}),
     };
     const headersTimeout = AbortSignal.timeout(o.timeoutMs);
-    let res: Response;
+    let res: ClientResponse;
     try {
-      res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.any([request.signal, headersTimeout]) });
+      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.any([request.signal, headersTimeout]) });
     } catch (err) {
       if (request.signal.aborted) throw err;
       const why = headersTimeout.aborted ? `no answer within ${o.timeoutMs} ms` : (err as Error).message;
@@ -77,7 +78,6 @@ export class OpenAICompatibleLLM implements LLM {
       }
       throw new ServiceError(this.label, `HTTP ${res.status}: ${message}`, retryableStatus(res.status), { status: res.status });
     }
-    if (!res.body) throw new ServiceError(this.label, 'empty response', true);
 
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     let finishReason = 'stop';

@@ -1,5 +1,6 @@
 /** OpenAI-compatible speech (`POST /audio/speech`, `response_format: pcm`: 24 kHz 16-bit mono), streamed as it arrives. */
 import { bytesToPcm } from '../../lib/audio.js';
+import { send, type ClientResponse } from '../../lib/http-client.js';
 import type { OpenAITtsSettings } from '../../config/voice.js';
 import { ServiceError, warmConnection, type TTS } from '../../voice/services.js';
 
@@ -20,9 +21,9 @@ export class OpenAITTS implements TTS {
 
   async *synthesize(text: string, options: { signal: AbortSignal }): AsyncIterable<Int16Array> {
     const o = this.options;
-    let res: Response;
+    let res: ClientResponse;
     try {
-      res = await fetch(`${o.baseUrl}/audio/speech`, {
+      res = await send(`${o.baseUrl}/audio/speech`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
         body: JSON.stringify({ model: o.model, input: text, voice: o.voice, response_format: 'pcm' }),
@@ -32,13 +33,13 @@ export class OpenAITTS implements TTS {
       if (options.signal.aborted) return;
       throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
     }
-    if (!res.ok || !res.body) {
+    if (!res.ok) {
       const body = await res.text().catch(() => '');
       throw new ServiceError(this.label, `HTTP ${res.status}: ${body.slice(0, 200)}`, res.status === 429 || res.status >= 500, { status: res.status });
     }
     let odd: number | undefined;
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of res.body) {
         let bytes = chunk;
         if (odd !== undefined) {
           const joined = new Uint8Array(chunk.length + 1);

@@ -2,6 +2,7 @@
  * Twilio's REST API (2010-04-01): form-encoded requests with HTTP basic auth (Account SID and auth
  * token), JSON answers; errors come as `{ code, message, more_info, status }`.
  */
+import { send } from '../../lib/http-client.js';
 import { ProviderError } from '../provider.js';
 
 const TIMEOUT_MS = 10_000;
@@ -26,7 +27,7 @@ export async function twilioPost(credentials: TwilioCredentials, resource: strin
   const url = `${base}/2010-04-01/Accounts/${encodeURIComponent(credentials.accountSid)}/${resource}`;
   const auth = Buffer.from(`${credentials.accountSid}:${credentials.authToken}`).toString('base64');
   try {
-    const response = await fetch(url, {
+    const response = await send(url, {
       method: 'POST',
       headers: { authorization: `Basic ${auth}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: form.toString(),
