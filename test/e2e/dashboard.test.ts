@@ -389,6 +389,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await why.getByRole('link', { name: 'Create a configuration' }).click();
     await page.locator('.modal select[name="template"]').waitFor();
     assert.equal(await page.locator('.modal select[name="template"]').inputValue(), lead.template_id);
+    await shoot(page, 'configuration-for-template');
     await page.goBack();
     await why.waitFor();
     const cfg = await admin.post('/configurations', { reseller_id: reseller, template: lead.template_id, calling_provider: 'PROVIDER_A', enable_calling: false });
