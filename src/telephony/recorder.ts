@@ -4,6 +4,7 @@
  * barge-in cleared it. `wav()` mixes both into one mono WAV.
  */
 import { encodeWav, mixInto } from '../lib/audio.js';
+import { PcmBlocks } from '../lib/pcm-buffers.js';
 
 interface Segment {
   at: number;
@@ -14,14 +15,8 @@ interface Segment {
 const BLOCK_SECONDS = 1;
 
 export class CallRecorder {
-  /**
-   * Full blocks, then the one being filled. A frame's own array (20 ms, 320 bytes) kept for the
-   * whole call made fifty long-lived objects a second per call for the garbage collector to trace.
-   */
-  private readonly inbound: Int16Array[] = [];
-  private filling: Int16Array | undefined;
-  private filled = 0;
-  private inboundSamples = 0;
+  /** The person's audio (a frame's own array kept for the whole call would be fifty objects a second to trace). */
+  private readonly inbound: PcmBlocks;
   private readonly outbound: Segment[] = [];
   /** Where Dialer's queued audio ends, in samples since the stream started. */
   private playCursor = 0;
@@ -29,6 +24,7 @@ export class CallRecorder {
 
   constructor(readonly sampleRateHz: number, private readonly now: () => number = () => performance.now()) {
     this.startedAt = now();
+    this.inbound = new PcmBlocks(sampleRateHz * BLOCK_SECONDS);
   }
 
   private nowSamples(): number {
@@ -37,18 +33,7 @@ export class CallRecorder {
 
   /** The person's audio. */
   heard(pcm: Int16Array): void {
-    for (let from = 0; from < pcm.length; ) {
-      if (!this.filling || this.filled === this.filling.length) {
-        this.filling = new Int16Array(Math.max(1, Math.round(this.sampleRateHz * BLOCK_SECONDS)));
-        this.filled = 0;
-        this.inbound.push(this.filling);
-      }
-      const n = Math.min(pcm.length - from, this.filling.length - this.filled);
-      this.filling.set(pcm.subarray(from, from + n), this.filled);
-      this.filled += n;
-      from += n;
-    }
-    this.inboundSamples += pcm.length;
+    this.inbound.append(pcm);
   }
 
   /** Dialer's audio, queued for playout now. */
@@ -76,17 +61,12 @@ export class CallRecorder {
 
   private length(): number {
     const lastOut = this.outbound.reduce((m, s) => Math.max(m, s.at + s.pcm.length), 0);
-    return Math.max(this.inboundSamples, lastOut);
+    return Math.max(this.inbound.length, lastOut);
   }
 
   wav(): Buffer {
     const mix = new Int16Array(this.length());
-    let at = 0;
-    for (const block of this.inbound) {
-      const used = block === this.filling ? block.subarray(0, this.filled) : block;
-      mix.set(used, at);
-      at += used.length;
-    }
+    mix.set(this.inbound.take());
     for (const s of this.outbound) mixInto(mix, s.pcm, s.at);
     return encodeWav(mix, this.sampleRateHz);
   }

@@ -26,6 +26,7 @@ import { substitute } from './flow/substitute.js';
 import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
 import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
+import { PcmRing } from '../lib/pcm-buffers.js';
 import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
 export interface VoiceServices {
@@ -56,29 +57,6 @@ export interface ConversationOptions {
 
 type EndedBy = EndFrame['reason'];
 
-/** The last `keepMs` of audio, kept as it streams by. */
-class RecentAudio {
-  private chunks: Int16Array[] = [];
-  private length = 0;
-  private readonly keep: number;
-
-  constructor(sampleRateHz: number, keepMs: number) {
-    this.keep = Math.round((sampleRateHz * keepMs) / 1000);
-  }
-
-  push(pcm: Int16Array): void {
-    this.chunks.push(pcm);
-    this.length += pcm.length;
-    while (this.chunks.length > 1 && this.length - this.chunks[0]!.length >= this.keep) this.length -= this.chunks.shift()!.length;
-  }
-
-  take(): Int16Array {
-    const out = new Int16Array(this.length);
-    let at = 0;
-    for (const c of this.chunks) (out.set(c, at), (at += c.length));
-    return out;
-  }
-}
 
 export class ConversationAgent implements CallAgent {
   readonly label = 'flow';
@@ -136,7 +114,7 @@ export class ConversationAgent implements CallAgent {
     let giveUpOutcome: string | undefined;
     let voicemailHeard = false;
     /** The caller's last few seconds, for a beep that came while the greeting's words were being transcribed. */
-    const recent = leaveMessage ? new RecentAudio(io.sampleRateHz, 4000) : undefined;
+    const recent = leaveMessage ? new PcmRing((io.sampleRateHz * 4000) / 1000) : undefined;
     let transferredTo: string | undefined;
     let resolveEnd!: () => void;
     const over = new Promise<void>((r) => (resolveEnd = r));
@@ -248,7 +226,7 @@ export class ConversationAgent implements CallAgent {
       if (now - (firstFrameAt + dueMs) > frameMs + 20) lateFrames++;
       mediaMs += frameMs;
       frames++;
-      recent?.push(pcm);
+      recent?.append(pcm);
       pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz }));
     });
     io.onDtmf((digit) => {
@@ -270,7 +248,7 @@ export class ConversationAgent implements CallAgent {
     if (voicemailHeard) {
       // The agent's words queued for the greeting are dropped; the message goes after the beep.
       io.clear();
-      return this.leaveMessage(context, io, variables, 'first_words', recent?.take(), session.record.transcription);
+      return this.leaveMessage(context, io, variables, 'first_words', recent?.last(), session.record.transcription);
     }
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 

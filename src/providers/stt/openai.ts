@@ -3,6 +3,7 @@
  * segment: audio is buffered until the segment ends, then sent as a WAV; one final result each.
  */
 import { encodeWav, rms } from '../../lib/audio.js';
+import { PcmBlocks, PcmRing } from '../../lib/pcm-buffers.js';
 import { EventQueue } from '../queue.js';
 import type { OpenAISttSettings } from '../../config/voice.js';
 import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
@@ -31,12 +32,11 @@ export class OpenAITranscriptionSTT implements STT {
   open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
     const o = this.options;
     const rate = options.sampleRateHz;
-    const leadInMax = rate * LEAD_IN_SECONDS;
     const queue = new EventQueue<SttEvent>();
-    let chunks: Int16Array[] = [];
-    let samples = 0;
-    const leadIn: Int16Array[] = [];
-    let leadInSamples = 0;
+    // Copied out of the frames (see lib/pcm-buffers): at most the last 30 s, a segment longer than
+    // that is not one turn.
+    const segment = new PcmBlocks(rate, rate * 30);
+    const leadIn = new PcmRing(rate * LEAD_IN_SECONDS);
     let work: Promise<void> = Promise.resolve();
     const transcribe = async (audio: Int16Array) => {
       const form = new FormData();
@@ -68,32 +68,19 @@ export class OpenAITranscriptionSTT implements STT {
       write(pcm) {
         // Transcription is billed by audio length: silence before the speech stays out of the segment
         // (all but a short lead-in), since the pipeline streams the line continuously.
-        if (samples === 0 && rms(pcm) < LEAD_IN_LEVEL) {
-          leadIn.push(pcm);
-          leadInSamples += pcm.length;
-          while (leadInSamples - leadIn[0]!.length >= leadInMax) leadInSamples -= leadIn.shift()!.length;
+        if (segment.length === 0 && rms(pcm) < LEAD_IN_LEVEL) {
+          leadIn.append(pcm);
           return;
         }
-        if (samples === 0 && leadIn.length) {
-          chunks.push(...leadIn);
-          samples += leadInSamples;
-          leadIn.length = 0;
-          leadInSamples = 0;
+        if (segment.length === 0 && leadIn.length > 0) {
+          segment.append(leadIn.last());
+          leadIn.clear();
         }
-        chunks.push(pcm);
-        samples += pcm.length;
-        // Keep at most the last 30 s: a segment longer than that is not one turn.
-        while (samples > rate * 30 && chunks.length > 1) samples -= chunks.shift()!.length;
+        segment.append(pcm);
       },
       endSegment() {
-        const audio = new Int16Array(samples);
-        let at = 0;
-        for (const c of chunks) {
-          audio.set(c, at);
-          at += c.length;
-        }
-        chunks = [];
-        samples = 0;
+        const audio = segment.take();
+        segment.clear();
         if (audio.length < rate / 10) return; // under 100 ms: nothing to transcribe
         work = work.then(() => transcribe(audio)).catch((err: unknown) => queue.end(err));
       },

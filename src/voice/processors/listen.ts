@@ -1,6 +1,7 @@
 /**
  * The caller's side: voice activity and speech-to-text (turn boundaries and barge-in: turns.ts).
  */
+import { PcmRing } from '../../lib/pcm-buffers.js';
 import { Resampler } from '../resampler.js';
 import { frame, type Direction, type Frame } from '../frames.js';
 import { FrameProcessor } from '../pipeline.js';
@@ -24,10 +25,9 @@ export class VadProcessor extends FrameProcessor {
   private chain: Promise<void> = Promise.resolve();
   /** Ms of audio given to the VAD so far (the VAD's own clock). */
   private fedMs = 0;
-  private tail: Int16Array;
+  private tail: PcmRing;
   /** Audio handed on with the end of each stretch of speech (an end-of-turn model's), ms; 0: none. */
   private audioMs = 0;
-  private tailAt = 0;
   private options: Partial<VadOptions>;
   /** The rate the VAD hears at, and passes the audio on at: the transport's when the VAD takes it. */
   readonly rateHz: number;
@@ -37,7 +37,7 @@ export class VadProcessor extends FrameProcessor {
     super();
     this.options = options;
     this.rateHz = serviceRate(vad.sampleRatesHz, inputRateHz);
-    this.tail = new Int16Array((this.rateHz * TAIL_MS) / 1000);
+    this.tail = new PcmRing((this.rateHz * TAIL_MS) / 1000);
   }
 
   /** Changes the VAD's durations from now on (the node's turn-taking). */
@@ -49,8 +49,7 @@ export class VadProcessor extends FrameProcessor {
   /** Hands on the last `ms` of audio (up to the end of speech) with each end of speech, for an end-of-turn model. */
   keepAudio(ms: number): void {
     this.audioMs = ms;
-    if (ms > TAIL_MS) this.tail = new Int16Array((this.rateHz * ms) / 1000);
-    this.tailAt = 0;
+    if ((this.rateHz * ms) / 1000 > this.tail.capacity) this.tail = new PcmRing((this.rateHz * ms) / 1000);
   }
 
   /** The end-of-speech silence for the current node (undefined: the stream's default). */
@@ -58,20 +57,9 @@ export class VadProcessor extends FrameProcessor {
     this.update({ minSilenceMs: ms ?? VAD_DEFAULTS.minSilenceMs });
   }
 
-  private keep(pcm: Int16Array): void {
-    for (let i = 0; i < pcm.length; i++) {
-      this.tail[this.tailAt] = pcm[i]!;
-      this.tailAt = (this.tailAt + 1) % this.tail.length;
-    }
-  }
-
   /** The `ms` of audio that ended `agoMs` before the newest sample kept. */
   private recent(ms: number, agoMs: number): Int16Array {
-    const n = Math.min(this.tail.length, Math.round((ms * this.rateHz) / 1000));
-    const skip = Math.min(this.tail.length - n, Math.round((agoMs * this.rateHz) / 1000));
-    const out = new Int16Array(n);
-    for (let i = 0; i < n; i++) out[i] = this.tail[(this.tailAt - skip - n + i + 2 * this.tail.length) % this.tail.length]!;
-    return out;
+    return this.tail.last((ms * this.rateHz) / 1000, (agoMs * this.rateHz) / 1000);
   }
 
   protected async process(f: Frame, direction: Direction): Promise<void> {
@@ -86,7 +74,7 @@ export class VadProcessor extends FrameProcessor {
       // VAD inference is ordered per call but does not hold up the audio on its way to the STT.
       const stream = this.stream;
       this.chain = this.chain.then(async () => {
-        this.keep(pcm);
+        this.tail.append(pcm);
         const fedMs = (this.fedMs += (pcm.length * 1000) / this.rateHz);
         for (const event of await stream.push(pcm)) {
           // The VAD's clock to performance.now(): its newest audio is (about) now.
