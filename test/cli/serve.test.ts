@@ -24,9 +24,11 @@ interface Serving {
 
 const children: ChildProcess[] = [];
 
-function serve(env: Record<string, string>): Promise<Serving> {
+/** `wrap`: a command the service is started under (e.g. `taskset -c 0`). */
+function serve(env: Record<string, string>, wrap: string[] = []): Promise<Serving> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
+    const [cmd, ...args] = [...wrap, process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve'];
+    const child = spawn(cmd!, args, {
       cwd: root,
       // The webhook receiver listens on loopback, which the outbound URL policy allows only when told to.
       env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: '', DIALER_SANDBOX: 'false', DIALER_OUTBOUND_ALLOW: TEST_OUTBOUND_ALLOW, ...env },
@@ -110,6 +112,23 @@ describe('dialer serve (embedded PGlite)', () => {
     const login = await json(`${s.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'admin@localhost', password: m[1] }) });
     assert.equal(login.status, 200);
     assert.equal(await stop(s), 0);
+  });
+
+  it('collects garbage on the event loop thread when it may use one CPU', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+    dirs.push(dataDir);
+    // One CPU, as `taskset` (or a cpuset, a container's quota) gives it. (DIALER_GC=parallel
+    // overrides it: the choice itself is the unit test's, test/unit/gc.test.ts.)
+    const s = await serve({ DIALER_DATA_DIR: dataDir }, ['taskset', '-c', String(os.cpus().length - 1)]);
+    const line = JSON.parse(s.stdout.split('\n').find((l) => l.includes('"Dialer is serving"'))!);
+    assert.equal(line.cpus, 1, s.stdout);
+    assert.equal(line.gc, 'single-threaded');
+    assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
+    assert.equal(await stop(s), 0);
+    // A setting it does not know is refused with one clear line.
+    const refused = await serve({ DIALER_GC: 'fast' }).then(() => undefined, (err: { code: number; stderr: string; stdout: string }) => err);
+    assert.equal(refused?.code, 1);
+    assert.match(`${refused?.stderr}${refused?.stdout}`, /DIALER_GC must be auto, single-threaded or parallel, got "fast"/);
   });
 
   it('delivers the reporting webhook of an aborted lead from the running service, signed', async () => {
