@@ -13,7 +13,9 @@
  * - Dialer (`dialer serve`), pinned with `taskset` to DIALER_CPUS (default: the last CPU this
  *   process may use), so every thread of it (event loop, libuv pool, GC, ONNX Runtime) shares
  *   those CPUs only; other processes on the machine may still run there: the time Dialer's event
- *   loop waited for its CPU is printed;
+ *   loop waited for its CPU is printed; on one CPU it is started with `--single-threaded-gc`, as
+ *   docs/configuration.md says to start it there, and so is the far side on the other CPU
+ *   (BENCH_PARALLEL_GC=1: both without);
  * - this process, PostgreSQL and the far side (bench/voice-far.ts: emulator + AI servers) are
  *   moved to the other CPUs.
  * Without `taskset` or with a single CPU nothing is pinned, and "per core" divides by every CPU.
@@ -97,6 +99,11 @@ function cpuPlan(): { dialer: number[]; rest: number[]; pinned: boolean } {
 }
 
 const plan = cpuPlan();
+/**
+ * Dialer on one CPU is started as docs/configuration.md ("One CPU") says to start it there: with
+ * the garbage collector on the event loop's thread. BENCH_PARALLEL_GC=1 leaves V8's helper threads.
+ */
+const gcArgs = plan.pinned && plan.dialer.length === 1 && !process.env.BENCH_PARALLEL_GC ? ['--single-threaded-gc'] : [];
 
 // This process and all it starts (PostgreSQL, the far side) move off Dialer's CPUs.
 if (plan.pinned) spawnSync('taskset', ['-a', '-p', '-c', plan.rest.join(','), String(process.pid)], { stdio: 'ignore' });
@@ -106,7 +113,9 @@ const pgServer = await benchPostgres();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void pgServer.stop().finally(() => process.exit(130)));
 
 // The far side: emulator and AI servers, in their own process.
-const far: ChildProcess = fork(path.join(import.meta.dirname, 'voice-far.ts'), [], { execArgv: ['--import', 'tsx', ...(process.env.BENCH_FAR_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], env: { ...process.env, BENCH_TWILIO: JSON.stringify(TWILIO) } });
+// The far side shares one CPU with PostgreSQL and this process: its collector on its own thread too.
+const farGcArgs = plan.pinned && plan.rest.length === 1 && !process.env.BENCH_PARALLEL_GC ? ['--single-threaded-gc'] : [];
+const far: ChildProcess = fork(path.join(import.meta.dirname, 'voice-far.ts'), [], { execArgv: [...farGcArgs, '--import', 'tsx', ...(process.env.BENCH_FAR_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], env: { ...process.env, BENCH_TWILIO: JSON.stringify(TWILIO) } });
 const farSend = (m: FarRequest) => far.send(m);
 const farReply = <T extends FarReply['type']>(type: T) =>
   new Promise<Extract<FarReply, { type: T }>>((resolve, reject) => {
@@ -156,7 +165,7 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<BenchDialer> {
     {
       ...(plan.pinned ? { wrap: ['taskset', '-c', plan.dialer.join(',')] } : {}),
       // e.g. DIALER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where Dialer's time goes.
-      nodeArgs: (process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      nodeArgs: [...gcArgs, ...(process.env.DIALER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
       showOutput: Boolean(process.env.DIALER_NODE_ARGS),
     },
   );
@@ -261,7 +270,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
 
 const stop = (d: BenchDialer) => d.stop();
 
-const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
+const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}${gcArgs.length ? ' (node --single-threaded-gc)' : ''}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
 process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
 /**
  * The far side sends every callee frame on one clock; when it sent 1% or more of them over a frame

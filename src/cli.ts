@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, openAndMigrate } from './db/index.js';
 import { AppError } from './lib/errors.js';
-import { applyGcSetting } from './lib/gc.js';
+import { gcReport } from './lib/gc.js';
 import { createLogger } from './lib/logger.js';
 import { startServer } from './server.js';
 import { tenantsService } from './tenants/index.js';
@@ -27,9 +27,8 @@ program
   .addOption(new Option('--role <role>', 'which parts to run').choices(['all', 'api', 'worker']).default('all'))
   .action(async (opts: { role: 'all' | 'api' | 'worker' }) => {
     const config = loadConfig();
-    // Before the service allocates much: the collector's threads for the rest of the process.
-    const gc = applyGcSetting(config.gc);
     const logger = createLogger(config.logLevel);
+    const gc = gcReport();
     const server = await startServer(config, logger, (admin) => {
       if (admin.generatedPassword) {
         process.stdout.write(
@@ -44,6 +43,7 @@ program
       { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, dashboard: `${server.url}/`, database: server.db.kind, role: opts.role, gc: gc.gc, cpus: gc.cpus },
       'Dialer is serving',
     );
+    if (gc.advice) logger.warn({ cpus: gc.cpus, gc: gc.gc }, gc.advice);
     if (opts.role !== 'worker') {
       // Built now rather than on the first visit, so the dashboard opens at once.
       DashboardBundle.shared()

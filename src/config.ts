@@ -5,7 +5,7 @@
  * variable, generated from these modules (npm run docs:config).
  */
 import path from 'node:path';
-import { boolean, ConfigError, oneOf, text, wholeNumber, type Env } from './config/env.js';
+import { boolean, ConfigError, text, wholeNumber, type Env } from './config/env.js';
 import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
 import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
 import { securitySettings, type SecuritySettings } from './config/security.js';
@@ -14,7 +14,6 @@ import { tracingSettings, type TracingSettings } from './config/tracing.js';
 import { voiceSettings, type VoiceSettings } from './config/voice.js';
 import { webhookSettings, type WebhookSettings } from './config/webhooks.js';
 import { webRtcSettings, type WebRtcSettings } from './config/webrtc.js';
-import { GC_MODES, type GcSetting } from './lib/gc.js';
 import { LOG_LEVELS, type LogLevel } from './lib/logger.js';
 
 export { ConfigError } from './config/env.js';
@@ -47,8 +46,6 @@ export interface Config extends SecuritySettings {
   logLevel: LogLevel;
   /** Largest accepted request body. */
   bodyLimitBytes: number;
-  /** The garbage collector's threads (`auto`: on the event loop's own thread when the process may use one CPU). */
-  gc: GcSetting;
   scheduler: {
     /** Calls one worker process carries at once. */
     maxConcurrentCalls: number;
@@ -148,7 +145,6 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     logLevel,
     bodyLimitBytes: wholeNumber(env, 'DIALER_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-    gc: oneOf(env, 'DIALER_GC', GC_MODES, 'auto'),
     scheduler: {
       maxConcurrentCalls: wholeNumber(env, 'DIALER_MAX_CONCURRENT_CALLS', 50, 1, 10_000),
       leaseSeconds,

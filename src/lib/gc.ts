@@ -1,19 +1,15 @@
 /**
- * Where the garbage collector runs. V8 marks and sweeps the old generation on helper threads
- * beside the event loop, and copies the young generation on several threads at once. On a machine
- * with CPUs to spare that shortens the event loop's pauses; with one CPU the helpers run on the
- * same CPU as the event loop that paces every live call's audio, and it waits for them: in the
- * voice benchmark (Dialer pinned to one CPU) the event loop was kept waiting for its CPU about
- * twice as long as with the collector on its own thread (docs/voice-benchmark.md). So, as JVMs
- * choose a serial collector on one CPU, a process that may use a single CPU (its affinity, or its
- * container's CPU quota) collects on one thread.
+ * Where the garbage collector runs. V8 marks the old generation on helper threads beside the event
+ * loop and copies the young generation on several threads at once. With CPUs to spare that
+ * shortens the event loop's pauses; with one CPU the helpers take turns on it with the event loop
+ * that paces every live call's audio, which then waits for them: in the voice benchmark (Dialer
+ * pinned to one CPU) its event loop was kept waiting for its CPU about twice as long as with
+ * node's `--single-threaded-gc` (docs/voice-benchmark.md). That flag can only be given when node
+ * starts (V8 aborted when it was set at run time during a collection), so `dialer serve` says when
+ * it runs on one CPU without it.
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import v8 from 'node:v8';
-
-export const GC_MODES = ['auto', 'single-threaded', 'parallel'] as const;
-export type GcSetting = (typeof GC_MODES)[number];
 
 /**
  * CPUs this process may use: its CPU affinity (taskset, a cpuset), lowered by a cgroup v2 CPU
@@ -41,18 +37,19 @@ function readIfThere(path: string): string | undefined {
   }
 }
 
-/** What `auto` means on `cpus` usable CPUs. */
-export function gcMode(setting: GcSetting, cpus: number): 'single-threaded' | 'parallel' {
-  if (setting !== 'auto') return setting;
-  return cpus <= 1 ? 'single-threaded' : 'parallel';
+/** How this process collects garbage: node's flags, as it was started. */
+export function gcThreads(execArgv: readonly string[] = process.execArgv): 'single-threaded' | 'parallel' {
+  return execArgv.some((a) => a === '--single-threaded-gc' || a === '--single_threaded_gc') ? 'single-threaded' : 'parallel';
 }
 
-/**
- * Sets the collector for the rest of the process's life; call it first thing. Returns the mode and
- * the CPUs it was decided on (for the start-up log line).
- */
-export function applyGcSetting(setting: GcSetting, cpus = usableCpus()): { gc: 'single-threaded' | 'parallel'; cpus: number } {
-  const gc = gcMode(setting, cpus);
-  if (gc === 'single-threaded') v8.setFlagsFromString('--single-threaded-gc');
-  return { gc, cpus };
+/** What the collector and the CPUs are, and the advice when they do not suit each other. */
+export function gcReport(cpus = usableCpus(), gc = gcThreads()): { gc: 'single-threaded' | 'parallel'; cpus: number; advice?: string } {
+  if (cpus > 1 || gc === 'single-threaded') return { gc, cpus };
+  return {
+    gc,
+    cpus,
+    advice:
+      "this process may use one CPU, where V8's garbage collector threads take turns with the event loop that paces live calls' audio: " +
+      'start node with --single-threaded-gc (docs/configuration.md, "One CPU")',
+  };
 }

@@ -24,10 +24,10 @@ interface Serving {
 
 const children: ChildProcess[] = [];
 
-/** `wrap`: a command the service is started under (e.g. `taskset -c 0`). */
-function serve(env: Record<string, string>, wrap: string[] = []): Promise<Serving> {
+/** `node`: how node is started (e.g. `taskset -c 0 node --single-threaded-gc`). */
+function serve(env: Record<string, string>, node: string[] = [process.execPath]): Promise<Serving> {
   return new Promise((resolve, reject) => {
-    const [cmd, ...args] = [...wrap, process.execPath, '--import', 'tsx', 'src/cli.ts', 'serve'];
+    const [cmd, ...args] = [...node, '--import', 'tsx', 'src/cli.ts', 'serve'];
     const child = spawn(cmd!, args, {
       cwd: root,
       // The webhook receiver listens on loopback, which the outbound URL policy allows only when told to.
@@ -114,21 +114,24 @@ describe('dialer serve (embedded PGlite)', () => {
     assert.equal(await stop(s), 0);
   });
 
-  it('collects garbage on the event loop thread when it may use one CPU', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
-    dirs.push(dataDir);
-    // One CPU, as `taskset` (or a cpuset, a container's quota) gives it. (DIALER_GC=parallel
-    // overrides it: the choice itself is the unit test's, test/unit/gc.test.ts.)
-    const s = await serve({ DIALER_DATA_DIR: dataDir }, ['taskset', '-c', String(os.cpus().length - 1)]);
-    const line = JSON.parse(s.stdout.split('\n').find((l) => l.includes('"Dialer is serving"'))!);
-    assert.equal(line.cpus, 1, s.stdout);
-    assert.equal(line.gc, 'single-threaded');
-    assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
-    assert.equal(await stop(s), 0);
-    // A setting it does not know is refused with one clear line.
-    const refused = await serve({ DIALER_GC: 'fast' }).then(() => undefined, (err: { code: number; stderr: string; stdout: string }) => err);
-    assert.equal(refused?.code, 1);
-    assert.match(`${refused?.stderr}${refused?.stdout}`, /DIALER_GC must be auto, single-threaded or parallel, got "fast"/);
+  it('says when it runs on one CPU with the garbage collector on helper threads, and not with --single-threaded-gc', async () => {
+    const serving = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    // One CPU, as `taskset` (or a cpuset, a container's quota) gives it.
+    const oneCpu = ['taskset', '-c', String(os.cpus().length - 1)];
+    for (const nodeArgs of [[], ['--single-threaded-gc']]) {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+      dirs.push(dataDir);
+      const s = await serve({ DIALER_DATA_DIR: dataDir }, [...oneCpu, process.execPath, ...nodeArgs]);
+      await new Promise((r) => setTimeout(r, 50));
+      const lines = serving(s.stdout);
+      const line = lines.find((l) => l.msg === 'Dialer is serving');
+      assert.equal(line.cpus, 1, s.stdout);
+      assert.equal(line.gc, nodeArgs.length ? 'single-threaded' : 'parallel');
+      const advice = lines.find((l) => l.level === 40 && /--single-threaded-gc/.test(l.msg));
+      assert.equal(Boolean(advice), nodeArgs.length === 0, s.stdout);
+      assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
+      assert.equal(await stop(s), 0);
+    }
   });
 
   it('delivers the reporting webhook of an aborted lead from the running service, signed', async () => {

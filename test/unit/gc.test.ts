@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { gcMode, usableCpus } from '../../src/lib/gc.js';
+import { gcReport, gcThreads, usableCpus } from '../../src/lib/gc.js';
 
 const files = (entries: Record<string, string>) => (path: string) => entries[path];
 
@@ -16,11 +16,12 @@ describe('garbage collector threads', () => {
     assert.equal(usableCpus(nested), 1);
   });
 
-  it('runs the collector on the event loop thread with one CPU, on helper threads with more, unless told', () => {
-    assert.equal(gcMode('auto', 1), 'single-threaded');
-    assert.equal(gcMode('auto', 0.5), 'single-threaded');
-    assert.equal(gcMode('auto', 2), 'parallel');
-    assert.equal(gcMode('parallel', 1), 'parallel');
-    assert.equal(gcMode('single-threaded', 8), 'single-threaded');
+  it('reads how node was started, and advises --single-threaded-gc on one CPU without it', () => {
+    assert.equal(gcThreads(['--import', 'tsx']), 'parallel');
+    assert.equal(gcThreads(['--single-threaded-gc', '--import', 'tsx']), 'single-threaded');
+    assert.match(gcReport(1, 'parallel').advice ?? '', /start node with --single-threaded-gc/);
+    assert.match(gcReport(0.5, 'parallel').advice ?? '', /one CPU/);
+    assert.equal(gcReport(1, 'single-threaded').advice, undefined);
+    assert.equal(gcReport(2, 'parallel').advice, undefined, 'with CPUs to spare the helpers help');
   });
 });
