@@ -7,7 +7,7 @@
  * Requests a tenant can steer do not come here: they go through src/lib/outbound. (The
  * speech-to-text upload, a multipart form once per utterance, still goes through fetch.)
  */
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 
 export interface ClientResponse {
   status: number;
@@ -23,10 +23,22 @@ export interface ClientRequest {
   body?: string;
   /** Aborts the request and the reading of its body. */
   signal?: AbortSignal;
+  /**
+   * Gives up when the answer has not begun (status and headers) within this long, with the error
+   * `no answer within N ms`. A streamed body that began in time may take longer (a long reply, a
+   * long sentence's audio): a deadline on the whole request would cut it off mid-stream.
+   */
+  headersTimeoutMs?: number;
 }
 
 export async function send(url: string | URL, init: ClientRequest = {}): Promise<ClientResponse> {
-  const res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: init.signal });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: init.signal, headersTimeout: init.headersTimeoutMs });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT') throw new Error(`no answer within ${init.headersTimeoutMs} ms`, { cause: err });
+    throw err;
+  }
   return {
     status: res.statusCode,
     ok: res.statusCode >= 200 && res.statusCode < 300,

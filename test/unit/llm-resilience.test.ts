@@ -62,8 +62,23 @@ describe('OpenAI-compatible LLM, misbehaving servers', () => {
     primary.chat.push({ stallMs: 5000 });
     const slow = new OpenAICompatibleLLM({ baseUrl: primary.url, apiKey: 'k', model: 'm', timeoutMs: 200 });
     const started = Date.now();
-    await assert.rejects(collect(slow.chat(request())), (err: ServiceError) => err instanceof ServiceError && err.retryable);
+    await assert.rejects(collect(slow.chat(request())), (err: ServiceError) => err instanceof ServiceError && err.retryable && /no answer within 200 ms/.test(err.message));
     assert.ok(Date.now() - started < 2000, 'gave up on the stalled provider');
+  });
+
+  it('the timeout is for the answer to start: a stream that started in time is read to its end', async () => {
+    // Words 60 ms apart: the whole answer takes about 0.7 s, the timeout is 300 ms.
+    const paced = await startOpenAIServer({ wordIntervalMs: 60 });
+    try {
+      const text = 'one two three four five six seven eight nine ten eleven twelve';
+      paced.chat.push({ text });
+      const slow = new OpenAICompatibleLLM({ baseUrl: paced.url, apiKey: 'k', model: 'm', timeoutMs: 300 });
+      const events = await collect(slow.chat(request()));
+      assert.equal(events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), text);
+      assert.equal(events.at(-1)?.type, 'done');
+    } finally {
+      await paced.close();
+    }
   });
 
   it('a malformed or broken stream is an error, not a hang', async () => {

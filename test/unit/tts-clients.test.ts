@@ -54,6 +54,29 @@ describe('text-to-speech clients', () => {
     }
   });
 
+  it('OpenAI-compatible speech: the timeout is for the audio to begin, not for all of it to arrive', async () => {
+    const line = 'Your order is confirmed, and it ships tomorrow morning.';
+    const signal = new AbortController().signal;
+    // The server synthesises a line once: the first request makes it, so the timed ones answer at once.
+    const full = await speech(new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 30_000 }).synthesize(line, { signal }));
+    const quick = new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 400 });
+    // About 3 s of speech sent at 3x real time: a second of streaming, past the 400 ms timeout.
+    openai.pace.speechSpeedup = 3;
+    try {
+      const slow = await speech(quick.synthesize(line, { signal }));
+      assert.equal(slow.pcm.length, full.pcm.length, 'every sample arrived');
+    } finally {
+      delete openai.pace.speechSpeedup;
+    }
+    // An answer that does not begin in time is a retryable error that says so.
+    openai.pace.speechFirstAudioMs = 2000;
+    try {
+      await assert.rejects(speech(quick.synthesize(line, { signal })), (err: ServiceError) => err.retryable && /no answer within 400 ms/.test(err.message));
+    } finally {
+      delete openai.pace.speechFirstAudioMs;
+    }
+  });
+
   it('the local voice (flite): speech with no account', async () => {
     const { pcm } = await speech(new LocalTTS().synthesize('Hello.', { signal: new AbortController().signal }));
     assert.ok(pcm.length > 4000 && rms(pcm) > 500);

@@ -59,14 +59,13 @@ export class OpenAICompatibleLLM implements LLM {
       ...(request.tools?.length ? { tools: request.tools.map((t) => ({ type: 'function', function: t })) } : {}),
       ...((request.temperature ?? o.temperature) !== undefined ? { temperature: request.temperature ?? o.temperature } : {}),
     };
-    const headersTimeout = AbortSignal.timeout(o.timeoutMs);
     let res: ClientResponse;
     try {
-      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.any([request.signal, headersTimeout]) });
+      // The timeout is for the answer to begin; the stream then takes as long as the reply.
+      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal, headersTimeoutMs: o.timeoutMs });
     } catch (err) {
       if (request.signal.aborted) throw err;
-      const why = headersTimeout.aborted ? `no answer within ${o.timeoutMs} ms` : (err as Error).message;
-      throw new ServiceError(this.label, why, true, { cause: err });
+      throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
     }
     if (!res.ok) {
       const text = await res.text().catch(() => '');

@@ -27,7 +27,9 @@ export class OpenAITTS implements TTS {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
         body: JSON.stringify({ model: o.model, input: text, voice: o.voice, response_format: 'pcm' }),
-        signal: AbortSignal.any([options.signal, AbortSignal.timeout(o.timeoutMs)]),
+        signal: options.signal,
+        // For the audio to begin: a long sentence's audio then streams for as long as it takes.
+        headersTimeoutMs: o.timeoutMs,
       });
     } catch (err) {
       if (options.signal.aborted) return;
