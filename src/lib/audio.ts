@@ -298,8 +298,10 @@ export class Resampler {
       grown.set(this.buffer.subarray(keepFrom, this.length));
       this.buffer = grown;
     } else if (keepFrom > 0) this.buffer.copyWithin(0, keepFrom, this.length);
-    const buffer = this.buffer;
-    for (let i = 0; i < chunk.length; i++) buffer[kept + i] = chunk[i]!;
+    // One native copy converting Int16 to Float32: a JavaScript loop here got on-stack-replaced
+    // while copying a long chunk, before the lines after it had run, and that optimized code was
+    // kept and bailed out at the loop's end on every later long chunk.
+    this.buffer.set(chunk, kept);
     this.length = needed;
     this.bufferStart += keepFrom;
   }
