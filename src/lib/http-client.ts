@@ -24,25 +24,38 @@ export interface ClientRequest {
   /** Aborts the request and the reading of its body. */
   signal?: AbortSignal;
   /**
-   * Gives up when the answer has not begun (status and headers) within this long, with the error
-   * `no answer within N ms`. A streamed body that began in time may take longer (a long reply, a
-   * long sentence's audio): a deadline on the whole request would cut it off mid-stream.
+   * Gives up when nothing arrives for this long: the answer's start (status and headers), with the
+   * error `no answer within N ms`, or the next piece of its body, with `nothing more of the answer
+   * within N ms`. A body that keeps coming may take longer in all (a long reply, a long sentence's
+   * audio): a deadline on the whole request would cut it off mid-stream.
    */
-  headersTimeoutMs?: number;
+  timeoutMs?: number;
 }
 
 export async function send(url: string | URL, init: ClientRequest = {}): Promise<ClientResponse> {
   let res: Dispatcher.ResponseData;
+  const timeouts = init.timeoutMs === undefined ? {} : { headersTimeout: init.timeoutMs, bodyTimeout: init.timeoutMs };
   try {
-    res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: init.signal, headersTimeout: init.headersTimeoutMs });
+    res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: init.signal, ...timeouts });
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT') throw new Error(`no answer within ${init.headersTimeoutMs} ms`, { cause: err });
+    if ((err as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT') throw new Error(`no answer within ${init.timeoutMs} ms`, { cause: err });
     throw err;
   }
+  const body = res.body;
   return {
     status: res.statusCode,
     ok: res.statusCode >= 200 && res.statusCode < 300,
-    body: res.body,
-    text: () => res.body.text(),
+    body: init.timeoutMs === undefined ? body : quietAfter(body, init.timeoutMs),
+    text: () => body.text(),
   };
+}
+
+/** The body, its idle timeout said plainly. */
+async function* quietAfter(body: AsyncIterable<Uint8Array>, ms: number): AsyncIterable<Uint8Array> {
+  try {
+    yield* body;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'UND_ERR_BODY_TIMEOUT') throw new Error(`nothing more of the answer within ${ms} ms`, { cause: err });
+    throw err;
+  }
 }

@@ -19,7 +19,8 @@ const PREFIX = '/agent/voice/dialer';
 interface Serving {
   child: ChildProcess;
   url: string;
-  stdout: string;
+  /** What it has written to stdout so far. */
+  readonly stdout: string;
 }
 
 const children: ChildProcess[] = [];
@@ -40,7 +41,7 @@ function serve(env: Record<string, string>, node: string[] = [process.execPath])
     child.stdout!.on('data', (d) => {
       stdout += d;
       const m = /"url":"(http:\/\/[^"]+?)\/agent\/voice\/dialer"/.exec(stdout);
-      if (m) resolve({ child, url: m[1]!, stdout });
+      if (m) resolve({ child, url: m[1]!, get stdout() { return stdout; } });
     });
     child.stderr!.on('data', (d) => (stderr += d));
     child.on('exit', (code) => reject(Object.assign(new Error(`exited ${code}: ${stderr}`), { code, stderr, stdout })));
@@ -122,14 +123,15 @@ describe('dialer serve (embedded PGlite)', () => {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
       dirs.push(dataDir);
       const s = await serve({ DIALER_DATA_DIR: dataDir }, [...oneCpu, process.execPath, ...nodeArgs]);
-      await new Promise((r) => setTimeout(r, 50));
+      assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
+      // The log is written in order: once the health request's line is out, so is anything logged at start.
+      for (let waited = 0; !s.stdout.includes(`${PREFIX}/health`) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
       const lines = serving(s.stdout);
       const line = lines.find((l) => l.msg === 'Dialer is serving');
       assert.equal(line.cpus, 1, s.stdout);
       assert.equal(line.gc, nodeArgs.length ? 'single-threaded' : 'parallel');
       const advice = lines.find((l) => l.level === 40 && /--single-threaded-gc/.test(l.msg));
       assert.equal(Boolean(advice), nodeArgs.length === 0, s.stdout);
-      assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
       assert.equal(await stop(s), 0);
     }
   });

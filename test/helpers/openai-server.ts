@@ -28,6 +28,8 @@ export type ChatReply = {
   malformed?: boolean;
   /** Cut the connection after the first text chunk. */
   cut?: boolean;
+  /** Send the first text chunk, then nothing more for this long (a provider that hangs mid-answer). */
+  hangAfterFirstMs?: number;
 };
 
 /**
@@ -162,6 +164,11 @@ export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIS
           sse(res, chunk(id, model, { content: 'Hel' }));
           // Let the first chunk reach the client, then drop the connection mid-stream.
           return void setTimeout(() => res.destroy(), 50);
+        }
+        if (reply.hangAfterFirstMs) {
+          sse(res, chunk(id, model, { content: 'Hel' }));
+          const timer = setTimeout(() => res.end('data: [DONE]\n\n'), reply.hangAfterFirstMs);
+          return void res.on('close', () => clearTimeout(timer));
         }
         const paced = api.pace.firstTokenMs !== undefined || api.pace.wordIntervalMs !== undefined;
         const piece = async (delta: unknown, first: boolean) => {

@@ -66,6 +66,14 @@ describe('OpenAI-compatible LLM, misbehaving servers', () => {
     assert.ok(Date.now() - started < 2000, 'gave up on the stalled provider');
   });
 
+  it('a stream that goes quiet mid-answer is given up after the timeout, as a retryable error', async () => {
+    primary.chat.push({ hangAfterFirstMs: 10_000 });
+    const slow = new OpenAICompatibleLLM({ baseUrl: primary.url, apiKey: 'k', model: 'm', timeoutMs: 300 });
+    const started = Date.now();
+    await assert.rejects(collect(slow.chat(request())), (err: ServiceError) => err instanceof ServiceError && err.retryable && /nothing more of the answer within 300 ms/.test(err.message));
+    assert.ok(Date.now() - started < 5000, 'gave up on the quiet stream');
+  });
+
   it('the timeout is for the answer to start: a stream that started in time is read to its end', async () => {
     // Words 60 ms apart: the whole answer takes about 0.7 s, the timeout is 300 ms.
     const paced = await startOpenAIServer({ wordIntervalMs: 60 });

@@ -61,8 +61,9 @@ export class OpenAICompatibleLLM implements LLM {
     };
     let res: ClientResponse;
     try {
-      // The timeout is for the answer to begin; the stream then takes as long as the reply.
-      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal, headersTimeoutMs: o.timeoutMs });
+      // The timeout is for the answer to begin and for each piece after: a stream that keeps
+      // coming takes as long as the reply, one that goes quiet is given up.
+      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal, timeoutMs: o.timeoutMs });
     } catch (err) {
       if (request.signal.aborted) throw err;
       throw new ServiceError(this.label, (err as Error).message, true, { cause: err });

@@ -28,8 +28,9 @@ export class OpenAITTS implements TTS {
         headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
         body: JSON.stringify({ model: o.model, input: text, voice: o.voice, response_format: 'pcm' }),
         signal: options.signal,
-        // For the audio to begin: a long sentence's audio then streams for as long as it takes.
-        headersTimeoutMs: o.timeoutMs,
+        // For the audio to begin and for each piece after: a long sentence's audio streams for as
+        // long as it takes, a stream that goes quiet is given up.
+        timeoutMs: o.timeoutMs,
       });
     } catch (err) {
       if (options.signal.aborted) return;
