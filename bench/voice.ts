@@ -35,8 +35,8 @@
  *   agent audio handed to the media socket, minus the LLM's time to first token and the TTS's time
  *   to first audio.
  * - Dialer's CPU (user + system, /proc/PID/stat) over the round's wall time, its event-loop delay
- *   (GET /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution) and its run-queue wait
- *   (/proc/PID/schedstat).
+ *   (GET /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution), its garbage-collection
+ *   pauses (GET /metrics) and its run-queue wait (/proc/PID/schedstat).
  * A round passes when every call confirmed and fewer than 1% of frames were late, outgoing and
  * incoming alike. A round in which the far side itself sent 1% or more of its frames late is
  * reported as such, not counted, and run once more; late again, the ramp stops there. The last line,
@@ -192,19 +192,40 @@ interface Round {
   peakLiveCalls: number;
   /** Dialer's event-loop delay over the round (prom-client's, 10 ms resolution), ms. */
   dialerLoop: { p99: number; max: number };
+  /** Dialer's garbage-collection pauses during the round. */
+  gc: GcPauses;
   /** Time Dialer's event loop was ready to run but another process had its CPU. */
   waitedS: number;
   /** Share of frames the emulator itself sent more than a frame late. */
   sentLateShare: number;
 }
 
-/** Dialer's event-loop delay p99 and max since the last call, from GET /metrics (which resets it). */
-async function loopDelay(url: string): Promise<{ p99: number; max: number }> {
+/** Dialer's garbage-collection pauses so far (cumulative), from GET /metrics. */
+interface GcPauses {
+  /** Full collections: their number and their pauses (the final, atomic part), ms. */
+  major: number;
+  majorMs: number;
+  /** All pauses of every kind (major, minor, marking steps), ms. */
+  totalMs: number;
+  /** Pauses of 20 ms or more: each one makes every live call's frames of that moment late. */
+  over20: number;
+}
+
+/**
+ * Dialer's event-loop delay p99 and max since the last call (GET /metrics resets it), and its
+ * garbage-collection pauses so far.
+ */
+async function dialerMetrics(url: string): Promise<{ loop: { p99: number; max: number }; gc: GcPauses }> {
   const res = await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer bench-voice-metrics-token' } });
   const text = await res.text();
   if (!res.ok) process.stderr.write(`GET /metrics: ${res.status} ${text.slice(0, 200)}\n`);
   const value = (name: string) => Number(new RegExp(`^dialer_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) * 1000;
-  return { p99: value('p99'), max: value('max') };
+  const gc = (series: string, filter = '') =>
+    [...text.matchAll(new RegExp(`^dialer_nodejs_gc_duration_seconds_${series}\\{([^}]*)\\} (\\S+)$`, 'gm'))].filter((m) => m[1]!.includes(filter)).reduce((n, m) => n + Number(m[2]), 0);
+  return {
+    loop: { p99: value('p99'), max: value('max') },
+    gc: { major: gc('count', 'kind="major"'), majorMs: gc('sum', 'kind="major"') * 1000, totalMs: gc('sum') * 1000, over20: gc('count') - gc('bucket', 'le="0.02"') },
+  };
 }
 
 async function round(dialer: { url: string; token: string; child: ChildProcess }, calls: number, template: string, reseller: string): Promise<Round> {
@@ -220,7 +241,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
   farSend({ type: 'measure' });
-  await loopDelay(dialer.url); // starts its histogram afresh
+  const gcBefore = (await dialerMetrics(dialer.url)).gc; // also starts the event-loop histogram afresh
   const cpuBefore = cpuSeconds(dialer.child.pid!);
   const waitBefore = runqueueWaitSeconds(dialer.child.pid!);
   const startedAt = performance.now();
@@ -236,7 +257,8 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   }
   const cpu = cpuSeconds(dialer.child.pid!) - cpuBefore;
   const waitedS = runqueueWaitSeconds(dialer.child.pid!) - waitBefore;
-  const dialerLoop = await loopDelay(dialer.url);
+  const { loop: dialerLoop, gc: gcAfter } = await dialerMetrics(dialer.url);
+  const gc: GcPauses = { major: gcAfter.major - gcBefore.major, majorMs: gcAfter.majorMs - gcBefore.majorMs, totalMs: gcAfter.totalMs - gcBefore.totalMs, over20: gcAfter.over20 - gcBefore.over20 };
   const wallS = (performance.now() - startedAt) / 1000;
   const done = new Map<string, any>();
   for (const id of ids) {
@@ -246,7 +268,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const reply = farReply('measured');
   farSend({ type: 'stats' });
   const farStats = await reply;
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, outFrames: 0, outLate: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, outFrames: 0, outLate: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, gc, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
@@ -321,7 +343,8 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
     process.stdout.write(
       `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames out ${(outLateShare * 100).toFixed(2)}% of ${r.outFrames}, in ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
         `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
-        `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}\n`,
+        `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, ` +
+        `GC pauses ${r.gc.totalMs.toFixed(0)} ms (${r.gc.major} full collections: ${r.gc.majorMs.toFixed(0)} ms; ${r.gc.over20} pauses of 20 ms or more), waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}\n`,
     );
     if (lateShare >= 0.01 || outLateShare >= 0.01 || r.finished < calls || r.peakLiveCalls < calls) break;
     best = calls;
