@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { DataDirLockedError, openAndMigrate } from './db/index.js';
 import { AppError } from './lib/errors.js';
-import { gcReport } from './lib/gc.js';
+import { gcReport, setHeapGrowth } from './lib/gc.js';
 import { createLogger } from './lib/logger.js';
 import { startServer } from './server.js';
 import { tenantsService } from './tenants/index.js';
@@ -29,6 +29,7 @@ program
     const config = loadConfig();
     const logger = createLogger(config.logLevel);
     const gc = gcReport();
+    const heapGrowthPercent = setHeapGrowth();
     const server = await startServer(config, logger, (admin) => {
       if (admin.generatedPassword) {
         process.stdout.write(
@@ -40,7 +41,7 @@ program
       }
     }, { role: opts.role });
     logger.info(
-      { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, dashboard: `${server.url}/`, database: server.db.kind, role: opts.role, gc: gc.gc, cpus: gc.cpus },
+      { url: `${server.url}${API_PREFIX}`, docs: `${server.url}${API_PREFIX}/docs`, dashboard: `${server.url}/`, database: server.db.kind, role: opts.role, gc: gc.gc, heap_growth_percent: heapGrowthPercent, cpus: gc.cpus },
       'Dialer is serving',
     );
     if (gc.advice) logger.warn({ cpus: gc.cpus, gc: gc.gc }, gc.advice);

@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import v8 from 'node:v8';
 
 /**
  * CPUs this process may use: its CPU affinity (taskset, a cpuset), lowered by a cgroup v2 CPU
@@ -52,4 +53,28 @@ export function gcReport(cpus = usableCpus(), gc = gcThreads()): { gc: 'single-t
       "this process may use one CPU, where V8's garbage collector threads take turns with the event loop that paces live calls' audio: " +
       'start node with --single-threaded-gc (docs/configuration.md, "One CPU")',
   };
+}
+
+/**
+ * How far the old generation may grow past what the last full collection left alive before the
+ * next one starts, in percent: 100, twice the live heap. V8 picks the factor from how fast its
+ * collector runs against how fast the program fills the old generation, aiming at 97% of the time
+ * for the program. Dialer's old generation fills slowly (call state, audio held while it plays), so
+ * V8 chose about 1.1 to 1.4 and started a full collection every second or two at 50 to 125 live
+ * calls, each with a pause of 10 to 40 ms on the thread that paces every call's audio; at twice the
+ * live heap there are one or two per 11 s round (docs/voice-benchmark.md). It costs memory: up to
+ * the live heap again (about 65 MB at 100 calls).
+ */
+export const HEAP_GROWTH_PERCENT = 100;
+
+/**
+ * Sets the old generation's growth (a V8 flag read at every full collection, so it applies from
+ * the next one) unless node was started with its own `--heap-growing-percent`. Returns the growth
+ * in force.
+ */
+export function setHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = v8.setFlagsFromString): number {
+  const given = execArgv.map((a) => /^--heap[-_]growing[-_]percent=(\d+)$/.exec(a)?.[1]).find((v) => v !== undefined);
+  if (given !== undefined) return Number(given);
+  setFlags(`--heap-growing-percent=${HEAP_GROWTH_PERCENT}`);
+  return HEAP_GROWTH_PERCENT;
 }

@@ -130,6 +130,7 @@ describe('dialer serve (embedded PGlite)', () => {
       const line = lines.find((l) => l.msg === 'Dialer is serving');
       assert.equal(line.cpus, 1, s.stdout);
       assert.equal(line.gc, nodeArgs.length ? 'single-threaded' : 'parallel');
+      assert.equal(line.heap_growth_percent, 100, 'the old generation grows to twice the live heap');
       const advice = lines.find((l) => l.level === 40 && /--single-threaded-gc/.test(l.msg));
       assert.equal(Boolean(advice), nodeArgs.length === 0, s.stdout);
       assert.equal(await stop(s), 0);

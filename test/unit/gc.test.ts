@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { gcReport, gcThreads, usableCpus } from '../../src/lib/gc.js';
+import { gcReport, gcThreads, HEAP_GROWTH_PERCENT, setHeapGrowth, usableCpus } from '../../src/lib/gc.js';
 
 const files = (entries: Record<string, string>) => (path: string) => entries[path];
 
@@ -23,5 +23,14 @@ describe('garbage collector threads', () => {
     assert.match(gcReport(0.5, 'parallel').advice ?? '', /one CPU/);
     assert.equal(gcReport(1, 'single-threaded').advice, undefined);
     assert.equal(gcReport(2, 'parallel').advice, undefined, 'with CPUs to spare the helpers help');
+  });
+
+  it("lets the old generation grow to twice the live heap, unless node was started with a growth of its own", () => {
+    const set: string[] = [];
+    assert.equal(setHeapGrowth(['--import', 'tsx'], (f) => set.push(f)), HEAP_GROWTH_PERCENT);
+    assert.deepEqual(set, ['--heap-growing-percent=100']);
+    assert.equal(setHeapGrowth(['--heap-growing-percent=50'], (f) => set.push(f)), 50);
+    assert.equal(setHeapGrowth(['--heap_growing_percent=300'], (f) => set.push(f)), 300);
+    assert.equal(set.length, 1, "the operator's own flag is left alone");
   });
 });
