@@ -73,8 +73,8 @@ export const HEAP_GROWTH_PERCENT = 100;
  * in force.
  */
 export function setHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = v8.setFlagsFromString): number {
-  const given = execArgv.map((a) => /^--heap[-_]growing[-_]percent=(\d+)$/.exec(a)?.[1]).find((v) => v !== undefined);
-  if (given !== undefined) return Number(given);
+  const at = execArgv.findIndex((a) => /^--heap[-_]growing[-_]percent(=|$)/.test(a));
+  if (at >= 0) return Number(execArgv[at]!.split('=')[1] ?? execArgv[at + 1]);
   setFlags(`--heap-growing-percent=${HEAP_GROWTH_PERCENT}`);
   return HEAP_GROWTH_PERCENT;
 }

@@ -16,7 +16,8 @@ collectDefaultMetrics({ register: registry, prefix: 'dialer_' });
  * one nobody notices: every live call's audio waits while the event loop's thread collects, and a
  * pause of 20 ms or more is a late frame. prom-client's own histogram of the same name (replaced
  * here) keeps only the first pause of each batch node delivers (several collections in one turn
- * of the event loop, common under load, counted as one), in buckets of 1, 10 and 100 ms.
+ * of the event loop, common under load, counted as one), in buckets of 1, 10 and 100 ms. Its
+ * observer cannot be turned off on its own and still fills that histogram, which is no longer served.
  */
 const GC_KINDS: Record<number, string> = {
   [perf.NODE_PERFORMANCE_GC_MAJOR]: 'major',
