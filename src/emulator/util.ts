@@ -3,6 +3,7 @@
  * and posting signed callbacks to Dialer.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { send } from '../lib/http-client.js';
 import { plivoRequestSignatureV3, twilioRequestSignature } from './signing.js';
 import type { EmulatedCall } from './types.js';
 
@@ -126,10 +127,10 @@ export async function deliver(call: EmulatedCall, d: Delivery, log: (m: string) 
   const record = { url, status: 0, body: body ?? '' };
   call.callbacks.push(record);
   try {
-    const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(15_000) });
+    const res = await send(url, { method, headers, ...(body === undefined ? {} : { body }), timeoutMs: 15_000 });
     const text = await res.text();
     record.status = res.status;
-    return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: text };
+    return { status: res.status, contentType: res.contentType, body: text };
   } catch (err) {
     log(`${method} ${url} failed: ${(err as Error).message}`);
     return { status: 0, contentType: '', body: '' };

@@ -4,6 +4,7 @@
  * connections there). Node's fetch costs several times the CPU per request (web streams, resource
  * timing entries): 431 to 877 µs against 91 to 178 µs for the same local POST, server included,
  * and a call makes a dozen such requests. Redirects are not followed: none of these APIs sends one.
+ * The provider emulator's callbacks to Dialer use it too (at a hundred calls, fetch was 8% of its CPU).
  * Requests a tenant can steer do not come here: they go through src/lib/outbound. (The
  * speech-to-text upload, a multipart form once per utterance, still goes through fetch.)
  */
@@ -12,6 +13,8 @@ import { request, type Dispatcher } from 'undici';
 export interface ClientResponse {
   status: number;
   ok: boolean;
+  /** The answer's content type ('' when it has none). */
+  contentType: string;
   /** The body as it arrives; read it, or `text()` it, so the connection goes back to the pool. */
   body: AsyncIterable<Uint8Array>;
   text(): Promise<string>;
@@ -45,6 +48,7 @@ export async function send(url: string | URL, init: ClientRequest = {}): Promise
   return {
     status: res.statusCode,
     ok: res.statusCode >= 200 && res.statusCode < 300,
+    contentType: String(res.headers['content-type'] ?? ''),
     body: init.timeoutMs === undefined ? body : quietAfter(body, init.timeoutMs),
     text: () => body.text(),
   };
