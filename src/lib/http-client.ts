@@ -4,7 +4,7 @@
  * connections there). Node's fetch costs several times the CPU per request (web streams, resource
  * timing entries): 431 to 877 µs against 91 to 178 µs for the same local POST, server included,
  * and a call makes a dozen such requests. Redirects are not followed: none of these APIs sends one.
- * The provider emulator's callbacks to Dialer use it too (at a hundred calls, fetch was 8% of its CPU).
+ * The provider emulator's callbacks to Dialer use it too (at 125 calls, fetch was 8% of its CPU).
  * Requests a tenant can steer do not come here: they go through src/lib/outbound. (The
  * speech-to-text upload, a multipart form once per utterance, still goes through fetch.)
  */
