@@ -73,8 +73,9 @@ export const HEAP_GROWTH_PERCENT = 100;
  * in force.
  */
 export function setHeapGrowth(execArgv: readonly string[] = process.execArgv, setFlags: (flags: string) => void = v8.setFlagsFromString): number {
-  const at = execArgv.findIndex((a) => /^--heap[-_]growing[-_]percent(=|$)/.test(a));
-  if (at >= 0) return Number(execArgv[at]!.split('=')[1] ?? execArgv[at + 1]);
+  // Node takes V8's flag only as `--heap-growing-percent=N` on its command line (not in NODE_OPTIONS).
+  const given = execArgv.map((a) => /^--heap[-_]growing[-_]percent=(\d+)$/.exec(a)?.[1]).find((v) => v !== undefined);
+  if (given !== undefined) return Number(given);
   setFlags(`--heap-growing-percent=${HEAP_GROWTH_PERCENT}`);
   return HEAP_GROWTH_PERCENT;
 }

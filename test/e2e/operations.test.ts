@@ -208,6 +208,12 @@ describe('metrics', () => {
     assert.ok(samples.has('dialer_leads{status="BACKLOG"}'), 'queue depth by status');
     assert.ok(samples.has('dialer_live_calls'));
     assert.ok(sum(samples, 'dialer_process_cpu_seconds_total') > 0, 'process metrics');
+    // Every garbage-collection pause, with a bucket at the 20 ms from which a caller hears it.
+    const pauses = sum(samples, 'dialer_nodejs_gc_duration_seconds_count');
+    assert.ok(pauses > 0, 'collections are counted');
+    assert.ok(sum(samples, 'dialer_nodejs_gc_duration_seconds_bucket', { le: '0.02' }) <= pauses);
+    assert.equal(sum(samples, 'dialer_nodejs_gc_duration_seconds_bucket', { le: '+Inf' }), pauses);
+    assert.ok([...samples.keys()].some((k) => k.startsWith('dialer_nodejs_gc_duration_seconds_bucket{le="0.02"')), 'a 20 ms bucket');
   });
 });
 

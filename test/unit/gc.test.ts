@@ -31,7 +31,7 @@ describe('garbage collector threads', () => {
     assert.deepEqual(set, ['--heap-growing-percent=100']);
     assert.equal(setHeapGrowth(['--heap-growing-percent=50'], (f) => set.push(f)), 50);
     assert.equal(setHeapGrowth(['--heap_growing_percent=300'], (f) => set.push(f)), 300);
-    assert.equal(setHeapGrowth(['--heap-growing-percent', '0', '--import', 'tsx'], (f) => set.push(f)), 0, "0: V8's own choice");
+    assert.equal(setHeapGrowth(['--heap-growing-percent=0', '--import', 'tsx'], (f) => set.push(f)), 0, "0: V8's own choice");
     assert.equal(set.length, 1, "the operator's own flag is left alone");
   });
 });
