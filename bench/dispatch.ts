@@ -30,6 +30,8 @@ function cpuGroups(service?: ChildProcess): Record<string, () => number[]> {
 }
 const cpuReport = (cpu: Record<string, number>, n: number) =>
   Object.entries(cpu).map(([name, s]) => `${name} ${Math.round((s / n) * 1e6)}`).join(', ');
+const writeReport = (writes: Record<string, number>, n: number) =>
+  Object.entries(writes).map(([name, w]) => `${name} ${(w / n).toFixed(2)}`).join(', ');
 
 const LEADS = Number(process.env.LEADS ?? 20_000);
 const PUSHES = Number(process.env.PUSHES ?? 5000);
@@ -273,6 +275,9 @@ try {
   const graphileCpu = await timed('graphile', `SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
   const graphileRate = graphileCpu.result;
   process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; floor ${cpuReport(floorRun.cpu, LEADS)}; floor without triggers ${cpuReport(floorBare.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
+  // Each write system call of a client is a round trip to PostgreSQL (or part of one): on machines
+  // where system calls are dear they cost the workers and PostgreSQL more than the SQL does.
+  process.stdout.write(`  write calls per lead/job: dialer ${writeReport(dialerCpu.writes, LEADS)}; floor ${writeReport(floorRun.writes, LEADS)}; graphile-worker ${writeReport(graphileCpu.writes, LEADS)}\n`);
   process.stdout.write(
     `floor: bare lifecycle SQL ${Math.round(floorRun.result)} leads/s (ratio ${(floorRun.result / graphileRate).toFixed(2)}), ` +
       `without the analytics triggers ${Math.round(floorBare.result)} leads/s (ratio ${(floorBare.result / graphileRate).toFixed(2)})\n`,

@@ -19,6 +19,20 @@ function readStat(pid: number): number {
   }
 }
 
+/** Write system calls a process has made (each statement a client sends is one, or part of one). */
+function readWrites(pid: number): number {
+  try {
+    return Number(/^syscw: (\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** Write system calls of the given processes. */
+export function writeCalls(pids: number[]): number {
+  return pids.reduce((sum, pid) => sum + readWrites(pid), 0);
+}
+
 /** CPU seconds of the given processes. */
 export function cpuSeconds(pids: number[]): number {
   return pids.reduce((sum, pid) => sum + readStat(pid), 0);
@@ -40,10 +54,15 @@ export function processTree(rootPid: number): number[] {
   return pids;
 }
 
-/** Measures the CPU seconds each named group of processes spends while `work` runs. */
-export async function cpuDuring<T>(groups: Record<string, () => number[]>, work: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
-  const before = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids())]));
+/** Measures the CPU seconds and write system calls of each named group of processes while `work` runs. */
+export async function cpuDuring<T>(
+  groups: Record<string, () => number[]>,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: Record<string, number>; writes: Record<string, number> }> {
+  const measure = (of: (pids: number[]) => number) => Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, of(pids())]));
+  const [cpuBefore, writesBefore] = [measure(cpuSeconds), measure(writeCalls)];
   const result = await work();
-  const cpu = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, cpuSeconds(pids()) - before[name]!]));
-  return { result, cpu };
+  const [cpuAfter, writesAfter] = [measure(cpuSeconds), measure(writeCalls)];
+  const since = (after: Record<string, number>, before: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([name, v]) => [name, v - before[name]!]));
+  return { result, cpu: since(cpuAfter, cpuBefore), writes: since(writesAfter, writesBefore) };
 }

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { type ThreadError, type ThreadOptions, type ThreadReply, type ThreadRequest } from './pglite-messages.js';
-import type { Db, Queryable, QueryOptions, QueryResult } from './types.js';
+import { statementAfterFinal, type Db, type Queryable, type QueryOptions, type QueryResult } from './types.js';
 
 /** A PostgreSQL error raised in the database's thread, with the same fields (code, detail, ...) as pg's. */
 export class EmbeddedDatabaseError extends Error {
@@ -93,15 +93,26 @@ export async function openPglite(dataDir: string | undefined, options: { loadDat
     });
   };
 
-  const queryable = (tx?: number): Queryable => ({
-    async query<T>(sql: string, params: readonly unknown[] = [], queryOptions?: QueryOptions): Promise<QueryResult<T>> {
-      const reply = await call({ op: 'query', sql, params, prepare: queryOptions?.prepare === true, ...(tx ? { tx } : {}) });
-      return { rows: (reply.rows ?? []) as T[], rowCount: reply.rowCount ?? 0 };
-    },
-    async exec(sql: string): Promise<void> {
-      await call({ op: 'exec', sql, ...(tx ? { tx } : {}) });
-    },
-  });
+  /** A transaction's statements, or the database's outside one; `final` sends the transaction's COMMIT behind its statement. */
+  const queryable = (tx?: number, onFinal?: () => void): Queryable => {
+    let ended = false;
+    return {
+      async query<T>(sql: string, params: readonly unknown[] = [], queryOptions?: QueryOptions): Promise<QueryResult<T>> {
+        if (ended) throw statementAfterFinal();
+        const sent = call({ op: 'query', sql, params, prepare: queryOptions?.prepare === true, ...(tx ? { tx } : {}) });
+        if (queryOptions?.final && onFinal) {
+          ended = true;
+          onFinal();
+        }
+        const reply = await sent;
+        return { rows: (reply.rows ?? []) as T[], rowCount: reply.rowCount ?? 0 };
+      },
+      async exec(sql: string): Promise<void> {
+        if (ended) throw statementAfterFinal();
+        await call({ op: 'exec', sql, ...(tx ? { tx } : {}) });
+      },
+    };
+  };
   const root = queryable();
 
   return {
@@ -115,15 +126,22 @@ export async function openPglite(dataDir: string | undefined, options: { loadDat
       // transaction open. A BEGIN that fails fails the transaction's statements and its commit.
       const begun = call({ op: 'begin', tx });
       begun.catch(() => undefined);
+      // A statement marked `final` has its COMMIT sent right behind it (the thread runs them in
+      // order; after a failed statement PGlite answers the COMMIT by rolling back).
+      let committed: Promise<unknown> | undefined;
+      const q = queryable(tx, () => {
+        committed = call({ op: 'end', tx, commit: true });
+        committed.catch(() => undefined);
+      });
       let result: T;
       try {
-        result = await fn(queryable(tx));
+        result = await fn(q);
         await begun;
       } catch (err) {
-        await call({ op: 'end', tx, commit: false }).catch(() => undefined);
+        await (committed ?? call({ op: 'end', tx, commit: false })).catch(() => undefined);
         throw err;
       }
-      await call({ op: 'end', tx, commit: true });
+      await (committed ?? call({ op: 'end', tx, commit: true }));
       return result;
     },
     async close() {

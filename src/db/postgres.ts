@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Db, Queryable, QueryOptions, QueryResult } from './types.js';
+import { statementAfterFinal, type Db, type Queryable, type QueryOptions, type QueryResult } from './types.js';
 
 // Timestamps come back as Date (pg's default); int8 (counts) as JavaScript numbers, since no count
 // Dialer keeps comes near 2^53; numeric stays a string and repositories convert it.
@@ -20,10 +20,7 @@ function statementName(sql: string): string {
 function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   return {
     async query<T>(sql: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
-      const result = options?.prepare
-        ? await client.query({ name: statementName(sql), text: sql, values: params as unknown[] })
-        : await client.query(sql, params as unknown[]);
-      return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length };
+      return toResult<T>(await send(client, sql, params, options));
     },
     async exec(sql: string): Promise<void> {
       await client.query(sql);
@@ -31,8 +28,26 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+function send(client: pg.Pool | pg.PoolClient, sql: string, params: readonly unknown[], options: QueryOptions | undefined): Promise<pg.QueryResult> {
+  return options?.prepare
+    ? client.query({ name: statementName(sql), text: sql, values: params as unknown[] })
+    : client.query(sql, params as unknown[]);
+}
+
+function toResult<T>(result: pg.QueryResult): QueryResult<T> {
+  return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length };
+}
+
+/** The socket under a pool client: corked while statements that go out together are queued. */
+function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
+  return (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+}
+
 export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Db> {
-  const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
+  // Pipeline mode: statements queued on a client are sent without waiting for the answers before
+  // them. Only a transaction queues more than one (BEGIN with its first statement, the last
+  // statement with COMMIT); everything else sends one statement at a time, as before.
+  const pool = new pg.Pool({ connectionString, max: options.max ?? 10, pipeline: true } as pg.PoolConfig);
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // Fail fast with a clear message when the server is unreachable.
@@ -54,14 +69,40 @@ export async function openPostgres(connectionString: string, options: { max?: nu
         broken ??= err;
       };
       client.on('error', onError);
+      // BEGIN goes out in one write with the transaction's first statement (queued in the same
+      // tick), and COMMIT with a statement marked `final`: two round trips fewer per transaction.
+      const socket = socketOf(client);
+      socket.cork();
+      const begun = client.query('BEGIN');
+      begun.catch(() => undefined);
+      process.nextTick(() => socket.uncork());
+      let committed: Promise<unknown> | undefined;
+      const q: Queryable = {
+        async query<T>(sql: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<QueryResult<T>> {
+          if (committed) throw statementAfterFinal();
+          if (!options?.final) return toResult<T>(await send(client, sql, params, options));
+          socket.cork();
+          const sent = send(client, sql, params, options);
+          // After a failed statement PostgreSQL answers this COMMIT by rolling back.
+          committed = client.query('COMMIT');
+          committed.catch(() => undefined);
+          socket.uncork();
+          return toResult<T>(await sent);
+        },
+        async exec(sql: string): Promise<void> {
+          if (committed) throw statementAfterFinal();
+          await client.query(sql);
+        },
+      };
       try {
-        await client.query('BEGIN');
-        const result = await fn(wrap(client));
-        await client.query('COMMIT');
+        const result = await fn(q);
+        await begun;
+        await (committed ?? client.query('COMMIT'));
         return result;
       } catch (err) {
-        await client.query('ROLLBACK').catch((rollbackErr: Error) => {
-          broken ??= rollbackErr;
+        // A COMMIT already sent ends the transaction (a rollback if its statement failed).
+        await (committed ?? client.query('ROLLBACK')).catch((endErr: Error) => {
+          broken ??= endErr;
         });
         throw err;
       } finally {

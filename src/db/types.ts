@@ -16,6 +16,18 @@ export interface QueryOptions {
    * every connection for its life. Embedded PGlite ignores it.
    */
   prepare?: boolean;
+  /**
+   * In a transaction: its last statement. COMMIT is sent right behind it, without waiting for its
+   * answer (one round trip fewer), so the transaction commits when this statement succeeds and
+   * rolls back when it fails. A statement after it is refused; code after it must not fail, since
+   * the transaction is already committed. Outside a transaction it changes nothing.
+   */
+  final?: boolean;
+}
+
+/** What a statement sent after a transaction's final statement is refused with. */
+export function statementAfterFinal(): Error {
+  return new Error('a statement after the final statement of a transaction (its COMMIT has been sent)');
 }
 
 export interface Queryable {

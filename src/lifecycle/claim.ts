@@ -201,7 +201,7 @@ export async function claimWithNumbers(
   q: Queryable,
   provider: string,
   group: readonly { lead: LeadRow; config: ConfigurationRow }[],
-  lease: { workerId: string; leaseSeconds: number },
+  lease: { workerId: string; leaseSeconds: number; final?: boolean },
 ): Promise<Claimed[]> {
   const { rows } = await q.query<LeadRow & { number: OutboundNumberRow }>(
     `WITH free AS (
@@ -228,7 +228,7 @@ export async function claimWithNumbers(
        FROM claimed)
      SELECT * FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
-    { prepare: true },
+    { prepare: true, final: lease.final === true },
   );
   const configOf = new Map(group.map((g) => [g.lead.id, g.config]));
   return rows.map(({ number, ...lead }) => ({

@@ -51,6 +51,8 @@ export interface ClaimOptions {
    * database's clock. Lets the lifecycle tests judge a claim on a day clocks change.
    */
   judgedAt?: () => Date;
+  /** Whether nothing follows the claim in its transaction (default true): its last statement then carries the COMMIT. */
+  lastStatement?: boolean;
 }
 
 export interface ClaimReport {
@@ -154,7 +156,12 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     group.push({ lead, config });
     ready.set(config.calling_provider, group);
   }
-  for (const [provider, group] of ready) report.claimed.push(...(await claimWithNumbers(q, provider, group, options)));
+  // The claim's last statement carries its COMMIT (one round trip fewer): mostly the only claim.
+  const groups = [...ready];
+  for (const [i, [provider, group]] of groups.entries()) {
+    const final = options.lastStatement !== false && i === groups.length - 1 && deferrals.length === 0 && blacklisted.length === 0;
+    report.claimed.push(...(await claimWithNumbers(q, provider, group, { ...options, final })));
+  }
   await holdUntil(q, deferrals);
   report.deferred += deferrals.length;
   if (blacklisted.length > 0) {

@@ -55,6 +55,46 @@ describe(`storage on ${backend}`, () => {
     }
   });
 
+  it("a transaction's final statement commits it, or rolls it back when it fails", async () => {
+    const { open, cleanup } = await openFresh();
+    try {
+      const db = await open();
+      await migrate(db);
+      const names = async () => (await db.query<{ id: string }>("SELECT id FROM resellers WHERE id LIKE 'r-final%' ORDER BY id")).rows.map((r) => r.id);
+      // Both statements, the first sent with BEGIN and the second with COMMIT, are kept.
+      const answer = await db.tx(async (q) => {
+        await q.query("INSERT INTO resellers (id, name) VALUES ('r-final-1', 'One')");
+        const { rows } = await q.query<{ id: string }>("INSERT INTO resellers (id, name) VALUES ('r-final-2', 'Two') RETURNING id", [], { final: true });
+        return rows[0]!.id;
+      });
+      assert.equal(answer, 'r-final-2');
+      assert.deepEqual(await names(), ['r-final-1', 'r-final-2']);
+      // A final statement that fails takes the statements before it back with it.
+      await assert.rejects(
+        db.tx(async (q) => {
+          await q.query("INSERT INTO resellers (id, name) VALUES ('r-final-3', 'Three')");
+          await q.query("INSERT INTO resellers (id, name) VALUES ('r-final-1', 'Again')", [], { final: true });
+        }),
+        /duplicate key|unique/i,
+      );
+      assert.deepEqual(await names(), ['r-final-1', 'r-final-2']);
+      // Nothing may follow it: the statement after it is refused and never runs.
+      await assert.rejects(
+        db.tx(async (q) => {
+          await q.query("INSERT INTO resellers (id, name) VALUES ('r-final-4', 'Four')", [], { final: true });
+          await q.query("INSERT INTO resellers (id, name) VALUES ('r-final-5', 'Five')");
+        }),
+        /after the final statement/,
+      );
+      assert.deepEqual(await names(), ['r-final-1', 'r-final-2', 'r-final-4']);
+      // The connection is fit for the next transaction.
+      assert.equal(await db.tx(async (q) => (await q.query<{ n: number }>('SELECT count(*)::int AS n FROM resellers')).rows[0]!.n > 0), true);
+      await db.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('migrations are numbered and each applied once', async () => {
     const migrations = loadMigrations();
     assert.ok(migrations.length >= 1);
