@@ -203,7 +203,7 @@ export async function claimWithNumbers(
   group: readonly { lead: LeadRow; config: ConfigurationRow }[],
   lease: { workerId: string; leaseSeconds: number; final?: boolean },
 ): Promise<Claimed[]> {
-  const { rows } = await q.query<LeadRow & { number: OutboundNumberRow }>(
+  const { rows } = await q.query<Partial<LeadRow> & { id: string; attempt_count: number; number: OutboundNumberRow }>(
     `WITH free AS (
        SELECT id, row_number() OVER () AS rn FROM (
          SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
@@ -220,23 +220,27 @@ export async function claimWithNumbers(
               provider = $1, next_attempt_at = NULL, updated_at = now()
        FROM taken
        WHERE l.id = taken.lead_id
-       RETURNING l.*, to_jsonb(taken) AS number),
+       -- What this statement changed: the rest of each lead, read and locked by this claim, is the caller's.
+       RETURNING l.id, l.status, l.attempt_count, l.call_initiated_time, l.call_end_time, l.call_id, l.locked_by, l.locked_until,
+                 l.outbound_number_id, l.provider, l.next_attempt_at, l.updated_at, l.payload->>'customer_mobile_number' AS phone,
+                 to_jsonb(taken) AS number),
      history AS (
        INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number)
-       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4,
-              claimed.payload->>'customer_mobile_number'
+       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone
        FROM claimed)
-     SELECT * FROM claimed`,
+     SELECT id, status, attempt_count, call_initiated_time, call_end_time, call_id, locked_by, locked_until, outbound_number_id, provider,
+            next_attempt_at, updated_at, number
+     FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
     { prepare: true, final: lease.final === true },
   );
-  const configOf = new Map(group.map((g) => [g.lead.id, g.config]));
-  return rows.map(({ number, ...lead }) => ({
-    lead,
-    configuration: configOf.get(lead.id)!,
+  const taken = new Map(group.map((g) => [g.lead.id, g]));
+  return rows.map(({ number, ...changed }) => ({
+    lead: { ...taken.get(changed.id)!.lead, ...changed },
+    configuration: taken.get(changed.id)!.config,
     // Read back through JSON: timestamps as the pg driver would give them.
     number: { ...number, created_at: new Date(number.created_at), updated_at: new Date(number.updated_at) },
-    attempt: lead.attempt_count,
+    attempt: changed.attempt_count,
   }));
 }
 
