@@ -38,7 +38,8 @@
  *   (GET /metrics, prom-client's monitorEventLoopDelay at 10 ms resolution), its garbage-collection
  *   pauses (GET /metrics) and its run-queue wait (/proc/PID/schedstat).
  * A round passes when every call confirmed and fewer than 1% of frames were late, outgoing and
- * incoming alike. A round in which the far side itself sent 1% or more of its frames late is
+ * incoming alike. A round that fails is run once more, and the ramp stops when it fails again (on a
+ * shared machine a neighbour's burst spoils one round; a limit of Dialer's spoils both). A round in which the far side itself sent 1% or more of its frames late is
  * reported as such, not counted, and run once more; late again, the ramp stops there. The last line,
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
@@ -305,6 +306,8 @@ const farLine = (r: Round) =>
   `Dialer saw late frames out ${((r.outFrames ? r.outLate / r.outFrames : 1) * 100).toFixed(2)}%, in ${((r.frames ? r.late / r.frames : 1) * 100).toFixed(2)}%, ${r.finished}/${r.calls} confirmed; load ${os.loadavg()[0]!.toFixed(2)}`;
 /** The round at which the far side, not Dialer, stopped the ramp (0: it never did). */
 let farLimited = 0;
+/** Rounds that failed once and were run again. */
+const failedOnce: number[] = [];
 
 /** Runs the rounds; returns the largest passing N and that round's turn overheads. */
 async function main(): Promise<{ best: number; bestOverheads: number[] }> {
@@ -321,7 +324,8 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
   await round(dialer, 5, template, reseller);
   let best = 0;
   let bestOverheads: number[] = [];
-  for (const calls of ROUNDS) {
+  /** The round of `calls`, run again once if the far side fell behind; undefined if it did again. */
+  const measured = async (calls: number): Promise<Round | undefined> => {
     let r = await round(dialer, calls, template, reseller);
     // A far side that fell behind measures itself, not Dialer: the round is reported as such and
     // run once more; late again, the ramp stops there (the far side, not Dialer, was the limit).
@@ -332,21 +336,36 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
       retried = true;
       r = await round(dialer, calls, template, reseller);
     }
-    if (farWasLate(r)) {
-      farLimited = calls;
-      break;
-    }
+    if (!farWasLate(r)) return r;
+    farLimited = calls;
+    return undefined;
+  };
+  /** Prints the round; whether it passed. */
+  const report = (calls: number, r: Round, again: boolean): boolean => {
     const lateShare = r.frames ? r.late / r.frames : 1;
     const outLateShare = r.outFrames ? r.outLate / r.outFrames : 1;
     const p50 = percentile(r.overheads, 50) ?? NaN;
     const p99 = percentile(r.overheads, 99) ?? NaN;
+    const passed = lateShare < 0.01 && outLateShare < 0.01 && r.finished >= calls && r.peakLiveCalls >= calls;
+    const verdict = passed ? '' : again ? ' FAILED again: the ramp stops' : ' FAILED: run once more';
     process.stdout.write(
       `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames out ${(outLateShare * 100).toFixed(2)}% of ${r.outFrames}, in ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
         `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
         `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, ` +
-        `GC pauses ${r.gc.totalMs.toFixed(0)} ms (${r.gc.major} full collections: ${r.gc.majorMs.toFixed(0)} ms; ${r.gc.over20} pauses of 20 ms or more), waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}\n`,
+        `GC pauses ${r.gc.totalMs.toFixed(0)} ms (${r.gc.major} full collections: ${r.gc.majorMs.toFixed(0)} ms; ${r.gc.over20} pauses of 20 ms or more), waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}${verdict}\n`,
     );
-    if (lateShare >= 0.01 || outLateShare >= 0.01 || r.finished < calls || r.peakLiveCalls < calls) break;
+    return passed;
+  };
+  for (const calls of ROUNDS) {
+    let r = await measured(calls);
+    if (!r) break;
+    // A failed round is run once more, and the ramp stops only when it fails again: on a shared
+    // machine a neighbour's burst spoils one round; a limit of Dialer's spoils both.
+    if (!report(calls, r, false)) {
+      failedOnce.push(calls);
+      r = await measured(calls);
+      if (!r || !report(calls, r, true)) break;
+    }
     best = calls;
     bestOverheads = r.overheads;
   }
@@ -368,5 +387,9 @@ try {
 }
 const { best, bestOverheads } = result;
 const perCore = best / plan.dialer.length;
-process.stdout.write(`(per core: ${best} calls on the ${plan.dialer.length} CPU(s) Dialer's process was allowed${farLimited ? `; the far side, not Dialer, was late at ${farLimited} calls` : ''})\n`);
+process.stdout.write(
+  `(per core: ${best} calls on the ${plan.dialer.length} CPU(s) Dialer's process was allowed` +
+    `${failedOnce.length > 0 ? `; failed once and run again: ${failedOnce.join(', ')} calls` : ''}` +
+    `${farLimited ? `; the far side, not Dialer, was late at ${farLimited} calls` : ''})\n`,
+);
 process.stdout.write(`voice: ${Number.isInteger(perCore) ? perCore : perCore.toFixed(1)} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);
