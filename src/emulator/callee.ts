@@ -19,6 +19,8 @@ export function beepTone(hz = 1000, ms = 600): Int16Array {
 }
 
 export const FRAME = 160; // samples of 8 kHz in 20 ms
+/** What a quiet callee sends: one frame of silence, shared by every call (never written to). */
+export const SILENT_FRAME = new Int16Array(FRAME);
 const VOICE_RMS = 300;
 
 export interface CalleeLine {
@@ -85,6 +87,10 @@ export class Callee {
 
   /** 20 ms of what the callee says now (silence when it is quiet); the frame starts at `frameAtMs` on the stream. */
   nextFrame(frameAtMs: number): Int16Array {
+    if (this.speechQueue.length === 0) {
+      for (const r of this.drained.splice(0)) r();
+      return SILENT_FRAME;
+    }
     const out = new Int16Array(FRAME);
     let filled = 0;
     while (filled < FRAME && this.speechQueue.length > 0) {

@@ -8,7 +8,7 @@
 import WebSocket from 'ws';
 import { bytesToPcm, decodeMulaw, encodeMulaw, pcmToBytes, resample } from '../lib/audio.js';
 import { clock, type CallAudio } from './audio.js';
-import { Callee, FRAME } from './callee.js';
+import { Callee, FRAME, SILENT_FRAME } from './callee.js';
 import type { EmulatedCall, EmulatedProvider } from './types.js';
 import { twilioId, uuid } from './util.js';
 
@@ -46,6 +46,8 @@ export class MediaLeg {
   private framesSent = 0;
   /** On the shared clock (the stream is live). */
   private ticking = false;
+  /** The payload of a silent frame on this stream (see sendFrame). */
+  private silentPayload: string | undefined;
   private playQueue: Queued[] = [];
   private exotelPending: Int16Array[] = [];
   private readonly rate: number;
@@ -210,8 +212,8 @@ export class MediaLeg {
       return;
     }
     this.chunk += 1;
-    const pcm = resample(pcm8k, 8000, this.rate);
-    const payload = (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
+    // A quiet callee (most of a call) sends the same frame every time: encoded once per stream.
+    const payload = pcm8k === SILENT_FRAME ? (this.silentPayload ??= this.encode(pcm8k)) : this.encode(pcm8k);
     if (p === 'PROVIDER_A') {
       // Twilio's timestamp is the frame's time since the stream started. Stamped with when the frame
       // actually leaves (not its ideal slot), so a late tick of this emulator is not taken for
@@ -220,6 +222,12 @@ export class MediaLeg {
     } else {
       this.send({ event: 'media', sequenceNumber: this.nextSeq(), streamId: this.streamSid, media: { track: 'inbound', timestamp: String(Date.now()), chunk: this.chunk, payload }, extra_headers: '' });
     }
+  }
+
+  /** A frame of the callee's 8 kHz audio as this stream's media payload (base64 at the stream's rate and encoding). */
+  private encode(pcm8k: Int16Array): string {
+    const pcm = resample(pcm8k, 8000, this.rate);
+    return (this.mulaw ? encodeMulaw(pcm) : pcmToBytes(pcm)).toString('base64');
   }
 
   /** Plays 20 ms of Dialer's queued audio and echoes the marks it reaches. */
