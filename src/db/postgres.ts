@@ -38,9 +38,14 @@ function toResult<T>(result: pg.QueryResult): QueryResult<T> {
   return { rows: result.rows as T[], rowCount: result.rowCount ?? result.rows.length };
 }
 
-/** The socket under a pool client: corked while statements that go out together are queued. */
+/**
+ * The socket under a pool client, corked while statements that go out together are queued (pg's
+ * own extended-protocol messages are written the same way). pg does not export it: should a later
+ * pg not have it, statements still go out in order, a write each.
+ */
 function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
-  return (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+  return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : { cork() {}, uncork() {} };
 }
 
 export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Db> {

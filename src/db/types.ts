@@ -13,7 +13,7 @@ export interface QueryOptions {
    * A hot statement, run with the same text again and again (claims, finishes, pushes): PostgreSQL
    * parses it once per connection and may keep its plan (a named prepared statement), instead of
    * parsing and planning it on every run. Only for fixed SQL text: each distinct text is kept by
-   * every connection for its life. Embedded PGlite ignores it.
+   * every connection (and by embedded PGlite's thread) for its life.
    */
   prepare?: boolean;
   /**
