@@ -39,8 +39,9 @@
  *   pauses (GET /metrics) and its run-queue wait (/proc/PID/schedstat).
  * A round passes when every call confirmed and fewer than 1% of frames were late, outgoing and
  * incoming alike. A round that fails is run once more, and the ramp stops when it fails again (on a
- * shared machine a neighbour's burst spoils one round; a limit of Dialer's spoils both). A round in which the far side itself sent 1% or more of its frames late is
- * reported as such, not counted, and run once more; late again, the ramp stops there. The last line,
+ * shared machine a neighbour's burst spoils one round; a limit of Dialer's spoils both). A round in
+ * which the far side itself sent 1% or more of its frames late is reported as such, not counted, and
+ * run once more; late again, the ramp stops there. The last line,
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
  */

@@ -51,8 +51,6 @@ export interface ClaimOptions {
    * database's clock. Lets the lifecycle tests judge a claim on a day clocks change.
    */
   judgedAt?: () => Date;
-  /** Whether nothing follows the claim in its transaction (default true): its last statement then carries the COMMIT. */
-  lastStatement?: boolean;
 }
 
 export interface ClaimReport {
@@ -83,6 +81,10 @@ interface Ready {
   config: ConfigurationRow;
 }
 
+/**
+ * Claims up to `options.limit` due leads in the caller's transaction. It must be the last thing the
+ * transaction does: its last statement carries the COMMIT (`QueryOptions.final`).
+ */
 export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<ClaimReport> {
   const report: ClaimReport = { claimed: [], deferred: 0, finished: 0, unclogged: false };
   const limit = Math.trunc(options.limit);
@@ -159,7 +161,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // The claim's last statement carries its COMMIT (one round trip fewer): mostly the only claim.
   const groups = [...ready];
   for (const [i, [provider, group]] of groups.entries()) {
-    const final = options.lastStatement !== false && i === groups.length - 1 && deferrals.length === 0 && blacklisted.length === 0;
+    const final = i === groups.length - 1 && deferrals.length === 0 && blacklisted.length === 0;
     report.claimed.push(...(await claimWithNumbers(q, provider, group, { ...options, final })));
   }
   await holdUntil(q, deferrals);
