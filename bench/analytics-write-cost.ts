@@ -1,15 +1,16 @@
 /**
- * What the payload terms' triggers (migration 007) add to the writes on the dialling path: a push
- * (the leads repository's insert), a claim (the scheduler's UPDATE to PROCESSING), a lease renewal
- * and a finish (finishAttempts), one lead per statement, timed with the three terms triggers on
- * and off in alternating rounds on the same database (the rollup's triggers of migration 006 stay
- * on throughout: this measures the terms alone). Noisy on a shared machine: compare medians.
+ * What the payload terms' triggers (migrations 007, 035 and 037) add to the writes on the dialling
+ * path: a push (the leads repository's insert), a claim (the scheduler's UPDATE to PROCESSING), a
+ * lease renewal and a finish (finishAttempts), one lead per statement, timed with the four terms
+ * triggers on and off in alternating rounds on the same database (the rollup's triggers of
+ * migration 006 stay on throughout: this measures the terms alone). Noisy on a shared machine:
+ * compare medians.
  *
  *   ANALYTICS_WRITE_DB_URL=postgres://.../dialer_bench_1000000 node --import tsx bench/analytics-write-cost.ts [--rounds 6] [--leads 150]
  *
  * The database must be migrated and hold the demo data (npm run bench:analytics -- --keep leaves
  * one). The leads written here are deleted at the end, with the triggers on, so the terms and the
- * rollup stay exact.
+ * rollup stay exact (the rewrite the folder does later for a claim or a finish is not timed here).
  */
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -17,7 +18,7 @@ import { openPostgres, type Queryable } from '../src/db/index.js';
 import { LeadsRepository } from '../src/leads/repository.js';
 import { finishAttempts } from '../src/lifecycle/finish.js';
 
-const TRIGGERS = ['leads_terms_insert', 'leads_terms_update', 'leads_terms_delete'];
+const TRIGGERS = ['leads_terms_insert', 'leads_terms_update', 'leads_terms_delete', 'leads_terms_pending'];
 const STEPS = ['push', 'claim', 'renew', 'finish'] as const;
 type Step = (typeof STEPS)[number];
 

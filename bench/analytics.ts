@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { AnalyticsService, foldRollup, QUERY_TYPES, type QueryType } from '../src/analytics/index.js';
+import { AnalyticsService, foldAnalytics, QUERY_TYPES, type QueryType } from '../src/analytics/index.js';
 import { seedDemoLeads } from '../src/analytics/demo.js';
 import { API_PREFIX } from '../src/app.js';
 import { composeApp } from '../src/server.js';
@@ -46,32 +46,41 @@ const REACHED = `(status = 'FINISHED' AND outcome IS NOT NULL AND outcome NOT IN
 
 /**
  * Over the leads, as the service reads them (a payload filter by containment, over the GIN index);
- * or, `over` 'terms', over the payload terms (migrations 007 and 035: one row (key, value, lead_no)
- * per live lead and payload key, the facts read from the lead), as the service reads a payload filter.
+ * or, `over` 'terms', over the payload terms (migration 037: one row per live lead and payload key
+ * with the lead's facts, its owner as a number; the facts of leads pending a fold read from the
+ * lead), as the service reads a payload filter.
  */
 function rawQuery(type: QueryType, s: RawScope, over: 'leads' | 'terms' = 'leads'): RawQuery {
-  const at = 'coalesce(call_initiated_time, created_at)';
   const params: unknown[] = [s.resellerId];
-  let where = `reseller_id = $1 AND ${LIVE}`;
+  let where = over === 'leads' ? `reseller_id = $1 AND ${LIVE}` : 'reseller_id = $1';
+  let from = 'leads';
+  if (over === 'terms') {
+    const entries = Object.entries(s.payload ?? {});
+    if (entries.length !== 1) throw new Error('the hand-written terms query takes one payload key');
+    params.push(entries[0]![0], JSON.stringify(entries[0]![1]));
+    const term = `key = $${params.length - 1} AND value = $${params.length}::jsonb`;
+    from = `(SELECT t.lead_no, o.reseller_id, t.activity_at, t.attempt_count, t.duration_seconds, t.sentiment, t.status, t.outcome, t.provider
+             FROM lead_payload_terms t JOIN lead_owners o USING (owner_no)
+             WHERE t.${term} AND t.lead_no NOT IN (SELECT lead_no FROM lead_terms_pending)
+             UNION ALL
+             SELECT lead_no, reseller_id, coalesce(call_initiated_time, created_at), attempt_count, duration_seconds, sentiment, status, outcome, provider
+             FROM leads
+             WHERE lead_no IN (SELECT lead_no FROM lead_terms_pending) AND ${LIVE}
+               AND lead_no IN (SELECT lead_no FROM lead_payload_terms WHERE ${term})) AS l`;
+  }
+  const at = over === 'leads' ? 'coalesce(call_initiated_time, created_at)' : 'activity_at';
+  const [a, b] = [params.length + 1, params.length + 2];
   if (s.range) {
     params.push(s.range.from, s.range.to);
-    where += ` AND ${at} >= $2::timestamptz AND ${at} < $3::timestamptz`;
+    where += ` AND ${at} >= $${a}::timestamptz AND ${at} < $${b}::timestamptz`;
   }
   if (s.payload && over === 'leads') {
     params.push(JSON.stringify(s.payload));
     where += ` AND payload @> $${params.length}::jsonb`;
   }
-  if (over === 'terms') {
-    const entries = Object.entries(s.payload ?? {});
-    if (entries.length !== 1) throw new Error('the hand-written terms query takes one payload key');
-    params.push(entries[0]![0], JSON.stringify(entries[0]![1]));
-    where = `t.key = $${params.length - 1} AND t.value = $${params.length}::jsonb AND ${where}`;
-  }
-  // The terms hold (key, value, lead_no) only (migration 035): the facts are the lead's, through its number.
-  const from = over === 'leads' ? 'leads' : 'lead_payload_terms t JOIN leads l ON l.lead_no = t.lead_no';
   // A series spans the date range, or the data when there is none.
-  const lo = s.range ? "date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC')" : '(SELECT min(day) FROM days)';
-  const hi = s.range ? "date_trunc('day', ($3::timestamptz - interval '1 ms') AT TIME ZONE 'UTC')" : '(SELECT max(day) FROM days)';
+  const lo = s.range ? `date_trunc('day', $${a}::timestamptz AT TIME ZONE 'UTC')` : '(SELECT min(day) FROM days)';
+  const hi = s.range ? `date_trunc('day', ($${b}::timestamptz - interval '1 ms') AT TIME ZONE 'UTC')` : '(SELECT max(day) FROM days)';
   const share = `coalesce(round(100.0 * count / nullif(sum(count) OVER (), 0), 2), 0)::float8`;
   const sql: Record<QueryType, string> = {
     call_count: `SELECT count(*)::int AS count FROM ${from} WHERE ${where}`,
@@ -308,7 +317,7 @@ async function prepare(db: Db, leads: number, label: string): Promise<string> {
   );
   if (existing.rows[0]?.n === leads) {
     process.stdout.write(`${label}: reusing ${leads} leads\n`);
-    await foldRollup(db); // a kept database migrated since: its backfill waits as deltas
+    await foldAnalytics(db); // a kept database migrated since: its backfill waits as deltas
     await db.query('VACUUM ANALYZE lead_stats, lead_stats_breakdown, lead_stats_breakdown_daily, lead_payload_terms');
     if (db.kind === 'postgres') await printStorage(db, label);
     return existing.rows[0].id;

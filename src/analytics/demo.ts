@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Queryable } from '../db/index.js';
 import { badRequest } from '../lib/errors.js';
 import { generateDemoLeads, type DemoScope } from './demo-data.js';
-import { foldRollup } from './rollup/index.js';
+import { foldAnalytics } from './fold.js';
 
 export type ExecutionMode = 'TELEPHONY' | 'TELEPHONY_TEST' | 'WEBRTC' | 'WEBRTC_TEST' | 'WEBRTC_STREAM';
 
@@ -210,10 +210,10 @@ export async function seedDemoLeads(db: Db, options: SeedOptions): Promise<DemoS
     batchSize: options.batchSize ?? 5000,
   })) {
     written += await insertFinishedLeads(db, batch);
-    if (++batches % FOLD_EVERY_BATCHES === 0) await foldRollup(db);
+    if (++batches % FOLD_EVERY_BATCHES === 0) await foldAnalytics(db);
     options.onProgress?.(written);
   }
-  await foldRollup(db);
+  await foldAnalytics(db);
   // Fresh planner statistics: the dashboard's plans depend on them.
   await db.query('ANALYZE leads');
   return { ...scope, written };

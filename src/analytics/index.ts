@@ -1,21 +1,21 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
-import { runFolder } from './rollup/index.js';
+import { runFolder } from './fold.js';
 import { registerAnalyticsRoutes } from './routes.js';
 import { AnalyticsService } from './service.js';
 
 export { AnalyticsService, type AnalyticsSource } from './service.js';
-export { foldRollup } from './rollup/index.js';
+export { foldAnalytics, type FoldResult } from './fold.js';
 export { QUERY_TYPES, GRANULARITIES, type QueryType, type Granularity } from './schemas.js';
 export { insertFinishedLeads, type FinishedLead } from './demo.js';
 
-/** How often the serving process folds the rollup's pending deltas (any process may; one at a time). */
+/** How often the serving process folds the rollup's deltas and the pending terms (any process may; one at a time). */
 const FOLD_INTERVAL_MS = 1000;
 
 /**
  * The analytics feature's only door: POST /analytics over the twelve query types, and
- * the rollup folder running beside it until the app closes.
+ * the analytics folder running beside it until the app closes.
  */
 export function registerAnalytics(app: App, deps: { db: Db; log: FastifyBaseLogger }): void {
   registerAnalyticsRoutes(app, new AnalyticsService(deps.db));
@@ -25,7 +25,7 @@ export function registerAnalytics(app: App, deps: { db: Db; log: FastifyBaseLogg
     folder = runFolder(deps.db, {
       intervalMs: FOLD_INTERVAL_MS,
       signal: stop.signal,
-      onError: (err) => deps.log.warn({ err }, 'analytics rollup fold failed'),
+      onError: (err) => deps.log.warn({ err }, 'analytics fold failed'),
     });
   });
   app.addHook('onClose', async () => {

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AnalyticsService, foldRollup, QUERY_TYPES, type QueryType } from '../../src/analytics/index.js';
+import { AnalyticsService, foldAnalytics, QUERY_TYPES, type QueryType } from '../../src/analytics/index.js';
 import { seedDemoLeads } from '../../src/analytics/demo.js';
 import type { Principal } from '../../src/auth/index.js';
 import type { Db } from '../../src/db/index.js';
@@ -179,7 +179,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     const answered = await assertRollupMatchesLeads('inserted, not folded');
     // Every request it may take, for each of the three callers (the others went to the leads).
     assert.equal(answered, requests().filter((r) => r.rollupCan).length * 3);
-    assert.equal((await foldRollup(db)).folded, true);
+    assert.equal((await foldAnalytics(db)).folded, true);
     await assertRollupTablesExact('inserted');
     await assertRollupMatchesLeads('inserted, folded');
   });
@@ -198,7 +198,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     // The largest duration overall shrinks: min/max must follow.
     await db.query(`UPDATE leads SET duration_seconds = 1 WHERE duration_seconds = (SELECT max(duration_seconds) FROM leads)`);
     await assertRollupMatchesLeads('updated, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('updated');
     await assertRollupMatchesLeads('updated, folded');
   });
@@ -212,7 +212,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     await assert.rejects(rollup().query(ADMIN, body), /cannot answer/);
     assert.deepEqual(await auto().query(ADMIN, body), await live().query(ADMIN, body));
     await assertRollupMatchesLeads('deleted, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('deleted');
     // Folded: the bucket's min/max were recomputed from the leads, and the rollup answers again.
     assert.deepEqual(await rollup().query(ADMIN, body), await live().query(ADMIN, body));
@@ -224,7 +224,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     await insertLeads([lead]);
     await db.query(`DELETE FROM leads WHERE id = $1`, [lead.id]);
     await assertRollupMatchesLeads('added and removed, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('added and removed');
   });
 
@@ -232,7 +232,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     const leads = Array.from({ length: 6 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't2', status: 'PROCESSING', attempts: 1, outcome: null, duration: null, sentiment: null, playground: false, mode: 'TELEPHONY' }));
     await insertLeads(leads);
     await db.query(`UPDATE leads SET locked_by = 'w1', locked_until = now() + interval '1 minute' WHERE id = ANY($1::text[])`, [leads.map((l) => l.id)]);
-    await foldRollup(db);
+    await foldAnalytics(db);
     const ends = [
       { kind: 'completed', outcome: 'confirmed', durationSeconds: 42, sentiment: 0.7 },
       { kind: 'completed', outcome: 'not_interested', durationSeconds: 3, sentiment: 0.1 },
@@ -250,7 +250,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     );
     assert.ok(statuses.every((s) => s !== undefined), 'every lead finished or went to RETRY');
     await assertRollupMatchesLeads('finished by the scheduler, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('finished by the scheduler');
   });
 
@@ -271,7 +271,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     if (db.kind !== 'postgres') return; // PGlite runs one statement at a time.
     const leads = Array.from({ length: 40 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY' }));
     await insertLeads(leads);
-    await foldRollup(db);
+    await foldAnalytics(db);
     const ids = leads.map((l) => l.id);
     // Each transaction claims its own leads one statement at a time (each leaves its push hour's
     // bucket and lands in the current hour's), then finishes them; half the writers go through
@@ -289,11 +289,11 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
         }
       });
     const folder = async () => {
-      for (let i = 0; i < 10; i++) await foldRollup(db);
+      for (let i = 0; i < 10; i++) await foldAnalytics(db);
     };
     await Promise.all([...Array.from({ length: 8 }, (_, w) => writer(w)), folder(), folder()]);
     await assertRollupMatchesLeads('after concurrent writers, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('after concurrent writers');
   });
 
@@ -306,7 +306,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
       async () => db.query(`UPDATE leads SET is_playground = NOT is_playground WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 3)`, [String(random())]),
       async () => db.query(`DELETE FROM leads WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 4)`, [String(random())]),
       async () => db.query(`DELETE FROM leads WHERE duration_seconds = (SELECT max(duration_seconds) FROM leads)`),
-      async () => foldRollup(db),
+      async () => foldAnalytics(db),
     ];
     const bodies = QUERY_TYPES.flatMap((query_type) => [
       { query_type, page_size: 1000 },
@@ -319,7 +319,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
         assert.deepEqual(await auto().query(R1, body as any), expected, `step ${step}: ${JSON.stringify(body)}`);
       }
     }
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('after random steps');
     await assertRollupMatchesLeads('after random steps, folded');
   });
@@ -335,7 +335,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     await assertRollupMatchesLeads('truncated');
     await insertLeads(Array.from({ length: 15 }, randomLead));
     await assertRollupMatchesLeads('refilled, not folded', { minMaxMayWait: true });
-    await foldRollup(db);
+    await foldAnalytics(db);
     await assertRollupTablesExact('refilled');
   });
 
@@ -343,7 +343,7 @@ describe('analytics rollup: exact after every kind of change, folded or not', ()
     if (db.kind !== 'postgres') return; // PGlite has one connection: there is no other folder.
     await db.tx(async (q) => {
       await q.query('SELECT pg_advisory_xact_lock(7230552)');
-      assert.deepEqual(await foldRollup(db), { folded: false, moved: 0 });
+      assert.deepEqual(await foldAnalytics(db), { folded: false, moved: 0, terms: 0 });
     });
   });
 });

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AnalyticsService, QUERY_TYPES } from '../../src/analytics/index.js';
+import { AnalyticsService, foldAnalytics, QUERY_TYPES } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
 import { finishAttempts } from '../../src/lifecycle/finish.js';
 import { ADMIN, insertAnalyticsLeads, M1, prng, R1, seedAnalyticsTenants } from '../helpers/analytics.js';
@@ -124,7 +124,10 @@ async function assertTermsMatchLeads(label: string, others = OTHER_FILTERS): Pro
   }
 }
 
-/** The terms table is exactly the stored terms of the live leads, written here by hand. */
+/**
+ * The terms table is exactly the stored terms of the live leads, written here by hand; every lead not
+ * pending has its facts as they are now in its terms. After a fold, no lead is pending.
+ */
 async function assertTermsTableExact(label: string): Promise<void> {
   const expected = await db.query(
     `SELECT e.key, CASE WHEN jsonb_typeof(e.value) = 'number' THEN to_jsonb(trim_scale(e.value::numeric)) ELSE e.value END AS value, l.lead_no
@@ -133,8 +136,30 @@ async function assertTermsTableExact(label: string): Promise<void> {
        AND jsonb_typeof(e.value) IN ('string', 'number', 'boolean', 'null') AND (jsonb_typeof(e.value) <> 'string' OR octet_length(e.value #>> '{}') <= 256)
      ORDER BY lead_no, key`,
   );
-  const actual = await db.query(`SELECT * FROM lead_payload_terms ORDER BY lead_no, key`);
+  const actual = await db.query(`SELECT key, value, lead_no FROM lead_payload_terms ORDER BY lead_no, key`);
   assert.deepEqual(actual.rows, expected.rows, `${label}: lead_payload_terms`);
+  const stale = await db.query(
+    `SELECT t.lead_no, t.key FROM lead_payload_terms t JOIN leads l ON l.lead_no = t.lead_no LEFT JOIN lead_owners o ON o.owner_no = t.owner_no
+     WHERE t.lead_no NOT IN (SELECT lead_no FROM lead_terms_pending)
+       AND (o.reseller_id, nullif(o.merchant_id, ''), o.template_id, t.activity_at, t.attempt_count, t.duration_seconds, t.sentiment, t.status, t.outcome, t.provider)
+           IS DISTINCT FROM
+           (l.reseller_id, l.merchant_id, l.template_id, coalesce(l.call_initiated_time, l.created_at), l.attempt_count, l.duration_seconds, l.sentiment, l.status, l.outcome, l.provider)`,
+  );
+  assert.deepEqual(stale.rows, [], `${label}: terms whose facts are not the lead's, and the lead not pending`);
+}
+
+const pendingLeads = async () => (await db.query<{ n: number }>('SELECT count(DISTINCT lead_no)::int AS n FROM lead_payload_terms WHERE lead_no IN (SELECT lead_no FROM lead_terms_pending)')).rows[0]!.n;
+
+/** Exact with leads pending; then folded: nothing pending, and exact with the facts from the terms. */
+async function assertExactBeforeAndAfterFold(label: string, others = OTHER_FILTERS, afterFold = OTHER_FILTERS.slice(0, 2)): Promise<void> {
+  await assertTermsTableExact(label);
+  await assertTermsMatchLeads(label, others);
+  const fold = await foldAnalytics(db);
+  assert.equal(fold.folded, true);
+  assert.equal(await pendingLeads(), 0, `${label}: no lead pending after a fold`);
+  assert.equal((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM lead_terms_pending')).rows[0]!.n, 0);
+  await assertTermsTableExact(`${label}, folded`);
+  await assertTermsMatchLeads(`${label}, folded`, afterFold);
 }
 
 before(async () => {
@@ -167,14 +192,12 @@ describe('analytics payload terms: exact for every filter after every kind of ch
     await db.query(`UPDATE leads SET reseller_id = 'r2', merchant_id = 'm2', template_id = 't3' WHERE reseller_id = 'r1' AND id LIKE '%6'`);
     await db.query(`UPDATE leads SET id = id || '-renamed' WHERE id LIKE '%8'`);
     await db.query(`UPDATE leads SET locked_until = now(), meta_data = '{"x": 1}'`); // touches nothing the terms hold
-    await assertTermsTableExact('updated');
-    await assertTermsMatchLeads('updated');
+    await assertExactBeforeAndAfterFold('updated');
   });
 
   it('deletes', async () => {
     await db.query(`DELETE FROM leads WHERE id LIKE '%9' OR id LIKE '%7'`);
-    await assertTermsTableExact('deleted');
-    await assertTermsMatchLeads('deleted', OTHER_FILTERS.slice(0, 2));
+    await assertExactBeforeAndAfterFold('deleted', OTHER_FILTERS.slice(0, 2));
   });
 
   it("the scheduler's finish statement (finishAttempts) moves the terms with the lead", async () => {
@@ -185,8 +208,7 @@ describe('analytics payload terms: exact for every filter after every kind of ch
     await db.tx((q) =>
       finishAttempts(q, leads.map((l, i) => ({ leadId: l.id, workerId: 'w1', attempt: 1, config: { max_retry: i % 2, retry_offset: 60 }, result: { end: ends[i]! } })), async () => {}),
     );
-    await assertTermsTableExact('finished by the scheduler');
-    await assertTermsMatchLeads('finished by the scheduler', OTHER_FILTERS.slice(0, 2));
+    await assertExactBeforeAndAfterFold('finished by the scheduler', OTHER_FILTERS.slice(0, 2));
   });
 
   it('random steps (inserts, updates of any fact or the payload, deletes): the terms agree with the leads after each', async () => {
@@ -198,6 +220,8 @@ describe('analytics payload terms: exact for every filter after every kind of ch
       async () => db.query(`UPDATE leads SET payload = $1::jsonb WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $2) LIMIT 4)`, [`{"campaign": ${pick(CAMPAIGNS)}, "lang": "en", "tier": ${pick(['1', '"1"', 'null'])}}`, String(random())]),
       async () => db.query(`UPDATE leads SET is_playground = NOT is_playground WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 3)`, [String(random())]),
       async () => db.query(`DELETE FROM leads WHERE id IN (SELECT id FROM leads ORDER BY md5(id || $1) LIMIT 4)`, [String(random())]),
+      async () => db.query(`UPDATE leads SET template_id = $1 WHERE reseller_id = 'r1' AND id IN (SELECT id FROM leads ORDER BY md5(id || $2) LIMIT 3)`, [pick(['t1', 't2']), String(random())]),
+      async () => foldAnalytics(db),
     ];
     const checked = QUERY_TYPES.flatMap((query_type) =>
       [{ campaign: 1 }, { campaign: 'spring', lang: 'en' }, { tier: '1' }].map((payload_filters) => ({ query_type, page_size: 1000, filters: { payload_filters } })),
@@ -208,11 +232,10 @@ describe('analytics payload terms: exact for every filter after every kind of ch
         assert.deepEqual(await terms().query(R1, body as any), await live().query(R1, body as any), `step ${step}: ${JSON.stringify(body)}`);
       }
     }
-    await assertTermsTableExact('after random steps');
-    await assertTermsMatchLeads('after random steps', OTHER_FILTERS.slice(0, 3));
+    await assertExactBeforeAndAfterFold('after random steps', OTHER_FILTERS.slice(0, 3));
   });
 
-  it('concurrent writers claiming and finishing their leads one statement at a time: no deadlock, still exact', async () => {
+  it('concurrent writers claiming, finishing and editing payloads beside two folders: no deadlock, still exact', async () => {
     if (db.kind !== 'postgres') return; // PGlite runs one statement at a time.
     const leads = Array.from({ length: 40 }, () => ({ ...randomLead(), reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY', payload: '{"campaign": "spring", "lang": "en"}' }));
     await insertLeads(leads);
@@ -224,8 +247,62 @@ describe('analytics payload terms: exact for every filter after every kind of ch
         for (const id of order) await q.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = attempt_count + 1, call_initiated_time = now() WHERE id = $1`, [id]);
         for (const id of order) await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', duration_seconds = $2 WHERE id = $1`, [id, 10 + w]);
       });
-    await Promise.all(Array.from({ length: 8 }, (_, w) => writer(w)));
-    await assertTermsTableExact('after concurrent writers');
-    await assertTermsMatchLeads('after concurrent writers', OTHER_FILTERS.slice(0, 1));
+    // Leads of their own, dialled (so pending), then their payload edited in a transaction held open:
+    // the edit holds the lead's term rows, which the folders skip and leave pending, never wait for.
+    const edited = Array.from({ length: 8 }, () => ({ ...leads[0]!, id: `edited-${++seq}` }));
+    await insertLeads(edited);
+    const editor = (e: number) =>
+      (async () => {
+        for (const lead of edited.filter((_, i) => i % 2 === e)) {
+          await db.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = 1, call_initiated_time = now() WHERE id = $1`, [lead.id]);
+          await db.tx(async (q) => {
+            await q.query(`UPDATE leads SET payload = payload || $2::jsonb WHERE id = $1`, [lead.id, JSON.stringify({ lang: e === 0 ? 'es' : 'hi' })]);
+            await new Promise((resolve) => setTimeout(resolve, 30));
+          });
+        }
+      })();
+    let writing = true;
+    const folder = async () => {
+      while (writing) await foldAnalytics(db);
+    };
+    const folders = [folder(), folder()];
+    try {
+      await Promise.all([...Array.from({ length: 8 }, (_, w) => writer(w)), editor(0), editor(1)]);
+    } finally {
+      writing = false;
+      await Promise.all(folders);
+    }
+    await assertExactBeforeAndAfterFold('after concurrent writers', OTHER_FILTERS.slice(0, 1), OTHER_FILTERS.slice(0, 1));
+  });
+
+  it('a fold skips the terms a payload edit holds, leaves that lead pending and answers exact; the next fold rewrites it', async () => {
+    if (db.kind !== 'postgres') return; // PGlite runs one transaction at a time.
+    await foldAnalytics(db);
+    const lead = { ...randomLead(), id: `held-${++seq}`, reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY', payload: '{"campaign": "spring", "lang": "en"}' };
+    await insertLeads([lead]);
+    await db.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = 1, call_initiated_time = now() WHERE id = $1`, [lead.id]);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let editing!: () => void;
+    const edited = new Promise<void>((resolve) => (editing = resolve));
+    const edit = db.tx(async (q) => {
+      await q.query(`UPDATE leads SET payload = payload || '{"lang": "es"}' WHERE id = $1`, [lead.id]);
+      editing();
+      await released;
+    });
+    await edited;
+    try {
+      const fold = await foldAnalytics(db);
+      assert.equal(fold.folded, true);
+      assert.ok(fold.terms >= 1);
+      assert.equal(await pendingLeads(), 1, 'the held lead stays pending');
+      await assertTermsTableExact('a payload edit in progress');
+      const body = { query_type: 'status_distribution', filters: { payload_filters: { campaign: 'spring', lang: 'en' } } };
+      assert.deepEqual(await terms().query(R1, body as any), await live().query(R1, body as any));
+    } finally {
+      release();
+      await edit;
+    }
+    await assertExactBeforeAndAfterFold('the payload edit committed', OTHER_FILTERS.slice(0, 1), OTHER_FILTERS.slice(0, 1));
   });
 });

@@ -1,14 +1,11 @@
 /**
- * Folding: moving the delta rows the leads trigger appends (migration 005) into the rollup tables.
- * One statement per table, so the deltas it deletes and the leads it may read to recompute a
- * bucket's minimum or maximum duration are seen in the same snapshot. One folder at a time (a
- * transaction-scoped advisory lock, tried, never waited for): writers of leads never wait for it.
+ * Folding the rollup: moving the delta rows the leads trigger appends (migration 006) into the
+ * rollup tables. One statement per table, so the deltas it deletes and the leads it may read to
+ * recompute a bucket's minimum or maximum duration are seen in the same snapshot. The folder
+ * (../fold.ts) runs it, one folder at a time.
  */
-import type { Db, Queryable } from '../../db/index.js';
+import type { Queryable } from '../../db/index.js';
 import { NOT_REACHED_OUTCOMES } from '../../lifecycle/index.js';
-
-/** Any constant: the advisory lock of the folder. */
-const FOLD_LOCK_KEY = 7_230_552;
 
 const TOTALS_KEY = 'reseller_id, merchant_id, template_id, hour, status';
 const BREAKDOWN_KEY = 'reseller_id, merchant_id, template_id, hour, dimension, value';
@@ -107,20 +104,9 @@ emptied_daily AS (
     AND (s.reseller_id, s.merchant_id, s.template_id, s.day, s.dimension, s.value) = (fd.reseller_id, fd.merchant_id, fd.template_id, fd.day, fd.dimension, fd.value))
 SELECT (SELECT count(*) FROM moved)::int AS moved`;
 
-export interface FoldResult {
-  /** False when another folder held the lock (nothing was done). */
-  folded: boolean;
-  /** Delta rows moved into the rollup. */
-  moved: number;
-}
-
-/** Folds the pending deltas into the rollup; skips (folded: false) while another folder runs. */
-export async function foldRollup(db: Db): Promise<FoldResult> {
-  return db.tx(async (q) => {
-    const { rows } = await q.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [FOLD_LOCK_KEY], { prepare: true });
-    if (!rows[0]?.locked) return { folded: false, moved: 0 };
-    return { folded: true, moved: (await foldTable(q, FOLD_TOTALS)) + (await foldTable(q, FOLD_BREAKDOWN)) };
-  });
+/** Moves the pending deltas into the rollup tables; returns the number of delta rows moved. */
+export async function foldDeltas(q: Queryable): Promise<number> {
+  return (await foldTable(q, FOLD_TOTALS)) + (await foldTable(q, FOLD_BREAKDOWN));
 }
 
 async function foldTable(q: Queryable, sql: string): Promise<number> {
@@ -129,29 +115,4 @@ async function foldTable(q: Queryable, sql: string): Promise<number> {
   // that every other statement waited behind).
   const { rows } = await q.query<{ moved: number }>(sql, [], { prepare: true });
   return rows[0]?.moved ?? 0;
-}
-
-/**
- * Runs the folder every `intervalMs` until `signal` aborts; `onError` hears failures (the next
- * round tries again). Returns a promise that settles when the loop has stopped.
- */
-export async function runFolder(db: Db, options: { intervalMs: number; signal: AbortSignal; onError: (err: unknown) => void }): Promise<void> {
-  const { intervalMs, signal, onError } = options;
-  while (!signal.aborted) {
-    try {
-      await foldRollup(db);
-    } catch (err) {
-      if (signal.aborted) break;
-      onError(err);
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, intervalMs);
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    });
-  }
 }
