@@ -59,14 +59,27 @@ export function leadsWhere(principal: Principal, filters: ResolvedFilters, param
 
 /**
  * The conditions of every filter but the payload, over rows (alias `l`) that carry a lead's facts
- * under the leads' column names: the leads, or the payload terms (../terms). `activityAt`: the SQL
- * of the activity time in those rows.
+ * under the leads' column names. `activityAt`: the SQL of the activity time in those rows.
  */
 export function factConditions(principal: Principal, filters: ResolvedFilters, params: Params, activityAt: string): string[] {
-  const conds = [scopeCondition(principal, { reseller: 'l.reseller_id', merchant: 'l.merchant_id' }, params.values)];
-  if (filters.resellerId !== undefined) conds.push(`l.reseller_id = ${params.add(filters.resellerId)}`);
-  if (filters.merchantId !== undefined) conds.push(`l.merchant_id = ${params.add(filters.merchantId)}`);
-  if (filters.templateId !== undefined) conds.push(`l.template_id = ${params.add(filters.templateId)}`);
+  return [...tenantConditions(principal, filters, params, { reseller: 'l.reseller_id', merchant: 'l.merchant_id', template: 'l.template_id' }), ...valueConditions(filters, params, activityAt)];
+}
+
+/**
+ * The scope and the reseller, merchant and template filters, over the given columns. They are ANDed
+ * with the scope, so they only ever narrow it: another tenant's ID yields no rows, not its data.
+ */
+export function tenantConditions(principal: Principal, filters: ResolvedFilters, params: Params, columns: { reseller: string; merchant: string; template: string }): string[] {
+  const conds = [scopeCondition(principal, { reseller: columns.reseller, merchant: columns.merchant }, params.values)];
+  if (filters.resellerId !== undefined) conds.push(`${columns.reseller} = ${params.add(filters.resellerId)}`);
+  if (filters.merchantId !== undefined) conds.push(`${columns.merchant} = ${params.add(filters.merchantId)}`);
+  if (filters.templateId !== undefined) conds.push(`${columns.template} = ${params.add(filters.templateId)}`);
+  return conds;
+}
+
+/** The date, duration and sentiment filters over rows (alias `l`) with the leads' column names. */
+export function valueConditions(filters: ResolvedFilters, params: Params, activityAt: string): string[] {
+  const conds: string[] = [];
   if (filters.from) conds.push(`${activityAt} >= ${params.add(filters.from.toISOString())}::timestamptz`);
   if (filters.to) conds.push(`${activityAt} ${filters.to.inclusive ? '<=' : '<'} ${params.add(filters.to.at.toISOString())}::timestamptz`);
   if (filters.minDurationSeconds !== undefined) conds.push(`l.duration_seconds >= ${params.add(filters.minDurationSeconds)}::int`);

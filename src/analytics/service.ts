@@ -13,7 +13,7 @@ import { readFilterDate } from './dates.js';
 import { ACTIVITY_AT, leadsWhere, Params, type ResolvedFilters } from './filters.js';
 import { QUERIES, type QueryContext, type RowsPage } from './queries/index.js';
 import { ROLLUP_QUERIES, rollupCanAnswer, rollupWhere } from './rollup/index.js';
-import { TERMS_ACTIVITY_AT, termsCanAnswer, termsFrom, termsWhere } from './terms/index.js';
+import { TERMS_ACTIVITY_AT, termsCanAnswer, termsFrom } from './terms/index.js';
 import { MAX_BUCKETS, type AnalyticsBody, type AnalyticsRow, type Filters, type Granularity, type QueryType } from './schemas.js';
 
 export interface AnalyticsResult {
@@ -130,8 +130,8 @@ export class AnalyticsService {
       if (!answer && source === 'rollup') throw new Error(`the rollup cannot answer this ${body.query_type} request exactly`);
       if (!answer && (source === 'auto' || source === 'terms') && termsCanAnswer(filters)) {
         const params = new Params();
-        const from = termsFrom(filters, params);
-        answer = await QUERIES[body.query_type](this.db, context(params, termsWhere(caller, filters, params), from, TERMS_ACTIVITY_AT));
+        // Every filter is applied inside the rows the terms give.
+        answer = await QUERIES[body.query_type](this.db, context(params, 'TRUE', termsFrom(caller, filters, params), TERMS_ACTIVITY_AT));
       }
       if (!answer && source === 'terms') throw new Error(`the payload terms cannot answer this ${body.query_type} request`);
       if (!answer) {
