@@ -121,13 +121,15 @@ const far: ChildProcess = fork(path.join(import.meta.dirname, 'voice-far.ts'), [
 const farSend = (m: FarRequest) => far.send(m);
 const farReply = <T extends FarReply['type']>(type: T) =>
   new Promise<Extract<FarReply, { type: T }>>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`the far side exited (${code})`));
     const onMessage = (m: FarReply) => {
       if (m.type !== type) return;
       far.off('message', onMessage);
+      far.off('exit', onExit);
       resolve(m as Extract<FarReply, { type: T }>);
     };
     far.on('message', onMessage);
-    far.once('exit', (code) => reject(new Error(`the far side exited (${code})`)));
+    far.once('exit', onExit);
   });
 const { emulatorUrl, aiUrl } = await farReply('ready');
 
