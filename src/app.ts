@@ -30,7 +30,7 @@ import {
   validatorCompiler,
   type App,
 } from './http/index.js';
-import { registerAnalytics } from './analytics/index.js';
+import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerConfigurations } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
@@ -152,7 +152,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const log = (deps.logger ?? app.log) as Logger;
   const { flags, recordings, telephony, webrtc, outbound } = deps;
   const closeMedia = attachMediaServer(app.server, API_PREFIX, telephony, log);
-  const removeSources = addSources({ queue: () => leadCounts(db), liveCalls: () => telephony.liveCalls + webrtc.liveSessions });
+  const removeSources = addSources({
+    queue: () => leadCounts(db),
+    liveCalls: () => telephony.liveCalls + webrtc.liveSessions,
+    analyticsBacklog: () => analyticsBacklog(db),
+  });
   app.addHook('onClose', async () => {
     removeSources();
     await webrtc.close();

@@ -7,7 +7,7 @@
  */
 import type { Db } from '../db/index.js';
 import { foldDeltas } from './rollup/index.js';
-import { rewritePendingTerms } from './terms/index.js';
+import { rewritePendingTerms, TERMS_FOLD_BATCH } from './terms/index.js';
 
 /** Any constant: the advisory lock of the folder. */
 const FOLD_LOCK_KEY = 7_230_552;
@@ -19,27 +19,40 @@ export interface FoldResult {
   moved: number;
   /** Pending term rows taken (their leads' terms rewritten). */
   terms: number;
+  /** Whether more may be pending: the round took a full batch. */
+  more: boolean;
 }
 
 /** One round of folding; skips (folded: false) while another folder runs. */
 export async function foldAnalytics(db: Db): Promise<FoldResult> {
   return db.tx(async (q) => {
     const { rows } = await q.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [FOLD_LOCK_KEY], { prepare: true });
-    if (!rows[0]?.locked) return { folded: false, moved: 0, terms: 0 };
+    if (!rows[0]?.locked) return { folded: false, moved: 0, terms: 0, more: false };
     const moved = await foldDeltas(q);
-    return { folded: true, moved, terms: await rewritePendingTerms(q) };
+    const terms = await rewritePendingTerms(q);
+    return { folded: true, moved, terms, more: terms >= TERMS_FOLD_BATCH };
   });
 }
 
+/** What waits for the folder: rollup delta rows and pending term rows (read at scrape time, for /metrics). */
+export async function analyticsBacklog(db: Db): Promise<Record<string, number>> {
+  const { rows } = await db.query<{ rollup_deltas: number; pending_terms: number }>(
+    `SELECT ((SELECT count(*) FROM lead_stats_delta) + (SELECT count(*) FROM lead_stats_breakdown_delta))::int AS rollup_deltas,
+            (SELECT count(*) FROM lead_terms_pending)::int AS pending_terms`,
+  );
+  return { ...rows[0]! };
+}
+
 /**
- * Runs the folder every `intervalMs` until `signal` aborts; `onError` hears failures (the next
- * round tries again). Returns a promise that settles when the loop has stopped.
+ * Runs the folder every `intervalMs` until `signal` aborts, and at once again after a round that
+ * took a full batch (a backlog is worked off in short transactions, back to back); `onError` hears
+ * failures (the next round tries again). Returns a promise that settles when the loop has stopped.
  */
 export async function runFolder(db: Db, options: { intervalMs: number; signal: AbortSignal; onError: (err: unknown) => void }): Promise<void> {
   const { intervalMs, signal, onError } = options;
   while (!signal.aborted) {
     try {
-      await foldAnalytics(db);
+      if ((await foldAnalytics(db)).more) continue;
     } catch (err) {
       if (signal.aborted) break;
       onError(err);

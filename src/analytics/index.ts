@@ -6,7 +6,8 @@ import { registerAnalyticsRoutes } from './routes.js';
 import { AnalyticsService } from './service.js';
 
 export { AnalyticsService, type AnalyticsSource } from './service.js';
-export { foldAnalytics, type FoldResult } from './fold.js';
+export { analyticsBacklog, foldAnalytics, type FoldResult } from './fold.js';
+export { TERMS_FOLD_BATCH } from './terms/index.js';
 export { QUERY_TYPES, GRANULARITIES, type QueryType, type Granularity } from './schemas.js';
 export { insertFinishedLeads, type FinishedLead } from './demo.js';
 

@@ -108,6 +108,7 @@ export const providerErrors = new Counter({
 type Reading = () => Promise<Record<string, number>> | Record<string, number>;
 const queueSources = new Set<Reading>();
 const liveCallSources = new Set<() => number>();
+const analyticsBacklogSources = new Set<Reading>();
 
 export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
 
@@ -121,6 +122,19 @@ new Gauge({
     for (const source of queueSources) {
       const counts = await source();
       for (const status of LEAD_STATUSES) this.inc({ status }, counts[status] ?? 0);
+    }
+  },
+});
+
+new Gauge({
+  name: 'dialer_analytics_backlog',
+  help: "Analytics changes waiting for the analytics folder: rollup delta rows (rollup_deltas) and rows of leads whose payload terms wait to be rewritten (pending_terms). Answers stay exact meanwhile; a backlog that keeps growing means the folder cannot keep up",
+  labelNames: ['kind'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const source of analyticsBacklogSources) {
+      for (const [kind, n] of Object.entries(await source())) this.inc({ kind }, n);
     }
   },
 });
@@ -142,11 +156,13 @@ export function liveCallsNow(): number {
 }
 
 /** Registers scrape-time readings; returns the function that removes them. */
-export function addSources(sources: { queue?: Reading; liveCalls?: () => number }): () => void {
+export function addSources(sources: { queue?: Reading; liveCalls?: () => number; analyticsBacklog?: Reading }): () => void {
   if (sources.queue) queueSources.add(sources.queue);
   if (sources.liveCalls) liveCallSources.add(sources.liveCalls);
+  if (sources.analyticsBacklog) analyticsBacklogSources.add(sources.analyticsBacklog);
   return () => {
     if (sources.queue) queueSources.delete(sources.queue);
     if (sources.liveCalls) liveCallSources.delete(sources.liveCalls);
+    if (sources.analyticsBacklog) analyticsBacklogSources.delete(sources.analyticsBacklog);
   };
 }

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AnalyticsService, foldAnalytics, QUERY_TYPES } from '../../src/analytics/index.js';
+import { AnalyticsService, foldAnalytics, QUERY_TYPES, TERMS_FOLD_BATCH } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
 import { finishAttempts } from '../../src/lifecycle/finish.js';
 import { ADMIN, insertAnalyticsLeads, M1, prng, R1, seedAnalyticsTenants } from '../helpers/analytics.js';
@@ -304,5 +304,24 @@ describe('analytics payload terms: exact for every filter after every kind of ch
       await edit;
     }
     await assertExactBeforeAndAfterFold('the payload edit committed', OTHER_FILTERS.slice(0, 1), OTHER_FILTERS.slice(0, 1));
+  });
+
+  it('a backlog larger than one round is folded in rounds, each saying whether more may wait', async () => {
+    await foldAnalytics(db);
+    const leads = Array.from({ length: TERMS_FOLD_BATCH + 300 }, () => ({ ...randomLead(), id: `backlog-${++seq}`, reseller: 'r1', merchant: 'm1', template: 't1', status: 'BACKLOG', attempts: 0, outcome: null, callAt: null, duration: null, playground: false, mode: 'TELEPHONY', payload: '{"campaign": "spring", "lang": "en"}' }));
+    await insertLeads(leads);
+    await db.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = 1, call_initiated_time = '2024-05-02T10:00:00Z' WHERE id LIKE 'backlog-%'`);
+    assert.equal(await pendingLeads(), TERMS_FOLD_BATCH + 300);
+    const first = await foldAnalytics(db);
+    assert.deepEqual([first.terms, first.more], [TERMS_FOLD_BATCH, true]);
+    assert.equal(await pendingLeads(), 300);
+    await assertTermsTableExact('a backlog, one round folded');
+    const body = { query_type: 'status_distribution', filters: { payload_filters: { campaign: 'spring' } } };
+    assert.deepEqual(await terms().query(R1, body as any), await live().query(R1, body as any));
+    const second = await foldAnalytics(db);
+    assert.deepEqual([second.terms, second.more], [300, false]);
+    assert.equal(await pendingLeads(), 0);
+    await assertTermsTableExact('a backlog folded');
+    assert.deepEqual(await terms().query(R1, body as any), await live().query(R1, body as any));
   });
 });

@@ -207,6 +207,9 @@ describe('metrics', () => {
     assert.ok(sum(samples, 'dialer_http_requests_total') > 0, 'requests are counted');
     assert.ok(samples.has('dialer_leads{status="BACKLOG"}'), 'queue depth by status');
     assert.ok(samples.has('dialer_live_calls'));
+    // What waits for the analytics folder, by kind.
+    assert.ok(samples.has('dialer_analytics_backlog{kind="rollup_deltas"}'), 'the rollup deltas waiting');
+    assert.ok(samples.has('dialer_analytics_backlog{kind="pending_terms"}'), 'the payload terms waiting');
     assert.ok(sum(samples, 'dialer_process_cpu_seconds_total') > 0, 'process metrics');
     // Every garbage-collection pause, with a bucket at the 20 ms from which a caller hears it.
     const pauses = sum(samples, 'dialer_nodejs_gc_duration_seconds_count');
