@@ -28,6 +28,9 @@ export async function foldAnalytics(db: Db): Promise<FoldResult> {
   return db.tx(async (q) => {
     const { rows } = await q.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [FOLD_LOCK_KEY], { prepare: true });
     if (!rows[0]?.locked) return { folded: false, moved: 0, terms: 0, more: false };
+    // Its statements are planned from guessed row counts (data-modifying CTEs): a guess too high
+    // must not also cost a JIT compilation (0.6 s seen) every round.
+    await q.query('SET LOCAL jit = off', [], { prepare: true });
     const moved = await foldDeltas(q);
     const terms = await rewritePendingTerms(q);
     return { folded: true, moved, terms, more: terms >= TERMS_FOLD_BATCH };
