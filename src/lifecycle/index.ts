@@ -24,7 +24,7 @@
  * - outcome: how a lead finished: a flow's own (a conversation took place) or one of Dialer's
  *   (outcomes.ts, the one table of them).
  */
-export type { LeadRow, CallEnd, AttemptEnd, OnFinished } from './types.js';
+export type { LeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
 export { LEADS_CHANNEL } from './types.js';
 export {
   OUTCOMES,

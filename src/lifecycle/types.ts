@@ -37,6 +37,15 @@ export interface LeadRow {
   updated_at: Date;
 }
 
+/**
+ * What a claim reads of each lead it takes: what the claim's rules and the call need. A claim
+ * reads no more (each column is parsed by the worker and sent by PostgreSQL for every lead).
+ */
+export type ClaimedLead = Pick<
+  LeadRow,
+  'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'execution_mode' | 'payload' | 'is_playground' | 'configurations_override' | 'attempt_count'
+>;
+
 /** How an attempt ended, from the lifecycle's point of view. */
 export type CallEnd =
   /** The callee answered and a conversation took place; `outcome` is the flow's own. */

@@ -20,7 +20,7 @@ import {
   numberDialsSince,
   takeSlot,
   type Claimed,
-  type LeadRow,
+  type ClaimedLead,
   type OnFinished,
 } from '../lifecycle/index.js';
 import { inWindow, leadZone, localDay, nextOpening } from '../lib/windows.js';
@@ -66,18 +66,11 @@ export interface ClaimReport {
 /** How long a lead of a reseller whose dialling is switched off waits before it is looked at again. */
 const KILL_SWITCH_RECHECK_MS = 10_000;
 
-/**
- * Due leads examined per claim, at least (and three times the leads wanted): enough that leads
- * another worker is claiming at the same moment (skipped) leave enough behind them, few enough that
- * a claim reads little more than it takes. Leads that cannot be called now are moved out of the
- * head (`unclog`), so they never hide the others for long.
- */
-const HEAD = 48;
 /** Due leads examined for ones that cannot be called now, at least. */
 const UNCLOG_HEAD = 200;
 
 interface Ready {
-  lead: LeadRow;
+  lead: ClaimedLead;
   config: ConfigurationRow;
 }
 
@@ -91,13 +84,12 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   if (options.providers.length === 0 || !(limit > 0)) return report;
   // Due leads with a configuration that calls, through a provider this worker dials, that has a
   // free number now (so leads of an exhausted pool do not crowd out the others); then the rules.
-  const head = Math.max(HEAD, limit * 3);
-  const rows = await dueCandidates(q, options.providers, head, limit);
-  // A head full of leads that cannot be called now (no configuration, calling disabled, no free
+  const rows = await dueCandidates(q, options.providers, limit);
+  // A head holding leads that cannot be called now (no configuration, calling disabled, no free
   // number, no driver here) would hide the callable ones behind it: move those aside for a while.
   if (rows.length === 0 || (rows.length < limit && options.unclogWhenShort !== false)) {
     // Over a longer head than a claim reads: a clogged queue is cleared in a few rounds.
-    report.deferred += await moveAsideUncallable(q, options.providers, head, Math.max(UNCLOG_HEAD, head));
+    report.deferred += await moveAsideUncallable(q, options.providers, limit, Math.max(UNCLOG_HEAD, limit));
     report.unclogged = true;
   }
   const deferrals: { id: string; until: string }[] = [];
