@@ -127,7 +127,7 @@ export class Scheduler {
     this.stoppedResellers = options.stoppedResellers;
     this.judgedAt = options.judgedAt;
     this.outbound = options.outbound ?? strictOutbound();
-    this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)));
+    this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)), { sameTurn: true });
   }
 
   start(): void {
@@ -250,6 +250,10 @@ export class Scheduler {
       });
       clearTimeout(this.timer);
       this.wakeUp = undefined;
+      // Calls that end together (those of one claim) free their slots in the same turn of the
+      // event loop: the round waits for the turn's end, so one claim fills all their slots, rather
+      // than the first few that woke it now and the rest in another claim.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
 

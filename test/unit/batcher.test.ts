@@ -15,6 +15,17 @@ describe('Batcher (group commit)', () => {
     assert.deepEqual(batches, [[1], [2, 3, 4]]);
   });
 
+  it('with sameTurn, writes what is submitted in one turn of the event loop as one batch', async () => {
+    const batches: number[][] = [];
+    const b = new Batcher<number, number>(async (items) => (batches.push(items), items), { sameTurn: true });
+    // Submitted from separate promise chains of the same turn, as the calls of one claim end.
+    const first = Promise.all([1, 2, 3].map((i) => Promise.resolve().then(() => b.submit(i))));
+    const later = new Promise<number>((resolve) => setTimeout(() => resolve(b.submit(4)), 5));
+    assert.deepEqual(await first, [1, 2, 3]);
+    assert.equal(await later, 4);
+    assert.deepEqual(batches, [[1, 2, 3], [4]]);
+  });
+
   it('caps a batch at maxBatch', async () => {
     const sizes: number[] = [];
     const b = new Batcher<number, number>(async (items) => (sizes.push(items.length), items), { maxBatch: 2 });
