@@ -260,7 +260,10 @@ export class Scheduler {
   /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
   private async carry(claimed: Claimed, callEnded: () => void): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
-    let log = this.log.child({ leadId: lead.id, attempt });
+    // The call's logger, made when something is logged (most calls log nothing here, and a child
+    // logger per call cost more than the rest of the call's bookkeeping).
+    let callId: string | undefined;
+    const log = () => this.log.child({ leadId: lead.id, attempt, ...(callId ? { callId } : {}) });
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
     // recovered the lead: its number may be handed out again).
     const hangUp = new AbortController();
@@ -270,10 +273,10 @@ export class Scheduler {
       void renewLease(this.db, lead.id, this.workerId, this.leaseSeconds)
         .then((held) => {
           if (held) return;
-          log.error('lost the lease of a live call: hanging up');
+          log().error('lost the lease of a live call: hanging up');
           hangUp.abort(new Error('the lease on this lead was lost'));
         })
-        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
+        .catch((err: unknown) => log().warn({ err }, 'lease renewal failed'));
     }, (this.leaseSeconds * 1000) / 3);
     // One trace per attempt, from its pre-checks to its end; its id goes on the lead, the call id on its root span.
     const callSpan = startCallSpan({
@@ -323,14 +326,14 @@ export class Scheduler {
         traceContext: callSpan.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
         // the call is already over by then: its end records the call id anyway.
-        onCallId: (callId) => {
-          log = log.child({ callId });
-          callSpan.callId(callId);
+        onCallId: (id) => {
+          callId = id;
+          callSpan.callId(id);
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
               if (ended) return resolve();
-              recordCallId(this.db, lead.id, this.workerId, attempt, callId)
-                .catch((err: unknown) => log.warn({ err }, 'could not record the call id'))
+              recordCallId(this.db, lead.id, this.workerId, attempt, id)
+                .catch((err: unknown) => log().warn({ err }, 'could not record the call id'))
                 .finally(resolve);
             });
           });
@@ -357,7 +360,7 @@ export class Scheduler {
         this.afterFinished();
       }
       else if (status === 'RETRY') this.stats.retried++;
-      else log.error('the attempt ended after its lease was lost; its outcome was not recorded');
+      else log().error('the attempt ended after its lease was lost; its outcome was not recorded');
     } finally {
       // Ended already unless the runner failed (ending twice changes nothing).
       callSpan.end({ kind: 'error', outcome: 'error', error: 'the call runner failed' });
