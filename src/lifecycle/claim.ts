@@ -230,8 +230,8 @@ export async function claimWithNumbers(
        INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number)
        SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone
        FROM claimed)
-     -- What the caller does not know yet: the attempt's number and the number it dials from (the
-     -- rest of each lead it read and locked itself).
+     -- What the caller does not know yet: the new attempt count and the outbound number taken (it
+     -- read and locked the rest of each lead itself).
      SELECT id, attempt_count, number FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
     { prepare: true, final: lease.final === true },
