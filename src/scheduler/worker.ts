@@ -10,11 +10,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
 import { Batcher } from '../lib/batcher.js';
 import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
-import type { CallResult, DialRequest, Driver, Drivers } from '../telephony/index.js';
-import { attemptsEnded, dials, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
+import type { Drivers } from '../telephony/index.js';
+import { dials } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
-import { leadZone } from '../lib/windows.js';
+import { callOptions, countAttempt, dialSafely } from './dial.js';
 import { runPreChecks } from './prechecks.js';
 import {
   finishAttempts,
@@ -368,36 +368,4 @@ export class Scheduler {
       this.hangUp.signal.removeEventListener('abort', onShutdown);
     }
   }
-}
-
-/** What the configuration says about the call's edges: a machine that answers, an opt-out, the lead's zone. */
-function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone'> {
-  return {
-    voicemail: { action: configuration.voicemail_action, ...(configuration.voicemail_message ? { message: configuration.voicemail_message } : {}) },
-    optOut: configuration.opt_out_enabled,
-    timeZone: leadZone(payload, configuration.call_timezone, configuration.window_timezone),
-  };
-}
-
-/** A driver that throws (it should not) still yields an attempt outcome. */
-async function dialSafely(driver: Driver, request: DialRequest): Promise<CallResult> {
-  try {
-    return await driver.dial(request);
-  } catch (err) {
-    return { end: { kind: 'error', error: `the ${driver.label} driver failed: ${(err as Error).message}` } };
-  }
-}
-
-/** The attempt's outcome, turn latencies and telephony errors, for /metrics. */
-function countAttempt(provider: string, result: CallResult): void {
-  const { end } = result;
-  attemptsEnded.inc({ provider, kind: end.kind });
-  if (end.kind === 'error') providerErrors.inc({ service: 'telephony', provider, retryable: 'true' });
-  if (end.kind !== 'completed') return;
-  const seconds = (key: string) => {
-    const values = end.metaData?.[key];
-    return Array.isArray(values) ? values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v)).map((v) => v / 1000) : [];
-  };
-  for (const v of seconds('turn_latency_ms')) turnLatency.observe(v);
-  for (const v of seconds('turn_overhead_ms')) turnOverhead.observe(v);
 }
