@@ -31,10 +31,9 @@ export type Candidate = ClaimedLead & {
  * one of `providers` with a free number), out of the first `limit` due leads in due order that no
  * other claim holds: an index scan that stays cheap at any queue length. Leads other workers are
  * claiming are skipped as the head is read (SKIP LOCKED), so claims at the same moment each take
- * a head of their own, and a claim locks no more leads than it may take: every row lock is a
- * write (and a WAL record), and a head of three times the leads wanted cost PostgreSQL about 40 µs
- * per dispatched lead. Leads of the head that cannot be called now make the claim short; the
- * scheduler then moves them aside (`moveAsideUncallable`).
+ * a head of their own, and a claim locks no more leads than it may take (every row lock is a
+ * write and a WAL record; see docs/dispatch.md). Leads of the head that cannot be called now make
+ * the claim short; the scheduler then moves them aside (`moveAsideUncallable`).
  * The limit is written into the statement, not passed as a parameter: with a parameter for a
  * LIMIT PostgreSQL plans the statement afresh on every claim (its generic plan assumes a tenth of
  * the table), 0.5 ms each time; as a literal there is one prepared statement per limit a worker
