@@ -21,9 +21,9 @@ export type Candidate = ClaimedLead & {
   configuration_id: string;
   /** The lead's configuration, on the first lead of each configuration only (the rest share it). */
   configuration: ConfigurationRow | null;
-  /** The database's clock when the lead was read. */
-  now: Date;
   blacklisted: boolean;
+  /** The database's clock when the claim read its leads: with the configuration (null on the rest). */
+  now: Date | null;
 };
 
 /**
@@ -41,31 +41,31 @@ export type Candidate = ClaimedLead & {
  */
 export async function dueCandidates(q: Queryable, providers: string[], limit: number): Promise<Candidate[]> {
   const { rows } = await q.query<Candidate>(
+    // The head is read and locked once: a lead another claim changed meanwhile is checked again as
+    // it is locked (and skipped if no longer due), and what is read of it is its locked version.
     `WITH head AS MATERIALIZED (
-       SELECT id FROM leads
+       SELECT id, reseller_id, merchant_id, template_id, template_name, request_id, execution_mode, payload, is_playground,
+              configurations_override, attempt_count, next_attempt_at
+       FROM leads
        WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
        ORDER BY next_attempt_at, id
        LIMIT ${Math.trunc(limit)}
        FOR UPDATE SKIP LOCKED),
      picked AS (
-       SELECT l.id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.request_id, l.execution_mode, l.payload, l.is_playground,
-              l.configurations_override, l.attempt_count, l.next_attempt_at, c.id AS configuration_id
-       FROM leads l
+       SELECT l.*, c.id AS configuration_id
+       FROM head l
        JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE l.id = ANY (ARRAY(SELECT id FROM head))
-         AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now()
-         AND (c.enable_calling OR l.is_playground)
+       WHERE (c.enable_calling OR l.is_playground)
          -- Computed once per claim (an InitPlan), not once per lead of the head.
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
-           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE')))
-       ORDER BY l.next_attempt_at, l.id
-       LIMIT ${Math.trunc(limit)}
-       FOR UPDATE OF l SKIP LOCKED)
+           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE'))))
      SELECT p.id, p.reseller_id, p.merchant_id, p.template_id, p.template_name, p.request_id, p.execution_mode, p.payload, p.is_playground,
-            p.configurations_override, p.attempt_count, p.configuration_id, clock_timestamp() AS now,
-            -- Each configuration once (the leads of a batch mostly share one), not once per lead.
+            p.configurations_override, p.attempt_count, p.configuration_id,
+            -- Each configuration once (the leads of a batch mostly share one), not once per lead; with
+            -- it the clock (a timestamp costs the worker more to read than any other column).
             CASE WHEN row_number() OVER (PARTITION BY p.configuration_id) = 1
               THEN (SELECT to_jsonb(c) FROM configurations c WHERE c.id = p.configuration_id) END AS configuration,
+            CASE WHEN row_number() OVER (PARTITION BY p.configuration_id) = 1 THEN clock_timestamp() END AS now,
             ${blacklistedSql(`p.payload->>'customer_mobile_number'`, 'p.reseller_id')} AS blacklisted
      FROM picked p
      ORDER BY p.next_attempt_at, p.id`,
@@ -191,7 +191,8 @@ export async function holdUntil(q: Queryable, holds: readonly { id: string; unti
 export interface Claimed {
   lead: ClaimedLead;
   configuration: ConfigurationRow;
-  number: OutboundNumberRow;
+  /** The outbound number the call goes out from (what the dial needs of it). */
+  number: Pick<OutboundNumberRow, 'id' | 'phone_number'> & { provider: string };
   attempt: number;
 }
 
@@ -207,7 +208,7 @@ export async function claimWithNumbers(
   group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
   lease: { workerId: string; leaseSeconds: number; final?: boolean },
 ): Promise<Claimed[]> {
-  const { rows } = await q.query<{ id: string; attempt_count: number; number: OutboundNumberRow }>(
+  const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string }>(
     `WITH free AS (
        SELECT id, row_number() OVER () AS rn FROM (
          SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
@@ -217,32 +218,31 @@ export async function claimWithNumbers(
        UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
        FROM free JOIN want USING (rn)
        WHERE n.id = free.id
-       RETURNING n.*),
+       RETURNING n.id, n.phone_number, n.lead_id),
      claimed AS (
        UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
               call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
               provider = $1, next_attempt_at = NULL, updated_at = now()
        FROM taken
        WHERE l.id = taken.lead_id
-       RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, to_jsonb(taken) AS number),
+       RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, taken.phone_number),
      history AS (
        INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number)
        SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone
        FROM claimed)
      -- What the caller does not know yet: the new attempt count and the outbound number taken (it
      -- read and locked the rest of each lead itself).
-     SELECT id, attempt_count, number FROM claimed`,
+     SELECT id, attempt_count, outbound_number_id AS number_id, phone_number FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
     { prepare: true, final: lease.final === true },
   );
   const taken = new Map(group.map((g) => [g.lead.id, g]));
-  return rows.map(({ id, attempt_count, number }) => ({
-    lead: { ...taken.get(id)!.lead, attempt_count },
-    configuration: taken.get(id)!.config,
-    // Read back through JSON: timestamps as the pg driver would give them.
-    number: { ...number, created_at: new Date(number.created_at), updated_at: new Date(number.updated_at) },
-    attempt: attempt_count,
-  }));
+  return rows.map(({ id, attempt_count, number_id, phone_number }) => {
+    const { lead, config } = taken.get(id)!;
+    // The lead as this claim read it, brought up to date (a claimed lead belongs to its claim).
+    lead.attempt_count = attempt_count;
+    return { lead, configuration: config, number: { id: number_id, phone_number, provider }, attempt: attempt_count };
+  });
 }
 
 /**
@@ -312,6 +312,21 @@ export async function renewLease(q: Queryable, leadId: string, workerId: string,
     { prepare: true },
   );
   return rowCount > 0;
+}
+
+/**
+ * Renews the leases `workerId` holds on `leadIds` (a worker's live calls), all in one statement.
+ * Returns those it still held; a lead missing from the answer was recovered by another worker.
+ */
+export async function renewLeases(q: Queryable, leadIds: readonly string[], workerId: string, leaseSeconds: number): Promise<Set<string>> {
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE leads SET locked_until = now() + make_interval(secs => $3)
+     WHERE id = ANY($1::text[]) AND status = 'PROCESSING' AND locked_by = $2
+     RETURNING id`,
+    [leadIds, workerId, leaseSeconds],
+    { prepare: true },
+  );
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Notes the provider's call SID on the lead and its attempt as soon as it is known. */

@@ -72,13 +72,16 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
        UPDATE leads SET
          status = x.status, outcome = x.lead_outcome, next_attempt_at = coalesce(x.retry_at, now() + make_interval(secs => x.retry_in)),
          call_id = coalesce(x.call_id, leads.call_id), call_end_time = now(), duration_seconds = x.duration,
-         meta_data = leads.meta_data || x.meta, recording_url = coalesce(x.recording_url, leads.recording_url),
-         cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment),
-         trace_scores = leads.trace_scores || x.trace_scores, locked_by = NULL, locked_until = NULL, updated_at = now()
+         -- (Nothing to merge, as after most unanswered calls: the stored value is kept as it is.)
+         meta_data = CASE WHEN x.meta = '{}' THEN leads.meta_data ELSE leads.meta_data || x.meta END,
+         recording_url = coalesce(x.recording_url, leads.recording_url), cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment),
+         trace_scores = CASE WHEN x.trace_scores = '{}' THEN leads.trace_scores ELSE leads.trace_scores || x.trace_scores END,
+         locked_by = NULL, locked_until = NULL, updated_at = now()
        FROM x
        WHERE leads.id = x.lead_id AND leads.status = 'PROCESSING' AND leads.locked_by IS NOT DISTINCT FROM x.worker_id
          AND leads.attempt_count = x.attempt
-       RETURNING leads.id, leads.status, leads.outbound_number_id, leads.reseller_id, leads.payload->>'customer_mobile_number' AS phone),
+       RETURNING leads.id, leads.status, leads.outbound_number_id, leads.reseller_id,
+                 CASE WHEN x.opt_out THEN leads.payload->>'customer_mobile_number' END AS phone),
      b AS (
        INSERT INTO blacklist (id, reseller_id, phone_number, lead_id, reason)
        SELECT gen_random_uuid()::text, l.reseller_id, l.phone, l.id, coalesce(x.opt_out_reason, 'opted out during the call')

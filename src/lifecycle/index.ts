@@ -56,6 +56,7 @@ export {
   claimForSession,
   openInbound,
   renewLease,
+  renewLeases,
   recordCallId,
   notePreChecks,
   type Candidate,

@@ -98,9 +98,10 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
+  // The database's clock, read with the leads.
+  const now = options.judgedAt?.() ?? rows.find((r) => r.now)?.now ?? new Date();
   for (const row of rows) {
-    const { configuration: _once, configuration_id, now: dbNow, blacklisted: isBlacklisted, ...lead } = row;
-    const now = options.judgedAt?.() ?? dbNow;
+    const { configuration: _once, configuration_id, now: _read, blacklisted: isBlacklisted, ...lead } = row;
     const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;

@@ -1,9 +1,9 @@
 /**
  * The scheduler of one worker process: a loop that recovers expired leases, claims due leads up
  * to its free call slots, and runs each claimed lead (pre-checks, dial through the provider's
- * driver, outcome) while renewing its lease. Any number of workers share one PostgreSQL.
+ * driver, outcome) while the leases of all its live calls are renewed together. Any number of
+ * workers share one PostgreSQL.
  */
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -15,6 +15,7 @@ import { dials } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
 import { callOptions, countAttempt, dialSafely } from './dial.js';
+import { Leases, type LiveCall } from './leases.js';
 import { runPreChecks } from './prechecks.js';
 import {
   finishAttempts,
@@ -25,7 +26,6 @@ import {
   recordCallId,
   recoverExpired,
   releaseClaim,
-  renewLease,
   type FinishItem,
   type OnFinished,
 } from '../lifecycle/index.js';
@@ -89,12 +89,8 @@ export class Scheduler {
   private readonly live = new Set<Promise<void>>();
   /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
   private callsInProgress = 0;
-  /** Aborted when shutdown's grace period is over; every live call listens to it. */
-  private readonly hangUp = (() => {
-    const controller = new AbortController();
-    setMaxListeners(0, controller.signal);
-    return controller;
-  })();
+  /** The live calls' leases, renewed together; hung up through them at shutdown. */
+  private readonly leases: Leases;
   private running = false;
   private stopping = false;
   private loop: Promise<void> | undefined;
@@ -127,6 +123,7 @@ export class Scheduler {
     this.stoppedResellers = options.stoppedResellers;
     this.judgedAt = options.judgedAt;
     this.outbound = options.outbound ?? strictOutbound();
+    this.leases = new Leases(this.db, this.workerId, this.leaseSeconds, this.log);
     this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)), { sameTurn: true });
   }
 
@@ -166,7 +163,7 @@ export class Scheduler {
     });
     if ((await Promise.race([Promise.all(this.live).then(() => 'done' as const), grace])) === 'timeout') {
       this.log.warn({ calls: this.live.size }, 'shutdown grace period over: hanging up live calls');
-      this.hangUp.abort(new Error('Dialer is shutting down'));
+      this.leases.hangUpAll(new Error('Dialer is shutting down'));
       await Promise.all(this.live);
     }
     clearTimeout(this.timer);
@@ -257,7 +254,7 @@ export class Scheduler {
     }
   }
 
-  /** Carries one claimed lead from pre-checks to its outcome, renewing the lease meanwhile. */
+  /** Carries one claimed lead from pre-checks to its outcome, its lease renewed meanwhile. */
   private async carry(claimed: Claimed, callEnded: () => void): Promise<void> {
     const { lead, configuration, number, attempt } = claimed;
     // The call's logger, made when something is logged (most calls log nothing here, and a child
@@ -267,17 +264,16 @@ export class Scheduler {
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
     // recovered the lead: its number may be handed out again).
     const hangUp = new AbortController();
-    const onShutdown = () => hangUp.abort(this.hangUp.signal.reason);
-    this.hangUp.signal.addEventListener('abort', onShutdown, { once: true });
-    const renew = setInterval(() => {
-      void renewLease(this.db, lead.id, this.workerId, this.leaseSeconds)
-        .then((held) => {
-          if (held) return;
-          log().error('lost the lease of a live call: hanging up');
-          hangUp.abort(new Error('the lease on this lead was lost'));
-        })
-        .catch((err: unknown) => log().warn({ err }, 'lease renewal failed'));
-    }, (this.leaseSeconds * 1000) / 3);
+    const live: LiveCall = {
+      hangUp,
+      ended: false,
+      lost() {
+        if (live.ended) return;
+        log().error('lost the lease of a live call: hanging up');
+        hangUp.abort(new Error('the lease on this lead was lost'));
+      },
+    };
+    this.leases.hold(lead.id, live);
     // One trace per attempt, from its pre-checks to its end; its id goes on the lead, the call id on its root span.
     const callSpan = startCallSpan({
       leadId: lead.id,
@@ -289,8 +285,14 @@ export class Scheduler {
       provider: number.provider,
     });
     try {
-      const vars = { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt };
-      const checks = configuration.pre_checks.length > 0 ? await runPreChecks(configuration.pre_checks, vars, { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context }) : undefined;
+      const checks =
+        configuration.pre_checks.length > 0
+          ? await runPreChecks(
+              configuration.pre_checks,
+              { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt },
+              { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context },
+            )
+          : undefined;
       if (checks && !checks.proceed) {
         callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
         const meta = { pre_check_results: checks.results, ...(callSpan.traceId ? { trace_id: callSpan.traceId } : {}) };
@@ -311,7 +313,6 @@ export class Scheduler {
       this.stats.dialled++;
       dials.inc({ provider: number.provider });
       let callIdWritten: Promise<void> = Promise.resolve();
-      let ended = false;
       const result = await dialSafely(driver, {
         leadId: lead.id,
         attempt,
@@ -331,7 +332,7 @@ export class Scheduler {
           callSpan.callId(id);
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
-              if (ended) return resolve();
+              if (live.ended) return resolve();
               recordCallId(this.db, lead.id, this.workerId, attempt, id)
                 .catch((err: unknown) => log().warn({ err }, 'could not record the call id'))
                 .finally(resolve);
@@ -339,7 +340,7 @@ export class Scheduler {
           });
         },
       });
-      ended = true;
+      live.ended = true;
       callEnded();
       countAttempt(number.provider, result);
       const { end } = result;
@@ -364,8 +365,7 @@ export class Scheduler {
     } finally {
       // Ended already unless the runner failed (ending twice changes nothing).
       callSpan.end({ kind: 'error', outcome: 'error', error: 'the call runner failed' });
-      clearInterval(renew);
-      this.hangUp.signal.removeEventListener('abort', onShutdown);
+      this.leases.letGo(lead.id, live);
     }
   }
 }

@@ -499,6 +499,49 @@ describe('graceful stop', () => {
   });
 });
 
+describe('leases', () => {
+  it("renews the leases of all live calls together, and hangs up at once a call whose lease was lost", async () => {
+    const s = await setup({ max_retry: 1, retry_offset: 600 }, 2);
+    const kept = await push(s.template, { role: 'kept' });
+    const lost = await push(s.template, { role: 'lost' });
+    const keptCall = gate();
+    const hungUp = new Map<string, unknown>();
+    const driver = new ScriptedDriver('PROVIDER_A', async (r) => {
+      if (r.payload.role === 'kept') {
+        await keptCall.wait;
+        return { kind: 'completed', outcome: 'done', durationSeconds: 3 };
+      }
+      await new Promise((resolve) => r.signal.addEventListener('abort', resolve, { once: true }));
+      hungUp.set(r.leadId, (r.signal.reason as Error).message);
+      return { kind: 'error', error: 'hung up' };
+    });
+    // A lease of 1.5 s, renewed every 0.5 s; this worker also recovers expired leases every round.
+    const sched = scheduler(driver, { pollMs: 10, leaseSeconds: 1.5 });
+    sched.start();
+    while (driver.dials.length < 2) await new Promise((r) => setTimeout(r, 10));
+    const leaseOf = async (id: string) =>
+      (await t.db.query<{ locked_by: string; locked_until: Date; status: string }>('SELECT locked_by, locked_until, status FROM leads WHERE id = $1', [id])).rows[0]!;
+    const first = await leaseOf(kept);
+    // Another worker takes the lead over (as a recovery after a stall would).
+    await t.db.query(`UPDATE leads SET locked_by = 'another-worker', locked_until = now() + interval '1 hour' WHERE id = $1`, [lost]);
+    // Twice the lease: without renewal it would have lapsed and been recovered.
+    await new Promise((r) => setTimeout(r, 3000));
+    const later = await leaseOf(kept);
+    assert.equal(later.status, 'PROCESSING');
+    assert.equal(later.locked_by, sched.workerId);
+    assert.ok(later.locked_until.getTime() > first.locked_until.getTime() + 1000, 'the live call\'s lease was renewed');
+    assert.deepEqual([...hungUp], [[lost, 'the lease on this lead was lost']], 'only the call whose lease was lost was hung up');
+    assert.equal((await leaseOf(lost)).locked_by, 'another-worker', 'its outcome was not written over the new holder');
+    keptCall.open();
+    await sched.stop();
+    const k = await lead(kept);
+    assert.equal(k.status, 'FINISHED');
+    assert.equal(k.outcome, 'done');
+    // (Out of the way of the tests that follow.)
+    await t.db.query(`UPDATE leads SET status = 'FINISHED', locked_by = NULL, locked_until = NULL WHERE id = $1`, [lost]);
+  });
+});
+
 describe('pre-checks', () => {
   let server: http.Server;
   let base: string;
