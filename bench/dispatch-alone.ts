@@ -1,0 +1,173 @@
+/**
+ * npm run bench:dispatch-alone: one Dialer worker (48 call slots, a driver whose calls complete at
+ * once) alone against a throwaway PostgreSQL, beside the floor of bench:dispatch run as one loop of
+ * batches of 48, each three times, alternating. Without two workers and the floor's loops competing
+ * for the machine's cores, it shows each statement's share (pg_stat_statements: execution time per
+ * dispatched lead) and the CPU per lead of the worker (this process) and of PostgreSQL. It prints
+ * the fastest run of each; LEADS (default 10000) sets the size, NUMBERS (default 960) the pool.
+ */
+import pg from 'pg';
+import { foldAnalytics } from '../src/analytics/index.js';
+import { createLogger } from '../src/lib/logger.js';
+import { migrate, openPostgres } from '../src/db/index.js';
+import { Scheduler } from '../src/scheduler/index.js';
+import type { CallResult, DialRequest, Driver } from '../src/telephony/index.js';
+import { queueFinishNotifications } from '../src/webhooks/index.js';
+import { buildTestApp } from '../test/helpers/app.js';
+import { cpuSeconds, processTree } from './lib/cpu.js';
+import { benchPostgres, createDatabase } from './lib/pg.js';
+
+const LEADS = Number(process.env.LEADS ?? 10_000);
+const NUMBERS = Number(process.env.NUMBERS ?? 960);
+const SLOTS = 48;
+const ROUNDS = 3;
+
+const server = await benchPostgres({ shared_preload_libraries: 'pg_stat_statements' });
+const { url, drop } = await createDatabase(server.url, `dialer_bench_alone_${process.pid}`);
+const db = await openPostgres(url, { max: 10 });
+const raw = new pg.Pool({ connectionString: url, max: 4 });
+raw.on('error', () => {});
+
+class InstantDriver implements Driver {
+  readonly provider = 'PROVIDER_A';
+  readonly label = 'instant';
+  async dial(request: DialRequest): Promise<CallResult> {
+    return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
+  }
+}
+
+interface Run {
+  rate: number;
+  /** CPU µs per lead: this process (the worker or the floor's client), PostgreSQL (throwaway server only). */
+  own: number;
+  postgres: number | undefined;
+  statements: { calls: number; us: number; query: string }[];
+}
+
+try {
+  await migrate(db);
+  await raw.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  process.stdout.write(`bench:dispatch-alone on ${server.label}; ${LEADS} leads, ${NUMBERS} numbers, one worker of ${SLOTS} slots\n`);
+  const app = await buildTestApp({ db, env: { LOG_LEVEL: 'silent' } });
+  const reseller = (await app.admin.post('/resellers', { name: 'Bench' })).body.id as string;
+  const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] };
+  const template = (await app.admin.post('/templates', { name: 'bench', reseller_id: reseller, flow })).body.id as string;
+  const cfg = await app.admin.post('/configurations', { reseller_id: reseller, template, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  if (cfg.status !== 200) throw new Error(JSON.stringify(cfg.body));
+  for (let i = 0; i < NUMBERS; i++) await app.admin.post('/numbers', { phone_number: `+121255${String(10000 + i)}`, provider: 'PROVIDER_A' });
+  await app.close();
+
+  // Every run starts from the same state (as in bench:dispatch): the leads queued afresh, the
+  // analytics folded, the tables vacuumed.
+  const queueLeads = async () => {
+    await raw.query('DELETE FROM call_attempts');
+    await raw.query('TRUNCATE leads CASCADE');
+    await raw.query(
+      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+       SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
+       FROM generate_series(1, $3) AS i`,
+      [reseller, template, LEADS],
+    );
+    while (await foldAnalytics(db).then((round) => round.moved > 0 || round.terms > 0));
+    await raw.query('VACUUM ANALYZE leads, call_attempts, outbound_numbers');
+    await raw.query('SELECT pg_stat_statements_reset()');
+  };
+  const done = async () => {
+    const { rows } = await raw.query<{ n: number }>(
+      `SELECT (EXISTS (SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY')) OR EXISTS (SELECT 1 FROM leads WHERE status = 'PROCESSING'))::int AS n`,
+    );
+    return Number(rows[0]!.n) === 0;
+  };
+  const measured = async (work: () => Promise<void>): Promise<Run> => {
+    const postgresPids = () => (server.pid === undefined ? [] : processTree(server.pid));
+    const cpu0 = process.cpuUsage();
+    const pg0 = cpuSeconds(postgresPids());
+    const started = performance.now();
+    await work();
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const pg1 = cpuSeconds(postgresPids());
+    const { rows } = await raw.query<{ calls: string; ms: number; query: string }>(
+      `SELECT calls::text, total_exec_time AS ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 80) AS query FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND query NOT LIKE '%pg_stat_statements%'
+       ORDER BY total_exec_time DESC LIMIT 6`,
+    );
+    return {
+      rate: LEADS / seconds,
+      own: ((cpu.user + cpu.system) / LEADS),
+      postgres: server.pid === undefined ? undefined : ((pg1 - pg0) * 1e6) / LEADS,
+      statements: rows.map((r) => ({ calls: Number(r.calls), us: (r.ms * 1000) / LEADS, query: r.query })),
+    };
+  };
+  const dialer = () =>
+    measured(async () => {
+      const scheduler = new Scheduler({
+        db,
+        drivers: new Map([['PROVIDER_A', new InstantDriver()]]),
+        log: createLogger('warn'),
+        maxConcurrentCalls: SLOTS,
+        pollMs: 20,
+        recoverEveryMs: 5000,
+        onFinished: queueFinishNotifications(undefined),
+      });
+      scheduler.start();
+      while (!(await done())) await new Promise((r) => setTimeout(r, 20));
+      await scheduler.stop();
+    });
+  // bench:dispatch's floor, one loop of batches as large as the worker's.
+  const floorPool = new pg.Pool({ connectionString: url, max: 2 });
+  floorPool.on('error', () => {});
+  const floor = () =>
+    measured(async () => {
+      for (;;) {
+        const { rows } = await floorPool.query<{ id: string }>(
+          `WITH c AS (
+             UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
+                    locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
+             WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+                            ORDER BY next_attempt_at, id LIMIT ${SLOTS} FOR UPDATE SKIP LOCKED)
+             RETURNING l.id, l.attempt_count),
+           a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
+                 SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
+           SELECT * FROM c`,
+        );
+        if (rows.length === 0) return;
+        await floorPool.query(
+          `WITH l AS (
+             UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
+                    locked_by = NULL, locked_until = NULL, updated_at = now()
+             WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
+           UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
+           FROM l WHERE call_attempts.lead_id = l.id`,
+          [rows.map((r) => r.id)],
+        );
+      }
+    });
+  const runs: { dialer: Run[]; floor: Run[] } = { dialer: [], floor: [] };
+  for (let i = 0; i < ROUNDS; i++) {
+    await queueLeads();
+    runs.dialer.push(await dialer());
+    await queueLeads();
+    runs.floor.push(await floor());
+  }
+  await floorPool.end();
+  // The run that cost least in all (a busy neighbour only ever adds).
+  const total = (r: Run) => r.own + (r.postgres ?? 0);
+  const best = (rs: Run[]) => rs.reduce((a, b) => (total(b) < total(a) ? b : a));
+  const us = (n: number | undefined) => (n === undefined ? 'n/a' : String(Math.round(n)));
+  for (const [name, r] of [['dialer', best(runs.dialer)], ['floor', best(runs.floor)]] as const) {
+    process.stdout.write(`  ${name}: ${Math.round(r.rate)} leads/s; CPU per lead (µs): ${name === 'dialer' ? 'worker' : 'client'} ${us(r.own)}, postgres ${us(r.postgres)}\n`);
+    for (const s of r.statements) process.stdout.write(`    ${us(s.us).padStart(4)} µs per lead, ${String(s.calls).padStart(5)} calls  ${s.query}\n`);
+  }
+  const d = best(runs.dialer);
+  const f = best(runs.floor);
+  process.stdout.write(
+    `dispatch alone: dialer ${us(total(d))} µs of CPU per lead (worker ${us(d.own)}, postgres ${us(d.postgres)}), ` +
+      `floor ${us(total(f))} (client ${us(f.own)}, postgres ${us(f.postgres)}), ratio ${(total(f) / total(d)).toFixed(2)}\n`,
+  );
+} finally {
+  await raw.end();
+  await db.close();
+  await drop().catch(() => {});
+  await server.stop();
+}
