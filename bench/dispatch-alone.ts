@@ -7,14 +7,13 @@
  * the fastest run of each; LEADS (default 10000) sets the size, NUMBERS (default 960) the pool.
  */
 import pg from 'pg';
-import { foldAnalytics } from '../src/analytics/index.js';
 import { createLogger } from '../src/lib/logger.js';
 import { migrate, openPostgres } from '../src/db/index.js';
 import { Scheduler } from '../src/scheduler/index.js';
-import type { CallResult, DialRequest, Driver } from '../src/telephony/index.js';
 import { queueFinishNotifications } from '../src/webhooks/index.js';
 import { buildTestApp } from '../test/helpers/app.js';
 import { cpuSeconds, processTree } from './lib/cpu.js';
+import { floorLoop, InstantDriver, queueDueLeads } from './lib/lifecycle.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 
 const LEADS = Number(process.env.LEADS ?? 10_000);
@@ -27,14 +26,6 @@ const { url, drop } = await createDatabase(server.url, `dialer_bench_alone_${pro
 const db = await openPostgres(url, { max: 10 });
 const raw = new pg.Pool({ connectionString: url, max: 4 });
 raw.on('error', () => {});
-
-class InstantDriver implements Driver {
-  readonly provider = 'PROVIDER_A';
-  readonly label = 'instant';
-  async dial(request: DialRequest): Promise<CallResult> {
-    return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
-  }
-}
 
 interface Run {
   rate: number;
@@ -57,19 +48,9 @@ try {
   for (let i = 0; i < NUMBERS; i++) await app.admin.post('/numbers', { phone_number: `+121255${String(10000 + i)}`, provider: 'PROVIDER_A' });
   await app.close();
 
-  // Every run starts from the same state (as in bench:dispatch): the leads queued afresh, the
-  // analytics folded, the tables vacuumed.
+  // Every run starts from the same state (as in bench:dispatch); the statements' counts from zero.
   const queueLeads = async () => {
-    await raw.query('DELETE FROM call_attempts');
-    await raw.query('TRUNCATE leads CASCADE');
-    await raw.query(
-      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
-       SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
-       FROM generate_series(1, $3) AS i`,
-      [reseller, template, LEADS],
-    );
-    while (await foldAnalytics(db).then((round) => round.moved > 0 || round.terms > 0));
-    await raw.query('VACUUM ANALYZE leads, call_attempts, outbound_numbers');
+    await queueDueLeads(raw, db, { resellerId: reseller, templateId: template }, LEADS);
     await raw.query('SELECT pg_stat_statements_reset()');
   };
   const done = async () => {
@@ -117,32 +98,7 @@ try {
   // bench:dispatch's floor, one loop of batches as large as the worker's.
   const floorPool = new pg.Pool({ connectionString: url, max: 2 });
   floorPool.on('error', () => {});
-  const floor = () =>
-    measured(async () => {
-      for (;;) {
-        const { rows } = await floorPool.query<{ id: string }>(
-          `WITH c AS (
-             UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
-                    locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
-             WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
-                            ORDER BY next_attempt_at, id LIMIT ${SLOTS} FOR UPDATE SKIP LOCKED)
-             RETURNING l.id, l.attempt_count),
-           a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
-                 SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
-           SELECT * FROM c`,
-        );
-        if (rows.length === 0) return;
-        await floorPool.query(
-          `WITH l AS (
-             UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
-                    locked_by = NULL, locked_until = NULL, updated_at = now()
-             WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
-           UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
-           FROM l WHERE call_attempts.lead_id = l.id`,
-          [rows.map((r) => r.id)],
-        );
-      }
-    });
+  const floor = () => measured(() => floorLoop(floorPool, SLOTS));
   const runs: { dialer: Run[]; floor: Run[] } = { dialer: [], floor: [] };
   for (let i = 0; i < ROUNDS; i++) {
     await queueLeads();

@@ -8,19 +8,11 @@ import { run } from 'graphile-worker';
 import { openPostgres } from '../src/db/index.js';
 import { createLogger } from '../src/lib/logger.js';
 import { Scheduler } from '../src/scheduler/index.js';
-import type { CallResult, DialRequest, Driver } from '../src/telephony/index.js';
 import { queueFinishNotifications } from '../src/webhooks/index.js';
+import { InstantDriver } from './lib/lifecycle.js';
 
 const url = process.env.DATABASE_URL!;
 const concurrency = Number(process.env.CONCURRENCY ?? 24);
-
-class InstantDriver implements Driver {
-  readonly provider = 'PROVIDER_A';
-  readonly label = 'instant';
-  async dial(request: DialRequest): Promise<CallResult> {
-    return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
-  }
-}
 
 /** Everything is loaded and connected: says "ready", then waits for "go" on stdin to start work. */
 async function ready(): Promise<void> {

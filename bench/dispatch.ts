@@ -18,6 +18,7 @@ import { foldAnalytics } from '../src/analytics/index.js';
 import { API_PREFIX } from '../src/app.js';
 import { migrate, openPostgres } from '../src/db/index.js';
 import { cpuDuring, processTree } from './lib/cpu.js';
+import { floorLoop, queueDueLeads } from './lib/lifecycle.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 
 /** Where the CPU of a phase goes: this process (the load generator), the service, PostgreSQL. */
@@ -175,21 +176,7 @@ try {
   process.stdout.write(`push: dialer ${Math.round(pushRate)} leads/s, raw insert ${Math.round(rawRate)} rows/s, ratio ${(pushRate / rawRate).toFixed(2)}\n`);
 
   // 2. Dispatch: LEADS due leads, all FINISHED by the Dialer workers.
-  const queueLeads = async () => {
-    await raw.query('DELETE FROM call_attempts');
-    await raw.query('TRUNCATE leads CASCADE');
-    await raw.query(
-      `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
-       SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
-       FROM generate_series(1, $3) AS i`,
-      [reseller, template, LEADS],
-    );
-    // Every run starts from the same state, whatever ran before it (Dialer's run leaves dead number
-    // and attempt rows, and analytics deltas, that a floor run right after it would otherwise pay
-    // for): what a serving process folds in the background is folded, and the tables vacuumed.
-    while (await foldAnalytics(db).then((round) => round.moved > 0 || round.terms > 0));
-    await raw.query('VACUUM ANALYZE leads, call_attempts, outbound_numbers');
-  };
+  const queueLeads = () => queueDueLeads(raw, db, { resellerId: reseller, templateId: template }, LEADS);
   await queueLeads();
   const worker = (mode: string) =>
     new Promise<ChildProcess>((resolve, reject) => {
@@ -264,35 +251,10 @@ try {
     // (session_replication_role = replica: this session fires no ordinary triggers.)
     const pool = new pg.Pool({ connectionString: url, max: WORKERS * 5, ...(triggers ? {} : { options: '-c session_replication_role=replica' }) });
     pool.on('error', () => {});
-    const loop = async () => {
-      for (;;) {
-        const { rows } = await pool.query<{ id: string; attempt_count: number }>(
-          `WITH c AS (
-             UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
-                    locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
-             WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
-                            ORDER BY next_attempt_at, id LIMIT ${SLOTS / 2} FOR UPDATE SKIP LOCKED)
-             RETURNING l.id, l.attempt_count),
-           a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
-                 SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
-           SELECT * FROM c`,
-        );
-        if (rows.length === 0) return;
-        await pool.query(
-          `WITH l AS (
-             UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
-                    locked_by = NULL, locked_until = NULL, updated_at = now()
-             WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
-           UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
-           FROM l WHERE call_attempts.lead_id = l.id`,
-          [rows.map((r) => r.id)],
-        );
-      }
-    };
     await pool.query('SELECT 1');
     const run = await cpuDuring(cpuGroups(), async () => {
       const started = performance.now();
-      await Promise.all(Array.from({ length: WORKERS * 2 }, loop));
+      await Promise.all(Array.from({ length: WORKERS * 2 }, () => floorLoop(pool, SLOTS / 2)));
       return LEADS / ((performance.now() - started) / 1000);
     });
     await pool.end();

@@ -1,0 +1,67 @@
+/**
+ * What bench:dispatch and bench:dispatch-alone share: the driver whose calls complete at once, the
+ * queue of due leads every run starts from, and the floor (the bare SQL of the lead lifecycle on
+ * this schema, with nothing decided in between; see docs/dispatch.md).
+ */
+import type pg from 'pg';
+import { foldAnalytics } from '../../src/analytics/index.js';
+import type { Db } from '../../src/db/index.js';
+import type { CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
+
+/** A driver whose calls are answered and end the moment they are placed. */
+export class InstantDriver implements Driver {
+  readonly provider = 'PROVIDER_A';
+  readonly label = 'instant';
+  async dial(request: DialRequest): Promise<CallResult> {
+    return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
+  }
+}
+
+/**
+ * `count` due leads of the template, and nothing else in the queue. Every run starts from the same
+ * state, whatever ran before it (a Dialer run leaves dead number and attempt rows, and analytics
+ * deltas, that a floor run right after it would otherwise pay for): what a serving process folds
+ * in the background is folded, and the tables vacuumed.
+ */
+export async function queueDueLeads(raw: pg.Pool, db: Db, target: { resellerId: string; templateId: string }, count: number): Promise<void> {
+  await raw.query('DELETE FROM call_attempts');
+  await raw.query('TRUNCATE leads CASCADE');
+  await raw.query(
+    `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at)
+     SELECT gen_random_uuid()::text, $1, $2, 'bench', 'd-' || i, jsonb_build_object('customer_mobile_number', '+1646' || (5000000 + i)), now()
+     FROM generate_series(1, $3) AS i`,
+    [target.resellerId, target.templateId, count],
+  );
+  while (await foldAnalytics(db).then((round) => round.moved > 0 || round.terms > 0));
+  await raw.query('VACUUM ANALYZE leads, call_attempts, outbound_numbers');
+}
+
+/**
+ * The floor, one loop: batches of `batch` due leads made PROCESSING with a lease and an attempt
+ * row, then FINISHED with the attempt closed, until none is due.
+ */
+export async function floorLoop(pool: pg.Pool, batch: number): Promise<void> {
+  for (;;) {
+    const { rows } = await pool.query<{ id: string; attempt_count: number }>(
+      `WITH c AS (
+         UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
+                locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
+         WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
+                        ORDER BY next_attempt_at, id LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED)
+         RETURNING l.id, l.attempt_count),
+       a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
+             SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
+       SELECT * FROM c`,
+    );
+    if (rows.length === 0) return;
+    await pool.query(
+      `WITH l AS (
+         UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
+                locked_by = NULL, locked_until = NULL, updated_at = now()
+         WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
+       UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
+       FROM l WHERE call_attempts.lead_id = l.id`,
+      [rows.map((r) => r.id)],
+    );
+  }
+}
