@@ -10,13 +10,10 @@
  * need pg_stat_statements loaded there (shared_preload_libraries), or are not shown.
  */
 import pg from 'pg';
-import { createLogger } from '../src/lib/logger.js';
 import { migrate, openPostgres } from '../src/db/index.js';
-import { Scheduler } from '../src/scheduler/index.js';
-import { queueFinishNotifications } from '../src/webhooks/index.js';
 import { buildTestApp } from '../test/helpers/app.js';
 import { cpuSeconds, processTree } from './lib/cpu.js';
-import { floorLoop, InstantDriver, queueDueLeads } from './lib/lifecycle.js';
+import { floorLoop, instantScheduler, queueDueLeads } from './lib/lifecycle.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 
 const LEADS = Number(process.env.LEADS ?? 10_000);
@@ -87,15 +84,7 @@ try {
   };
   const dialer = () =>
     measured(async () => {
-      const scheduler = new Scheduler({
-        db,
-        drivers: new Map([['PROVIDER_A', new InstantDriver()]]),
-        log: createLogger('warn'),
-        maxConcurrentCalls: SLOTS,
-        pollMs: 20,
-        recoverEveryMs: 5000,
-        onFinished: queueFinishNotifications(undefined),
-      });
+      const scheduler = instantScheduler(db, SLOTS);
       scheduler.start();
       while (!(await done())) await new Promise((r) => setTimeout(r, 20));
       await scheduler.stop();

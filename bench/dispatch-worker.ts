@@ -6,10 +6,7 @@
  */
 import { run } from 'graphile-worker';
 import { openPostgres } from '../src/db/index.js';
-import { createLogger } from '../src/lib/logger.js';
-import { Scheduler } from '../src/scheduler/index.js';
-import { queueFinishNotifications } from '../src/webhooks/index.js';
-import { InstantDriver } from './lib/lifecycle.js';
+import { instantScheduler } from './lib/lifecycle.js';
 
 const url = process.env.DATABASE_URL!;
 const concurrency = Number(process.env.CONCURRENCY ?? 24);
@@ -28,17 +25,7 @@ async function ready(): Promise<void> {
 
 if (process.env.MODE === 'dialer') {
   const db = await openPostgres(url, { max: 10 });
-  const scheduler = new Scheduler({
-    db,
-    drivers: new Map([['PROVIDER_A', new InstantDriver()]]),
-    log: createLogger('warn'),
-    maxConcurrentCalls: concurrency,
-    pollMs: 20,
-    recoverEveryMs: 5000,
-    // What a finish queues in production (`dialer serve`): the reporting webhook and the service
-    // callback (the bench's leads ask for neither, but the finish still looks).
-    onFinished: queueFinishNotifications(undefined),
-  });
+  const scheduler = instantScheduler(db, concurrency);
   await ready();
   scheduler.start();
   process.on('SIGTERM', () => void scheduler.stop().then(() => db.close()).then(() => process.exit(0)));

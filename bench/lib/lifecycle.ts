@@ -1,12 +1,15 @@
 /**
  * What bench:dispatch and bench:dispatch-alone share: the driver whose calls complete at once, the
- * queue of due leads every run starts from, and the floor (the bare SQL of the lead lifecycle on
+ * worker that carries them, the queue of due leads every run starts from, and the floor (the bare SQL of the lead lifecycle on
  * this schema, with nothing decided in between; see docs/dispatch.md).
  */
 import type pg from 'pg';
 import { foldAnalytics } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { Scheduler } from '../../src/scheduler/index.js';
 import type { CallResult, DialRequest, Driver } from '../../src/telephony/index.js';
+import { queueFinishNotifications } from '../../src/webhooks/index.js';
 
 /** A driver whose calls are answered and end the moment they are placed. */
 export class InstantDriver implements Driver {
@@ -15,6 +18,21 @@ export class InstantDriver implements Driver {
   async dial(request: DialRequest): Promise<CallResult> {
     return { callId: `CA-${request.leadId}`, end: { kind: 'completed', outcome: 'confirmed', durationSeconds: 30 } };
   }
+}
+
+/** A Dialer worker as `dialer serve` runs one, with `slots` call slots and the instant driver. */
+export function instantScheduler(db: Db, slots: number): Scheduler {
+  return new Scheduler({
+    db,
+    drivers: new Map([['PROVIDER_A', new InstantDriver()]]),
+    log: createLogger('warn'),
+    maxConcurrentCalls: slots,
+    pollMs: 20,
+    recoverEveryMs: 5000,
+    // What a finish queues in production: the reporting webhook and the service callback (the
+    // benchmarks' leads ask for neither, but the finish still looks).
+    onFinished: queueFinishNotifications(undefined),
+  });
 }
 
 /**

@@ -306,12 +306,7 @@ export async function openInbound(q: Queryable, lead: InboundLead, attemptId: st
 
 /** Renews a live call's lease; false when the lease was lost (the lead was recovered). */
 export async function renewLease(q: Queryable, leadId: string, workerId: string, leaseSeconds: number): Promise<boolean> {
-  const { rowCount } = await q.query(
-    `UPDATE leads SET locked_until = now() + make_interval(secs => $3) WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`,
-    [leadId, workerId, leaseSeconds],
-    { prepare: true },
-  );
-  return rowCount > 0;
+  return (await renewLeases(q, [leadId], workerId, leaseSeconds)).has(leadId);
 }
 
 /**
