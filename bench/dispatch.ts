@@ -4,7 +4,9 @@
  *    same table at the same concurrency and pool size (the physical limit);
  * 2. dispatch: two Dialer worker processes taking leads from push to FINISHED (claim, every
  *    pre-dial rule, a driver whose calls complete at once, the outcome transition) against two
- *    graphile-worker processes running the same number of no-op jobs.
+ *    graphile-worker processes running the same number of no-op jobs;
+ * 3. the floor: the bare lifecycle SQL alone, as the database is, without the analytics triggers,
+ *    and with each call's outbound number taken and given back.
  * Figures are ratios against the baseline run beside them. LEADS (default 20000) sets the size.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -245,8 +247,9 @@ try {
   // leads made PROCESSING with a lease and an attempt row, then FINISHED with the attempt closed.
   // WORKERS x 2 loops of batches of SLOTS / 2, as many leads as the workers carry. No dispatcher on this
   // schema can beat it; run again with the analytics triggers off (session_replication_role), to
-  // show their share.
-  const floor = async (triggers: boolean) => {
+  // show their share, and with each call's outbound number taken and given back (a phone call goes
+  // out from one, IN_USE while it lasts), to show theirs.
+  const floor = async (triggers: boolean, numbers = false) => {
     await queueLeads();
     // (session_replication_role = replica: this session fires no ordinary triggers.)
     const pool = new pg.Pool({ connectionString: url, max: WORKERS * 5, ...(triggers ? {} : { options: '-c session_replication_role=replica' }) });
@@ -254,7 +257,7 @@ try {
     await pool.query('SELECT 1');
     const run = await cpuDuring(cpuGroups(), async () => {
       const started = performance.now();
-      await Promise.all(Array.from({ length: WORKERS * 2 }, () => floorLoop(pool, SLOTS / 2)));
+      await Promise.all(Array.from({ length: WORKERS * 2 }, () => floorLoop(pool, SLOTS / 2, numbers ? { numbers: 'PROVIDER_A' } : {})));
       return LEADS / ((performance.now() - started) / 1000);
     });
     await pool.end();
@@ -268,11 +271,14 @@ try {
   await topStatements('floor');
   let floorBare = await floor(false);
   await topStatements('floor without triggers');
+  let floorNumbers = await floor(true, true);
+  await topStatements('floor with numbers');
   for (let i = 1; i < 3; i++) {
     await queueLeads();
     dialerCpu = faster(dialerCpu, await dispatchDialer());
     floorRun = faster(floorRun, await floor(true));
     floorBare = faster(floorBare, await floor(false));
+    floorNumbers = faster(floorNumbers, await floor(true, true));
   }
   const dialerRate = dialerCpu.result;
 
@@ -281,17 +287,19 @@ try {
   await raw.query(`SELECT graphile_worker.add_job('noop', json_build_object('id', i)) FROM generate_series(1, $1) AS i`, [LEADS]);
   const graphileCpu = await timed('graphile', `SELECT EXISTS (SELECT 1 FROM graphile_worker._private_jobs)::int AS n`);
   const graphileRate = graphileCpu.result;
-  process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; floor ${cpuReport(floorRun.cpu, LEADS)}; floor without triggers ${cpuReport(floorBare.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
+  process.stdout.write(`  CPU per lead/job (µs): dialer ${cpuReport(dialerCpu.cpu, LEADS)}; floor ${cpuReport(floorRun.cpu, LEADS)}; floor with numbers ${cpuReport(floorNumbers.cpu, LEADS)}; floor without triggers ${cpuReport(floorBare.cpu, LEADS)}; graphile-worker ${cpuReport(graphileCpu.cpu, LEADS)}\n`);
   // Each write system call of a client is a round trip to PostgreSQL (or part of one): on machines
   // where system calls are dear they cost the workers and PostgreSQL more than the SQL does.
   process.stdout.write(`  write calls per lead/job: dialer ${writeReport(dialerCpu.writes, LEADS)}; floor ${writeReport(floorRun.writes, LEADS)}; graphile-worker ${writeReport(graphileCpu.writes, LEADS)}\n`);
   process.stdout.write(`  the analytics folder afterwards: postgres ${Math.round((folded.cpu.postgres ?? 0) / LEADS * 1e6)} µs per dispatched lead (${folded.result} rounds)\n`);
   process.stdout.write(
     `floor: bare lifecycle SQL ${Math.round(floorRun.result)} leads/s (ratio ${(floorRun.result / graphileRate).toFixed(2)}), ` +
-      `without the analytics triggers ${Math.round(floorBare.result)} leads/s (ratio ${(floorBare.result / graphileRate).toFixed(2)})\n`,
+      `without the analytics triggers ${Math.round(floorBare.result)} leads/s (ratio ${(floorBare.result / graphileRate).toFixed(2)}), ` +
+      `with each call's outbound number ${Math.round(floorNumbers.result)} leads/s (ratio ${(floorNumbers.result / graphileRate).toFixed(2)})\n`,
   );
   process.stdout.write(
-    `lifecycle: dialer ${(dialerRate / floorRun.result).toFixed(2)}x the floor, floor ${(floorRun.result / floorBare.result).toFixed(2)}x without the analytics triggers\n`,
+    `lifecycle: dialer ${(dialerRate / floorRun.result).toFixed(2)}x the floor, floor ${(floorRun.result / floorBare.result).toFixed(2)}x without the analytics triggers; ` +
+      `the floor with numbers ${(floorNumbers.result / floorRun.result).toFixed(2)}x the floor, dialer ${(dialerRate / floorNumbers.result).toFixed(2)}x the floor with numbers\n`,
   );
   await stopAll();
   await raw.end();

@@ -56,30 +56,63 @@ export async function queueDueLeads(raw: pg.Pool, db: Db, target: { resellerId: 
 
 /**
  * The floor, one loop: batches of `batch` due leads made PROCESSING with a lease and an attempt
- * row, then FINISHED with the attempt closed, until none is due.
+ * row, then FINISHED with the attempt closed, until none is due. With `numbers` (a provider), each
+ * lead of a claim also takes a free outbound number of it as Dialer's claim takes one (in rotation,
+ * IN_USE with its lead, skipping numbers another claim holds), and its finish gives the number
+ * back: what the numbers alone cost, with nothing else decided.
  */
-export async function floorLoop(pool: pg.Pool, batch: number): Promise<void> {
-  for (;;) {
-    const { rows } = await pool.query<{ id: string; attempt_count: number }>(
-      `WITH c AS (
+export async function floorLoop(pool: pg.Pool, batch: number, options: { numbers?: string } = {}): Promise<void> {
+  const limit = Math.trunc(batch);
+  const claim = `WITH c AS (
          UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(),
                 locked_by = 'floor', locked_until = now() + interval '60 seconds', next_attempt_at = NULL, updated_at = now()
          WHERE l.id IN (SELECT id FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now()
-                        ORDER BY next_attempt_at, id LIMIT ${Math.trunc(batch)} FOR UPDATE SKIP LOCKED)
+                        ORDER BY next_attempt_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
          RETURNING l.id, l.attempt_count),
        a AS (INSERT INTO call_attempts (id, lead_id, attempt, provider, status, worker_id)
-             SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)
-       SELECT * FROM c`,
-    );
-    if (rows.length === 0) return;
-    await pool.query(
-      `WITH l AS (
+             SELECT gen_random_uuid()::text, id, attempt_count, 'PROVIDER_A', 'DIALLING', 'floor' FROM c)`;
+  const finish = `WITH l AS (
          UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', call_id = 'CA-' || id, call_end_time = now(), duration_seconds = 30,
                 locked_by = NULL, locked_until = NULL, updated_at = now()
-         WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)
-       UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
-       FROM l WHERE call_attempts.lead_id = l.id`,
-      [rows.map((r) => r.id)],
+         WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)`;
+  const closeAttempts = `UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
+       FROM l WHERE call_attempts.lead_id = l.id`;
+  // Where this loop's rotation through the numbers stands.
+  let rotation = '';
+  for (;;) {
+    if (options.numbers === undefined) {
+      const { rows } = await pool.query<{ id: string }>(`${claim}\n       SELECT * FROM c`);
+      if (rows.length === 0) return;
+      await pool.query(`${finish}\n       ${closeAttempts}`, [rows.map((r) => r.id)]);
+      continue;
+    }
+    const { rows } = await pool.query<{ id: string; number_id: string | null; rotation: string | null }>(
+      `${claim},
+       free AS (
+         SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
+           SELECT id, 0 AS part FROM (
+             SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id > $2
+             ORDER BY provider, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS after_last
+           UNION ALL
+           SELECT id, 1 AS part FROM (
+             SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id <= $2
+             ORDER BY provider, id LIMIT ${limit} FOR UPDATE SKIP LOCKED) AS from_first
+           LIMIT ${limit}) AS f),
+       taken AS (
+         UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = c.id, updated_at = now()
+         FROM free JOIN (SELECT id, row_number() OVER () AS rn FROM c) AS c USING (rn)
+         WHERE n.id = free.id
+         RETURNING n.id, n.lead_id)
+       SELECT c.id, taken.id AS number_id, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation FROM c LEFT JOIN taken ON taken.lead_id = c.id`,
+      [options.numbers, rotation],
+    );
+    if (rows.length === 0) return;
+    rotation = rows[0]!.rotation ?? rotation;
+    await pool.query(
+      `${finish},
+       a AS (${closeAttempts})
+       UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now() WHERE id = ANY($2::text[]) AND status = 'IN_USE'`,
+      [rows.map((r) => r.id), rows.flatMap((r) => (r.number_id ? [r.number_id] : []))],
     );
   }
 }

@@ -188,6 +188,15 @@ export async function holdUntil(q: Queryable, holds: readonly { id: string; unti
   );
 }
 
+/**
+ * Where a worker's rotation through each provider's outbound numbers stands: provider to the id of
+ * the last number it took. Its claims take the free numbers after that one in id order, wrapping
+ * around to the first: every number is used in turn, as least-recently-used would, and a claim
+ * reads about as many numbers as it takes, however large the pool (see docs/dispatch.md). Each
+ * worker keeps its own; workers taking at the same moment skip the numbers the other holds.
+ */
+export type NumberRotation = Map<string, string>;
+
 export interface Claimed {
   lead: ClaimedLead;
   configuration: ConfigurationRow;
@@ -199,20 +208,28 @@ export interface Claimed {
 /**
  * The claim: gives each lead of `group` a free number of `provider`, makes it PROCESSING with one
  * more attempt and a lease, and opens its attempt history row; one set-based statement. Numbers
- * are taken with SKIP LOCKED, so two workers never take the same one; leads left without a number
- * (the pool ran dry) stay due and are tried on the next round.
+ * are taken in `rotation` (which it moves on), with SKIP LOCKED, so two workers never take the
+ * same one; leads left without a number (the pool ran dry) stay due and are tried on the next round.
  */
 export async function claimWithNumbers(
   q: Queryable,
   provider: string,
   group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
-  lease: { workerId: string; leaseSeconds: number; final?: boolean },
+  lease: { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation },
 ): Promise<Claimed[]> {
-  const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string }>(
+  const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string; rotation: string | null }>(
+    // The free numbers after the last one taken, then (only when those run short) from the first
+    // on: each part an index scan of about as many rows as it takes, read lazily under the LIMIT.
     `WITH free AS (
-       SELECT id, row_number() OVER () AS rn FROM (
-         SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
-         ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS f),
+       SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
+         SELECT id, 0 AS part FROM (
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id > $6
+           ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS after_last
+         UNION ALL
+         SELECT id, 1 AS part FROM (
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id <= $6
+           ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
+         LIMIT $2) AS f),
      want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
      taken AS (
        UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
@@ -231,11 +248,13 @@ export async function claimWithNumbers(
        SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone
        FROM claimed)
      -- What the caller does not know yet: the new attempt count and the outbound number taken (it
-     -- read and locked the rest of each lead itself).
-     SELECT id, attempt_count, outbound_number_id AS number_id, phone_number FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds],
+     -- read and locked the rest of each lead itself), and where the rotation now stands.
+     SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
+     FROM claimed`,
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? ''],
     { prepare: true, final: lease.final === true },
   );
+  if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);
   const taken = new Map(group.map((g) => [g.lead.id, g]));
   return rows.map(({ id, attempt_count, number_id, phone_number }) => {
     const { lead, config } = taken.get(id)!;

@@ -28,7 +28,7 @@ export interface FinishItem {
  * RETRY (unreached, retries left) or FINISHED with the flow's outcome or the unreached outcome;
  * each attempt's history row; the numbers given back. Each lead is guarded by its lease and its
  * attempt: the answer for a lead whose lease was lost (it was recovered meanwhile) is undefined
- * and nothing of it changes.
+ * and nothing of it changes. The leads it finished go to `onFinished` (those its `concerns` holds for).
  */
 export async function finishAttempts(q: Queryable, items: FinishItem[], onFinished: OnFinished): Promise<('RETRY' | 'FINISHED' | undefined)[]> {
   const rows = items.map(({ leadId, workerId, attempt, config, result, traceId }) => {
@@ -62,7 +62,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
       error,
     };
   });
-  const { rows: done } = await q.query<{ id: string; status: 'RETRY' | 'FINISHED' }>(
+  const { rows: done } = await q.query<{ id: string; status: 'RETRY' | 'FINISHED'; concerned: boolean | null }>(
     `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x (
          lead_id text, worker_id text, attempt integer, outcome text, status text, lead_outcome text, retry_in integer, retry_at timestamptz,
@@ -81,7 +81,8 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
        WHERE leads.id = x.lead_id AND leads.status = 'PROCESSING' AND leads.locked_by IS NOT DISTINCT FROM x.worker_id
          AND leads.attempt_count = x.attempt
        RETURNING leads.id, leads.status, leads.outbound_number_id, leads.reseller_id,
-                 CASE WHEN x.opt_out THEN leads.payload->>'customer_mobile_number' END AS phone),
+                 CASE WHEN x.opt_out THEN leads.payload->>'customer_mobile_number' END AS phone,
+                 coalesce(${onFinished.concerns?.('leads') ?? 'true'}, false) AS concerned),
      b AS (
        INSERT INTO blacklist (id, reseller_id, phone_number, lead_id, reason)
        SELECT gen_random_uuid()::text, l.reseller_id, l.phone, l.id, coalesce(x.opt_out_reason, 'opted out during the call')
@@ -96,12 +97,12 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
      n AS (
        UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
        FROM l WHERE outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id AND outbound_numbers.status = 'IN_USE')
-     SELECT id, status FROM l`,
+     SELECT id, status, concerned FROM l`,
     [JSON.stringify(rows)],
     { prepare: true },
   );
   const statusOf = new Map(done.map((d) => [d.id, d.status]));
-  const finished = done.filter((d) => d.status === 'FINISHED').map((d) => d.id);
+  const finished = done.filter((d) => d.status === 'FINISHED' && d.concerned).map((d) => d.id);
   if (finished.length > 0) await onFinished(q, finished);
   return items.map((i) => statusOf.get(i.leadId));
 }

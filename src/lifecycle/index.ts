@@ -61,6 +61,7 @@ export {
   notePreChecks,
   type Candidate,
   type Claimed,
+  type NumberRotation,
   type InboundLead,
 } from './claim.js';
 export {

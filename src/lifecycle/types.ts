@@ -73,9 +73,12 @@ export interface AttemptEnd {
 
 /**
  * What a finish queues (its notifications), in the finishing transaction: called with every lead
- * that one statement finished, at once.
+ * that one statement finished, at once. `concerns`, when given, is the condition (SQL over a lead
+ * row named `alias`, as the finish wrote it) outside which a finished lead surely queues nothing:
+ * the finish of calls evaluates it as it writes, passes only the leads it holds for, and makes no
+ * call when none does (no read in the finishing transaction for leads that notify nobody).
  */
-export type OnFinished = (q: Queryable, leadIds: readonly string[]) => Promise<void>;
+export type OnFinished = ((q: Queryable, leadIds: readonly string[]) => Promise<void>) & { concerns?: (alias: string) => string };
 
 /** NOTIFY channel that tells idle schedulers new leads were queued (or made due). */
 export const LEADS_CHANNEL = 'dialer_leads';

@@ -15,13 +15,14 @@ export interface OutboundNumberRow {
 /**
  * Takes a free number of `provider` for `leadId`'s call, atomically: the row is chosen and marked
  * IN_USE by one statement that skips rows other workers hold, so two calls never share a number.
- * The least recently used number goes first. Undefined when none is free (the lead waits).
+ * The first free number in the pool's order (the scheduler's claims go on from the last number
+ * they took: see claimWithNumbers). Undefined when none is free (the lead waits).
  */
 export async function acquireNumber(db: Queryable, provider: string, leadId: string): Promise<OutboundNumberRow | undefined> {
   const { rows } = await db.query<OutboundNumberRow>(
     `UPDATE outbound_numbers SET status = 'IN_USE', lead_id = $2, updated_at = now()
      WHERE id = (SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE'
-                 ORDER BY updated_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                 ORDER BY provider, id LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING *`,
     [provider, leadId],
   );

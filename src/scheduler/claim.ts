@@ -21,6 +21,7 @@ import {
   takeSlot,
   type Claimed,
   type ClaimedLead,
+  type NumberRotation,
   type OnFinished,
 } from '../lifecycle/index.js';
 import { inWindow, leadZone, localDay, nextOpening } from '../lib/windows.js';
@@ -46,6 +47,8 @@ export interface ClaimOptions {
    * once a second: its short claims are mostly leads another worker took a moment before.
    */
   unclogWhenShort?: boolean;
+  /** Where this worker's rotation through the outbound numbers stands (see NumberRotation); moved on by the claim. */
+  rotation?: NumberRotation;
   /**
    * The instant the calling rules (window, the recipient's day) are judged at; default the
    * database's clock. Lets the lifecycle tests judge a claim on a day clocks change.

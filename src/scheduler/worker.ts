@@ -27,6 +27,7 @@ import {
   recoverExpired,
   releaseClaim,
   type FinishItem,
+  type NumberRotation,
   type OnFinished,
 } from '../lifecycle/index.js';
 
@@ -104,6 +105,8 @@ export class Scheduler {
   private movedAside = false;
   private callsEnded = 0;
   private unlisten: Promise<() => Promise<void>> | undefined;
+  /** Where this worker's claims stand in their rotation through each provider's numbers. */
+  private readonly rotation: NumberRotation = new Map();
   /** Attempts that end together are recorded together (group commit). */
   private readonly finisher: Batcher<FinishItem, 'RETRY' | 'FINISHED' | undefined>;
 
@@ -182,7 +185,7 @@ export class Scheduler {
     if (free <= 0 || this.stopping) return 0;
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
-        stoppedResellers: this.stoppedResellers, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
+        stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
     if (report.unclogged) this.lastUnclog = Date.now();
     this.stats.claimed += report.claimed.length;

@@ -56,6 +56,12 @@ export interface DeliveryRecord {
   redelivery_of: string | null;
 }
 
+/** Whether the lead `l` asked for a reporting webhook (a string `reporting_webhook_url` in its payload). */
+export const asksForReport = (l: string): string => `jsonb_typeof(${l}.payload->'reporting_webhook_url') = 'string'`;
+
+/** Whether an attempt of the lead `l` was a conversation (the agent left `call_ended_by` in its metadata). */
+export const conversed = (l: string): string => `${l}.meta_data ? 'call_ended_by'`;
+
 export class WebhooksRepository {
   constructor(private readonly db: Queryable) {}
 
@@ -82,8 +88,8 @@ export class WebhooksRepository {
          SELECT l.id, l.request_id, l.reseller_id, l.merchant_id, l.template_id, l.template_name, l.execution_mode, l.provider, l.status,
                 l.outcome, l.attempt_count, l.call_id, l.call_initiated_time, l.call_end_time, l.duration_seconds, l.recording_url,
                 l.cancellation_reason, l.cost, l.sentiment, l.trace_scores, l.payload, l.meta_data, c.service_callback_url AS callback_url,
-                jsonb_typeof(l.payload->'reporting_webhook_url') = 'string' AS reporting,
-                l.meta_data ? 'call_ended_by' AND (c.service_callback_url IS NOT NULL OR $2::boolean) AS conversation
+                ${asksForReport('l')} AS reporting,
+                ${conversed('l')} AND (c.service_callback_url IS NOT NULL OR $2::boolean) AS conversation
          FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
          WHERE l.id = ANY($1::text[])) AS n
        WHERE reporting OR conversation

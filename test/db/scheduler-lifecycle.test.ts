@@ -387,6 +387,20 @@ describe('scheduler lifecycle', () => {
     for (const id of ids) assert.equal((await lead(id)).status, 'FINISHED');
   });
 
+  it('takes the pool\'s numbers in turn: each claim goes on after the last number it took, round and round', async () => {
+    const s = await setup({}, 3);
+    const ids = [];
+    for (let i = 0; i < 7; i++) ids.push(await push(s.template));
+    // One call at a time: each lead is a claim of its own.
+    const driver = new ScriptedDriver('PROVIDER_A');
+    await scheduler(driver, { maxConcurrentCalls: 1 }).drain();
+    // The rotation's order is the numbers' order in the database (their ids, in its collation).
+    const { rows } = await t.db.query<{ phone_number: string }>('SELECT phone_number FROM outbound_numbers WHERE id = ANY($1::text[]) ORDER BY provider, id', [s.numberIds]);
+    const turn = rows.map((r) => r.phone_number);
+    assert.deepEqual(driver.dials.map((d) => d.from), [...turn, ...turn, turn[0]]);
+    for (const id of ids) assert.equal((await lead(id)).status, 'FINISHED');
+  });
+
   it('recovers leads whose worker died: RETRY with retries left, else FINISHED worker_lost; numbers come back', async () => {
     const s = await setup({ max_retry: 1 }, 2);
     const a = await push(s.template);
