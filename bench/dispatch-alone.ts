@@ -1,9 +1,10 @@
 /**
  * npm run bench:dispatch-alone: one Dialer worker (48 call slots, a driver whose calls complete at
  * once) alone against a throwaway PostgreSQL, beside the floor of bench:dispatch run as one loop of
- * batches of 48, each three times, alternating. Without two workers and the floor's loops competing
- * for the machine's cores, it shows each statement's share (pg_stat_statements: execution time per
- * dispatched lead) and the CPU per lead of the worker (this process) and of PostgreSQL. It prints
+ * batches of 48 and that floor with each call's outbound number, each three times, alternating.
+ * Without two workers and the floor's loops competing for the machine's cores, it shows each
+ * statement's share (pg_stat_statements: execution time per dispatched lead) and the CPU per lead
+ * of the worker (this process) and of PostgreSQL. It prints
  * the run of each that cost least CPU (a busy neighbour only ever adds); LEADS (default 10000) sets
  * the size, NUMBERS (default 960) the pool. PostgreSQL's CPU is read for the throwaway server only:
  * against DATABASE_URL it is n/a and the ratio counts the two processes' own CPU; the statements
@@ -92,28 +93,32 @@ try {
   // bench:dispatch's floor, one loop of batches as large as the worker's.
   const floorPool = new pg.Pool({ connectionString: url, max: 2 });
   floorPool.on('error', () => {});
-  const floor = () => measured(() => floorLoop(floorPool, SLOTS));
-  const runs: { dialer: Run[]; floor: Run[] } = { dialer: [], floor: [] };
+  const floor = (numbers: boolean) => measured(() => floorLoop(floorPool, SLOTS, numbers ? { numbers: 'PROVIDER_A' } : {}));
+  const runs: { dialer: Run[]; floor: Run[]; numbers: Run[] } = { dialer: [], floor: [], numbers: [] };
   for (let i = 0; i < ROUNDS; i++) {
     await queueLeads();
     runs.dialer.push(await dialer());
     await queueLeads();
-    runs.floor.push(await floor());
+    runs.floor.push(await floor(false));
+    await queueLeads();
+    runs.numbers.push(await floor(true));
   }
   await floorPool.end();
   // The run that cost least in all (a busy neighbour only ever adds).
   const total = (r: Run) => r.own + (r.postgres ?? 0);
   const best = (rs: Run[]) => rs.reduce((a, b) => (total(b) < total(a) ? b : a));
   const us = (n: number | undefined) => (n === undefined ? 'n/a' : String(Math.round(n)));
-  for (const [name, r] of [['dialer', best(runs.dialer)], ['floor', best(runs.floor)]] as const) {
+  for (const [name, r] of [['dialer', best(runs.dialer)], ['floor', best(runs.floor)], ['floor with numbers', best(runs.numbers)]] as const) {
     process.stdout.write(`  ${name}: ${Math.round(r.rate)} leads/s; CPU per lead (µs): ${name === 'dialer' ? 'worker' : 'client'} ${us(r.own)}, postgres ${us(r.postgres)}\n`);
     for (const s of r.statements) process.stdout.write(`    ${us(s.us).padStart(4)} µs per lead, ${String(s.calls).padStart(5)} calls  ${s.query}\n`);
   }
   const d = best(runs.dialer);
   const f = best(runs.floor);
+  const n = best(runs.numbers);
   process.stdout.write(
     `dispatch alone: dialer ${us(total(d))} µs of CPU per lead (worker ${us(d.own)}, postgres ${us(d.postgres)}), ` +
-      `floor ${us(total(f))} (client ${us(f.own)}, postgres ${us(f.postgres)}), ratio ${(total(f) / total(d)).toFixed(2)}\n`,
+      `floor ${us(total(f))} (client ${us(f.own)}, postgres ${us(f.postgres)}), ratio ${(total(f) / total(d)).toFixed(2)}; ` +
+      `floor with numbers ${us(total(n))} (ratio to the floor ${(total(f) / total(n)).toFixed(2)}, dialer's to it ${(total(n) / total(d)).toFixed(2)})\n`,
   );
 } finally {
   await raw.end();

@@ -3,6 +3,7 @@
  * worker that carries them, the queue of due leads every run starts from, and the floor (the bare SQL of the lead lifecycle on
  * this schema, with nothing decided in between; see docs/dispatch.md).
  */
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { foldAnalytics } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
@@ -59,7 +60,8 @@ export async function queueDueLeads(raw: pg.Pool, db: Db, target: { resellerId: 
  * row, then FINISHED with the attempt closed, until none is due. With `numbers` (a provider), each
  * lead of a claim also takes a free outbound number of it as Dialer's claim takes one (in rotation,
  * IN_USE with its lead, skipping numbers another claim holds), and its finish gives the number
- * back: what the numbers alone cost, with nothing else decided.
+ * back: what the numbers alone cost, with nothing else decided. Its statements are named prepared
+ * statements, planned once per connection, as Dialer's hot statements are.
  */
 export async function floorLoop(pool: pg.Pool, batch: number, options: { numbers?: string } = {}): Promise<void> {
   const limit = Math.trunc(batch);
@@ -77,17 +79,18 @@ export async function floorLoop(pool: pg.Pool, batch: number, options: { numbers
          WHERE id = ANY($1::text[]) AND status = 'PROCESSING' RETURNING id)`;
   const closeAttempts = `UPDATE call_attempts SET status = 'ENDED', outcome = 'confirmed', ended_at = now(), duration_seconds = 30
        FROM l WHERE call_attempts.lead_id = l.id`;
-  // Where this loop's rotation through the numbers stands.
-  let rotation = '';
+  // Where this loop's rotation through the numbers stands; it starts at a random point, as a worker's does.
+  let rotation: string = randomUUID();
   for (;;) {
     if (options.numbers === undefined) {
-      const { rows } = await pool.query<{ id: string }>(`${claim}\n       SELECT * FROM c`);
+      const { rows } = await pool.query<{ id: string }>({ name: `floor-claim-${limit}`, text: `${claim}\n       SELECT * FROM c` });
       if (rows.length === 0) return;
-      await pool.query(`${finish}\n       ${closeAttempts}`, [rows.map((r) => r.id)]);
+      await pool.query({ name: 'floor-finish', text: `${finish}\n       ${closeAttempts}`, values: [rows.map((r) => r.id)] });
       continue;
     }
-    const { rows } = await pool.query<{ id: string; number_id: string | null; rotation: string | null }>(
-      `${claim},
+    const { rows } = await pool.query<{ id: string; number_id: string | null; rotation: string | null }>({
+      name: `floor-claim-numbers-${limit}`,
+      text: `${claim},
        free AS (
          SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
            SELECT id, 0 AS part FROM (
@@ -104,15 +107,16 @@ export async function floorLoop(pool: pg.Pool, batch: number, options: { numbers
          WHERE n.id = free.id
          RETURNING n.id, n.lead_id)
        SELECT c.id, taken.id AS number_id, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation FROM c LEFT JOIN taken ON taken.lead_id = c.id`,
-      [options.numbers, rotation],
-    );
+      values: [options.numbers, rotation],
+    });
     if (rows.length === 0) return;
     rotation = rows[0]!.rotation ?? rotation;
-    await pool.query(
-      `${finish},
+    await pool.query({
+      name: 'floor-finish-numbers',
+      text: `${finish},
        a AS (${closeAttempts})
        UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now() WHERE id = ANY($2::text[]) AND status = 'IN_USE'`,
-      [rows.map((r) => r.id), rows.flatMap((r) => (r.number_id ? [r.number_id] : []))],
-    );
+      values: [rows.map((r) => r.id), rows.flatMap((r) => (r.number_id ? [r.number_id] : []))],
+    });
   }
 }

@@ -4,6 +4,7 @@
  * lead back (a later due time). Every one is guarded: a claim takes only leads that are waiting
  * (BACKLOG or RETRY), a lease is renewed only by the worker that holds it.
  */
+import { randomUUID } from 'node:crypto';
 import { blacklistedSql } from '../blacklist/index.js';
 import { EFFECTIVE_PROVIDER_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
@@ -193,7 +194,9 @@ export async function holdUntil(q: Queryable, holds: readonly { id: string; unti
  * the last number it took. Its claims take the free numbers after that one in id order, wrapping
  * around to the first: every number is used in turn, as least-recently-used would, and a claim
  * reads about as many numbers as it takes, however large the pool (see docs/dispatch.md). Each
- * worker keeps its own; workers taking at the same moment skip the numbers the other holds.
+ * worker keeps its own, and starts each provider's at a random point of the pool (numbers get
+ * UUIDs): workers do not all begin with the same numbers, and a restart does not favour the first
+ * ones. Workers taking at the same moment skip the numbers the other holds.
  */
 export type NumberRotation = Map<string, string>;
 
@@ -251,7 +254,7 @@ export async function claimWithNumbers(
      -- read and locked the rest of each lead itself), and where the rotation now stands.
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? ''],
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID()],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);
