@@ -304,24 +304,35 @@ describe('reporting webhook', () => {
 
   it('queues the notifications of leads that finish together in one go: a webhook for each lead with a URL, a service callback after each conversation', async () => {
     await call(new ScriptedDriver('PROVIDER_A')); // leads earlier tests left due
-    for (let i = 2; i <= 4; i++) await t.admin.post('/numbers', { phone_number: `+1212555700${i}`, provider: 'PROVIDER_A' });
-    const leads = [await push('/together'), await push(undefined), await push('/together'), await push('/together')];
-    // Every call waits until all four are up, so they end in the same moment and finish together.
+    for (let i = 2; i <= 6; i++) await t.admin.post('/numbers', { phone_number: `+1212555700${i}`, provider: 'PROVIDER_A' });
+    // The last two calls are not answered (no conversation): one asked for a webhook, one did not.
+    const leads = [await push('/together'), await push(undefined), await push('/together'), await push('/together'), await push('/together', { line: 'busy' }), await push(undefined, { line: 'busy' })];
+    // Every call waits until all of them are up, so they end in the same moment and finish together.
     const allUp = gate();
-    const driver = new ScriptedDriver('PROVIDER_A', async () => {
+    const driver = new ScriptedDriver('PROVIDER_A', async (r) => {
       if (driver.dials.length === leads.length) allUp.open();
       await allUp.wait;
+      if (r.payload.line === 'busy') return { kind: 'busy', error: 'SIP 486' };
       return { kind: 'completed', outcome: 'confirmed', durationSeconds: 5, metaData: { call_ended_by: 'agent' } };
     });
     await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log, onFinished: queueFinishNotifications(`${base}/service`) }).drain();
     assert.equal(driver.dials.length, leads.length);
     const kinds = async (id: string) => ((await deliveries(id)).data as Array<{ kind: string; url: string }>).map((d) => `${d.kind} ${d.url.replace(base, '')}`).sort();
+    const expected = [
+      ['service_callback /service', 'success /together'],
+      ['service_callback /service'],
+      ['service_callback /service', 'success /together'],
+      ['service_callback /service', 'success /together'],
+      ['failure /together'],
+      [],
+    ];
     for (const [i, lead] of leads.entries()) {
-      assert.deepEqual(await kinds(lead.id), i === 1 ? ['service_callback /service'] : ['service_callback /service', 'success /together'], `lead ${i}`);
+      assert.equal((await w.reseller1.get(`/leads/${lead.id}`)).body.status, 'FINISHED', `lead ${i}`);
+      assert.deepEqual(await kinds(lead.id), expected[i], `lead ${i}`);
     }
     // Called directly with several leads and with none: the same rows, and nothing for none.
     const again = await t.db.tx(async (q) => [await enqueueReportingWebhooks(q, leads.map((l) => l.id)), await enqueueReportingWebhooks(q, [])]);
-    assert.deepEqual(again, [3, 0]);
+    assert.deepEqual(again, [4, 0]);
   });
 });
 
