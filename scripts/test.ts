@@ -64,13 +64,21 @@ interface Counts {
 }
 
 const totals: Counts = { pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
+/** Every failed test of both runs, named (see failures-reporter.mjs): the summary lists them. */
+const failures: string[] = [];
 
 /** Runs node's test runner on `files`; its output goes through, its closing counts are added up. */
 function run(label: string, files: string[], env: Env): Promise<number> {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve(0);
     process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
-    const args = ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit'];
+    const failuresFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-test-')), 'failures.txt');
+    const args = [
+      '--import', 'tsx', '--test',
+      '--test-reporter=spec', '--test-reporter-destination=stdout',
+      `--test-reporter=${path.join(root, 'scripts', 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresFile}`,
+      `--test-concurrency=${CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit',
+    ];
     const child = spawn(process.execPath, [...args, ...files], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -90,6 +98,9 @@ function run(label: string, files: string[], env: Env): Promise<number> {
     });
     child.on('exit', (code, signal) => {
       for (const [k, v] of Object.entries(counts)) totals[k as keyof Counts] += v;
+      const named = fs.existsSync(failuresFile) ? fs.readFileSync(failuresFile, 'utf8').split('\n').filter(Boolean) : [];
+      failures.push(...named.map((line) => `${label}: ${line}`));
+      fs.rmSync(path.dirname(failuresFile), { recursive: true, force: true });
       resolve(code ?? (signal ? 1 : 0));
     });
   });
@@ -158,5 +169,6 @@ const skipped =
     : skippedParts.length > 0
       ? `skipped: ${skippedParts.join('; ')}`
       : 'nothing skipped';
+if (failures.length > 0) process.stdout.write(`\nnpm test: failed tests:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
 process.stdout.write(`\nnpm test: ${notes.join('; ')}; ${skipped}\n${totals.pass} passed, ${totals.fail + totals.cancelled} failed, ${totals.skipped + totals.todo} skipped\n`);
 process.exit(failed === 0 && totals.fail + totals.cancelled === 0 ? 0 : 1);

@@ -2,7 +2,7 @@
  * `npm test` itself (scripts/test.ts) on files that would stall node's test runner: one whose test
  * leaves a timer running (its process would never exit), one whose clean-up never returns. The
  * first passes and ends; the second fails, named, once the file timeout is over; the run ends
- * either way and says so in its summary. A setting that is not a whole number stops it at once.
+ * either way and says so in its summary, which names every failed test. A setting that is not a whole number stops it at once.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -41,6 +41,16 @@ describe('the test command', { timeout: 180_000 }, () => {
     assert.match(out, /timed out after 5000ms/);
     assert.match(out, /✔ passes and leaves a timer running/);
     assert.match(out, /^\d+ passed, [1-9]\d* failed, 0 skipped$/m);
+  });
+
+  it('names every failed test in its summary, with its file, its suites and why', async () => {
+    const { code, out } = await npmTest([fixture('fails.test.ts'), fixture('never-ends.test.ts')]);
+    assert.equal(code, 1, out);
+    const summary = out.slice(out.lastIndexOf('npm test: failed tests:'));
+    assert.match(summary, /PGlite: test\/fixtures\/test-command\/fails\.test\.ts: a suite > fails on purpose \(one is not two\)/);
+    assert.match(summary, /PGlite: test\/fixtures\/test-command\/never-ends\.test\.ts \(test timed out after 5000ms\)/);
+    assert.doesNotMatch(summary, /> passes/);
+    assert.match(summary, /^\d+ passed, 2 failed, 0 skipped$/m);
   });
 
   it('refuses a setting that is not a whole number above 0, naming it, before running anything', async () => {
