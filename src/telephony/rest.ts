@@ -40,18 +40,23 @@ export interface RestRequest {
   traceContext?: Context | undefined;
 }
 
-export interface RestOptions {
+/** What a driver's options say of its REST API. */
+export interface RestSettings {
+  /** The API's base URL (the provider's own when empty; a trailing slash is dropped). */
+  apiBaseUrl: string;
+  /** How long the provider may take to start answering, per try (default REST_TIMEOUT_MS). */
+  timeoutMs?: number | undefined;
+}
+
+/** A provider's REST API, as its driver describes it. */
+export interface RestApi {
   /** Twilio, Plivo, Exotel. */
   label: string;
-  /** The API's base URL (a trailing slash is dropped). */
-  baseUrl: string;
-  /** The account's path below it (`/2010-04-01/Accounts/AC…`), already encoded. */
+  defaultBaseUrl: string;
+  /** The account's path below the base URL (`/2010-04-01/Accounts/AC…`), already encoded. */
   accountPath: string;
-  /** HTTP basic auth. */
-  username: string;
-  password: string;
-  /** Default REST_TIMEOUT_MS. */
-  timeoutMs?: number | undefined;
+  /** HTTP basic auth: user and password. */
+  basicAuth: readonly [string, string];
   /** The provider's own words for a failed answer (its error JSON), when it has them. */
   errorText(answer: RestAnswer): string | undefined;
 }
@@ -61,14 +66,17 @@ export class ProviderRest {
   private readonly accountUrl: string;
   private readonly authorization: string;
 
-  constructor(private readonly options: RestOptions) {
-    this.accountUrl = `${options.baseUrl.replace(/\/+$/, '')}${options.accountPath}`;
-    this.authorization = `Basic ${Buffer.from(`${options.username}:${options.password}`).toString('base64')}`;
+  constructor(
+    private readonly settings: RestSettings,
+    private readonly api: RestApi,
+  ) {
+    this.accountUrl = `${(settings.apiBaseUrl || api.defaultBaseUrl).replace(/\/+$/, '')}${api.accountPath}`;
+    this.authorization = `Basic ${Buffer.from(api.basicAuth.join(':')).toString('base64')}`;
   }
 
   /** Sends the request; a network failure or a timeout throws a retryable ProviderError, any answer resolves. */
   async request(request: RestRequest): Promise<RestAnswer> {
-    const { label } = this.options;
+    const { label } = this.api;
     const headers: Record<string, string> = { authorization: this.authorization, accept: 'application/json' };
     let body: string | undefined;
     if (request.form) {
@@ -83,7 +91,7 @@ export class ProviderRest {
         method: request.method,
         headers,
         ...(body === undefined ? {} : { body }),
-        timeoutMs: this.options.timeoutMs ?? REST_TIMEOUT_MS,
+        timeoutMs: this.settings.timeoutMs ?? REST_TIMEOUT_MS,
         retry: { attempts: ATTEMPTS, idempotent: request.idempotent },
         trace: { parent: request.traceContext, name: `${label} ${request.action}`, attributes: { 'dialer.provider_label': label } },
       });
@@ -95,11 +103,18 @@ export class ProviderRest {
     }
   }
 
+  /** Sends the request and throws the provider's failure unless it answered 2xx. */
+  async expectOk(request: RestRequest): Promise<RestAnswer> {
+    const answer = await this.request(request);
+    if (!answer.ok) throw this.failure(request.action, answer);
+    return answer;
+  }
+
   /** The ProviderError for a non-2xx answer, in the provider's own words; worth trying again later for 429 and 5xx. */
   failure(action: string, answer: RestAnswer): ProviderError {
-    const message = this.options.errorText(answer) ?? (answer.text.trim().slice(0, 300) || 'no details');
+    const message = this.api.errorText(answer) ?? (answer.text.trim().slice(0, 300) || 'no details');
     const retryable = answer.status === 429 || answer.status >= 500;
-    return new ProviderError(`${this.options.label} ${action} failed with HTTP ${answer.status}: ${message}`, answer.status, retryable);
+    return new ProviderError(`${this.api.label} ${action} failed with HTTP ${answer.status}: ${message}`, answer.status, retryable);
   }
 }
 

@@ -4,16 +4,13 @@
  */
 import type { Context } from '@opentelemetry/api';
 import { ProviderError, type PlaceCallRequest } from '../provider.js';
-import { ProviderRest } from '../rest.js';
+import { ProviderRest, type RestSettings } from '../rest.js';
 
-export interface ExotelRestOptions {
+export interface ExotelRestOptions extends RestSettings {
   accountSid: string;
   apiKey: string;
   apiToken: string;
-  apiBaseUrl: string;
   flowUrl: string;
-  /** How long Exotel may take to start answering, per try (default REST_TIMEOUT_MS). */
-  timeoutMs?: number | undefined;
 }
 
 /** Exotel caps TimeLimit at 4 hours. */
@@ -21,17 +18,15 @@ const MAX_TIME_LIMIT_SECONDS = 14_400;
 
 /** The REST API of one Exotel account: `{base}/v1/Accounts/{sid}/…`, basic auth api_key:api_token. */
 export function exotelRest(options: ExotelRestOptions): ProviderRest {
-  return new ProviderRest({
+  return new ProviderRest(options, {
     label: 'Exotel',
-    baseUrl: options.apiBaseUrl || 'https://api.exotel.com',
+    defaultBaseUrl: 'https://api.exotel.com',
     accountPath: `/v1/Accounts/${encodeURIComponent(options.accountSid)}`,
-    username: options.apiKey,
-    password: options.apiToken,
-    timeoutMs: options.timeoutMs,
+    basicAuth: [options.apiKey, options.apiToken],
     // Exotel's error body: `{"RestException":{"Status","Message"}}`.
-    errorText(answer) {
-      const exception = answer.body?.RestException as { Message?: unknown } | undefined;
-      return typeof exception?.Message === 'string' ? exception.Message : undefined;
+    errorText: (answer) => {
+      const message = (answer.body?.RestException as { Message?: unknown } | undefined)?.Message;
+      return typeof message === 'string' ? message : undefined;
     },
   });
 }
@@ -52,8 +47,7 @@ export async function placeExotelCall(rest: ProviderRest, options: ExotelRestOpt
   // Exotel has no answering-machine detection on Calls/connect: request.machineDetection is
   // not sent (a machine that answers simply talks to the agent).
   // A call may have been placed even when its answer was lost: sent again only if it never left.
-  const answer = await rest.request({ method: 'POST', resource: 'Calls/connect.json', form, idempotent: false, action: 'call creation', traceContext });
-  if (!answer.ok) throw rest.failure('call creation', answer);
+  const answer = await rest.expectOk({ method: 'POST', resource: 'Calls/connect.json', form, idempotent: false, action: 'call creation', traceContext });
   const sid = (answer.body?.Call as { Sid?: unknown } | undefined)?.Sid;
   if (typeof sid !== 'string' || sid === '') throw new ProviderError('Exotel answered without Call.Sid', answer.status, false);
   return { callSid: sid };

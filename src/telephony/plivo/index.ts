@@ -22,7 +22,7 @@ export function createPlivoKit(options: PlivoOptions): ProviderKit {
   const call = (id: string) => `Call/${encodeURIComponent(id)}/`;
   // A POST starts something (a call, a transfer, keys): sent again only if it never left.
   const post = (resource: string, json: Record<string, unknown>, action: string, traceContext: Context | undefined) =>
-    rest.request({ method: 'POST', resource, json, idempotent: false, action, traceContext });
+    rest.expectOk({ method: 'POST', resource, json, idempotent: false, action, traceContext });
   // A DELETE ends a call or a queued request: ending it twice is harmless.
   const remove = (resource: string, action: string, traceContext: Context | undefined) =>
     rest.request({ method: 'DELETE', resource, idempotent: true, action, traceContext });
@@ -52,7 +52,6 @@ export function createPlivoKit(options: PlivoOptions): ProviderKit {
       }
       if (request.sendDigits) body.send_digits = request.sendDigits;
       const answer = await post('Call/', body, 'call creation', traceContext);
-      if (!answer.ok) throw rest.failure('call creation', answer);
       const uuid = answer.body?.request_uuid;
       const requestUuid = Array.isArray(uuid) ? uuid[0] : uuid;
       if (typeof requestUuid !== 'string' || requestUuid === '') {
@@ -72,28 +71,17 @@ export function createPlivoKit(options: PlivoOptions): ProviderKit {
     },
 
     async transfer(callSid, request, traceContext) {
-      const answer = await post(call(callSid), { legs: 'aleg', aleg_url: request.markupUrl, aleg_method: 'POST' }, 'transfer', traceContext);
-      if (!answer.ok) throw rest.failure('transfer', answer);
+      await post(call(callSid), { legs: 'aleg', aleg_url: request.markupUrl, aleg_method: 'POST' }, 'transfer', traceContext);
     },
 
     // Keys on a live call: the Send Digits request (POST Call/{uuid}/DTMF/), the stream goes on.
     keys: { onAnswer: true, live: 'api' },
 
     async sendDigits(callSid, digits, _streamUrl, traceContext) {
-      const answer = await post(`${call(callSid)}DTMF/`, { digits, leg: 'aleg' }, 'sending keys', traceContext);
-      if (!answer.ok) throw rest.failure('sending keys', answer);
+      await post(`${call(callSid)}DTMF/`, { digits, leg: 'aleg' }, 'sending keys', traceContext);
     },
 
-    verify(request) {
-      return verifyPlivoRequest(options.authToken, {
-        method: request.method,
-        url: request.url,
-        contentType: request.headers['content-type'],
-        rawBody: request.rawBody,
-        signatures: request.headers['x-plivo-signature-v3'],
-        nonce: request.headers['x-plivo-signature-v3-nonce'],
-      });
-    },
+    verify: (request) => verifyPlivoRequest(options.authToken, request),
 
     parseAnswer: parsePlivoAnswer,
     parseStatus: parsePlivoStatus,

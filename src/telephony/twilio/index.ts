@@ -23,9 +23,9 @@ function callResource(callSid: string): string {
 
 export function createTwilioKit(options: TwilioOptions): ProviderKit {
   const rest = twilioRest(options);
-  // Every request but hang-up changes what the call does: a second one could dial or play twice.
+  // New instructions for a live call: a second one could dial or play twice, so never repeated.
   const update = (callSid: string, form: URLSearchParams, action: string, traceContext: Context | undefined) =>
-    rest.request({ method: 'POST', resource: callResource(callSid), form, idempotent: false, action, traceContext });
+    rest.expectOk({ method: 'POST', resource: callResource(callSid), form, idempotent: false, action, traceContext });
   return {
     slot: 'PROVIDER_A',
     path: 'provider_a',
@@ -47,8 +47,7 @@ export function createTwilioKit(options: TwilioOptions): ProviderKit {
       // greeting) and sends AnsweredBy with the answer request.
       if (request.machineDetection) form.set('MachineDetection', request.machineDetection === 'message_end' ? 'DetectMessageEnd' : 'Enable');
       if (request.sendDigits) form.set('SendDigits', request.sendDigits);
-      const answer = await rest.request({ method: 'POST', resource: 'Calls.json', form, idempotent: false, action: 'call creation', traceContext });
-      if (!answer.ok) throw rest.failure('call creation', answer);
+      const answer = await rest.expectOk({ method: 'POST', resource: 'Calls.json', form, idempotent: false, action: 'call creation', traceContext });
       const sid = answer.body?.sid;
       if (typeof sid !== 'string' || sid === '') throw new ProviderError('Twilio created a call but its answer has no sid', answer.status, false);
       return { callSid: sid };
@@ -64,27 +63,17 @@ export function createTwilioKit(options: TwilioOptions): ProviderKit {
     },
 
     async transfer(callSid, request, traceContext) {
-      const answer = await update(callSid, new URLSearchParams({ Twiml: transferMarkup(request).body }), 'transfer', traceContext);
-      if (!answer.ok) throw rest.failure('transfer', answer);
+      await update(callSid, new URLSearchParams({ Twiml: transferMarkup(request).body }), 'transfer', traceContext);
     },
 
     // Keys on a live call: new instructions (<Play digits>, then the stream again), as a REST update.
     keys: { onAnswer: true, live: 'new_instructions' },
 
     async sendDigits(callSid, digits, streamUrl, traceContext) {
-      const answer = await update(callSid, new URLSearchParams({ Twiml: digitsMarkup(digits, streamUrl).body }), 'sending keys', traceContext);
-      if (!answer.ok) throw rest.failure('sending keys', answer);
+      await update(callSid, new URLSearchParams({ Twiml: digitsMarkup(digits, streamUrl).body }), 'sending keys', traceContext);
     },
 
-    verify(request) {
-      return verifyTwilioRequest(options.authToken, {
-        method: request.method,
-        url: request.url,
-        contentType: request.headers['content-type'],
-        rawBody: request.rawBody,
-        signature: request.headers['x-twilio-signature'],
-      });
-    },
+    verify: (request) => verifyTwilioRequest(options.authToken, request),
 
     parseAnswer: parseTwilioAnswer,
     parseStatus: parseTwilioStatus,
