@@ -76,30 +76,29 @@ export async function send(url: string | URL, init: ClientRequest = {}): Promise
   const headers = span ? { ...init.headers, traceparent: traceparent(span) } : init.headers;
   const attempts = Math.max(1, init.retry?.attempts ?? 1);
   let pauseMs = init.retry?.backoffMs ?? 200;
+  let attempt = 0;
   try {
-    for (let attempt = 1; ; attempt++) {
-      const last = attempt >= attempts;
-      let response: ClientResponse;
-      try {
-        response = await sendOnce(url, { ...init, method, headers });
-      } catch (err) {
-        if (last || init.signal?.aborted || !retryableFailure(err, init.retry!)) throw err;
-        await pause(pauseMs, init.signal);
-        pauseMs *= 2;
-        continue;
+    for (;;) {
+      attempt++;
+      const outcome = await sendOnce(url, { ...init, method, headers }).then(
+        (response) => ({ response }),
+        (error: unknown) => ({ error }),
+      );
+      const again =
+        attempt < attempts &&
+        !init.signal?.aborted &&
+        ('error' in outcome ? retryableFailure(outcome.error, init.retry!) : init.retry!.idempotent && TRANSIENT_STATUS.has(outcome.response.status));
+      if (!again) {
+        if ('error' in outcome) throw outcome.error;
+        const { status } = outcome.response;
+        span?.setAttribute('http.response.status_code', status);
+        if (status >= 400) span?.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+        return outcome.response;
       }
-      if (!last && !init.signal?.aborted && init.retry?.idempotent && TRANSIENT_STATUS.has(response.status)) {
-        // Read what it said, so the connection goes back to the pool.
-        await response.text().catch(() => undefined);
-        await pause(pauseMs, init.signal);
-        pauseMs *= 2;
-        continue;
-      }
-      if (span) {
-        span.setAttributes({ 'http.response.status_code': response.status, 'http.request.resend_count': attempt - 1 });
-        if (response.status >= 400) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${response.status}` });
-      }
-      return response;
+      // Read what it said, so the connection goes back to the pool.
+      if ('response' in outcome) await outcome.response.text().catch(() => undefined);
+      await pause(pauseMs, init.signal);
+      pauseMs *= 2;
     }
   } catch (err) {
     if (span) {
@@ -109,6 +108,7 @@ export async function send(url: string | URL, init: ClientRequest = {}): Promise
     }
     throw err;
   } finally {
+    span?.setAttribute('http.request.resend_count', attempt - 1);
     span?.end();
   }
 }
