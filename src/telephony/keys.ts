@@ -4,6 +4,7 @@
  * instructions with `<Play digits>`, Plivo: its DTMF API), else as in-band tones on the media stream.
  * Each send is recorded for the lead's `metaData.dtmf_sent`.
  */
+import type { Context } from '@opentelemetry/api';
 import { dtmfTones, DTMF_SEQUENCE } from '../lib/tones.js';
 import type { CallIO } from '../voice/index.js';
 import type { ProviderKit } from './provider.js';
@@ -25,6 +26,8 @@ export interface KeysSent {
 export interface KeySession {
   readonly kit: ProviderKit;
   readonly liveCallId: string | undefined;
+  /** The call's trace: the provider's request is traced under it. */
+  readonly context: { readonly traceContext?: Context | undefined };
   readonly urls: { stream: string };
   awaitReplacement(replace: () => Promise<void>, timeoutMs: number): Promise<boolean>;
 }
@@ -51,7 +54,7 @@ export class KeySender {
       if (!DTMF_SEQUENCE.test(digits)) throw new Error(`${JSON.stringify(digits)} is not a key sequence (0-9, *, #, w)`);
       if (io.signal.aborted) throw new Error('the call is over');
       if (kit.keys.live !== 'inband' && kit.sendDigits && liveCallId) {
-        const play = () => kit.sendDigits!(liveCallId, digits, this.session.urls.stream);
+        const play = () => kit.sendDigits!(liveCallId, digits, this.session.urls.stream, this.session.context.traceContext);
         if (kit.keys.live === 'api') return await play();
         if (!(await this.session.awaitReplacement(play, RECONNECT_TIMEOUT_MS))) throw new Error(`${kit.label} played the keys but the media stream did not come back`);
         return;

@@ -14,6 +14,7 @@
  * - PCM: signed 16-bit little-endian mono samples at 8,000 Hz, as an Int16Array. Every serializer
  *   converts to and from this (Twilio and Plivo carry mu-law, Exotel carries PCM itself).
  */
+import type { Context } from '@opentelemetry/api';
 
 export type ProviderSlot = 'PROVIDER_A' | 'PROVIDER_B' | 'PROVIDER_C';
 export type ProviderPath = 'provider_a' | 'provider_b' | 'provider_c';
@@ -177,15 +178,18 @@ export interface ProviderKit {
   /** Human name for logs and errors: Twilio, Exotel, Plivo. */
   readonly label: string;
 
+  // The REST requests below take the call's trace context last: each request is traced under it
+  // and carries it to the provider (src/telephony/rest.ts).
+
   /** Places an outbound call. Resolves with the provider's call SID; throws ProviderError. */
-  placeCall(request: PlaceCallRequest): Promise<{ callSid: string }>;
+  placeCall(request: PlaceCallRequest, traceContext?: Context): Promise<{ callSid: string }>;
   /**
    * Ends a call in any state. Takes the id placeCall returned or the one callbacks carry (for Plivo
    * a request_uuid before answer, a CallUUID after). Succeeds when the call has already ended.
    */
-  hangup(callSid: string): Promise<void>;
+  hangup(callSid: string, traceContext?: Context): Promise<void>;
   /** Moves the callee of a live call to a human (warm transfer). Throws ProviderError. */
-  transfer(callSid: string, request: TransferRequest): Promise<void>;
+  transfer(callSid: string, request: TransferRequest, traceContext?: Context): Promise<void>;
   /**
    * How the provider plays keys to the callee: `onAnswer`, whether placeCall plays `sendDigits`
    * itself; `live`, how keys are played during the call: `api` (a request that leaves the call as
@@ -195,7 +199,7 @@ export interface ProviderKit {
    */
   readonly keys: { onAnswer: boolean; live: 'api' | 'new_instructions' | 'inband' };
   /** Plays keys (0-9, *, #, w for half a second) on a live call, when `keys.live` is not `inband`. Throws ProviderError. */
-  sendDigits?(callSid: string, digits: string, streamUrl: string): Promise<void>;
+  sendDigits?(callSid: string, digits: string, streamUrl: string, traceContext?: Context): Promise<void>;
 
   /** True when the callback carries the provider's valid signature (Exotel: see its folder). */
   verify(request: CallbackRequest): boolean;

@@ -217,7 +217,7 @@ export class Telephony {
           ...(dialDigits ? { sendDigits: dialDigits } : {}),
           ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
           maxDurationSeconds: this.deps.settings.maxCallSeconds,
-        });
+        }, request.traceContext);
         session.callSid = callSid;
         session.context.callId = callSid;
         dialSpan.callId(callSid);

@@ -291,7 +291,7 @@ export class CallSession {
       async transfer(to) {
         session.transferTo = to;
         try {
-          await session.kit.transfer(session.providerCallId ?? session.callSid!, session.transferRequest(to));
+          await session.kit.transfer(session.providerCallId ?? session.callSid!, session.transferRequest(to), session.context.traceContext);
         } catch (err) {
           session.transferTo = undefined;
           throw err;
@@ -359,7 +359,7 @@ export class CallSession {
     const id = this.providerCallId ?? this.callSid;
     if (id) {
       try {
-        await this.kit.hangup(id);
+        await this.kit.hangup(id, this.context.traceContext);
       } catch (err) {
         this.log.warn({ err }, 'hang-up request failed');
       }

@@ -291,7 +291,7 @@ describe('tracing a call', () => {
 
     const busyTrace = receiver.spans.filter((s) => s.traceId === busy.metaData.trace_id);
     assert.match(busy.metaData.trace_id, /^[0-9a-f]{32}$/);
-    assert.deepEqual(busyTrace.map((s) => s.name).sort(), ['call', 'dial', 'pre_check']);
+    assert.deepEqual(busyTrace.map((s) => s.name).sort(), ['Twilio call creation', 'call', 'dial', 'pre_check']);
     const busyRoot = busyTrace.find((s) => s.name === 'call')!;
     assert.equal(busyRoot.attributes['dialer.outcome'], 'busy');
     assert.equal(busyRoot.attributes['dialer.lead_id'], busy.id);
@@ -361,6 +361,13 @@ describe('tracing a call', () => {
     assert.equal(dial!.attributes['dialer.call_id'], lead.call_id);
     assert.equal(dial!.attributes['dialer.provider'], 'PROVIDER_A');
     assert.equal(typeof dial!.attributes['dialer.duration_ms'], 'number');
+
+    // call > the provider's REST request that created the call (sent with the call's traceparent).
+    const [creation, ...moreCreations] = childrenOf(root!, 'Twilio call creation');
+    assert.equal(moreCreations.length, 0);
+    assert.equal(creation!.attributes['http.request.method'], 'POST');
+    assert.equal(typeof creation!.attributes['http.response.status_code'], 'number');
+    assert.equal(creation!.attributes['http.request.resend_count'], 0);
 
     // call > turn: the greeting, then the caller's answer.
     const turns = childrenOf(root!, 'turn').sort((x, y) => Number(x.attributes['dialer.turn.index']) - Number(y.attributes['dialer.turn.index']));

@@ -84,6 +84,7 @@ describe('Exotel REST', () => {
   it('turns error statuses into ProviderError, retryable for 429 and 5xx', async () => {
     const kit = createExotelKit(options());
     for (const [status, retryable] of [[400, false], [401, false], [403, false], [429, true], [500, true], [503, true]] as const) {
+      seen.length = 0;
       reply = { status, body: JSON.stringify({ RestException: { Status: status, Message: `nope ${status}` } }) };
       await assert.rejects(kit.placeCall(call), (err: unknown) => {
         assert.ok(err instanceof ProviderError);
@@ -92,6 +93,8 @@ describe('Exotel REST', () => {
         assert.match(err.message, new RegExp(`nope ${status}`));
         return true;
       });
+      // The call may have been placed: Dialer does not ask for it twice.
+      assert.equal(seen.length, 1, `HTTP ${status}`);
     }
     reply = { status: 200, body: '{"Call":{}}' };
     await assert.rejects(kit.placeCall(call), (err: unknown) => err instanceof ProviderError && !err.retryable);

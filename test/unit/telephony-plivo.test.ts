@@ -145,6 +145,8 @@ describe('Plivo REST', () => {
         assert.equal(err.retryable, retryable, `HTTP ${status}`);
         assert.match(err.message, new RegExp(`failure ${status}`));
       });
+      // The call may have been created: Dialer does not ask for it twice.
+      assert.equal(api.seen.length, 1, `HTTP ${status}`);
     }
     api.reset({ status: 201, body: { message: 'call fired', api_id: 'x' } });
     await rejects(kit().placeCall(CALL), (err) => assert.equal(err.retryable, false));
@@ -180,10 +182,18 @@ describe('Plivo REST', () => {
     await kit().hangup(REQUEST_UUID);
     assert.equal(api.seen.length, 2);
 
-    api.reset({ status: 500, body: { api_id: 'a', error: 'server error' } });
+    // A DELETE is harmless twice: a 5xx is tried again, three times in all.
+    const serverError = { status: 500, body: { api_id: 'a', error: 'server error' } };
+    api.reset(serverError, serverError, serverError);
     await rejects(kit().hangup(CALL_UUID), (err) => assert.equal(err.retryable, true));
-    api.reset({ status: 404, body: { api_id: 'a', error: 'not found' } }, { status: 503, body: { api_id: 'b', error: 'busy' } });
+    assert.equal(api.seen.length, 3);
+    api.reset(serverError, { status: 204 });
+    await kit().hangup(CALL_UUID);
+    assert.equal(api.seen.length, 2);
+    const busy = { status: 503, body: { api_id: 'b', error: 'busy' } };
+    api.reset({ status: 404, body: { api_id: 'a', error: 'not found' } }, busy, busy, busy);
     await rejects(kit().hangup(CALL_UUID), (err) => assert.equal(err.status, 503));
+    assert.equal(api.seen.length, 4);
   });
 
   it('transfers the A leg to the markup URL', async () => {

@@ -24,14 +24,11 @@
  */
 import type { ProviderKit } from '../provider.js';
 import { blockMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
-import { placeExotelCall } from './rest.js';
+import { exotelRest, placeExotelCall, type ExotelRestOptions } from './rest.js';
 import { ExotelSerializer } from './serializer.js';
 import { parseExotelAnswer, parseExotelStatus } from './status.js';
 
-export interface ExotelOptions {
-  accountSid: string;
-  apiKey: string;
-  apiToken: string;
+export interface ExotelOptions extends ExotelRestOptions {
   /** Default https://api.exotel.com (Singapore); https://api.in.exotel.com for Mumbai accounts. */
   apiBaseUrl: string;
   /** The ExoML start_voice URL of the flow whose Voicebot applet points at Dialer's /provider_b/answer. */
@@ -39,12 +36,13 @@ export interface ExotelOptions {
 }
 
 export function createExotelKit(options: ExotelOptions): ProviderKit {
+  const rest = exotelRest(options);
   return {
     slot: 'PROVIDER_B',
     path: 'provider_b',
     label: 'Exotel',
 
-    placeCall: (request) => placeExotelCall(options, request),
+    placeCall: (request, traceContext) => placeExotelCall(rest, options, request, traceContext),
 
     /**
      * Exotel's Voice v1 API has no request that ends a live call (its Calls resource only creates

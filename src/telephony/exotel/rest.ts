@@ -2,33 +2,36 @@
  * Exotel's REST API (Voice v1): placing a call with Calls/connect. Exotel has no request that ends
  * or moves a live v1 call (see index.ts).
  */
+import type { Context } from '@opentelemetry/api';
 import { ProviderError, type PlaceCallRequest } from '../provider.js';
+import { ProviderRest, type RestSettings } from '../rest.js';
 
-export interface ExotelRestOptions {
+export interface ExotelRestOptions extends RestSettings {
   accountSid: string;
   apiKey: string;
   apiToken: string;
-  apiBaseUrl: string;
   flowUrl: string;
 }
 
 /** Exotel caps TimeLimit at 4 hours. */
 const MAX_TIME_LIMIT_SECONDS = 14_400;
 
-/** The message of Exotel's error body (`{"RestException":{"Status","Message"}}`), or the raw text. */
-function errorMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as { RestException?: { Message?: unknown } };
-    if (typeof body?.RestException?.Message === 'string') return body.RestException.Message;
-  } catch {
-    // not JSON
-  }
-  return text.slice(0, 200);
+/** The REST API of one Exotel account: `{base}/v1/Accounts/{sid}/…`, basic auth api_key:api_token. */
+export function exotelRest(options: ExotelRestOptions): ProviderRest {
+  return new ProviderRest(options, {
+    label: 'Exotel',
+    defaultBaseUrl: 'https://api.exotel.com',
+    accountPath: `/v1/Accounts/${encodeURIComponent(options.accountSid)}`,
+    basicAuth: [options.apiKey, options.apiToken],
+    // Exotel's error body: `{"RestException":{"Status","Message"}}`.
+    errorText: (answer) => {
+      const message = (answer.body?.RestException as { Message?: unknown } | undefined)?.Message;
+      return typeof message === 'string' ? message : undefined;
+    },
+  });
 }
 
-export async function placeExotelCall(options: ExotelRestOptions, request: PlaceCallRequest): Promise<{ callSid: string }> {
-  const base = options.apiBaseUrl.replace(/\/+$/, '');
-  const auth = `Basic ${Buffer.from(`${options.apiKey}:${options.apiToken}`).toString('base64')}`;
+export async function placeExotelCall(rest: ProviderRest, options: ExotelRestOptions, request: PlaceCallRequest, traceContext?: Context): Promise<{ callSid: string }> {
   const form = new URLSearchParams();
   form.set('From', request.to);
   form.set('CallerId', request.from);
@@ -43,29 +46,9 @@ export async function placeExotelCall(options: ExotelRestOptions, request: Place
   form.set('StatusCallbackContentType', 'application/json');
   // Exotel has no answering-machine detection on Calls/connect: request.machineDetection is
   // not sent (a machine that answers simply talks to the agent).
-  const url = `${base}/v1/Accounts/${encodeURIComponent(options.accountSid)}/Calls/connect.json`;
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form.toString(),
-      signal: AbortSignal.timeout(15_000),
-    });
-  } catch (err) {
-    throw new ProviderError(`Exotel could not be reached: ${(err as Error).message}`, undefined, true, { cause: err });
-  }
-  const text = await res.text().catch(() => '');
-  if (!res.ok) {
-    const retryable = res.status === 429 || res.status >= 500;
-    throw new ProviderError(`Exotel refused the call (HTTP ${res.status}): ${errorMessage(text)}`, res.status, retryable);
-  }
-  let sid: unknown;
-  try {
-    sid = (JSON.parse(text) as { Call?: { Sid?: unknown } }).Call?.Sid;
-  } catch {
-    sid = undefined;
-  }
-  if (typeof sid !== 'string' || sid === '') throw new ProviderError('Exotel answered without Call.Sid', res.status, false);
+  // A call may have been placed even when its answer was lost: sent again only if it never left.
+  const answer = await rest.expectOk({ method: 'POST', resource: 'Calls/connect.json', form, idempotent: false, action: 'call creation', traceContext });
+  const sid = (answer.body?.Call as { Sid?: unknown } | undefined)?.Sid;
+  if (typeof sid !== 'string' || sid === '') throw new ProviderError('Exotel answered without Call.Sid', answer.status, false);
   return { callSid: sid };
 }

@@ -18,7 +18,8 @@
  * 320-byte boundary (at most 19 ms at 8 kHz).
  */
 import { bytesToPcm, pcmToBytes, resample } from '../../lib/audio.js';
-import { ProtocolError, TELEPHONY_SAMPLE_RATE_HZ, type MediaEvent, type MediaSerializer } from '../provider.js';
+import { TELEPHONY_SAMPLE_RATE_HZ, type MediaEvent } from '../provider.js';
+import { asText, JsonFrameSerializer, textValues, type Json } from '../serializer.js';
 
 /** Bytes per outbound chunk: 100 ms of 16-bit PCM at 8 kHz, Exotel's recommended minimum (10 x 320). */
 export const EXOTEL_CHUNK_BYTES = 3200;
@@ -29,86 +30,51 @@ const MAX_CHUNK_BYTES = 100_000;
 /** The rates the Voicebot applet streams at (`?sample-rate=` on the stream URL; 8000 by default). */
 const RATES = new Set([8000, 16000, 24000]);
 
-type Frame = Record<string, unknown>;
-
-function object(value: unknown, what: string): Frame {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ProtocolError(`${what} must be an object`);
-  return value as Frame;
-}
-
-function str(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return undefined;
-}
-
-function requireStr(value: unknown, what: string): string {
-  const s = str(value);
-  if (s === undefined || s === '') throw new ProtocolError(`${what} is missing`);
-  return s;
-}
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
-export class ExotelSerializer implements MediaSerializer {
-  private streamSid = '';
+export class ExotelSerializer extends JsonFrameSerializer {
   /** The stream's sample rate, from start.media_format.sample_rate (8000 unless the URL asked otherwise). */
   private rateHz = TELEPHONY_SAMPLE_RATE_HZ;
 
-  decode(frame: string): MediaEvent {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(frame);
-    } catch {
-      throw new ProtocolError('an Exotel stream frame is not JSON');
-    }
-    const f = object(parsed, 'an Exotel stream frame');
-    const event = requireStr(f.event, 'event');
+  constructor() {
+    super('Exotel stream');
+  }
+
+  protected decodeEvent(event: string, f: Json): MediaEvent {
     switch (event) {
       case 'connected':
         return { type: 'other' };
       case 'start': {
-        const start = object(f.start, 'start');
-        const streamSid = requireStr(str(f.stream_sid) ?? start.stream_sid, 'stream_sid');
-        const callSid = requireStr(start.call_sid, 'start.call_sid');
-        const custom: Record<string, string> = {};
-        if (start.custom_parameters !== undefined && start.custom_parameters !== null) {
-          for (const [k, v] of Object.entries(object(start.custom_parameters, 'start.custom_parameters'))) {
-            const s = str(v);
-            if (s !== undefined) custom[k] = s;
-          }
-        }
+        const start = this.object(f.start, 'start');
+        const streamSid = this.required(asText(f.stream_sid) ?? start.stream_sid, 'stream_sid');
+        const callSid = this.required(start.call_sid, 'start.call_sid');
+        const custom = start.custom_parameters ?? undefined;
         if (start.media_format !== undefined && start.media_format !== null) {
-          const format = object(start.media_format, 'start.media_format');
-          const rate = Number(str(format.sample_rate) ?? TELEPHONY_SAMPLE_RATE_HZ);
-          if (!RATES.has(rate)) throw new ProtocolError(`unsupported sample_rate ${String(format.sample_rate)}`);
+          const format = this.object(start.media_format, 'start.media_format');
+          const rate = Number(asText(format.sample_rate) ?? TELEPHONY_SAMPLE_RATE_HZ);
+          if (!RATES.has(rate)) throw this.error(`sample_rate ${String(format.sample_rate)} is not supported`);
           this.rateHz = rate;
         }
-        this.streamSid = streamSid;
-        return { type: 'start', streamId: streamSid, callSid, customParameters: custom };
+        this.streamId = streamSid;
+        return { type: 'start', streamId: streamSid, callSid, customParameters: custom === undefined ? {} : textValues(this.object(custom, 'start.custom_parameters')) };
       }
       case 'media': {
-        const media = object(f.media, 'media');
-        const payload = str(media.payload);
-        if (payload === undefined || !BASE64.test(payload)) throw new ProtocolError('media.payload is not base64');
-        const bytes = Buffer.from(payload, 'base64');
-        if (bytes.length % 2 !== 0) throw new ProtocolError('media.payload is not 16-bit PCM (odd byte count)');
+        const bytes = this.payload(this.object(f.media, 'media').payload, 'media.payload');
+        if (bytes.length % 2 !== 0) throw this.error('media.payload is not 16-bit PCM (odd byte count)');
         return { type: 'audio', pcm: resample(bytesToPcm(bytes), this.rateHz, TELEPHONY_SAMPLE_RATE_HZ) };
       }
       case 'dtmf': {
-        const digit = requireStr(object(f.dtmf, 'dtmf').digit, 'dtmf.digit');
-        if (!/^[0-9*#A-D]$/i.test(digit)) throw new ProtocolError(`dtmf.digit ${digit} is not a key`);
+        const digit = this.required(this.object(f.dtmf, 'dtmf').digit, 'dtmf.digit');
+        if (!/^[0-9*#A-D]$/i.test(digit)) throw this.error(`dtmf.digit ${digit} is not a key`);
         return { type: 'dtmf', digit: digit.toUpperCase() };
       }
       case 'mark':
-        return { type: 'mark', name: requireStr(object(f.mark, 'mark').name, 'mark.name') };
+        return { type: 'mark', name: this.required(this.object(f.mark, 'mark').name, 'mark.name') };
       case 'stop':
         return { type: 'stop' };
       case 'clear':
         // Exotel lists `clear` as a message Dialer sends; an echo of it carries nothing for Dialer.
         return { type: 'other' };
       default:
-        throw new ProtocolError(`unknown Exotel stream event ${event}`);
+        throw this.error(`event "${event}" is unknown`);
     }
   }
 
@@ -125,17 +91,17 @@ export class ExotelSerializer implements MediaSerializer {
       let end = Math.min(bytes.length, offset + size);
       // Never leave a tail under the recommended minimum: fold it into this chunk instead.
       if (bytes.length - end > 0 && bytes.length - end < size) end = bytes.length;
-      frames.push(JSON.stringify({ event: 'media', stream_sid: this.streamSid, media: { payload: bytes.subarray(offset, end).toString('base64') } }));
+      frames.push(JSON.stringify({ event: 'media', stream_sid: this.streamId, media: { payload: bytes.subarray(offset, end).toString('base64') } }));
       offset = end;
     }
     return frames;
   }
 
   mark(name: string): string {
-    return JSON.stringify({ event: 'mark', stream_sid: this.streamSid, mark: { name } });
+    return JSON.stringify({ event: 'mark', stream_sid: this.streamId, mark: { name } });
   }
 
   clear(): string {
-    return JSON.stringify({ event: 'clear', stream_sid: this.streamSid });
+    return JSON.stringify({ event: 'clear', stream_sid: this.streamId });
   }
 }

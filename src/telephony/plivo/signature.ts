@@ -11,6 +11,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { parse as parseQuery } from 'node:querystring';
+import type { CallbackRequest } from '../provider.js';
 
 type ParamValues = Map<string, string[]>;
 
@@ -77,14 +78,6 @@ export function plivoSignatureV3(authToken: string, method: string, url: string,
   return sign(authToken, method, url, nonce, new Map(Object.entries(params).map(([k, v]) => [k, [v]])));
 }
 
-export interface SignedRequest {
-  method: string;
-  url: string;
-  contentType: string | undefined;
-  rawBody: string;
-  signatures: string | undefined;
-  nonce: string | undefined;
-}
 
 function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -113,12 +106,12 @@ function bodyParams(contentType: string | undefined, rawBody: string): ParamValu
 }
 
 /** True when one of the request's V3 signatures is Plivo's signature of it. */
-export function verifyPlivoRequest(authToken: string, request: SignedRequest): boolean {
-  const nonce = request.nonce?.trim();
-  const given = (request.signatures ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+export function verifyPlivoRequest(authToken: string, request: CallbackRequest): boolean {
+  const nonce = request.headers['x-plivo-signature-v3-nonce']?.trim();
+  const given = (request.headers['x-plivo-signature-v3'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (!nonce || given.length === 0) return false;
   const method = request.method.toUpperCase();
-  const params = method === 'GET' ? new Map<string, string[]>() : bodyParams(request.contentType, request.rawBody);
+  const params = method === 'GET' ? new Map<string, string[]>() : bodyParams(request.headers['content-type'], request.rawBody);
   const expected = sign(authToken, method, request.url, nonce, params);
   // Check every candidate (no early exit) so timing says nothing about which one matched.
   let matched = false;

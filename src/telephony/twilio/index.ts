@@ -2,21 +2,17 @@
  * Twilio Programmable Voice (slot PROVIDER_A, path provider_a): REST calls, X-Twilio-Signature,
  * TwiML and Media Streams. This file is the folder's only public door.
  */
+import type { Context } from '@opentelemetry/api';
 import { ProviderError, type ProviderKit } from '../provider.js';
 import { blockMarkup, digitsMarkup, hangupMarkup, streamMarkup, transferMarkup } from './markup.js';
-import { twilioErrorCode, twilioFailure, twilioPost } from './rest.js';
+import { twilioErrorCode, twilioRest, type TwilioCredentials } from './rest.js';
 import { TwilioSerializer } from './serializer.js';
 import { verifyTwilioRequest } from './signature.js';
 import { parseTwilioAnswer, parseTwilioStatus } from './status.js';
 
 export { twilioSignature } from './signature.js';
 
-export interface TwilioOptions {
-  accountSid: string;
-  authToken: string;
-  /** https://api.twilio.com by default, no trailing slash. */
-  apiBaseUrl: string;
-}
+export type TwilioOptions = TwilioCredentials;
 
 /** Twilio error 21220: the call is not in progress (it has already ended). */
 const CALL_NOT_IN_PROGRESS = 21220;
@@ -26,13 +22,16 @@ function callResource(callSid: string): string {
 }
 
 export function createTwilioKit(options: TwilioOptions): ProviderKit {
-  const credentials = { ...options, apiBaseUrl: (options.apiBaseUrl || 'https://api.twilio.com').replace(/\/+$/, '') };
+  const rest = twilioRest(options);
+  // New instructions for a live call: a second one could dial or play twice, so never repeated.
+  const update = (callSid: string, form: URLSearchParams, action: string, traceContext: Context | undefined) =>
+    rest.expectOk({ method: 'POST', resource: callResource(callSid), form, idempotent: false, action, traceContext });
   return {
     slot: 'PROVIDER_A',
     path: 'provider_a',
     label: 'Twilio',
 
-    async placeCall(request) {
+    async placeCall(request, traceContext) {
       const form = new URLSearchParams({
         To: request.to,
         From: request.from,
@@ -48,43 +47,33 @@ export function createTwilioKit(options: TwilioOptions): ProviderKit {
       // greeting) and sends AnsweredBy with the answer request.
       if (request.machineDetection) form.set('MachineDetection', request.machineDetection === 'message_end' ? 'DetectMessageEnd' : 'Enable');
       if (request.sendDigits) form.set('SendDigits', request.sendDigits);
-      const answer = await twilioPost(credentials, 'Calls.json', form);
-      if (!answer.ok) throw twilioFailure('call creation', answer);
+      const answer = await rest.expectOk({ method: 'POST', resource: 'Calls.json', form, idempotent: false, action: 'call creation', traceContext });
       const sid = answer.body?.sid;
       if (typeof sid !== 'string' || sid === '') throw new ProviderError('Twilio created a call but its answer has no sid', answer.status, false);
       return { callSid: sid };
     },
 
-    async hangup(callSid) {
-      const answer = await twilioPost(credentials, callResource(callSid), new URLSearchParams({ Status: 'completed' }));
+    async hangup(callSid, traceContext) {
+      // Completing a completed call changes nothing (Twilio answers 21220): safe to send again.
+      const form = new URLSearchParams({ Status: 'completed' });
+      const answer = await rest.request({ method: 'POST', resource: callResource(callSid), form, idempotent: true, action: 'hang-up', traceContext });
       if (answer.ok || answer.status === 404) return;
       if (answer.status === 400 && twilioErrorCode(answer) === CALL_NOT_IN_PROGRESS) return;
-      throw twilioFailure('hang-up', answer);
+      throw rest.failure('hang-up', answer);
     },
 
-    async transfer(callSid, request) {
-      const form = new URLSearchParams({ Twiml: transferMarkup(request).body });
-      const answer = await twilioPost(credentials, callResource(callSid), form);
-      if (!answer.ok) throw twilioFailure('transfer', answer);
+    async transfer(callSid, request, traceContext) {
+      await update(callSid, new URLSearchParams({ Twiml: transferMarkup(request).body }), 'transfer', traceContext);
     },
 
     // Keys on a live call: new instructions (<Play digits>, then the stream again), as a REST update.
     keys: { onAnswer: true, live: 'new_instructions' },
 
-    async sendDigits(callSid, digits, streamUrl) {
-      const answer = await twilioPost(credentials, callResource(callSid), new URLSearchParams({ Twiml: digitsMarkup(digits, streamUrl).body }));
-      if (!answer.ok) throw twilioFailure('sending keys', answer);
+    async sendDigits(callSid, digits, streamUrl, traceContext) {
+      await update(callSid, new URLSearchParams({ Twiml: digitsMarkup(digits, streamUrl).body }), 'sending keys', traceContext);
     },
 
-    verify(request) {
-      return verifyTwilioRequest(credentials.authToken, {
-        method: request.method,
-        url: request.url,
-        contentType: request.headers['content-type'],
-        rawBody: request.rawBody,
-        signature: request.headers['x-twilio-signature'],
-      });
-    },
+    verify: (request) => verifyTwilioRequest(options.authToken, request),
 
     parseAnswer: parseTwilioAnswer,
     parseStatus: parseTwilioStatus,

@@ -5,6 +5,7 @@
  * (hex SHA-256 of the body).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { CallbackRequest } from '../provider.js';
 
 /** Parameter name to its values (form posts may repeat a name). */
 type ParamValues = ReadonlyMap<string, readonly string[]>;
@@ -46,17 +47,9 @@ function portVariants(url: string): string[] {
   return [...new Set([url, withoutPort, withPort])];
 }
 
-export interface SignedRequest {
-  method: string;
-  url: string;
-  contentType: string | undefined;
-  rawBody: string;
-  signature: string | undefined;
-}
-
-/** True when `signature` is Twilio's signature of this request. */
-export function verifyTwilioRequest(authToken: string, request: SignedRequest): boolean {
-  const signature = request.signature?.trim();
+/** True when the request's X-Twilio-Signature is Twilio's signature of it. */
+export function verifyTwilioRequest(authToken: string, request: CallbackRequest): boolean {
+  const signature = request.headers['x-twilio-signature']?.trim();
   if (!signature) return false;
   let bodyHash: string | null = null;
   try {
@@ -64,7 +57,7 @@ export function verifyTwilioRequest(authToken: string, request: SignedRequest): 
   } catch {
     return false;
   }
-  const type = (request.contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const params = new Map<string, string[]>();
   if (bodyHash !== null) {
     const actual = createHash('sha256').update(Buffer.from(request.rawBody, 'utf8')).digest('hex');
