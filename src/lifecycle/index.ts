@@ -63,7 +63,7 @@ export {
   type Claimed,
   type NumberRotation,
   type InboundLead,
-} from './claim.js';
+} from './claim-statements.js';
 export {
   finishAttempts,
   finishUndialled,

@@ -4,7 +4,7 @@
  * window, the rate limit (exact across workers), and the outbound number (taken atomically). A
  * lead that passes becomes PROCESSING with a lease; one that must wait is held to its next due
  * time; one that may not be called is finished. All of it commits together or not at all. The
- * statements themselves are the lifecycle's (src/lifecycle/claim.ts).
+ * statements themselves are the lifecycle's (src/lifecycle/claim-statements.ts).
  */
 import type { ConfigurationRow } from '../configurations/index.js';
 import { effectiveConfiguration } from '../configurations/index.js';
