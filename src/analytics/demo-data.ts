@@ -4,7 +4,7 @@
  * rhythms. Deterministic for a given seed (IDs aside).
  */
 import { randomUUID } from 'node:crypto';
-import type { ExecutionMode, FinishedLead } from './demo.js';
+import type { ExecutionMode, FinishedLead } from '../lifecycle/index.js';
 import { prng } from '../lib/random.js';
 
 export interface DemoScope {
