@@ -29,19 +29,11 @@ const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) && 
 const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;
 
 /** What answering an inbound call needs of a configuration (and its template). */
-export interface InboundSettings {
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  enable_inbound: boolean;
-  inbound_call_start_time: string | null;
-  inbound_call_end_time: string | null;
-  inbound_call_timezone: string | null;
-  inbound_block_action: string | null;
-  inbound_redirect_number: string | null;
-  inbound_block_message: string | null;
-}
+export type InboundSettings = Pick<
+  ConfigurationRow,
+  | 'reseller_id' | 'merchant_id' | 'template_id' | 'enable_inbound' | 'inbound_call_start_time' | 'inbound_call_end_time'
+  | 'inbound_call_timezone' | 'inbound_block_action' | 'inbound_redirect_number' | 'inbound_block_message'
+> & { template_name: string };
 
 const INBOUND_COLUMNS = `c.reseller_id, t.merchant_id, c.template_id, t.name AS template_name, c.enable_inbound, c.inbound_call_start_time,
   c.inbound_call_end_time, c.inbound_call_timezone, c.inbound_block_action, c.inbound_redirect_number, c.inbound_block_message`;

@@ -4,7 +4,7 @@
  * the claims (`openInbound`).
  */
 import type { Queryable } from '../db/index.js';
-import { LEADS_CHANNEL, type FinishedLead, type NewLead } from './types.js';
+import { LEADS_CHANNEL, type FinishedLeadRow, type NewLead } from './types.js';
 
 /**
  * Queues pushed leads in one statement (one round trip, all or nothing), each due `due_in_seconds`
@@ -41,9 +41,9 @@ const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
  * the trigger on leads, which fires for these INSERTs as for a finish's UPDATEs. Returns the
  * number of rows written.
  */
-export async function insertFinishedLeads(q: Queryable, rows: readonly FinishedLead[]): Promise<number> {
+export async function insertFinishedLeads(q: Queryable, rows: readonly FinishedLeadRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const column = <T>(pick: (row: FinishedLead) => T) => rows.map(pick);
+  const column = <T>(pick: (row: FinishedLeadRow) => T) => rows.map(pick);
   const { rowCount } = await q.query(
     `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, outcome, attempt_count,
                         call_id, call_initiated_time, call_end_time, duration_seconds, cost, sentiment, provider,

@@ -61,7 +61,7 @@ export type NewLead = Pick<
 > & { due_in_seconds: number | null };
 
 /** A lead as its last attempt left it (FINISHED), written whole: demo data over past days. */
-export type FinishedLead = Pick<
+export type FinishedLeadRow = Pick<
   LeadRow,
   | 'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'attempt_count' | 'call_id' | 'call_initiated_time'
   | 'call_end_time' | 'duration_seconds' | 'sentiment' | 'provider' | 'is_playground' | 'payload' | 'meta_data' | 'created_at'
