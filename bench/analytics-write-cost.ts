@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { openPostgres, type Queryable } from '../src/db/index.js';
-import { LeadsRepository } from '../src/leads/repository.js';
+import { queueLeads } from '../src/lifecycle/index.js';
 import { finishAttempts } from '../src/lifecycle/finish.js';
 
 const TRIGGERS = ['leads_terms_insert', 'leads_terms_update', 'leads_terms_delete', 'leads_terms_pending'];
@@ -50,9 +50,8 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 async function lifecycle(q: Queryable, into: Record<Step, number[]>): Promise<void> {
   const id = randomUUID();
   written.push(id);
-  const repo = new LeadsRepository(q);
   const payload = { customer_mobile_number: `+1555${String(written.length).padStart(7, '0')}`, customer_name: 'Ada', campaign: 'renewal', language: 'en', region: 'north' };
-  into.push.push(await timed(() => repo.insertMany([{ id, ...base!, request_id: id, execution_mode: 'TELEPHONY', is_playground: false, configurations_override: null, payload, due_in_seconds: 0 }])));
+  into.push.push(await timed(() => queueLeads(q, [{ id, ...base!, request_id: id, execution_mode: 'TELEPHONY', is_playground: false, configurations_override: null, payload, due_in_seconds: 0 }])));
   into.claim.push(
     await timed(() =>
       q.query(

@@ -32,7 +32,7 @@ import {
 } from './http/index.js';
 import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
-import { registerConfigurations } from './configurations/index.js';
+import { registerConfigurations, type OnCallingEnabled } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
 import { RELEASE_BATCH, releaseAllHeld, releaseHeld } from './lifecycle/index.js';
 import { registerNumbers } from './numbers/index.js';
@@ -250,14 +250,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerTemplates(scoped, db, outbound.policy);
       // A configuration that starts calling brings its template's held leads forward: a batch as it
       // is saved, the rest after.
-      registerConfigurations(scoped, db, outbound.policy, async (q, c) => {
+      const onCallingEnabled: OnCallingEnabled = async (q, c) => {
         if ((await releaseHeld(q, c.reseller_id, c.template_id, c.initial_offset)) < RELEASE_BATCH) return undefined;
         return () => {
           releaseAllHeld(db, c.reseller_id, c.template_id, c.initial_offset).catch((err: unknown) =>
             app.log.error({ err, template_id: c.template_id }, 'releasing held leads failed; they are released by their recheck'),
           );
         };
-      });
+      };
+      registerConfigurations(scoped, db, outbound.policy, onCallingEnabled);
       registerNumbers(scoped, db);
       registerBlacklist(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
@@ -265,7 +266,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerWebhooks(scoped, db);
       registerAnalytics(scoped, { db, log: app.log });
       registerOverview(scoped, db);
-      registerSandbox(scoped, { db, onFinished, policy: outbound.policy, sandbox: () => telephony.sandboxStatus() });
+      registerSandbox(scoped, { db, onFinished, onCallingEnabled, policy: outbound.policy, sandbox: () => telephony.sandboxStatus() });
       registerWebRtc(scoped, webrtc);
       registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
     },

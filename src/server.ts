@@ -23,7 +23,7 @@ import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
-import { SANDBOX_NUMBERS, SandboxRepository, startSandboxLine, type SandboxLine } from './sandbox/index.js';
+import { SANDBOX_NUMBERS, startSandboxLine, syncSandboxNumbers, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
   app: App;
@@ -180,7 +180,8 @@ export async function startServer(
   try {
     sandbox = await startSandboxLine(config, logger);
     // The line's caller IDs in the pool (and those of providers that now have credentials disabled).
-    await new SandboxRepository(db).syncNumbers(
+    await syncSandboxNumbers(
+      db,
       new Map([...(sandbox?.kits.keys() ?? [])].map((slot) => [slot, SANDBOX_NUMBERS[slot]])),
       Object.keys(SANDBOX_NUMBERS),
     );

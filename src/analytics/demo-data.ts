@@ -4,7 +4,7 @@
  * rhythms. Deterministic for a given seed (IDs aside).
  */
 import { randomUUID } from 'node:crypto';
-import type { ExecutionMode, FinishedLead } from './demo.js';
+import type { ExecutionMode, FinishedLeadRow } from '../lifecycle/index.js';
 import { prng } from '../lib/random.js';
 
 export interface DemoScope {
@@ -70,7 +70,7 @@ const WEEKDAY_WEIGHT = [0.3, 1, 1, 1, 1, 0.95, 0.5]; // Sunday first, as getUTCD
 const DAY_MS = 86_400_000;
 
 /** Yields the demo leads in batches, in time order. */
-export function* generateDemoLeads(scope: DemoScope, options: DemoOptions): Generator<FinishedLead[]> {
+export function* generateDemoLeads(scope: DemoScope, options: DemoOptions): Generator<FinishedLeadRow[]> {
   const random = prng(options.seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const outcome = picker(random, OUTCOMES);
@@ -89,7 +89,7 @@ export function* generateDemoLeads(scope: DemoScope, options: DemoOptions): Gene
   const perDay = weights.map((w) => Math.floor((options.count * w) / weightSum));
   perDay[perDay.length - 1]! += options.count - perDay.reduce((s, n) => s + n, 0);
 
-  let batch: FinishedLead[] = [];
+  let batch: FinishedLeadRow[] = [];
   let seq = 0;
   for (let d = 0; d < options.days; d++) {
     const times = Array.from({ length: perDay[d]! }, () => first + d * DAY_MS + hour() * 3_600_000 + Math.floor(random() * 3_600_000)).sort((a, b) => a - b);

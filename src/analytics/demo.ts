@@ -2,95 +2,23 @@
  * Demo data (`dialer demo seed`): finished leads written the way a finished call leaves them, so
  * the dashboard and the benchmarks have data to show.
  *
- * insertFinishedLeads writes the final row the scheduler's finishAttempt (src/lifecycle/finish.ts)
- * leaves: status FINISHED with outcome, attempt_count, call_id, call times, duration, cost,
- * sentiment, provider. It does not go through finishAttempt itself: that works one leased lead per
- * transaction and stamps now(), while the demo needs a million leads spread over past days. It
- * writes no call_attempts history. Analytics see demo leads exactly as real ones: the rollup is kept
- * by a trigger on leads (migration 005), which fires for these INSERTs as for finishAttempts'
- * UPDATEs.
+ * The leads are written by the lifecycle's `insertFinishedLeads` (src/lifecycle/create.ts): the
+ * row a finish leaves (status FINISHED with outcome, attempt count, call times, duration, cost,
+ * sentiment, provider), at the times the demo spreads over past days rather than now(), and
+ * without call_attempts history. Analytics see them exactly as real leads: the rollup is kept by
+ * the trigger on leads, which fires for these INSERTs as for a finish's UPDATEs.
  */
-import { randomUUID } from 'node:crypto';
-import type { Db, Queryable } from '../db/index.js';
+import { systemPrincipal } from '../auth/index.js';
+import type { Db } from '../db/index.js';
+import { insertFinishedLeads } from '../lifecycle/index.js';
 import { badRequest } from '../lib/errors.js';
+import { TemplatesService } from '../templates/index.js';
+import { tenantsService } from '../tenants/index.js';
 import { generateDemoLeads, type DemoScope } from './demo-data.js';
 import { foldAnalytics } from './fold.js';
 
-export type ExecutionMode = 'TELEPHONY' | 'TELEPHONY_TEST' | 'WEBRTC' | 'WEBRTC_TEST' | 'WEBRTC_STREAM';
-
-/** A lead as it is once its last call has ended (status FINISHED). */
-export interface FinishedLead {
-  id: string;
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  request_id: string;
-  outcome: string;
-  attempt_count: number;
-  call_id: string | null;
-  call_initiated_time: Date | null;
-  call_end_time: Date | null;
-  duration_seconds: number | null;
-  /** numeric(12, 4), as text. */
-  cost: string | null;
-  sentiment: number | null;
-  provider: string | null;
-  execution_mode: ExecutionMode;
-  is_playground: boolean;
-  payload: Record<string, unknown>;
-  meta_data: Record<string, unknown>;
-  created_at: Date;
-}
-
-const isoOrNull = (d: Date | null) => (d === null ? null : d.toISOString());
-
-/**
- * Stores finished leads in one statement: one array per column, unnested, so a batch of thousands
- * costs one round trip and a fixed number of parameters. Returns the number of rows written.
- */
-export async function insertFinishedLeads(db: Queryable, rows: readonly FinishedLead[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const column = <T>(pick: (row: FinishedLead) => T) => rows.map(pick);
-  const { rowCount } = await db.query(
-    `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, outcome, attempt_count,
-                        call_id, call_initiated_time, call_end_time, duration_seconds, cost, sentiment, provider,
-                        execution_mode, is_playground, payload, meta_data, created_at, updated_at)
-     SELECT id, reseller_id, merchant_id, template_id, template_name, request_id, 'FINISHED', outcome, attempt_count,
-            call_id, call_initiated_time, call_end_time, duration_seconds, cost, sentiment, provider,
-            execution_mode, is_playground, payload, meta_data, created_at, coalesce(call_end_time, created_at)
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[],
-                 $9::text[], $10::timestamptz[], $11::timestamptz[], $12::int[], $13::numeric[], $14::real[], $15::text[],
-                 $16::text[], $17::boolean[], $18::jsonb[], $19::jsonb[], $20::timestamptz[])
-       AS t (id, reseller_id, merchant_id, template_id, template_name, request_id, outcome, attempt_count,
-             call_id, call_initiated_time, call_end_time, duration_seconds, cost, sentiment, provider,
-             execution_mode, is_playground, payload, meta_data, created_at)`,
-    [
-      column((r) => r.id),
-      column((r) => r.reseller_id),
-      column((r) => r.merchant_id),
-      column((r) => r.template_id),
-      column((r) => r.template_name),
-      column((r) => r.request_id),
-      column((r) => r.outcome),
-      column((r) => r.attempt_count),
-      column((r) => r.call_id),
-      column((r) => isoOrNull(r.call_initiated_time)),
-      column((r) => isoOrNull(r.call_end_time)),
-      column((r) => r.duration_seconds),
-      column((r) => r.cost),
-      column((r) => r.sentiment),
-      column((r) => r.provider),
-      column((r) => r.execution_mode),
-      column((r) => r.is_playground),
-      column((r) => JSON.stringify(r.payload)),
-      column((r) => JSON.stringify(r.meta_data)),
-      column((r) => r.created_at.toISOString()),
-    ],
-  );
-  return rowCount;
-}
-
+/** Who makes the demo's reseller, merchants and templates. */
+const DEMO_ACTOR = systemPrincipal('demo-seed', 'dialer demo seed');
 const DEMO_RESELLER = 'Demo Reseller';
 /** Batches between two folds of the rollup's deltas while seeding. */
 const FOLD_EVERY_BATCHES = 10;
@@ -115,20 +43,15 @@ function demoFlow(name: string) {
   };
 }
 
-async function findOrCreate(db: Queryable, find: string, findParams: unknown[], insert: string, insertParams: unknown[]): Promise<string> {
-  const found = await db.query<{ id: string }>(find, findParams);
-  if (found.rows[0]) return found.rows[0].id;
-  const created = await db.query<{ id: string }>(insert, insertParams);
-  return created.rows[0]!.id;
-}
-
 /**
  * Where the demo leads go. Without IDs: a "Demo Reseller" with two demo merchants (found or
  * created). With --merchant-id: that merchant (and its reseller). With --reseller-id alone: its
  * merchants, or reseller-level leads when it has none. Templates: three demo templates of the
- * reseller (found or created, reseller-wide).
+ * reseller (found or created, reseller-wide). What it creates it creates through the tenants' and
+ * templates' services, as an API call would.
  */
-export async function prepareDemoScope(db: Queryable, ids: { resellerId?: string; merchantId?: string }): Promise<DemoScope> {
+export async function prepareDemoScope(db: Db, ids: { resellerId?: string; merchantId?: string }): Promise<DemoScope> {
+  const tenants = tenantsService(db);
   let resellerId = ids.resellerId;
   let merchantIds: (string | null)[];
   if (ids.merchantId !== undefined) {
@@ -144,35 +67,16 @@ export async function prepareDemoScope(db: Queryable, ids: { resellerId?: string
     const { rows } = await db.query<{ id: string }>('SELECT id FROM merchants WHERE reseller_id = $1 ORDER BY created_at, id LIMIT 20', [resellerId]);
     merchantIds = rows.length > 0 ? rows.map((r) => r.id) : [null];
   } else {
-    resellerId = await findOrCreate(
-      db,
-      'SELECT id FROM resellers WHERE lower(name) = lower($1)',
-      [DEMO_RESELLER],
-      'INSERT INTO resellers (id, name) VALUES ($1, $2) RETURNING id',
-      [randomUUID(), DEMO_RESELLER],
-    );
+    resellerId = (await tenants.ensureReseller(DEMO_RESELLER)).id;
     merchantIds = [];
     for (const name of DEMO_MERCHANTS) {
-      merchantIds.push(
-        await findOrCreate(
-          db,
-          'SELECT id FROM merchants WHERE reseller_id = $1 AND lower(name) = lower($2)',
-          [resellerId, name],
-          'INSERT INTO merchants (id, reseller_id, name, contact_email) VALUES ($1, $2, $3, $4) RETURNING id',
-          [randomUUID(), resellerId, name, `${name.toLowerCase().replace(/\W+/g, '.')}@example.com`],
-        ),
-      );
+      merchantIds.push((await tenants.ensureMerchant(resellerId, name, `${name.toLowerCase().replace(/\W+/g, '.')}@example.com`)).id);
     }
   }
   const templates: { id: string; name: string }[] = [];
+  const templatesService = new TemplatesService(db);
   for (const name of DEMO_TEMPLATES) {
-    const id = await findOrCreate(
-      db,
-      'SELECT id FROM templates WHERE reseller_id = $1 AND name = $2',
-      [resellerId, name],
-      'INSERT INTO templates (id, name, reseller_id, merchant_id, flow) VALUES ($1, $2, $3, NULL, $4::jsonb) RETURNING id',
-      [randomUUID(), name, resellerId, JSON.stringify(demoFlow(name))],
-    );
+    const { id } = await templatesService.ensure(DEMO_ACTOR, { name, reseller_id: resellerId, merchant_id: null, flow: demoFlow(name) });
     templates.push({ id, name });
   }
   return { resellerId, merchantIds, templates };

@@ -9,7 +9,6 @@ export { AnalyticsService, type AnalyticsSource } from './service.js';
 export { analyticsBacklog, foldAnalytics, type FoldResult } from './fold.js';
 export { TERMS_FOLD_BATCH } from './terms/index.js';
 export { QUERY_TYPES, GRANULARITIES, type QueryType, type Granularity } from './schemas.js';
-export { insertFinishedLeads, type FinishedLead } from './demo.js';
 
 /** How often the serving process folds the rollup's deltas and the pending terms (any process may; one at a time). */
 const FOLD_INTERVAL_MS = 1000;

@@ -1,5 +1,5 @@
 export type { Principal, RoleName } from './principal.js';
-export { ROLES } from './principal.js';
+export { ROLES, systemPrincipal } from './principal.js';
 export { PERMISSIONS, can, assertCan, issuableTokenRoles, creatableUserRoles, permissionsOf, type Resource, type Action } from './permissions.js';
 export { scopeCondition, inScope, assertOwnerInScope, type ScopeColumns } from './scope.js';
 export { hashPassword, verifyPassword } from './passwords.js';

@@ -17,3 +17,8 @@ export interface Principal {
   resellerId: string | null;
   merchantId: string | null;
 }
+
+/** A part of Dialer acting on its own behalf (the sandbox line, demo data): an admin in no tenant's scope. */
+export function systemPrincipal(id: string, label: string): Principal {
+  return { kind: 'user', id, label, role: 'admin', resellerId: null, merchantId: null };
+}

@@ -1,5 +1,3 @@
-import type { Queryable } from '../db/index.js';
-
 /**
  * The blacklist rule, written once: a number is blacklisted for a reseller when it is on that
  * reseller's list or on the platform-wide list (reseller_id NULL). As an SQL condition over the
@@ -8,10 +6,4 @@ import type { Queryable } from '../db/index.js';
  */
 export function blacklistedSql(phone: string, resellerId: string): string {
   return `EXISTS (SELECT 1 FROM blacklist b WHERE b.phone_number = ${phone} AND (b.reseller_id = ${resellerId} OR b.reseller_id IS NULL))`;
-}
-
-/** Whether `phone` (E.164) is blacklisted for `resellerId`: the same rule as one query. */
-export async function isBlacklisted(db: Queryable, resellerId: string, phone: string): Promise<boolean> {
-  const { rows } = await db.query<{ blacklisted: boolean }>(`SELECT ${blacklistedSql('$1', '$2')} AS blacklisted`, [phone, resellerId]);
-  return rows[0]!.blacklisted;
 }

@@ -1,6 +1,22 @@
 import type { ConfigurationRow } from './repository.js';
 
 /**
+ * Whether a lead may be called: its template has a configuration and that configuration calls, or
+ * it is a playground lead (a try of the template, called whatever `enable_calling` says). A lead
+ * that may not be called waits (held, not failed); `MAY_CALL_SQL` is the same rule in SQL.
+ */
+export function mayCall(configuration: Pick<ConfigurationRow, 'enable_calling'> | null | undefined, lead: { is_playground: boolean }): boolean {
+  return configuration != null && (configuration.enable_calling || lead.is_playground);
+}
+
+/**
+ * `mayCall` as SQL over leads `l` joined to their configurations `c` (the join stands for "has a
+ * configuration": over a LEFT JOIN, test `c.id IS NULL` beside it). Kept to the letter: the claim
+ * statements are prepared, and their text is what the database plans once.
+ */
+export const MAY_CALL_SQL = '(c.enable_calling OR l.is_playground)';
+
+/**
  * The configuration a lead is dialled with: its configuration, with a playground lead's
  * `configurations_override` merged over it (other leads' overrides are ignored).
  */

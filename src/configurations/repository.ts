@@ -1,42 +1,13 @@
 import type { Queryable } from '../db/index.js';
 import { blacklistedSql } from '../blacklist/index.js';
 import type { TemplateRef } from '../templates/index.js';
-import type { PreCheck, Provider, RetryPolicy } from './schema.js';
+import { WRITTEN_COLUMNS, type ConfigurationWrite } from './schema.js';
 
-export interface ConfigurationRow {
+export type { ConfigurationWrite } from './schema.js';
+
+/** A row of `configurations`: the stored fields (from the API's schema) with the id and times. */
+export interface ConfigurationRow extends ConfigurationWrite {
   id: string;
-  reseller_id: string;
-  template_id: string;
-  merchant_id: string | null;
-  initial_offset: number;
-  retry_offset: number;
-  call_start_time: string;
-  call_end_time: string;
-  call_timezone: string;
-  max_retry: number;
-  calling_provider: Provider;
-  enable_calling: boolean;
-  enable_international_call: boolean;
-  enable_inbound: boolean;
-  inbound_call_start_time: string | null;
-  inbound_call_end_time: string | null;
-  inbound_call_timezone: string | null;
-  inbound_block_action: string | null;
-  inbound_redirect_number: string | null;
-  inbound_block_message: string | null;
-  enforce_blacklist: boolean;
-  rate_limit_enabled: boolean;
-  rate_limit_max_calls: number | null;
-  rate_limit_window_seconds: number | null;
-  rate_limit_whitelist: string[];
-  pre_checks: PreCheck[];
-  voicemail_action: 'hang_up' | 'leave_message';
-  voicemail_message: string | null;
-  opt_out_enabled: boolean;
-  retry_policy: RetryPolicy | null;
-  window_timezone: 'configuration' | 'recipient';
-  max_calls_per_number_per_day: number | null;
-  service_callback_url: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -50,36 +21,19 @@ export interface PushTargetRow extends Omit<TemplateRef, 'flow'> {
   configuration: ConfigurationRow | null;
 }
 
-export type ConfigurationWrite = Omit<ConfigurationRow, 'id' | 'created_at' | 'updated_at'>;
-
 /** The written columns, in one order for INSERT and UPDATE. jsonb columns are passed as JSON text. */
-const COLUMNS = [
-  'reseller_id', 'template_id', 'merchant_id', 'initial_offset', 'retry_offset', 'call_start_time', 'call_end_time',
-  'call_timezone', 'max_retry', 'calling_provider', 'enable_calling', 'enable_international_call', 'enable_inbound',
-  'inbound_call_start_time', 'inbound_call_end_time', 'inbound_call_timezone', 'inbound_block_action',
-  'inbound_redirect_number', 'inbound_block_message', 'enforce_blacklist', 'rate_limit_enabled', 'rate_limit_max_calls',
-  'rate_limit_window_seconds', 'rate_limit_whitelist', 'pre_checks', 'service_callback_url', 'voicemail_action',
-  'voicemail_message', 'opt_out_enabled', 'retry_policy', 'window_timezone', 'max_calls_per_number_per_day',
-] as const satisfies readonly (keyof ConfigurationWrite)[];
+const COLUMNS = WRITTEN_COLUMNS;
 const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks', 'retry_policy']);
 
 const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
 const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;
 
 /** What answering an inbound call needs of a configuration (and its template). */
-export interface InboundSettings {
-  reseller_id: string;
-  merchant_id: string | null;
-  template_id: string;
-  template_name: string;
-  enable_inbound: boolean;
-  inbound_call_start_time: string | null;
-  inbound_call_end_time: string | null;
-  inbound_call_timezone: string | null;
-  inbound_block_action: string | null;
-  inbound_redirect_number: string | null;
-  inbound_block_message: string | null;
-}
+export type InboundSettings = Pick<
+  ConfigurationRow,
+  | 'reseller_id' | 'merchant_id' | 'template_id' | 'enable_inbound' | 'inbound_call_start_time' | 'inbound_call_end_time'
+  | 'inbound_call_timezone' | 'inbound_block_action' | 'inbound_redirect_number' | 'inbound_block_message'
+> & { template_name: string };
 
 const INBOUND_COLUMNS = `c.reseller_id, t.merchant_id, c.template_id, t.name AS template_name, c.enable_inbound, c.inbound_call_start_time,
   c.inbound_call_end_time, c.inbound_call_timezone, c.inbound_block_action, c.inbound_redirect_number, c.inbound_block_message`;

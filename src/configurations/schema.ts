@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Id, Timestamp } from '../http/index.js';
+import { Id, literalUnion, Timestamp } from '../http/index.js';
 
 /**
  * The call execution configuration as the API speaks it. One schema serves the create
@@ -27,7 +27,7 @@ const Phone = Type.String({ minLength: 1, maxLength: 32, description: 'E.164, e.
 export const HttpRequest = Type.Object(
   {
     url: Type.String({ minLength: 1, maxLength: 2000, description: 'May contain {variable} placeholders filled from the lead payload' }),
-    method: Type.Union(HTTP_METHODS.map((m) => Type.Literal(m)), { default: 'GET' }),
+    method: literalUnion(HTTP_METHODS, { default: 'GET' }),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
     query_params: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean()]))),
     body: Type.Optional(Type.Unknown()),
@@ -88,7 +88,7 @@ export const ConfigurationFields = {
   call_end_time: HhMm('End of the daily calling window (exclusive); before the start: the window crosses midnight; equal to it: all day'),
   call_timezone: Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the calling window' }),
   max_retry: Type.Integer({ minimum: 0, maximum: 100, default: 2, description: 'Retries after the first attempt' }),
-  calling_provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
+  calling_provider: literalUnion(PROVIDERS),
   enable_calling: Type.Boolean({
     default: true,
     description: "false holds the template's leads: they are not dialled, and a lead pushed meanwhile is due 5 minutes later and looked at again then. Switching it on makes the template's leads that were never attempted due at once (or initial_offset seconds after their push)",
@@ -98,7 +98,7 @@ export const ConfigurationFields = {
   inbound_call_start_time: Type.Optional(Type.Union([HhMm('Inbound window start'), Type.Null()])),
   inbound_call_end_time: Type.Optional(Type.Union([HhMm('Inbound window end'), Type.Null()])),
   inbound_call_timezone: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()])),
-  inbound_block_action: Type.Optional(Type.Union([...INBOUND_BLOCK_ACTIONS.map((a) => Type.Literal(a)), Type.Null()])),
+  inbound_block_action: Type.Optional(Type.Union([literalUnion(INBOUND_BLOCK_ACTIONS), Type.Null()])),
   inbound_redirect_number: Type.Optional(Type.Union([Phone, Type.Null()])),
   inbound_block_message: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
   enforce_blacklist: Type.Boolean({ default: true }),
@@ -107,7 +107,7 @@ export const ConfigurationFields = {
   rate_limit_window_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 86_400 }), Type.Null()])),
   rate_limit_whitelist: Type.Array(Phone, { default: [], maxItems: 10_000 }),
   pre_checks: Type.Array(PreCheck, { default: [], maxItems: 20 }),
-  voicemail_action: Type.Union(VOICEMAIL_ACTIONS.map((a) => Type.Literal(a)), {
+  voicemail_action: literalUnion(VOICEMAIL_ACTIONS, {
     default: 'hang_up',
     description: 'When a machine answers: hang_up (the attempt is voicemail) or leave_message (wait for the beep, speak voicemail_message, hang up: voicemail_left)',
   }),
@@ -119,7 +119,7 @@ export const ConfigurationFields = {
     description: 'Offer the agent a built-in opt_out function in every node: the callee who asks not to be called again is blacklisted and the lead finishes OPTED_OUT',
   }),
   retry_policy: Type.Optional(Type.Union([RetryPolicy, Type.Null()])),
-  window_timezone: Type.Union(WINDOW_TIMEZONES.map((z) => Type.Literal(z)), {
+  window_timezone: literalUnion(WINDOW_TIMEZONES, {
     default: 'configuration',
     description: "Whose clock the calling window follows: configuration (call_timezone, or the lead's payload.timezone) or recipient (payload.timezone, else the zone of the number, else call_timezone)",
   }),
@@ -187,45 +187,19 @@ export const ReplaceConfigurationBody = Type.Object(
 );
 export type ReplaceConfigurationBody = Static<typeof ReplaceConfigurationBody>;
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+/** A configuration as the API answers it: every field of the create body present (null when unset), with its id and times. */
+export const Configuration = Type.Required(Type.Object({ id: Type.String(), ...CreateConfigurationBody.properties, created_at: Timestamp, updated_at: Timestamp }));
 
-export const Configuration = Type.Object({
-  id: Type.String(),
-  reseller_id: Type.String(),
-  template: Type.String({ description: 'The template id' }),
-  merchant_id: Nullable(Type.String()),
-  initial_offset: Type.Integer(),
-  retry_offset: Type.Integer(),
-  call_start_time: Type.String(),
-  call_end_time: Type.String(),
-  call_timezone: Type.String(),
-  max_retry: Type.Integer(),
-  calling_provider: Type.String(),
-  enable_calling: Type.Boolean(),
-  enable_international_call: Type.Boolean(),
-  enable_inbound: Type.Boolean(),
-  inbound_call_start_time: Nullable(Type.String()),
-  inbound_call_end_time: Nullable(Type.String()),
-  inbound_call_timezone: Nullable(Type.String()),
-  inbound_block_action: Nullable(Type.String()),
-  inbound_redirect_number: Nullable(Type.String()),
-  inbound_block_message: Nullable(Type.String()),
-  enforce_blacklist: Type.Boolean(),
-  rate_limit_enabled: Type.Boolean(),
-  rate_limit_max_calls: Nullable(Type.Integer()),
-  rate_limit_window_seconds: Nullable(Type.Integer()),
-  rate_limit_whitelist: Type.Array(Type.String()),
-  pre_checks: Type.Array(PreCheck),
-  voicemail_action: Type.String(),
-  voicemail_message: Nullable(Type.String()),
-  opt_out_enabled: Type.Boolean(),
-  retry_policy: Type.Union([Type.Null(), RetryPolicy]),
-  window_timezone: Type.String(),
-  max_calls_per_number_per_day: Nullable(Type.Integer()),
-  service_callback_url: Nullable(Type.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+type Body = Static<typeof CreateConfigurationBody>;
+/**
+ * A configuration's stored fields, cut from the create body: `template` is stored as
+ * `template_id`, and an optional field left out is stored as null.
+ */
+export type ConfigurationWrite = {
+  [K in keyof Body as K extends 'template' ? 'template_id' : K]-?: Exclude<Body[K], undefined> | (undefined extends Body[K] ? null : never);
+};
+/** The stored columns written on create and replace: the fields' names, `template` as `template_id`. */
+export const WRITTEN_COLUMNS = Object.keys(ConfigurationFields).map((field) => (field === 'template' ? 'template_id' : field)) as (keyof ConfigurationWrite)[];
 
 /**
  * A playground lead's `configurations_override`: any of the scheduling and calling fields, none

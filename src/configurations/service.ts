@@ -1,5 +1,6 @@
 import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../auth/index.js';
 import type { Db, Queryable } from '../db/index.js';
+import { compileBodyValidator } from '../http/index.js';
 import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
@@ -7,7 +8,7 @@ import { E164_HINT, isE164 } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
 import { findTemplateById, type TemplateRef } from '../templates/index.js';
 import { ConfigurationsRepository, type ConfigurationRow, type ConfigurationWrite } from './repository.js';
-import type { CreateConfigurationBody } from './schema.js';
+import { CreateConfigurationBody, WRITTEN_COLUMNS } from './schema.js';
 
 export interface ConfigurationFilter {
   reseller_id?: string;
@@ -50,6 +51,8 @@ export async function findPushTargets(db: Queryable, keys: readonly PushTargetKe
   for (const { i, id, blacklisted } of rows) targets[i] = { ...shared.get(id)!, blacklisted };
   return targets;
 }
+
+const withDefaults = compileBodyValidator(CreateConfigurationBody);
 
 const duplicate = () => conflict('A configuration for this reseller and template already exists', 'duplicate_configuration');
 
@@ -143,6 +146,25 @@ export class ConfigurationsService {
     }
   }
 
+  /**
+   * The configuration of (reseller, template), made from `fields` over the schema's defaults when
+   * there is none: checked and saved as a create is (the template's held leads are released). An
+   * existing one is left as it is.
+   */
+  async ensure(caller: Principal, fields: Partial<CreateConfigurationBody> & Pick<CreateConfigurationBody, 'reseller_id' | 'template' | 'calling_provider'>): Promise<ConfigurationRow> {
+    const found = await this.repo.byResellerTemplate(fields.reseller_id, fields.template);
+    if (found) return found;
+    const body: unknown = structuredClone(fields);
+    const bad = withDefaults(body);
+    if (bad) throw invalid(bad.errors);
+    try {
+      return await this.create(caller, body as CreateConfigurationBody);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'duplicate_configuration')) throw err;
+    }
+    return (await this.repo.byResellerTemplate(fields.reseller_id, fields.template))!;
+  }
+
   list(caller: Principal, filter: ConfigurationFilter, limit: number, offset: number) {
     const params: unknown[] = [];
     const conds = [scopeCondition(caller, { reseller: 'c.reseller_id', merchant: 'c.merchant_id' }, params, { resellerWide: true })];
@@ -214,39 +236,8 @@ export class ConfigurationsService {
       if (rows.length === 0) errors.push({ path: '/merchant_id', message: `${JSON.stringify(merchantId)} is not a merchant of reseller ${input.reseller_id}` });
     }
     if (errors.length > 0) throw invalid(errors);
-    return {
-      reseller_id: input.reseller_id,
-      template_id: input.template,
-      merchant_id: merchantId,
-      initial_offset: input.initial_offset,
-      retry_offset: input.retry_offset,
-      call_start_time: input.call_start_time,
-      call_end_time: input.call_end_time,
-      call_timezone: input.call_timezone,
-      max_retry: input.max_retry,
-      calling_provider: input.calling_provider,
-      enable_calling: input.enable_calling,
-      enable_international_call: input.enable_international_call,
-      enable_inbound: input.enable_inbound,
-      inbound_call_start_time: input.inbound_call_start_time ?? null,
-      inbound_call_end_time: input.inbound_call_end_time ?? null,
-      inbound_call_timezone: input.inbound_call_timezone ?? null,
-      inbound_block_action: input.inbound_block_action ?? null,
-      inbound_redirect_number: input.inbound_redirect_number ?? null,
-      inbound_block_message: input.inbound_block_message ?? null,
-      enforce_blacklist: input.enforce_blacklist,
-      rate_limit_enabled: input.rate_limit_enabled,
-      rate_limit_max_calls: input.rate_limit_max_calls ?? null,
-      rate_limit_window_seconds: input.rate_limit_window_seconds ?? null,
-      rate_limit_whitelist: input.rate_limit_whitelist,
-      pre_checks: input.pre_checks,
-      service_callback_url: input.service_callback_url ?? null,
-      voicemail_action: input.voicemail_action,
-      voicemail_message: input.voicemail_message ?? null,
-      opt_out_enabled: input.opt_out_enabled,
-      retry_policy: input.retry_policy ?? null,
-      window_timezone: input.window_timezone,
-      max_calls_per_number_per_day: input.max_calls_per_number_per_day ?? null,
-    };
+    const fields = input as unknown as Record<string, unknown>;
+    const row = Object.fromEntries(WRITTEN_COLUMNS.map((column) => [column, fields[column === 'template_id' ? 'template' : column] ?? null]));
+    return { ...(row as ConfigurationWrite), merchant_id: merchantId };
   }
 }

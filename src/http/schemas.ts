@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from 'typebox';
+import { Type, type Static, type TLiteral, type TSchema, type TSchemaOptions, type TUnion } from 'typebox';
 
 /** RFC 9457 problem details, as every error response is shaped. */
 export const ProblemSchema = Type.Object(
@@ -65,3 +65,12 @@ export const Timestamp = Type.String({ format: 'date-time' });
 export const NullableTimestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 export const Id = Type.String({ minLength: 1, maxLength: 64 });
 export const IdParams = Type.Object({ id: Id });
+
+/**
+ * One of `values`, as a union of literals (`anyOf` of `const`s in the JSON schema, so each value is
+ * named in the document and in validation errors), typed as the union of the values: a union
+ * mapped from an array is otherwise typed `never`.
+ */
+export function literalUnion<const T extends readonly string[]>(values: T, options?: TSchemaOptions): TUnion<{ -readonly [I in keyof T]: TLiteral<T[I]> }> {
+  return Type.Union(values.map((v) => Type.Literal(v)), options) as never;
+}

@@ -1,5 +1,5 @@
 import { Batcher } from '../lib/batcher.js';
-import type { LeadsRepository, NewLead } from './repository.js';
+import type { NewLead } from '../lifecycle/index.js';
 
 /**
  * Single pushes written by group commit (see Batcher). A failed group is retried row by row, so
@@ -8,16 +8,16 @@ import type { LeadsRepository, NewLead } from './repository.js';
 export class GroupInserter {
   private readonly batcher: Batcher<NewLead, undefined>;
 
-  constructor(repo: LeadsRepository) {
+  constructor(insertMany: (leads: NewLead[]) => Promise<void>) {
     this.batcher = new Batcher(
       async (leads) => {
-        await repo.insertMany(leads);
+        await insertMany(leads);
         return leads.map(() => undefined);
       },
       {
         onBatchError: async (leads) => {
           const results: (undefined | Error)[] = [];
-          for (const lead of leads) results.push(await repo.insertMany([lead]).then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
+          for (const lead of leads) results.push(await insertMany([lead]).then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err)))));
           return results;
         },
       },

@@ -11,7 +11,7 @@ import { LeadWatch, registerLeadEvents } from './events.js';
 
 export { LeadsService } from './service.js';
 export { leadView } from './routes.js';
-export type { LeadRow } from './repository.js';
+export type { LeadRow } from '../lifecycle/index.js';
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js';
 
 export { LeadList } from './routes.js';

@@ -9,10 +9,10 @@
  */
 import type { ErrorObject } from 'ajv';
 import { assertOwnerInScope, can, type Principal } from '../auth/index.js';
-import { ConfigurationOverride, findPushTargets, type PushTarget, type PushTargetKey } from '../configurations/index.js';
+import { ConfigurationOverride, findPushTargets, mayCall, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
-import { HELD_SECONDS } from '../lifecycle/index.js';
+import { HELD_SECONDS, type NewLead } from '../lifecycle/index.js';
 import { Batcher } from '../lib/batcher.js';
 import { AppError, badRequest, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -20,7 +20,6 @@ import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
 import { DTMF_SEQUENCE } from '../lib/tones.js';
 import { promptVariables } from '../templates/index.js';
-import type { NewLead } from './repository.js';
 import { PushBody, pushValidationStatus } from './schema.js';
 
 const validatePush = compileBodyValidator(PushBody);
@@ -185,8 +184,9 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
 
   const notes: string[] = [];
   if (phone === undefined) notes.push('payload.customer_mobile_number is missing: the lead stays in BACKLOG and will not be dialled');
+  const callable = mayCall(configuration, { is_playground: isPlayground });
   if (!configuration) notes.push(`no configuration exists yet for template ${template.name}: the lead waits until one is created`);
-  else if (!configuration.enable_calling && !isPlayground) notes.push(`calling is disabled in the configuration of template ${template.name}: the lead waits until it is enabled`);
+  else if (!callable) notes.push(`calling is disabled in the configuration of template ${template.name}: the lead waits until it is enabled`);
   if (body.configurations_override != null && !isPlayground) notes.push('configurations_override was ignored because is_playground is not true');
   return {
     lead: {
@@ -202,7 +202,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
       payload,
       // Nothing may call it yet (no configuration, or calling disabled): it waits to be looked at
       // again, or until the configuration is created or enabled, instead of filling the queue head.
-      due_in_seconds: phone === undefined ? null : configuration && (configuration.enable_calling || isPlayground) ? (configuration.initial_offset ?? 0) : HELD_SECONDS,
+      due_in_seconds: phone === undefined ? null : callable ? (configuration?.initial_offset ?? 0) : HELD_SECONDS,
     },
     message: notes.length === 0 ? 'Lead queued' : `Lead queued; ${notes.join('; ')}`,
   };

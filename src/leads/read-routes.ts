@@ -6,7 +6,7 @@ import { IdParams, NullableTimestamp, problems, Timestamp } from '../http/index.
 import { iso, isoRequired } from '../lib/time.js';
 import { csvLine } from '../lib/csv.js';
 import { LeadExportQuery } from './list-query.js';
-import type { LeadRow } from './repository.js';
+import type { LeadRow } from '../lifecycle/index.js';
 import type { LeadsService } from './service.js';
 
 export const Attempt = Type.Object({

@@ -11,7 +11,7 @@ import { decodeWav } from '../lib/audio.js';
 import { AppError } from '../lib/errors.js';
 import { signLink, verifyLink } from '../lib/signed-link.js';
 import { parseRangeHeader, resolveRange, type ByteRange, type RecordingStore } from '../recordings/index.js';
-import type { LeadRow } from './repository.js';
+import type { LeadRow } from '../lifecycle/index.js';
 import type { LeadsService } from './service.js';
 
 const CallSidParams = Type.Object({ call_sid: Type.String({ minLength: 1, maxLength: 200 }) });

@@ -1,45 +1,35 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { App } from '../http/index.js';
 import { IdParams, paged, problems, toPage } from '../http/index.js';
 import { LeadListQuery } from './list-query.js';
 import { iso, isoRequired } from '../lib/time.js';
-import type { LeadRow } from './repository.js';
+import type { LeadRow } from '../lifecycle/index.js';
 import { AbortBody, AbortResult, BatchBody, BatchResult, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
 import type { LeadsService } from './service.js';
 
-/** A lead as the API shows it: every field present, null until known. */
-export function leadView(l: LeadRow) {
-  return {
-    id: l.id,
-    reseller_id: l.reseller_id,
-    merchant_id: l.merchant_id,
-    template: l.template_name,
-    template_id: l.template_id,
-    request_id: l.request_id,
-    status: l.status,
-    outcome: l.outcome,
-    attempt_count: l.attempt_count,
-    call_id: l.call_id,
+type LeadView = Static<typeof Lead>;
+/** The API's fields of a lead: the schema's, in its order. */
+const LEAD_FIELDS = Object.keys(Lead.properties) as (keyof LeadView)[];
+
+/**
+ * A lead as the API shows it: every field of the schema present, null until known. The fields are
+ * the row's columns but for what differs: two names (template, metaData), the cost as a number,
+ * the times as ISO 8601.
+ */
+export function leadView(l: LeadRow): LeadView {
+  const { template_name, meta_data, ...columns } = l;
+  const named: Record<string, unknown> = {
+    ...columns,
+    template: template_name,
+    metaData: meta_data,
+    cost: l.cost === null ? null : Number(l.cost),
     call_initiated_time: iso(l.call_initiated_time),
     call_end_time: iso(l.call_end_time),
-    duration_seconds: l.duration_seconds,
-    recording_url: l.recording_url,
-    cost: l.cost === null ? null : Number(l.cost),
-    sentiment: l.sentiment,
-    provider: l.provider,
-    execution_mode: l.execution_mode,
-    call_direction: l.call_direction,
-    outbound_number_id: l.outbound_number_id,
-    trace_scores: l.trace_scores,
-    payload: l.payload,
-    metaData: l.meta_data,
-    is_playground: l.is_playground,
-    configurations_override: l.configurations_override,
-    cancellation_reason: l.cancellation_reason,
     next_attempt_at: iso(l.next_attempt_at),
     created_at: isoRequired(l.created_at),
     updated_at: isoRequired(l.updated_at),
   };
+  return Object.fromEntries(LEAD_FIELDS.map((field) => [field, named[field]])) as LeadView;
 }
 
 export const LeadList = Type.Object({

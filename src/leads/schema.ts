@@ -1,14 +1,13 @@
 import { Type, type Static } from 'typebox';
 import type { ErrorObject } from 'ajv';
-import { NullableTimestamp, Timestamp } from '../http/index.js';
+import { literalUnion, NullableTimestamp, Timestamp } from '../http/index.js';
+import { EXECUTION_MODES, LEAD_STATUSES } from '../lifecycle/index.js';
 
-export const EXECUTION_MODES = ['TELEPHONY', 'TELEPHONY_TEST', 'WEBRTC', 'WEBRTC_TEST', 'WEBRTC_STREAM'] as const;
-export type ExecutionMode = (typeof EXECUTION_MODES)[number];
-export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
+export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from '../lifecycle/index.js';
 /** Fields whose absence is "a missing required field" (400) rather than a schema failure (422). */
 export const REQUIRED_FIELDS = ['request_id', 'template', 'payload', 'reseller_id'] as const;
 
-const ExecutionMode = Type.Union(EXECUTION_MODES.map((m) => Type.Literal(m)), { default: 'TELEPHONY' });
+const ExecutionMode = literalUnion(EXECUTION_MODES, { default: 'TELEPHONY' });
 
 export const PushBody = Type.Object(
   {
@@ -94,7 +93,7 @@ export const Lead = Type.Object({
   template: Type.String({ description: 'Template name' }),
   template_id: Type.String(),
   request_id: Type.String(),
-  status: Type.Union([Type.Literal('BACKLOG'), Type.Literal('PROCESSING'), Type.Literal('RETRY'), Type.Literal('FINISHED')]),
+  status: literalUnion(LEAD_STATUSES),
   outcome: Nullable(Type.String()),
   attempt_count: Type.Integer(),
   call_id: Nullable(Type.String()),

@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../db/index.js';
 import { COUNT_CAP, type LeadFilter, type SortKey } from './list-query.js';
-import type { LeadRow } from './repository.js';
+import type { LeadRow } from '../lifecycle/index.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;

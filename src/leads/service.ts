@@ -5,9 +5,8 @@ import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toE
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
-import { abortLeads, type OnFinished } from '../lifecycle/index.js';
+import { abortLeads, queueLeads, type LeadRow, type OnFinished } from '../lifecycle/index.js';
 import { liveCallsNow } from '../metrics/index.js';
-import { LeadsRepository, type LeadRow } from './repository.js';
 import { LeadSearchRepository } from './search-repository.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
@@ -44,7 +43,6 @@ function notQueued(err: unknown): AppError {
 const outcomeOf = (p: Pushed): PushOutcome => ({ status: 'queued', lead_call_tracker_id: p.lead.id, order_id: p.lead.request_id, message: p.message });
 
 export class LeadsService {
-  private readonly repo: LeadsRepository;
   private readonly inserter: GroupInserter;
   private readonly lookup: TargetLookup;
   private readonly search: LeadSearchRepository;
@@ -55,9 +53,8 @@ export class LeadsService {
     private readonly onFinished: OnFinished,
     private readonly outbound: OutboundPolicy,
   ) {
-    this.repo = new LeadsRepository(db);
     this.search = new LeadSearchRepository(db);
-    this.inserter = new GroupInserter(this.repo);
+    this.inserter = new GroupInserter((leads) => queueLeads(db, leads));
     this.lookup = targetLoader(db);
   }
 
@@ -107,7 +104,7 @@ export class LeadsService {
       results.push({ index, status: err.status, problem: err.toProblem() });
     }
     try {
-      await this.repo.insertMany(accepted.map((p) => p.lead));
+      await queueLeads(this.db, accepted.map((p) => p.lead));
     } catch (err) {
       throw notQueued(err);
     }

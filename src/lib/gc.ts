@@ -4,7 +4,7 @@
  * shortens the event loop's pauses; with one CPU the helpers take turns on it with the event loop
  * that paces every live call's audio, which then waits for them: in the voice benchmark (Dialer
  * pinned to one CPU) its event loop was kept waiting for its CPU about twice as long as with
- * node's `--single-threaded-gc` (docs/voice-benchmark.md). That flag can only be given when node
+ * node's `--single-threaded-gc` (bench/RESULTS.md). That flag can only be given when node
  * starts (V8 aborted when it was set at run time during a collection), so `dialer serve` says when
  * it runs on one CPU without it.
  */
@@ -62,7 +62,7 @@ export function gcReport(cpus = usableCpus(), gc = gcThreads()): { gc: 'single-t
  * for the program. Dialer's old generation fills slowly (call state, audio held while it plays), so
  * V8 chose about 1.1 to 1.4 and started a full collection every second or two at 50 to 125 live
  * calls, each with a pause of 10 to 40 ms on the thread that paces every call's audio; at twice the
- * live heap there are one or two per 11 s round (docs/voice-benchmark.md). It costs memory: up to
+ * live heap there are one or two per 11 s round (bench/RESULTS.md). It costs memory: up to
  * the live heap again (about 65 MB at 100 calls).
  */
 export const HEAP_GROWTH_PERCENT = 100;

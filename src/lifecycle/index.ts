@@ -24,8 +24,9 @@
  * - outcome: how a lead finished: a flow's own (a conversation took place) or one of Dialer's
  *   (outcomes.ts, the one table of them).
  */
-export type { LeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
-export { LEADS_CHANNEL } from './types.js';
+export type { LeadRow, LeadStatus, ExecutionMode, NewLead, FinishedLeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
+export { LEADS_CHANNEL, LEAD_STATUSES, EXECUTION_MODES } from './types.js';
+export { queueLeads, insertFinishedLeads } from './create.js';
 export {
   OUTCOMES,
   COMPLETED,
@@ -63,7 +64,7 @@ export {
   type Claimed,
   type NumberRotation,
   type InboundLead,
-} from './claim.js';
+} from './claim-statements.js';
 export {
   finishAttempts,
   finishUndialled,

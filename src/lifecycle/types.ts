@@ -4,6 +4,14 @@
  */
 import type { Queryable } from '../db/index.js';
 
+/** A lead's statuses: waiting (BACKLOG, then RETRY between attempts), being called, finished. */
+export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
+export type LeadStatus = (typeof LEAD_STATUSES)[number];
+/** How a lead is carried: dialled (TELEPHONY, TELEPHONY_TEST) or a browser's session (the WEBRTC modes). */
+export const EXECUTION_MODES = ['TELEPHONY', 'TELEPHONY_TEST', 'WEBRTC', 'WEBRTC_TEST', 'WEBRTC_STREAM'] as const;
+export type ExecutionMode = (typeof EXECUTION_MODES)[number];
+
+/** A row of `leads`: the one definition of a lead's columns (the API's view, pushes and demo rows are cut from it). */
 export interface LeadRow {
   id: string;
   reseller_id: string;
@@ -11,7 +19,7 @@ export interface LeadRow {
   template_id: string;
   template_name: string;
   request_id: string;
-  status: 'BACKLOG' | 'PROCESSING' | 'RETRY' | 'FINISHED';
+  status: LeadStatus;
   outcome: string | null;
   attempt_count: number;
   call_id: string | null;
@@ -45,6 +53,19 @@ export type ClaimedLead = Pick<
   LeadRow,
   'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'execution_mode' | 'payload' | 'is_playground' | 'configurations_override' | 'attempt_count'
 >;
+
+/** A pushed lead as it is queued; `due_in_seconds` null means it is never due (no number to dial). */
+export type NewLead = Pick<
+  LeadRow,
+  'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'execution_mode' | 'is_playground' | 'configurations_override' | 'payload'
+> & { due_in_seconds: number | null };
+
+/** A lead as its last attempt left it (FINISHED), written whole: demo data over past days. */
+export type FinishedLeadRow = Pick<
+  LeadRow,
+  | 'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'attempt_count' | 'call_id' | 'call_initiated_time'
+  | 'call_end_time' | 'duration_seconds' | 'sentiment' | 'provider' | 'is_playground' | 'payload' | 'meta_data' | 'created_at'
+> & { outcome: string; execution_mode: ExecutionMode; /** numeric(12, 4), as text. */ cost: string | null };
 
 /** How an attempt ended, from the lifecycle's point of view. */
 export type CallEnd =

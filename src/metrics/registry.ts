@@ -7,6 +7,7 @@
  */
 import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LEAD_STATUSES } from '../lifecycle/index.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'dialer_' });
@@ -109,8 +110,6 @@ type Reading = () => Promise<Record<string, number>> | Record<string, number>;
 const queueSources = new Set<Reading>();
 const liveCallSources = new Set<() => number>();
 const analyticsBacklogSources = new Set<Reading>();
-
-export const LEAD_STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'] as const;
 
 new Gauge({
   name: 'dialer_leads',

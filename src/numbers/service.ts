@@ -53,6 +53,30 @@ export class NumbersService {
     }
   }
 
+  /**
+   * The numbers a tool keeps in the pool under its own `channel` (the sandbox line's caller IDs):
+   * `served` (provider to number) are made AVAILABLE, added when missing, and brought back when the
+   * channel disabled them; the channel's numbers of `allProviders` it no longer serves are
+   * DISABLED. A number of the channel in a call keeps its state until the call ends, and a number
+   * of another channel is never touched.
+   */
+  async syncChannel(channel: string, served: ReadonlyMap<string, string>, allProviders: readonly string[]): Promise<void> {
+    const rows = [...served].map(([provider, phone_number]) => ({ id: newId(), provider, phone_number }));
+    await this.db.query(
+      `INSERT INTO outbound_numbers (id, phone_number, provider, status, channel)
+       SELECT x.id, x.phone_number, x.provider, 'AVAILABLE', $2 FROM jsonb_to_recordset($1::jsonb) AS x (id text, provider text, phone_number text)
+       ON CONFLICT (phone_number) DO UPDATE SET status = 'AVAILABLE', updated_at = now()
+         WHERE outbound_numbers.channel = $2 AND outbound_numbers.status = 'DISABLED'`,
+      [JSON.stringify(rows), channel],
+    );
+    const gone = allProviders.filter((p) => !served.has(p));
+    await this.db.query(
+      `UPDATE outbound_numbers SET status = 'DISABLED', updated_at = now()
+       WHERE channel = $2 AND status = 'AVAILABLE' AND provider = ANY($1::text[])`,
+      [gone, channel],
+    );
+  }
+
   async list(filter: NumberFilter, limit: number, offset: number): Promise<{ rows: OutboundNumberRow[]; total: number }> {
     const params: unknown[] = [];
     const conds = ['TRUE'];

@@ -1,11 +1,28 @@
-import { scopeCondition, type Principal } from '../auth/index.js';
+import { scopeCondition, systemPrincipal, type Principal } from '../auth/index.js';
+import type { ConfigurationsService, Provider } from '../configurations/index.js';
 import type { Db } from '../db/index.js';
 import type { LeadsService } from '../leads/index.js';
 import { conflict, notFound } from '../lib/errors.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
+import { NumbersService } from '../numbers/index.js';
 import type { SandboxStatus } from '../telephony/index.js';
+import { findTemplateByName, TemplatesService } from '../templates/index.js';
+import { tenantsService, type TenantsService } from '../tenants/index.js';
 import type { Flow } from '../voice/flow/schema.js';
 import { SANDBOX_CUSTOMER_NUMBER } from './line.js';
-import { SandboxRepository } from './repository.js';
+import { SANDBOX_CHANNEL, SANDBOX_RESELLER_NAME, SANDBOX_TEMPLATE_NAME, SandboxRepository } from './repository.js';
+
+/** Who the sandbox acts as when it makes its own reseller, template and configuration, whoever asked for the call. */
+const SANDBOX_ACTOR = systemPrincipal('sandbox', 'sandbox line');
+
+/**
+ * The sandbox line's caller IDs in the number pool (provider to number): available for the
+ * providers it serves; disabled for those that now have real credentials (a real call must never
+ * go out with a made-up caller ID).
+ */
+export function syncSandboxNumbers(db: Db, served: ReadonlyMap<string, string>, allProviders: readonly string[]): Promise<void> {
+  return new NumbersService(db).syncChannel(SANDBOX_CHANNEL, served, allProviders);
+}
 
 /** The sandbox template: with an LLM it greets, asks how the customer is, listens and says goodbye; without one the greeter carries the call. */
 export const SANDBOX_FLOW: Flow = {
@@ -42,15 +59,35 @@ export interface SandboxCall {
 
 const TEMPLATE_SCOPE = { reseller: 't.reseller_id', merchant: 't.merchant_id' };
 
+export interface SandboxDeps {
+  leads: LeadsService;
+  /** Saves the sandbox configuration as any other (releasing the template's held leads). */
+  configurations: ConfigurationsService;
+  policy: OutboundPolicy;
+  status: () => SandboxStatus;
+}
+
 export class SandboxService {
   private readonly repo: SandboxRepository;
+  private readonly templates: TemplatesService;
+  private readonly tenants: TenantsService;
+  private readonly leads: LeadsService;
+  private readonly configurations: ConfigurationsService;
+  private readonly status: () => SandboxStatus;
 
   constructor(
-    db: Db,
-    private readonly leads: LeadsService,
-    private readonly status: () => SandboxStatus,
+    private readonly db: Db,
+    deps: SandboxDeps,
   ) {
     this.repo = new SandboxRepository(db);
+    this.templates = new TemplatesService(db, deps.policy);
+    this.tenants = tenantsService(db);
+    ({ leads: this.leads, configurations: this.configurations, status: this.status } = deps);
+  }
+
+  /** The reseller an admin's sandbox calls belong to (an admin has none of its own). */
+  private async resellerOf(caller: Principal): Promise<string> {
+    return caller.resellerId ?? (await this.tenants.ensureReseller(SANDBOX_RESELLER_NAME)).id;
   }
 
   state() {
@@ -59,8 +96,8 @@ export class SandboxService {
 
   /** The caller's sandbox template, if made. */
   async templateOf(caller: Principal): Promise<{ id: string; name: string } | undefined> {
-    const resellerId = caller.resellerId ?? (await this.repo.sandboxReseller());
-    return this.repo.findTemplate(resellerId);
+    const found = await findTemplateByName(this.db, await this.resellerOf(caller), SANDBOX_TEMPLATE_NAME);
+    return found && { id: found.id, name: found.name };
   }
 
   /**
@@ -91,11 +128,20 @@ export class SandboxService {
       template = found;
       provider = found.provider;
     } else {
-      const resellerId = caller.resellerId ?? (await this.repo.sandboxReseller());
-      const made = await this.repo.template(resellerId, SANDBOX_FLOW);
+      const resellerId = await this.resellerOf(caller);
+      const made = await this.templates.ensure(SANDBOX_ACTOR, { name: SANDBOX_TEMPLATE_NAME, reseller_id: resellerId, merchant_id: null, flow: SANDBOX_FLOW });
       provider = providers[0]!;
-      await this.repo.configuration(resellerId, made.id, provider);
-      template = { ...made, reseller_id: resellerId, merchant_id: null };
+      // Dialling on the sandbox provider all day, with no retries.
+      await this.configurations.ensure(SANDBOX_ACTOR, {
+        reseller_id: resellerId,
+        template: made.id,
+        calling_provider: provider as Provider,
+        call_start_time: '00:00',
+        call_end_time: '00:00',
+        max_retry: 0,
+        initial_offset: 0,
+      });
+      template = { id: made.id, name: made.name, reseller_id: resellerId, merchant_id: null };
     }
     const requestId = `sandbox-${new Date().toISOString().replace(/[-:.TZ]/g, '').slice(0, 14)}`;
     const merchantId = template.merchant_id ?? caller.merchantId;

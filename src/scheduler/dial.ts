@@ -6,7 +6,7 @@
 import { attemptsEnded, providerErrors, turnLatency, turnOverhead } from '../metrics/index.js';
 import { leadZone } from '../lib/windows.js';
 import type { CallResult, DialRequest, Driver } from '../telephony/index.js';
-import type { Claimed } from './claim.js';
+import type { Claimed } from './claim-rules.js';
 
 /** What the configuration says about the call's edges: a machine that answers, an opt-out, the lead's zone. */
 export function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone'> {

@@ -1,3 +1,3 @@
 export { Scheduler, type SchedulerOptions, type SchedulerStats } from './worker.js';
 export { runPreChecks, type PreCheckResult } from './prechecks.js';
-export { claimBatch, type ClaimOptions, type ClaimReport, type StoppedResellers } from './claim.js';
+export { claimBatch, type ClaimOptions, type ClaimReport, type StoppedResellers } from './claim-rules.js';

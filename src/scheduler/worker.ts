@@ -13,7 +13,7 @@ import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { Drivers } from '../telephony/index.js';
 import { dials } from '../metrics/index.js';
 import { startCallSpan } from '../tracing/index.js';
-import { claimBatch, type Claimed, type StoppedResellers } from './claim.js';
+import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.js';
 import { callOptions, countAttempt, dialSafely } from './dial.js';
 import { Leases, type LiveCall } from './leases.js';
 import { runPreChecks } from './prechecks.js';

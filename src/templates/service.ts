@@ -89,6 +89,21 @@ export class TemplatesService {
     }
   }
 
+  /**
+   * The reseller's template named `input.name`, created (its flow validated as on create) when
+   * there is none; an existing one is left as it is. Two callers at once end with the same one.
+   */
+  async ensure(caller: Principal, input: NewTemplate): Promise<TemplateRow> {
+    const found = await this.repo.byName(input.reseller_id, input.name);
+    if (found) return this.visible(caller, input.name, found);
+    try {
+      return await this.create(caller, input);
+    } catch (err) {
+      if (!(err instanceof AppError && err.code === 'duplicate_template')) throw err;
+    }
+    return this.visible(caller, input.name, await this.repo.byName(input.reseller_id, input.name));
+  }
+
   list(caller: Principal, filter: TemplateFilter, limit: number, offset: number) {
     const params: unknown[] = [];
     // Merchants and users also see their reseller's reseller-level templates (merchant_id NULL).

@@ -51,6 +51,18 @@ export class TenantsRepository {
     return rows[0];
   }
 
+  /** The reseller of this name, in any case (names are unique so). */
+  async resellerByName(name: string): Promise<ResellerRow | undefined> {
+    const { rows } = await this.db.query<ResellerRow>('SELECT * FROM resellers WHERE lower(name) = lower($1)', [name]);
+    return rows[0];
+  }
+
+  /** The reseller's merchant of this name, in any case. */
+  async merchantByName(resellerId: string, name: string): Promise<MerchantRow | undefined> {
+    const { rows } = await this.db.query<MerchantRow>('SELECT * FROM merchants WHERE reseller_id = $1 AND lower(name) = lower($2)', [resellerId, name]);
+    return rows[0];
+  }
+
   listResellers(where: string, params: unknown[], limit: number, offset: number) {
     return pageOf<ResellerRow>(this.db, 'resellers', where, params, 'created_at, id', limit, offset);
   }

@@ -26,6 +26,33 @@ export class TenantsService {
     }
   }
 
+  /**
+   * The reseller named `name` (in any case), created when there is none: the tenant a tool works in
+   * (the sandbox line's, the demo data's). Two callers at once end with the same one.
+   */
+  async ensureReseller(name: string): Promise<ResellerRow> {
+    const found = await this.repo.resellerByName(name);
+    if (found) return found;
+    try {
+      return await this.repo.insertReseller(newId(), name);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    return (await this.repo.resellerByName(name))!;
+  }
+
+  /** The reseller's merchant named `name` (in any case), created with `contactEmail` when there is none. */
+  async ensureMerchant(resellerId: string, name: string, contactEmail: string): Promise<MerchantRow> {
+    const found = await this.repo.merchantByName(resellerId, name);
+    if (found) return found;
+    try {
+      return await this.repo.insertMerchant({ id: newId(), reseller_id: resellerId, name, contact_email: contactEmail });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    return (await this.repo.merchantByName(resellerId, name))!;
+  }
+
   listResellers(caller: Principal, limit: number, offset: number) {
     const params: unknown[] = [];
     const where = scopeCondition(caller, { reseller: 'id' }, params);

@@ -170,6 +170,17 @@ describe('scheduler lifecycle', () => {
     assert.equal((await lead(noPhone.body.lead_call_tracker_id)).status, 'BACKLOG', 'never dialled');
   });
 
+  it('calls a playground lead while its configuration has calling disabled (a try before the campaign calls)', async () => {
+    const off = await setup({ enable_calling: false });
+    const play = await push(off.template, {}, { is_playground: true, execution_mode: 'TELEPHONY_TEST' });
+    const held = await push(off.template);
+    const driver = new ScriptedDriver('PROVIDER_A');
+    await scheduler(driver).drain();
+    assert.deepEqual(driver.dials.map((d) => d.leadId), [play]);
+    assert.equal((await lead(play)).status, 'FINISHED');
+    assert.equal((await lead(held)).status, 'BACKLOG');
+  });
+
   it('releases a queue of held leads larger than a batch: one batch as calling is enabled, the rest just after', async () => {
     const off = await setup({ enable_calling: false });
     const count = RELEASE_BATCH * 2 + 7;

@@ -1,5 +1,5 @@
 /**
- * The twelve query types answered from the rollup (migration 005): the same rows as the queries
+ * The twelve query types answered from the rollup (migration 006): the same rows as the queries
  * over the leads (../queries), from hourly statistics rows instead of one row per lead.
  *
  * Terminology

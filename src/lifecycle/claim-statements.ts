@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { blacklistedSql } from '../blacklist/index.js';
-import { EFFECTIVE_PROVIDER_SQL, type ConfigurationRow } from '../configurations/index.js';
+import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
@@ -56,7 +56,7 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
        SELECT l.*, c.id AS configuration_id
        FROM head l
        JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE (c.enable_calling OR l.is_playground)
+       WHERE ${MAY_CALL_SQL}
          -- Computed once per claim (an InitPlan), not once per lead of the head.
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
            SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE'))))
@@ -99,7 +99,7 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
        SELECT count(*) >= $2 AS due FROM (
          SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() LIMIT $2) AS d),
      h AS (
-       SELECT l.id, c.id AS configuration_id, (c.enable_calling OR l.is_playground) AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
+       SELECT l.id, c.id AS configuration_id, ${MAY_CALL_SQL} AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
        FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
        WHERE (SELECT due FROM enough)
          AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})

@@ -4,7 +4,7 @@
  * window, the rate limit (exact across workers), and the outbound number (taken atomically). A
  * lead that passes becomes PROCESSING with a lease; one that must wait is held to its next due
  * time; one that may not be called is finished. All of it commits together or not at all. The
- * statements themselves are the lifecycle's (src/lifecycle/claim.ts).
+ * statements themselves are the lifecycle's (src/lifecycle/claim-statements.ts).
  */
 import type { ConfigurationRow } from '../configurations/index.js';
 import { effectiveConfiguration } from '../configurations/index.js';
@@ -85,8 +85,9 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const report: ClaimReport = { claimed: [], deferred: 0, finished: 0, unclogged: false };
   const limit = Math.trunc(options.limit);
   if (options.providers.length === 0 || !(limit > 0)) return report;
-  // Due leads with a configuration that calls, through a provider this worker dials, that has a
-  // free number now (so leads of an exhausted pool do not crowd out the others); then the rules.
+  // Due leads that may be called (configurations' `mayCall`, decided in the statement), through a
+  // provider this worker dials that has a free number now (so leads of an exhausted pool do not
+  // crowd out the others); then the rules.
   const rows = await dueCandidates(q, options.providers, limit);
   // A head holding leads that cannot be called now (no configuration, calling disabled, no free
   // number, no driver here) would hide the callable ones behind it: move those aside for a while.
@@ -108,10 +109,6 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;
-    if (!config.enable_calling) {
-      deferrals.push({ id: lead.id, until: new Date(now.getTime() + 60_000).toISOString() });
-      continue;
-    }
     if (stopped?.has(lead.reseller_id)) {
       // Looked at again soon: switching dialling back on takes effect within seconds.
       deferrals.push({ id: lead.id, until: new Date(now.getTime() + KILL_SWITCH_RECHECK_MS).toISOString() });
