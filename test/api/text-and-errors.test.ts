@@ -118,6 +118,62 @@ describe('text that cannot be stored', () => {
   });
 });
 
+describe('bytes that are not UTF-8', () => {
+  it('a query whose %-escapes are not UTF-8 (an encoded lone surrogate) answers 400 invalid_text naming it; a real emoji is fine', async () => {
+    for (const [query, field] of [
+      ['search=%ED%A0%80', '/search'],
+      ['q=%ED%A0%80', '/q'],
+      ['q=ok&status=%FF', '/status'],
+      ['q=caf%E9', '/q'],
+      ['%ED%A0%80=x', '/%ED%A0%80'],
+    ] as const) {
+      const res = await w.reseller1.get(`/leads?${query}`);
+      assert.equal(res.status, 400, `${query}: ${res.status} ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'invalid_text', query);
+      assert.equal(res.body.errors[0].path, field, query);
+    }
+    const emoji = await w.reseller1.get('/leads?q=%F0%9F%98%80&search=caf%C3%A9');
+    assert.equal(emoji.status, 200, JSON.stringify(emoji.body));
+    // The check runs before any route's own rules: a public route is covered too.
+    assert.equal((await t.anon.get('/health?x=%ED%B0%80')).status, 400);
+  });
+
+  it('a JSON body that is not UTF-8 answers 400 invalid_text on every JSON route, and nothing is written', async () => {
+    const before = await counts();
+    const latin1 = (body: unknown) => Buffer.from(JSON.stringify(body).replace('LATIN', 'caf\u00e9'), 'latin1');
+    const bodies: Array<[string, string, unknown]> = [
+      ['POST', '/leads', { request_id: 'LATIN', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { customer_mobile_number: '+14155550123', name: 'Ana' } }],
+      ['POST', '/leads/batch', { leads: [{ request_id: 'LATIN', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { name: 'Ana' } }] }],
+      ['POST', '/templates', { name: 'LATIN', reseller_id: w.r1, flow: flow() }],
+      ['PUT', `/templates/${templateId}`, { name: 'LATIN', reseller_id: w.r1, flow: flow() }],
+      ['POST', '/merchants', { name: 'LATIN', reseller_id: w.r1, contact_email: 'shop@example.com' }],
+    ];
+    for (const [method, path, body] of bodies) {
+      const payload = latin1(body);
+      assert.ok(payload.includes(0xe9), 'the body carries a Latin-1 byte');
+      const res = await w.reseller1.raw({ method, path: `${PREFIX}${path}`, payload, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'invalid_text');
+      assert.match(res.body.detail, /UTF-8/);
+    }
+    // An encoded surrogate (CESU-8) and a truncated sequence are refused too; the same text as UTF-8 is not.
+    const push = (name: Buffer) =>
+      w.reseller1.raw({
+        method: 'POST',
+        path: `${PREFIX}/leads`,
+        payload: Buffer.concat([Buffer.from(`{"request_id":"u","template":"text","reseller_id":"${w.r1}","merchant_id":"${w.m1}","payload":{"name":"`), name, Buffer.from('"}}')]),
+        headers: { 'content-type': 'application/json' },
+      });
+    assert.equal((await push(Buffer.from([0xed, 0xa0, 0x80]))).status, 400);
+    assert.equal((await push(Buffer.from([0x61, 0xc3]))).status, 400);
+    assert.equal(await counts(), before, 'nothing was written');
+    const fine = await push(Buffer.from('café', 'utf8'));
+    assert.equal(fine.status, 201, JSON.stringify(fine.body));
+    const lead = await w.reseller1.get(`/leads/${fine.body.lead_call_tracker_id}`);
+    assert.equal(lead.body.payload.name, 'café');
+  });
+});
+
 describe("Fastify's own errors are problems", () => {
   const expectProblem = (res: { status: number; headers: Record<string, unknown>; body: any }, status: number, code: string) => {
     assert.equal(res.status, status, JSON.stringify(res.body));
