@@ -37,7 +37,7 @@ export function registerLeads(
     policy: OutboundPolicy;
   },
 ): void {
-  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy);
+  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy, app.initialConfig.bodyLimit);
   registerLeadRoutes(app, leads);
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);

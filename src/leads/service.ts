@@ -15,6 +15,22 @@ import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 /** Pushes of a batch checked together before the event loop is given back (about 5 to 10 ms of work). */
 const CHECK_GROUP = 50;
 
+/** The body limit of POST /leads when none is given (Fastify's default, and DIALER_BODY_LIMIT_BYTES's). */
+const DEFAULT_LEAD_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * A lead of a batch larger than POST /leads accepts is refused as POST /leads would refuse it
+ * (413), so the batch is no way around the limit. Its size is that of its JSON as Dialer writes it
+ * (no whitespace), which is never more than the bytes the client sent for it.
+ */
+function oversize(body: unknown, index: number, limitBytes: number): AppError | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(body) ?? '');
+  if (bytes <= limitBytes) return undefined;
+  return new AppError(413, 'body_too_large', `Lead ${index} is ${bytes} bytes, larger than the ${limitBytes} bytes POST /leads accepts`, [
+    { path: `/leads/${index}`, message: `is larger than ${limitBytes} bytes` },
+  ]);
+}
+
 export interface PushOutcome {
   status: 'queued';
   lead_call_tracker_id: string;
@@ -54,6 +70,8 @@ export class LeadsService {
     private readonly db: Db,
     private readonly onFinished: OnFinished,
     private readonly outbound: OutboundPolicy,
+    /** The body limit of POST /leads: a lead of a batch may be no larger. */
+    private readonly leadLimitBytes = DEFAULT_LEAD_LIMIT_BYTES,
   ) {
     this.repo = new LeadsRepository(db);
     this.search = new LeadSearchRepository(db);
@@ -91,7 +109,11 @@ export class LeadsService {
     for (let from = 0; from < bodies.length; from += CHECK_GROUP) {
       if (from > 0) await (liveCallsNow() > 0 ? sleep(Math.min(took, 50)) : new Promise((resolve) => setImmediate(resolve)));
       const started = performance.now();
-      settled.push(...(await Promise.allSettled(bodies.slice(from, from + CHECK_GROUP).map((body) => preparePush(caller, body, ctx)))));
+      const group = bodies.slice(from, from + CHECK_GROUP).map((body, i) => {
+        const tooLarge = oversize(body, from + i, this.leadLimitBytes);
+        return tooLarge ? Promise.reject(tooLarge) : preparePush(caller, body, ctx);
+      });
+      settled.push(...(await Promise.allSettled(group)));
       took = performance.now() - started;
     }
     const results: BatchItem[] = [];

@@ -174,6 +174,26 @@ describe('bytes that are not UTF-8', () => {
   });
 });
 
+describe('a lead of a batch larger than POST /leads accepts', () => {
+  it('is refused on its own with the 413 POST /leads answers, naming it; the others are queued and it is not', async () => {
+    const lead = (request_id: string, pad = '') => ({ request_id, template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { customer_mobile_number: '+14155550124', name: 'Ana', pad } });
+    const big = lead('too-big', 'x'.repeat(70_000)); // the limit here is 64 KiB
+    const alone = await w.reseller1.post('/leads', big);
+    assert.equal(alone.status, 413, JSON.stringify(alone.body));
+    const res = await w.reseller1.post('/leads/batch', { leads: [lead('small-1'), big, lead('small-2')] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.queued, 2);
+    assert.equal(res.body.rejected, 1);
+    assert.deepEqual(res.body.results.map((r: { status: number }) => r.status), [201, 413, 201]);
+    const problem = res.body.results[1].problem;
+    assert.equal(problem.code, 'body_too_large');
+    assert.match(problem.detail, /^Lead 1 is \d+ bytes, larger than the 65536 bytes POST \/leads accepts$/);
+    assert.deepEqual(problem.errors, [{ path: '/leads/1', message: 'is larger than 65536 bytes' }]);
+    const stored = await t.db.query<{ request_id: string }>(`SELECT request_id FROM leads WHERE request_id IN ('small-1', 'small-2', 'too-big') ORDER BY request_id`);
+    assert.deepEqual(stored.rows.map((r) => r.request_id), ['small-1', 'small-2']);
+  });
+});
+
 describe("Fastify's own errors are problems", () => {
   const expectProblem = (res: { status: number; headers: Record<string, unknown>; body: any }, status: number, code: string) => {
     assert.equal(res.status, status, JSON.stringify(res.body));
