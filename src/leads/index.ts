@@ -7,6 +7,8 @@ import { registerLeadRoutes } from './routes.js';
 import { registerLeadReadRoutes } from './read-routes.js';
 import { registerRecordingRoutes } from './recording-routes.js';
 import { LeadsService } from './service.js';
+import { IdempotencyKeys } from './idempotency.js';
+import type { Logger } from '../lib/logger.js';
 import { LeadWatch, registerLeadEvents } from './events.js';
 
 export { LeadsService } from './service.js';
@@ -38,7 +40,7 @@ export function registerLeads(
   },
 ): void {
   const leads = new LeadsService(deps.db, deps.onFinished, deps.policy, app.initialConfig.bodyLimit);
-  registerLeadRoutes(app, leads);
+  registerLeadRoutes(app, leads, new IdempotencyKeys(deps.db, app.log as Logger));
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);
   app.addHook('preClose', async () => watch.close());

@@ -7,7 +7,8 @@ import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { abortLeads, type OnFinished } from '../lifecycle/index.js';
 import { liveCallsNow } from '../metrics/index.js';
-import { LeadsRepository, type LeadRow } from './repository.js';
+import { LeadsRepository, type LeadRow, type NewLead } from './repository.js';
+import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
@@ -79,15 +80,29 @@ export class LeadsService {
     this.lookup = targetLoader(db);
   }
 
-  /** POST /leads: one lead, or the AppError that refuses it. */
-  async push(caller: Principal, body: unknown): Promise<PushOutcome> {
+  /**
+   * POST /leads: one lead, or the AppError that refuses it. With `record` (an idempotency key's
+   * answer) the lead is written in a transaction of its own with the answer, instead of grouped.
+   */
+  async push(caller: Principal, body: unknown, record?: RecordAnswer): Promise<PushOutcome> {
     const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup, this.outbound));
+    const outcome = outcomeOf(prepared);
     try {
-      await this.inserter.insert(prepared.lead);
+      if (record) await this.insertRecorded([prepared.lead], record, outcome);
+      else await this.inserter.insert(prepared.lead);
     } catch (err) {
+      if (err instanceof AppError) throw err;
       throw notQueued(err);
     }
-    return outcomeOf(prepared);
+    return outcome;
+  }
+
+  /** Leads and the answer that records them, all or nothing. */
+  private insertRecorded(leads: NewLead[], record: RecordAnswer, answer: unknown): Promise<void> {
+    return this.db.tx(async (q) => {
+      await new LeadsRepository(q).insertMany(leads);
+      await record(q, answer);
+    });
   }
 
   /**
@@ -95,7 +110,7 @@ export class LeadsService {
    * the valid ones inserted by one statement. A failed insert fails the whole request (500) with
    * nothing queued, so a client can simply resend it.
    */
-  async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
+  async pushBatch(caller: Principal, bodies: unknown[], record?: RecordAnswer): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
     const ctx = new PushContext(this.db, this.lookup, this.outbound);
     // Checked side by side, a group at a time, so the lookups of a group share queries; answered in
     // the order sent. Between groups the event loop serves other work: the checks of a thousand
@@ -128,12 +143,15 @@ export class LeadsService {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       results.push({ index, status: err.status, problem: err.toProblem() });
     }
+    const answer = { queued: accepted.length, rejected: bodies.length - accepted.length, results };
     try {
-      await this.repo.insertMany(accepted.map((p) => p.lead));
+      if (record) await this.insertRecorded(accepted.map((p) => p.lead), record, answer);
+      else await this.repo.insertMany(accepted.map((p) => p.lead));
     } catch (err) {
+      if (err instanceof AppError) throw err;
       throw notQueued(err);
     }
-    return { queued: accepted.length, rejected: bodies.length - accepted.length, results };
+    return answer;
   }
 
   /** 404 both when missing and when out of scope. */
