@@ -25,7 +25,14 @@ const DEFAULT_LEAD_LIMIT_BYTES = 1024 * 1024;
  * (no whitespace), which is never more than the bytes the client sent for it.
  */
 function oversize(body: unknown, index: number, limitBytes: number): AppError | undefined {
-  const bytes = Buffer.byteLength(JSON.stringify(body) ?? '');
+  let json: string;
+  try {
+    json = JSON.stringify(body) ?? '';
+  } catch {
+    // Nested deeper than JSON.stringify's stack: a lead no statement could carry either.
+    return new AppError(422, 'schema_validation_failed', `Lead ${index} is nested too deeply to be stored`, [{ path: `/leads/${index}`, message: 'is nested too deeply' }]);
+  }
+  const bytes = Buffer.byteLength(json);
   if (bytes <= limitBytes) return undefined;
   return new AppError(413, 'body_too_large', `Lead ${index} is ${bytes} bytes, larger than the ${limitBytes} bytes POST /leads accepts`, [
     { path: `/leads/${index}`, message: `is larger than ${limitBytes} bytes` },

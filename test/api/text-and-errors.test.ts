@@ -192,6 +192,16 @@ describe('a lead of a batch larger than POST /leads accepts', () => {
     const stored = await t.db.query<{ request_id: string }>(`SELECT request_id FROM leads WHERE request_id IN ('small-1', 'small-2', 'too-big') ORDER BY request_id`);
     assert.deepEqual(stored.rows.map((r) => r.request_id), ['small-1', 'small-2']);
   });
+
+  it('a lead nested too deeply to measure is refused on its own too (422), never a 500', async () => {
+    const depth = 5000;
+    const deep = `{"request_id":"too-deep","template":"text","reseller_id":"${w.r1}","merchant_id":"${w.m1}","payload":{"name":"Ana","x":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const ok = JSON.stringify({ request_id: 'beside-deep', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { name: 'Ana' } });
+    const res = await w.reseller1.raw({ method: 'POST', path: `${PREFIX}/leads/batch`, payload: `{"leads":[${ok},${deep}]}`, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.results.map((r: { status: number }) => r.status), [201, 422]);
+    assert.deepEqual(res.body.results[1].problem.errors, [{ path: '/leads/1', message: 'is nested too deeply' }]);
+  });
 });
 
 describe("Fastify's own errors are problems", () => {
