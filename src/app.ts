@@ -24,6 +24,7 @@ import {
   ProblemSchema,
   registerAccessLog,
   registerErrorHandling,
+  registerJsonBodies,
   registerRateLimits,
   registerSecurityHeaders,
   registerTextChecks,
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.setValidatorCompiler(validatorCompiler);
   // JSON only (spec: all bodies are JSON); a text body answers 415 instead of a confusing type error.
   app.removeContentTypeParser('text/plain');
+  registerJsonBodies(app);
   addSharedSchema(ProblemSchema as typeof ProblemSchema & { $id: string });
   app.addSchema(ProblemSchema);
   app.addHook('onSend', (request, reply, payload, done) => {

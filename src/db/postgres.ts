@@ -48,6 +48,18 @@ function socketOf(client: pg.PoolClient): { cork(): void; uncork(): void } {
   return stream?.cork && stream.uncork ? (stream as { cork(): void; uncork(): void }) : { cork() {}, uncork() {} };
 }
 
+const LISTEN_RETRY_MAX_PAUSE_MS = 1_000;
+
+/**
+ * The pause before a lost LISTEN connection's `attempt`th reconnection (from 0): it doubles from
+ * 250 ms to at most a second. A worker is deaf to new leads until LISTEN is back (it only polls), so
+ * the pause stays short: a reconnection costs the server one refused connection a second per
+ * process, while a longer cap left workers deaf for seconds after the server had returned.
+ */
+function listenRetryPauseMs(attempt: number): number {
+  return Math.min(250 * 2 ** attempt, LISTEN_RETRY_MAX_PAUSE_MS);
+}
+
 export async function openPostgres(connectionString: string, options: { max?: number } = {}): Promise<Db> {
   // Pipeline mode: statements queued on a client are sent without waiting for the answers before
   // them. Only a transaction queues more than one (BEGIN with its first statement, the last
@@ -151,8 +163,9 @@ export async function openPostgres(connectionString: string, options: { max?: nu
       };
       const retry = () => {
         if (stopped || timer) return;
-        const pauseMs = Math.min(250 * 2 ** attempts, 10_000);
+        const pauseMs = listenRetryPauseMs(attempts);
         attempts++;
+        events.retrying?.(attempts, pauseMs);
         timer = setTimeout(() => {
           timer = undefined;
           subscribe().then(

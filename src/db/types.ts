@@ -45,8 +45,8 @@ export interface Db extends Queryable {
    * Calls `onNotify` on every NOTIFY on `channel` (PostgreSQL LISTEN, or PGlite's in-process
    * equivalent). Resolves to a function that stops listening. Best effort: callers also poll.
    * On PostgreSQL a lost connection (a server restart, a network cut) is reconnected and LISTEN
-   * issued again, with growing pauses; `events` hears of both, and `onNotify` is called once on
-   * return (notifications sent meanwhile were lost).
+   * issued again, with pauses that grow to a second at most; `events` hears of each step, and
+   * `onNotify` is called once on return (notifications sent meanwhile were lost).
    */
   listen(channel: string, onNotify: () => void, events?: ListenEvents): Promise<() => Promise<void>>;
 }
@@ -54,6 +54,8 @@ export interface Db extends Queryable {
 export interface ListenEvents {
   /** The listening connection was lost; reconnecting. */
   lost?(err: Error | undefined): void;
+  /** A reconnection is due `pauseMs` from now (the `attempt`th since the loss, from 1). */
+  retrying?(attempt: number, pauseMs: number): void;
   /** Listening again after `attempts` tries. */
   restored?(attempts: number): void;
 }

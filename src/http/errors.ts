@@ -60,7 +60,7 @@ function validationProblem(request: FastifyRequest, error: FastifyError): AppErr
   const status = typeof setting === 'function' ? setting(raw) : (setting ?? 400);
   const first = errors[0];
   const detail = first
-    ? `${part === 'body' ? 'Request body' : part === 'querystring' ? 'Query' : 'Path'}: ${first.path} ${first.message}` +
+    ? `${part === 'body' ? 'Request body' : part === 'querystring' ? 'Query' : part === 'headers' ? 'Header' : 'Path'}: ${first.path} ${first.message}` +
       (errors.length > 1 ? ` (and ${errors.length - 1} more)` : '')
     : 'The request is invalid';
   return new AppError(status, 'validation_failed', detail, errors);

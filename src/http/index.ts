@@ -5,6 +5,7 @@ export { registerErrorHandling, sendProblem, frameworkErrors, clientErrorHandler
 export { registerSecurityHeaders } from './headers.js';
 export { registerRateLimits } from './rate-limit.js';
 export { registerTextChecks, findUnstorableText } from './text.js';
+export { registerJsonBodies, requestBodyBytes } from './json.js';
 export { validatorCompiler, addSharedSchema, compileBodyValidator } from './validation.js';
 export * from './schemas.js';
 import './types.js';

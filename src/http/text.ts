@@ -1,12 +1,14 @@
 /**
  * Text the database cannot hold is bad input, refused before any route runs: a NUL character
  * (PostgreSQL text has none) or a lone UTF-16 surrogate (not Unicode; `"x\ud800y"` in JSON) in
- * any string or object key of the body, the query or the path. One check, for every route: 400
- * `invalid_text` naming the field, and nothing is written.
+ * any string or object key of the body, the query or the path; and a query string whose %-escapes
+ * are not UTF-8 (`%ED%A0%80`, a surrogate encoded; `%FF`), which the query parser keeps as the
+ * literal escape instead of decoding. One check, for every route: 400 `invalid_text` naming the
+ * field, and nothing is written. (A body that is not UTF-8 is refused as it is parsed: json.ts.)
  */
 import type { FastifyInstance } from 'fastify';
 import { AppError, type FieldError } from '../lib/errors.js';
-import { unstorableTextFlaw } from '../lib/text.js';
+import { storableText, unstorableTextFlaw } from '../lib/text.js';
 
 const flaw = unstorableTextFlaw;
 
@@ -45,8 +47,46 @@ const PARTS = [
   ['params', 'Path'],
 ] as const;
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
+
+/** Whether every run of %-escapes in `part` (a key or value of a raw query string) decodes as UTF-8. */
+function escapesAreUtf8(part: string): boolean {
+  for (const [run] of part.matchAll(ESCAPES)) {
+    try {
+      utf8.decode(Buffer.from(run.replace(/%/g, ''), 'hex'));
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The first key or value of the raw query string whose %-escapes are not UTF-8, as a field error. */
+export function findNonUtf8Query(url: string): FieldError | undefined {
+  const at = url.indexOf('?');
+  if (at < 0) return undefined;
+  for (const pair of url.slice(at + 1).split('&')) {
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    const value = eq < 0 ? '' : pair.slice(eq + 1);
+    if (escapesAreUtf8(key) && escapesAreUtf8(value)) continue;
+    let name: string;
+    try {
+      name = decodeURIComponent(key.replace(/\+/g, ' '));
+    } catch {
+      name = key;
+    }
+    const message = 'has %-escapes that are not UTF-8 (an encoded lone surrogate?), which cannot be stored';
+    return { path: `/${segment(storableText(name))}`, message: escapesAreUtf8(key) ? message : `(the key) ${message}` };
+  }
+  return undefined;
+}
+
 export function registerTextChecks(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
+    const query = findNonUtf8Query(request.url);
+    if (query) throw new AppError(400, 'invalid_text', `Query: ${query.path} ${query.message}`, [query]);
     for (const [part, label] of PARTS) {
       const found = findUnstorableText(request[part]);
       if (found) {

@@ -7,6 +7,8 @@ import { registerLeadRoutes } from './routes.js';
 import { registerLeadReadRoutes } from './read-routes.js';
 import { registerRecordingRoutes } from './recording-routes.js';
 import { LeadsService } from './service.js';
+import { IdempotencyKeys } from './idempotency.js';
+import type { Logger } from '../lib/logger.js';
 import { LeadWatch, registerLeadEvents } from './events.js';
 
 export { LeadsService } from './service.js';
@@ -37,8 +39,8 @@ export function registerLeads(
     policy: OutboundPolicy;
   },
 ): void {
-  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy);
-  registerLeadRoutes(app, leads);
+  const leads = new LeadsService(deps.db, deps.onFinished, deps.policy, app.initialConfig.bodyLimit);
+  registerLeadRoutes(app, leads, new IdempotencyKeys(deps.db, app.log as Logger));
   registerLeadReadRoutes(app, leads);
   const watch = new LeadWatch(deps.db);
   app.addHook('preClose', async () => watch.close());

@@ -6,6 +6,7 @@ import { iso, isoRequired } from '../lib/time.js';
 import type { LeadRow } from '../lifecycle/index.js';
 import { AbortBody, AbortResult, BatchBody, BatchResult, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
 import type { LeadsService } from './service.js';
+import { IdempotencyHeaders, type IdempotencyKeys } from './idempotency.js';
 
 type LeadView = Static<typeof Lead>;
 /** The API's fields of a lead: the schema's, in its order. */
@@ -43,21 +44,24 @@ export const LeadList = Type.Object({
 const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** Leads and the bulk push beyond it. */
-export function registerLeadRoutes(app: App, leads: LeadsService): void {
+export function registerLeadRoutes(app: App, leads: LeadsService, keys: IdempotencyKeys): void {
   app.post('/leads', {
     config: { permission: ['leads', 'write'], validationStatus: pushValidationStatus, whenDatabaseDown: 'lead_not_queued' },
+    ...keys.hooks,
     schema: {
       tags: ['leads'],
       summary: 'Push a lead for a template; it is queued (BACKLOG) for the scheduler',
       description:
         '400: a required field is missing or execution_mode is unknown. 403: the number is blacklisted (or the reseller/merchant is outside the token). ' +
         '404: no such template under the reseller/merchant. 422: a type mismatch, an unknown field, a malformed number, or a payload variable the template uses is missing. ' +
+        '409: the Idempotency-Key was used with another body, or its first request is under way. ' +
         '500: the write failed and nothing was queued; retry. Without payload.customer_mobile_number the lead is queued (201) but stays in BACKLOG; message says so.',
+      headers: IdempotencyHeaders,
       body: PushBody,
-      response: { 201: PushResult, ...problems(400, 401, 403, 404, 422, 500) },
+      response: { 201: PushResult, ...problems(400, 401, 403, 404, 409, 422, 500) },
     },
     handler: async (request, reply) => {
-      const result = await leads.push(request.principal, request.body);
+      const result = await leads.push(request.principal, request.body, keys.recorder(request, 201));
       return reply.code(201).send(result);
     },
   });
@@ -66,14 +70,16 @@ export function registerLeadRoutes(app: App, leads: LeadsService): void {
     config: { permission: ['leads', 'write'], whenDatabaseDown: 'lead_not_queued' },
     // 1,000 leads with generous payloads: larger than the default body limit.
     bodyLimit: BATCH_BODY_LIMIT_BYTES,
+    ...keys.hooks,
     schema: {
       tags: ['leads'],
       summary: 'Push up to 1,000 leads at once; each is checked like POST /leads and answered on its own',
-      description: 'The valid leads are inserted by one statement. 200 with one result per item, in the order sent (status 201 and the push result, or the status and problem POST /leads would have answered). 500: nothing was queued; retry the whole request.',
+      description: 'The valid leads are inserted by one statement. 200 with one result per item, in the order sent (status 201 and the push result, or the status and problem POST /leads would have answered). 409: the Idempotency-Key was used with another body, or its first request is under way. 500: nothing was queued; retry the whole request.',
+      headers: IdempotencyHeaders,
       body: BatchBody,
-      response: { 200: BatchResult, ...problems(400, 401, 403, 500) },
+      response: { 200: BatchResult, ...problems(400, 401, 403, 409, 500) },
     },
-    handler: async (request) => leads.pushBatch(request.principal, request.body.leads),
+    handler: async (request) => leads.pushBatch(request.principal, request.body.leads, keys.recorder(request, 200)),
   });
 
   app.get('/leads', {

@@ -54,7 +54,9 @@ export function pushValidationStatus(raw: ErrorObject[]): number {
   const is400 = (e: ErrorObject) =>
     (e.keyword === 'required' && e.instancePath === '' && (REQUIRED_FIELDS as readonly string[]).includes((e.params as { missingProperty: string }).missingProperty)) ||
     (e.keyword === 'minLength' && ['/request_id', '/template', '/reseller_id'].includes(e.instancePath)) ||
-    e.instancePath === '/execution_mode';
+    e.instancePath === '/execution_mode' ||
+    // The Idempotency-Key header (validated with the body's status rule, as the route's one setting).
+    e.instancePath === '/idempotency-key';
   return raw.some(is400) ? 400 : 422;
 }
 

@@ -5,14 +5,38 @@ import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toE
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
-import { abortLeads, queueLeads, type LeadRow, type OnFinished } from '../lifecycle/index.js';
+import { abortLeads, queueLeads, type LeadRow, type NewLead, type OnFinished } from '../lifecycle/index.js';
 import { liveCallsNow } from '../metrics/index.js';
+import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 
 /** Pushes of a batch checked together before the event loop is given back (about 5 to 10 ms of work). */
 const CHECK_GROUP = 50;
+
+/** The body limit of POST /leads when none is given (Fastify's default, and DIALER_BODY_LIMIT_BYTES's). */
+const DEFAULT_LEAD_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * A lead of a batch larger than POST /leads accepts is refused as POST /leads would refuse it
+ * (413), so the batch is no way around the limit. Its size is that of its JSON as Dialer writes it
+ * (no whitespace), which is never more than the bytes the client sent for it.
+ */
+function oversize(body: unknown, index: number, limitBytes: number): AppError | undefined {
+  let json: string;
+  try {
+    json = JSON.stringify(body) ?? '';
+  } catch {
+    // Nested deeper than JSON.stringify's stack: a lead no statement could carry either.
+    return new AppError(422, 'schema_validation_failed', `Lead ${index} is nested too deeply to be stored`, [{ path: `/leads/${index}`, message: 'is nested too deeply' }]);
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= limitBytes) return undefined;
+  return new AppError(413, 'body_too_large', `Lead ${index} is ${bytes} bytes, larger than the ${limitBytes} bytes POST /leads accepts`, [
+    { path: `/leads/${index}`, message: `is larger than ${limitBytes} bytes` },
+  ]);
+}
 
 export interface PushOutcome {
   status: 'queued';
@@ -52,21 +76,37 @@ export class LeadsService {
     private readonly db: Db,
     private readonly onFinished: OnFinished,
     private readonly outbound: OutboundPolicy,
+    /** The body limit of POST /leads: a lead of a batch may be no larger. */
+    private readonly leadLimitBytes = DEFAULT_LEAD_LIMIT_BYTES,
   ) {
     this.search = new LeadSearchRepository(db);
     this.inserter = new GroupInserter((leads) => queueLeads(db, leads));
     this.lookup = targetLoader(db);
   }
 
-  /** POST /leads: one lead, or the AppError that refuses it. */
-  async push(caller: Principal, body: unknown): Promise<PushOutcome> {
+  /**
+   * POST /leads: one lead, or the AppError that refuses it. With `record` (an idempotency key's
+   * answer) the lead is written in a transaction of its own with the answer, instead of grouped.
+   */
+  async push(caller: Principal, body: unknown, record?: RecordAnswer): Promise<PushOutcome> {
     const prepared = await preparePush(caller, body, new PushContext(this.db, this.lookup, this.outbound));
+    const outcome = outcomeOf(prepared);
     try {
-      await this.inserter.insert(prepared.lead);
+      if (record) await this.insertRecorded([prepared.lead], record, outcome);
+      else await this.inserter.insert(prepared.lead);
     } catch (err) {
+      if (err instanceof AppError) throw err;
       throw notQueued(err);
     }
-    return outcomeOf(prepared);
+    return outcome;
+  }
+
+  /** Leads and the answer that records them, all or nothing. */
+  private insertRecorded(leads: NewLead[], record: RecordAnswer, answer: unknown): Promise<void> {
+    return this.db.tx(async (q) => {
+      await queueLeads(q, leads);
+      await record(q, answer);
+    });
   }
 
   /**
@@ -74,7 +114,7 @@ export class LeadsService {
    * the valid ones inserted by one statement. A failed insert fails the whole request (500) with
    * nothing queued, so a client can simply resend it.
    */
-  async pushBatch(caller: Principal, bodies: unknown[]): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
+  async pushBatch(caller: Principal, bodies: unknown[], record?: RecordAnswer): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
     const ctx = new PushContext(this.db, this.lookup, this.outbound);
     // Checked side by side, a group at a time, so the lookups of a group share queries; answered in
     // the order sent. Between groups the event loop serves other work: the checks of a thousand
@@ -88,7 +128,11 @@ export class LeadsService {
     for (let from = 0; from < bodies.length; from += CHECK_GROUP) {
       if (from > 0) await (liveCallsNow() > 0 ? sleep(Math.min(took, 50)) : new Promise((resolve) => setImmediate(resolve)));
       const started = performance.now();
-      settled.push(...(await Promise.allSettled(bodies.slice(from, from + CHECK_GROUP).map((body) => preparePush(caller, body, ctx)))));
+      const group = bodies.slice(from, from + CHECK_GROUP).map((body, i) => {
+        const tooLarge = oversize(body, from + i, this.leadLimitBytes);
+        return tooLarge ? Promise.reject(tooLarge) : preparePush(caller, body, ctx);
+      });
+      settled.push(...(await Promise.allSettled(group)));
       took = performance.now() - started;
     }
     const results: BatchItem[] = [];
@@ -103,12 +147,15 @@ export class LeadsService {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       results.push({ index, status: err.status, problem: err.toProblem() });
     }
+    const answer = { queued: accepted.length, rejected: bodies.length - accepted.length, results };
     try {
-      await queueLeads(this.db, accepted.map((p) => p.lead));
+      if (record) await this.insertRecorded(accepted.map((p) => p.lead), record, answer);
+      else await queueLeads(this.db, accepted.map((p) => p.lead));
     } catch (err) {
+      if (err instanceof AppError) throw err;
       throw notQueued(err);
     }
-    return { queued: accepted.length, rejected: bodies.length - accepted.length, results };
+    return answer;
   }
 
   /** 404 both when missing and when out of scope. */

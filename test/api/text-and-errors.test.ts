@@ -118,6 +118,92 @@ describe('text that cannot be stored', () => {
   });
 });
 
+describe('bytes that are not UTF-8', () => {
+  it('a query whose %-escapes are not UTF-8 (an encoded lone surrogate) answers 400 invalid_text naming it; a real emoji is fine', async () => {
+    for (const [query, field] of [
+      ['search=%ED%A0%80', '/search'],
+      ['q=%ED%A0%80', '/q'],
+      ['q=ok&status=%FF', '/status'],
+      ['q=caf%E9', '/q'],
+      ['%ED%A0%80=x', '/%ED%A0%80'],
+    ] as const) {
+      const res = await w.reseller1.get(`/leads?${query}`);
+      assert.equal(res.status, 400, `${query}: ${res.status} ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'invalid_text', query);
+      assert.equal(res.body.errors[0].path, field, query);
+    }
+    const emoji = await w.reseller1.get('/leads?q=%F0%9F%98%80&search=caf%C3%A9');
+    assert.equal(emoji.status, 200, JSON.stringify(emoji.body));
+    // The check runs before any route's own rules: a public route is covered too.
+    assert.equal((await t.anon.get('/health?x=%ED%B0%80')).status, 400);
+  });
+
+  it('a JSON body that is not UTF-8 answers 400 invalid_text on every JSON route, and nothing is written', async () => {
+    const before = await counts();
+    const latin1 = (body: unknown) => Buffer.from(JSON.stringify(body).replace('LATIN', 'caf\u00e9'), 'latin1');
+    const bodies: Array<[string, string, unknown]> = [
+      ['POST', '/leads', { request_id: 'LATIN', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { customer_mobile_number: '+14155550123', name: 'Ana' } }],
+      ['POST', '/leads/batch', { leads: [{ request_id: 'LATIN', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { name: 'Ana' } }] }],
+      ['POST', '/templates', { name: 'LATIN', reseller_id: w.r1, flow: flow() }],
+      ['PUT', `/templates/${templateId}`, { name: 'LATIN', reseller_id: w.r1, flow: flow() }],
+      ['POST', '/merchants', { name: 'LATIN', reseller_id: w.r1, contact_email: 'shop@example.com' }],
+    ];
+    for (const [method, path, body] of bodies) {
+      const payload = latin1(body);
+      assert.ok(payload.includes(0xe9), 'the body carries a Latin-1 byte');
+      const res = await w.reseller1.raw({ method, path: `${PREFIX}${path}`, payload, headers: { 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, 'invalid_text');
+      assert.match(res.body.detail, /UTF-8/);
+    }
+    // An encoded surrogate (CESU-8) and a truncated sequence are refused too; the same text as UTF-8 is not.
+    const push = (name: Buffer) =>
+      w.reseller1.raw({
+        method: 'POST',
+        path: `${PREFIX}/leads`,
+        payload: Buffer.concat([Buffer.from(`{"request_id":"u","template":"text","reseller_id":"${w.r1}","merchant_id":"${w.m1}","payload":{"name":"`), name, Buffer.from('"}}')]),
+        headers: { 'content-type': 'application/json' },
+      });
+    assert.equal((await push(Buffer.from([0xed, 0xa0, 0x80]))).status, 400);
+    assert.equal((await push(Buffer.from([0x61, 0xc3]))).status, 400);
+    assert.equal(await counts(), before, 'nothing was written');
+    const fine = await push(Buffer.from('café', 'utf8'));
+    assert.equal(fine.status, 201, JSON.stringify(fine.body));
+    const lead = await w.reseller1.get(`/leads/${fine.body.lead_call_tracker_id}`);
+    assert.equal(lead.body.payload.name, 'café');
+  });
+});
+
+describe('a lead of a batch larger than POST /leads accepts', () => {
+  it('is refused on its own with the 413 POST /leads answers, naming it; the others are queued and it is not', async () => {
+    const lead = (request_id: string, pad = '') => ({ request_id, template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { customer_mobile_number: '+14155550124', name: 'Ana', pad } });
+    const big = lead('too-big', 'x'.repeat(70_000)); // the limit here is 64 KiB
+    const alone = await w.reseller1.post('/leads', big);
+    assert.equal(alone.status, 413, JSON.stringify(alone.body));
+    const res = await w.reseller1.post('/leads/batch', { leads: [lead('small-1'), big, lead('small-2')] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.queued, 2);
+    assert.equal(res.body.rejected, 1);
+    assert.deepEqual(res.body.results.map((r: { status: number }) => r.status), [201, 413, 201]);
+    const problem = res.body.results[1].problem;
+    assert.equal(problem.code, 'body_too_large');
+    assert.match(problem.detail, /^Lead 1 is \d+ bytes, larger than the 65536 bytes POST \/leads accepts$/);
+    assert.deepEqual(problem.errors, [{ path: '/leads/1', message: 'is larger than 65536 bytes' }]);
+    const stored = await t.db.query<{ request_id: string }>(`SELECT request_id FROM leads WHERE request_id IN ('small-1', 'small-2', 'too-big') ORDER BY request_id`);
+    assert.deepEqual(stored.rows.map((r) => r.request_id), ['small-1', 'small-2']);
+  });
+
+  it('a lead nested too deeply to measure is refused on its own too (422), never a 500', async () => {
+    const depth = 5000;
+    const deep = `{"request_id":"too-deep","template":"text","reseller_id":"${w.r1}","merchant_id":"${w.m1}","payload":{"name":"Ana","x":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const ok = JSON.stringify({ request_id: 'beside-deep', template: 'text', reseller_id: w.r1, merchant_id: w.m1, payload: { name: 'Ana' } });
+    const res = await w.reseller1.raw({ method: 'POST', path: `${PREFIX}/leads/batch`, payload: `{"leads":[${ok},${deep}]}`, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.results.map((r: { status: number }) => r.status), [201, 422]);
+    assert.deepEqual(res.body.results[1].problem.errors, [{ path: '/leads/1', message: 'is nested too deeply' }]);
+  });
+});
+
 describe("Fastify's own errors are problems", () => {
   const expectProblem = (res: { status: number; headers: Record<string, unknown>; body: any }, status: number, code: string) => {
     assert.equal(res.status, status, JSON.stringify(res.body));

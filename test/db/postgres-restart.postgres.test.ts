@@ -1,9 +1,11 @@
 /**
  * A PostgreSQL server of the test's own, stopped and restarted under a running worker and API:
  * the worker's LISTEN connection comes back by itself (logged), so a push after the restart
- * wakes it at once (its poll interval here is ten minutes: only NOTIFY can); a push while the
- * database is down answers the documented 500 lead_not_queued with Retry-After, and other requests
- * 503 database_unavailable; once the server is back, pushes succeed again.
+ * wakes it at once (its poll interval here is ten minutes: only NOTIFY can); while the server
+ * stays down, LISTEN is retried with pauses of a second at most, and it listens again once the
+ * server is back; a push while the database is down answers the documented 500 lead_not_queued
+ * with Retry-After, and other requests 503 database_unavailable; once the server is back, pushes
+ * succeed again.
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
@@ -75,6 +77,33 @@ describe('a PostgreSQL restart', () => {
       await until('the second dial, woken by NOTIFY (the poll is ten minutes away)', () => driver.dials.length >= 2);
     } finally {
       await scheduler.stop();
+    }
+  });
+
+  it('while the server stays down, LISTEN is retried with pauses of a second at most; once it is back, it listens again', async () => {
+    const pauses: number[] = [];
+    let notified = 0;
+    let restored = 0;
+    const stop = await db.listen('restart_probe', () => notified++, { retrying: (_attempt, pauseMs) => pauses.push(pauseMs), restored: () => restored++ });
+    try {
+      await pg.halt();
+      try {
+        // Six attempts: a doubling pause would have reached 4 s by then.
+        await until('six reconnection attempts while the server is down', () => pauses.length >= 6, 60_000);
+      } finally {
+        await pg.start();
+      }
+      assert.deepEqual(pauses.slice(0, 6), [250, 500, 1000, 1000, 1000, 1000]);
+      await until('LISTEN to be restored', () => restored === 1);
+      await until('the return to be told to the listener', () => notified >= 1);
+      const before = notified;
+      // Pooled connections the restart cut may fail once: send until one NOTIFY gets through.
+      await until('a NOTIFY to reach the listener again', async () => {
+        await db.query(`SELECT pg_notify('restart_probe', '')`).catch(() => undefined);
+        return notified > before;
+      });
+    } finally {
+      await stop();
     }
   });
 
