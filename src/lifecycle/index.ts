@@ -31,6 +31,7 @@ export {
   COMPLETED,
   NOT_REACHED_OUTCOMES,
   RETRIED_OUTCOMES,
+  BREAKER_FAILURES,
   FALLBACK_RETRY,
   isReached,
   isRetried,
@@ -76,4 +77,5 @@ export {
   type FinishItem,
   type AbortOutcome,
 } from './finish.js';
+export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';

@@ -33,6 +33,8 @@ export interface LeadRow {
   configurations_override: Record<string, unknown> | null;
   cancellation_reason: string | null;
   next_attempt_at: Date | null;
+  /** The campaign the lead joined, if any. */
+  campaign_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
