@@ -43,7 +43,7 @@ interface Reading {
 export async function admitCampaignStarts(q: Queryable, ids: readonly string[]): Promise<Admission> {
   const admission: Admission = { allowed: new Map() };
   if (ids.length === 0) return admission;
-  await q.query('SELECT id FROM campaigns WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [ids], { prepare: true });
+  await q.query('SELECT id FROM campaigns WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [ids], { prepare: true });
   const { rows } = await q.query<Reading>(
     `SELECT c.id, ${campaignOpenSql('c')} AS open, c.max_concurrent_calls AS cap, c.max_calls_per_second IS NOT NULL AS paced,
             (c.next_start_at IS NULL OR c.next_start_at <= now()) AS pace_ready,

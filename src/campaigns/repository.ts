@@ -90,7 +90,7 @@ export class CampaignsRepository {
 
   /** The campaign, locked for a change of its state when `forUpdate`. */
   async byId(id: string, forUpdate = false): Promise<CampaignRow | undefined> {
-    const { rows } = await this.db.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns c WHERE c.id = $1${forUpdate ? ' FOR UPDATE OF c' : ''}`, [id]);
+    const { rows } = await this.db.query<CampaignRow>(`SELECT ${COLUMNS} FROM campaigns c WHERE c.id = $1${forUpdate ? ' FOR NO KEY UPDATE OF c' : ''}`, [id]);
     return rows[0];
   }
 
