@@ -36,6 +36,3 @@ ALTER TABLE leads ADD COLUMN campaign_id text REFERENCES campaigns (id);
 CREATE INDEX leads_campaign_idx ON leads (campaign_id, status) WHERE campaign_id IS NOT NULL;
 -- The breaker reads the attempts that ended in its window.
 CREATE INDEX call_attempts_ended_idx ON call_attempts (ended_at) WHERE ended_at IS NOT NULL;
-
--- A cap on the live calls of one configuration, across workers (NULL: no cap).
-ALTER TABLE configurations ADD COLUMN max_concurrent_calls integer CHECK (max_concurrent_calls IS NULL OR max_concurrent_calls > 0);
