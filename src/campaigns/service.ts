@@ -190,8 +190,10 @@ export class CampaignsService {
    * transaction (no claim takes them meanwhile: the campaign is stopped first).
    */
   async stop(caller: Principal, id: string): Promise<CampaignRow> {
+    // A campaign past its end may still hold queued leads (they are not called): stopping it finishes them.
+    const waiting = (await this.repo.waitingLeads(id, 1)).length > 0;
     await this.change(caller, id, (c) => {
-      refuseFinished(c, 'stopped');
+      if (!(c.status === 'completed' && c.state === 'active' && waiting)) refuseFinished(c, 'stopped');
       return { state: 'stopped', reason: null };
     });
     for (;;) {

@@ -180,6 +180,23 @@ describe('campaigns', () => {
     assert.equal(pause.body.code, 'campaign_finished');
   });
 
+  it('past its end a campaign is completed, its queued leads say so, and stop finishes them', async () => {
+    const c = (await create(w.reseller1, { end_at: new Date(Date.now() + 3_600_000).toISOString() })).body;
+    const pushed = await w.reseller1.post('/leads', lead(c.id));
+    const id = pushed.body.lead_call_tracker_id;
+    // The end passes (as the clock would move it).
+    await t.db.query(`UPDATE campaigns SET end_at = now() - interval '1 second' WHERE id = $1`, [c.id]);
+    const ended = await w.reseller1.get(`/campaigns/${c.id}`);
+    assert.equal(ended.body.status, 'completed');
+    assert.equal((await w.reseller1.get(`/leads/${id}`)).body.held_reason, 'campaign_ended');
+    assert.equal((await w.reseller1.post('/leads', lead(c.id))).body.code, 'campaign_ended');
+    assert.equal((await w.reseller1.post(`/campaigns/${c.id}/pause`)).status, 409);
+    const stopped = await w.reseller1.post(`/campaigns/${c.id}/stop`);
+    assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+    assert.deepEqual(stopped.body.progress.by_outcome, { aborted: 1 });
+    assert.equal((await w.reseller1.post(`/campaigns/${c.id}/stop`)).status, 409);
+  });
+
   it('results: a row per lead, as JSON pages and as CSV with the analysis fields as columns', async () => {
     const c = (await create(w.reseller1)).body;
     const batch = await w.reseller1.post('/leads/batch', { leads: [lead(c.id), lead(c.id), lead(c.id)] });
