@@ -33,9 +33,10 @@ import {
 } from './http/index.js';
 import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
+import { registerCampaigns } from './campaigns/index.js';
 import { registerConfigurations, type OnCallingEnabled } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
-import { RELEASE_BATCH, releaseAllHeld, releaseHeld } from './lifecycle/index.js';
+import { abortLeads, LEADS_CHANNEL, RELEASE_BATCH, releaseAllHeld, releaseHeld } from './lifecycle/index.js';
 import { registerNumbers } from './numbers/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
@@ -265,6 +266,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerBlacklist(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });
+      // A stopped campaign's waiting leads are aborted; a resumed one wakes the workers.
+      registerCampaigns(scoped, {
+        db,
+        publicBase: `${config.publicUrl}${API_PREFIX}`,
+        finishStopped: async (q, campaignId, ids) => {
+          await abortLeads(q, ids.map((lead_id) => ({ lead_id, cancellation_reason: 'campaign stopped' })), { sql: 'l.campaign_id = $2', params: [campaignId] }, onFinished);
+        },
+        wake: async (q) => void (await q.query(`SELECT pg_notify('${LEADS_CHANNEL}', '')`)),
+      });
       registerWebhooks(scoped, db);
       registerAnalytics(scoped, { db, log: app.log });
       registerOverview(scoped, db);

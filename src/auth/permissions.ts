@@ -10,6 +10,7 @@ export type Resource =
   | 'numbers'
   | 'blacklist'
   | 'leads'
+  | 'campaigns'
   | 'analytics'
   | 'tokens'
   | 'flags'
@@ -33,6 +34,8 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   numbers: { read: ['admin', 'reseller'], write: ['admin'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   leads: { read: ALL, write: ALL },
+  // Users push leads into campaigns; pausing, resuming and stopping one is for those who run them.
+  campaigns: { read: ALL, write: ['admin', 'reseller', 'merchant'] },
   analytics: { read: ALL, write: [] },
   tokens: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller', 'merchant'] },
   flags: { read: ['admin'], write: ['admin'] },

@@ -11,6 +11,7 @@ interface ImportFlags {
   resellerId?: string;
   merchantId?: string;
   executionMode?: string;
+  campaign?: string;
   url?: string;
   token?: string;
   allowMissingPhone?: boolean;
@@ -32,13 +33,14 @@ export function registerLeadsCommands(program: Command): void {
     .option('--reseller-id <id>', 'reseller of the leads (or a reseller_id column)')
     .option('--merchant-id <id>', 'merchant of the leads (or a merchant_id column)')
     .option('--execution-mode <mode>', `one of ${EXECUTION_MODES.join(', ')} (default TELEPHONY)`)
+    .option('--campaign <id>', 'the campaign the leads join (POST /campaigns); its cap, pace, dates and pause apply to them')
     .option('--url <url>', 'API base URL (default http://HOST:PORT from the environment, with the API prefix)')
     .option('--token <token>', 'bearer token: an s2s token or a login JWT (default: DIALER_TOKEN)')
     .option('--allow-missing-phone', 'push rows even though the file has no customer_mobile_number column')
     .option('--rejects <file>', 'where to write rejected rows (default: <file>.rejected.csv, only when some are)')
     .addHelpText(
       'after',
-      '\nColumns request_id, reseller_id, merchant_id, execution_mode and reporting_webhook_url set those fields;' +
+      '\nColumns request_id, reseller_id, merchant_id, execution_mode, reporting_webhook_url and campaign_id set those fields;' +
         '\nevery other non-empty cell goes into payload. request_id defaults to <file name>:<line>.' +
         `\nExit status: 0 all rows queued, ${EXIT_SOME_REJECTED} some rows rejected (see the summary), 1 the import failed.`,
     )
@@ -66,6 +68,7 @@ export function registerLeadsCommands(program: Command): void {
           ...(flags.resellerId ? { resellerId: flags.resellerId } : {}),
           ...(flags.merchantId ? { merchantId: flags.merchantId } : {}),
           ...(flags.executionMode ? { executionMode: flags.executionMode } : {}),
+          ...(flags.campaign ? { campaignId: flags.campaign } : {}),
           ...(flags.allowMissingPhone ? { allowMissingPhone: true } : {}),
           onProgress: (p) => {
             bar?.setTotal(Math.max(1, p.totalBytes));

@@ -1,17 +1,19 @@
 /**
  * How a CSV row becomes a push body, for every importer (`dialer leads import` and the
- * dashboard's CSV import): the columns request_id, reseller_id, merchant_id, execution_mode and
- * reporting_webhook_url go to the top level, every other non-empty cell into `payload`. Pure: the
+ * dashboard's CSV import): the columns request_id, reseller_id, merchant_id, execution_mode,
+ * reporting_webhook_url and campaign_id go to the top level, every other non-empty cell into `payload`. Pure: the
  * dashboard bundles it.
  */
 
-export const TOP_LEVEL_COLUMNS = ['request_id', 'reseller_id', 'merchant_id', 'execution_mode', 'reporting_webhook_url'] as const;
+export const TOP_LEVEL_COLUMNS = ['request_id', 'reseller_id', 'merchant_id', 'execution_mode', 'reporting_webhook_url', 'campaign_id'] as const;
 
 export interface RowDefaults {
   template: string;
   resellerId?: string | undefined;
   merchantId?: string | undefined;
   executionMode?: string | undefined;
+  /** The campaign every lead joins. */
+  campaignId?: string | undefined;
   /** Accept a file without a customer_mobile_number column (its leads are queued but never dialled). */
   allowMissingPhone?: boolean | undefined;
 }
@@ -42,6 +44,7 @@ export function toPushBody(record: Record<string, string>, line: number, default
   if (defaults.resellerId) body.reseller_id = defaults.resellerId;
   if (defaults.merchantId) body.merchant_id = defaults.merchantId;
   if (defaults.executionMode) body.execution_mode = defaults.executionMode;
+  if (defaults.campaignId) body.campaign_id = defaults.campaignId;
   const payload: Record<string, string> = {};
   for (const [column, value] of Object.entries(record)) {
     if (value === '') continue;

@@ -22,6 +22,8 @@ export interface ImportOptions {
   resellerId?: string;
   merchantId?: string;
   executionMode?: string;
+  /** The campaign every lead joins (POST /campaigns). */
+  campaignId?: string;
   /** Push rows that have no customer_mobile_number column (they are queued but never dialled). */
   allowMissingPhone?: boolean;
   onProgress?: (p: ImportProgress) => void;

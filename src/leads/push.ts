@@ -4,11 +4,13 @@
  * - batch: up to 1,000 pushes checked independently and inserted by one statement.
  *
  * Checks run in this order: schema (400 missing field or bad execution_mode, 422 other
- * schema failures), scope (403), template under the reseller/merchant (404), payload variables the
- * template needs (422), the destination number (422 malformed, 403 blacklisted).
+ * schema failures), scope (403), template under the reseller/merchant (404), the campaign it joins
+ * (404 not there, 409 stopped, ended or of another template), payload variables the template needs
+ * (422), the destination number (422 malformed, 403 blacklisted).
  */
 import type { ErrorObject } from 'ajv';
 import { assertOwnerInScope, can, type Principal } from '../auth/index.js';
+import { campaignRefs, joinProblem, type CampaignRef } from '../campaigns/index.js';
 import { ConfigurationOverride, findPushTargets, mayCall, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
@@ -59,6 +61,7 @@ export function targetLoader(db: Queryable): TargetLookup {
 export class PushContext {
   private readonly targets = new Map<string, Promise<PushTarget | undefined>>();
   private readonly merchants = new Map<string, Promise<string | undefined>>();
+  private readonly campaigns = new Map<string, Promise<CampaignRef | undefined>>();
 
   constructor(
     private readonly db: Queryable,
@@ -70,6 +73,10 @@ export class PushContext {
   /** The template by name, its configuration, and whether `phone` is blacklisted. */
   target(resellerId: string, templateName: string, phone: string | undefined) {
     return memo(this.targets, `${resellerId}\u0000${templateName}\u0000${phone ?? ''}`, () => this.lookup({ resellerId, templateName, phone }));
+  }
+
+  campaign(id: string) {
+    return memo(this.campaigns, id, async () => (await campaignRefs(this.db, [id]))[0]);
   }
 
   merchantReseller(merchantId: string) {
@@ -152,6 +159,11 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     throw templateNotFound(body.template, body.reseller_id, merchantId);
   }
 
+  if (body.campaign_id !== undefined) {
+    const refused = joinProblem(await ctx.campaign(body.campaign_id), body.campaign_id, { resellerId: body.reseller_id, merchantId, templateId: template.id });
+    if (refused) throw refused;
+  }
+
   const payload: Record<string, unknown> = { ...body.payload };
   if (body.reporting_webhook_url !== undefined) payload.reporting_webhook_url = body.reporting_webhook_url;
 
@@ -200,6 +212,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
       is_playground: isPlayground,
       configurations_override: override,
       payload,
+      campaign_id: body.campaign_id ?? null,
       // Nothing may call it yet (no configuration, or calling disabled): it waits to be looked at
       // again, or until the configuration is created or enabled, instead of filling the queue head.
       due_in_seconds: phone === undefined ? null : callable ? (configuration?.initial_offset ?? 0) : HELD_SECONDS,

@@ -27,6 +27,7 @@ export function leadView(l: LeadRow): LeadView {
     call_initiated_time: iso(l.call_initiated_time),
     call_end_time: iso(l.call_end_time),
     next_attempt_at: iso(l.next_attempt_at),
+    campaign_id: l.campaign_id ?? null,
     created_at: isoRequired(l.created_at),
     updated_at: isoRequired(l.updated_at),
   };
@@ -53,8 +54,8 @@ export function registerLeadRoutes(app: App, leads: LeadsService, keys: Idempote
       summary: 'Push a lead for a template; it is queued (BACKLOG) for the scheduler',
       description:
         '400: a required field is missing or execution_mode is unknown. 403: the number is blacklisted (or the reseller/merchant is outside the token). ' +
-        '404: no such template under the reseller/merchant. 422: a type mismatch, an unknown field, a malformed number, or a payload variable the template uses is missing. ' +
-        '409: the Idempotency-Key was used with another body, or its first request is under way. ' +
+        '404: no such template under the reseller/merchant, or no such campaign_id there. 409: the campaign_id names a stopped or ended campaign, or one of another template; ' +
+        'or the Idempotency-Key was used with another body, or its first request is under way. 422: a type mismatch, an unknown field, a malformed number, or a payload variable the template uses is missing. ' +
         '500: the write failed and nothing was queued; retry. Without payload.customer_mobile_number the lead is queued (201) but stays in BACKLOG; message says so.',
       headers: IdempotencyHeaders,
       body: PushBody,
@@ -100,7 +101,11 @@ export function registerLeadRoutes(app: App, leads: LeadsService, keys: Idempote
   app.get('/leads/:id', {
     config: { permission: ['leads', 'read'] },
     schema: { tags: ['leads'], summary: 'Read a lead; id is the lead_call_tracker_id', params: IdParams, response: { 200: Lead, ...problems(401, 403, 404) } },
-    handler: async (request) => leadView(await leads.get(request.principal, request.params.id)),
+    handler: async (request) => {
+      const lead = await leads.get(request.principal, request.params.id);
+      const held = await leads.heldReason(lead);
+      return { ...leadView(lead), ...(held ? { held_reason: held } : {}) };
+    },
   });
 
   app.post('/lead/abort', {

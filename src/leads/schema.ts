@@ -25,6 +25,9 @@ export const PushBody = Type.Object(
       Type.String({ maxLength: 2000, format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'Called when the lead finishes; stored in payload' }),
     ),
     execution_mode: Type.Optional(ExecutionMode),
+    campaign_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'An extension: the campaign (POST /campaigns) the lead joins; its cap, pace, dates and pause then apply to it' }),
+    ),
     is_playground: Type.Optional(Type.Boolean({ default: false })),
     configurations_override: Type.Optional(
       Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Partial configuration; kept only when is_playground' }),
@@ -116,6 +119,13 @@ export const Lead = Type.Object({
   configurations_override: Nullable(Type.Object({}, { additionalProperties: true })),
   cancellation_reason: Nullable(Type.String()),
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the lead is next due; null when it will not be dialled' }),
+  campaign_id: Type.Optional(Nullable(Type.String({ description: 'An extension: the campaign the lead joined' }))),
+  held_reason: Type.Optional(
+    Type.String({
+      description:
+        'An extension, on GET /leads/{id} of a waiting lead of a campaign that holds it: campaign_paused, campaign_stopped, campaign_scheduled, campaign_ended, campaign_cap (its live calls are at max_concurrent_calls) or campaign_pace (the next start waits for max_calls_per_second)',
+    }),
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

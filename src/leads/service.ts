@@ -9,6 +9,7 @@ import { abortLeads, queueLeads, type LeadRow, type NewLead, type OnFinished } f
 import { liveCallsNow } from '../metrics/index.js';
 import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
+import { campaignHold } from '../campaigns/index.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 
@@ -164,6 +165,12 @@ export class LeadsService {
     const { rows } = await this.db.query<LeadRow>(`SELECT l.* FROM leads l WHERE l.id = $1 AND ${scopeCondition(caller, SCOPE, params)}`, params);
     if (!rows[0]) throw notFound(`Lead ${id}`);
     return rows[0];
+  }
+
+  /** Why the lead's campaign holds it (a waiting lead only), or null. */
+  async heldReason(lead: LeadRow): Promise<string | null> {
+    if (!lead.campaign_id || (lead.status !== 'BACKLOG' && lead.status !== 'RETRY')) return null;
+    return campaignHold(this.db, lead.campaign_id);
   }
 
   /** GET /leads: a page of the leads in scope that match, in the order asked. */

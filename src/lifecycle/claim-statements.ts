@@ -9,6 +9,7 @@ import { blacklistedSql } from '../blacklist/index.js';
 import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
+import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
 
 /**
@@ -25,6 +26,8 @@ export type Candidate = ClaimedLead & {
   blacklisted: boolean;
   /** The database's clock when the claim read its leads: with the configuration (null on the rest). */
   now: Date | null;
+  /** The campaign the lead joined: its admission decides whether the lead starts now. */
+  campaign_id: string | null;
 };
 
 /**
@@ -46,9 +49,11 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
     // it is locked (and skipped if no longer due), and what is read of it is its locked version.
     `WITH head AS MATERIALIZED (
        SELECT id, reseller_id, merchant_id, template_id, template_name, request_id, execution_mode, payload, is_playground,
-              configurations_override, attempt_count, next_attempt_at
+              configurations_override, attempt_count, next_attempt_at, campaign_id
        FROM leads
        WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
+         -- A campaign's leads only while it may start a call (an InitPlan, read only if some lead has one).
+         AND (campaign_id IS NULL OR campaign_id = ANY (${STARTABLE_CAMPAIGNS_SQL}))
        ORDER BY next_attempt_at, id
        LIMIT ${Math.trunc(limit)}
        FOR UPDATE SKIP LOCKED),
@@ -61,7 +66,7 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
            SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE'))))
      SELECT p.id, p.reseller_id, p.merchant_id, p.template_id, p.template_name, p.request_id, p.execution_mode, p.payload, p.is_playground,
-            p.configurations_override, p.attempt_count, p.configuration_id,
+            p.configurations_override, p.attempt_count, p.configuration_id, p.campaign_id,
             -- Each configuration once (the leads of a batch mostly share one), not once per lead; with
             -- it the clock (a timestamp costs the worker more to read than any other column).
             CASE WHEN row_number() OVER (PARTITION BY p.configuration_id) = 1

@@ -32,6 +32,7 @@ export {
   COMPLETED,
   NOT_REACHED_OUTCOMES,
   RETRIED_OUTCOMES,
+  BREAKER_FAILURES,
   FALLBACK_RETRY,
   isReached,
   isRetried,
@@ -77,4 +78,5 @@ export {
   type FinishItem,
   type AbortOutcome,
 } from './finish.js';
+export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';

@@ -54,6 +54,13 @@ export const NOT_REACHED_OUTCOMES = (Object.keys(OUTCOMES) as DialerOutcome[]).f
 /** Outcomes of an unreached attempt: the lead is tried again while retries remain. */
 export const RETRIED_OUTCOMES = NOT_REACHED_OUTCOMES.filter((o) => OUTCOMES[o].retried);
 
+/**
+ * Attempts that count as failures for a campaign's circuit breaker: the line was busy, the carrier
+ * could not connect the call, or the call failed with an error. A callee who did not answer is not
+ * a failure of the campaign's numbers or its provider.
+ */
+export const BREAKER_FAILURES: readonly DialerOutcome[] = ['busy', 'failed', 'error'];
+
 function isDialerOutcome(outcome: string): outcome is DialerOutcome {
   return Object.hasOwn(OUTCOMES, outcome);
 }

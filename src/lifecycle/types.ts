@@ -41,6 +41,8 @@ export interface LeadRow {
   configurations_override: Record<string, unknown> | null;
   cancellation_reason: string | null;
   next_attempt_at: Date | null;
+  /** The campaign the lead joined, if any. */
+  campaign_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -58,7 +60,7 @@ export type ClaimedLead = Pick<
 export type NewLead = Pick<
   LeadRow,
   'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'execution_mode' | 'is_playground' | 'configurations_override' | 'payload'
-> & { due_in_seconds: number | null };
+> & { due_in_seconds: number | null; /** The campaign it joins, if any. */ campaign_id?: string | null };
 
 /** A lead as its last attempt left it (FINISHED), written whole: demo data over past days. */
 export type FinishedLeadRow = Pick<

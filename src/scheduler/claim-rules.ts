@@ -6,6 +6,7 @@
  * time; one that may not be called is finished. All of it commits together or not at all. The
  * statements themselves are the lifecycle's (src/lifecycle/claim-statements.ts).
  */
+import { admitCampaignStarts } from '../campaigns/index.js';
 import type { ConfigurationRow } from '../configurations/index.js';
 import { effectiveConfiguration } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
@@ -64,6 +65,8 @@ export interface ClaimReport {
   finished: number;
   /** Whether the queue head was examined for uncallable leads. */
   unclogged: boolean;
+  /** When a paced campaign may start its next call: the worker claims again then. */
+  wakeAt?: Date;
 }
 
 /** How long a lead of a reseller whose dialling is switched off waits before it is looked at again. */
@@ -100,12 +103,22 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const blacklisted: string[] = [];
   const ready = new Map<string, Ready[]>();
   const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
+  // Campaigns' leads start only as their campaign admits (state, dates, cap, pace, breaker), decided
+  // under the campaign's lock; those it does not admit are left as they are, due.
+  const campaignIds = [...new Set(rows.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
+  const admission = campaignIds.length > 0 ? await admitCampaignStarts(q, campaignIds) : undefined;
+  if (admission?.wakeAt) report.wakeAt = admission.wakeAt;
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
   // The database's clock, read with the leads.
   const now = options.judgedAt?.() ?? rows.find((r) => r.now)?.now ?? new Date();
   for (const row of rows) {
-    const { configuration: _once, configuration_id, now: _read, blacklisted: isBlacklisted, ...lead } = row;
+    const { configuration: _once, configuration_id, now: _read, blacklisted: isBlacklisted, campaign_id: campaignId, ...lead } = row;
+    if (campaignId && admission) {
+      const left = admission.allowed.get(campaignId) ?? 0;
+      if (left <= 0) continue;
+      admission.allowed.set(campaignId, left - 1);
+    }
     const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;

@@ -101,6 +101,8 @@ export class Scheduler {
   private woken = false;
   private lastRecovery = 0;
   private lastUnclog = 0;
+  /** When a paced campaign this worker claimed for may start its next call (the idle wait ends then). */
+  private pacedAt: number | undefined;
   /** Whether the last round moved leads aside (see round). */
   private movedAside = false;
   private callsEnded = 0;
@@ -188,6 +190,7 @@ export class Scheduler {
         stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
     if (report.unclogged) this.lastUnclog = Date.now();
+    this.pacedAt = report.wakeAt?.getTime();
     this.stats.claimed += report.claimed.length;
     this.stats.finished += report.finished;
     if (report.finished > 0) this.afterFinished();
@@ -246,7 +249,7 @@ export class Scheduler {
       if (this.woken && this.callsInProgress < this.maxCalls) continue;
       await new Promise<void>((resolve) => {
         this.wakeUp = resolve;
-        this.timer = setTimeout(resolve, this.pollMs);
+        this.timer = setTimeout(resolve, this.pacedAt === undefined ? this.pollMs : Math.max(1, Math.min(this.pollMs, this.pacedAt - Date.now())));
       });
       clearTimeout(this.timer);
       this.wakeUp = undefined;

@@ -76,6 +76,23 @@ describe('dialer leads import', () => {
     assert.equal(first.rows[0]!.request_id, 'campaign:2');
   });
 
+  it('--campaign: every lead joins the campaign; an unknown campaign rejects every row', async () => {
+    const campaign = await w.reseller1.post('/campaigns', { name: 'import campaign', reseller_id: w.r1, template: 'import-tpl', max_concurrent_calls: 2 });
+    assert.equal(campaign.status, 201, JSON.stringify(campaign.body));
+    const file = path.join(dir, 'joins.csv');
+    fs.writeFileSync(file, 'customer_mobile_number,customer_name\n+16465557001,Ann\n+16465557002,Bob\n');
+    const res = await run([file, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--campaign', campaign.body.id]);
+    assert.equal(res.code, 0, res.stderr + res.stdout);
+    assert.match(res.stdout, /2 rows, 2 queued, 0 rejected/);
+    const progress = (await w.reseller1.get(`/campaigns/${campaign.body.id}`)).body.progress;
+    assert.equal(progress.total, 2);
+    assert.equal(progress.queued, 2);
+
+    const refused = await run([file, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--campaign', 'no-such-campaign']);
+    assert.equal(refused.code, 2, refused.stderr + refused.stdout);
+    assert.match(refused.stdout, /2 x 404 No campaign no-such-campaign exists/);
+  });
+
   it('refuses a file without a customer_mobile_number column before sending anything', async () => {
     const file = path.join(dir, 'nophone.csv');
     fs.writeFileSync(file, 'phone,customer_name\n+14155550123,A\n');

@@ -57,6 +57,8 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   lead_terms_pending: ['analytics'],
   lead_payload_terms: ['analytics'],
   lead_owners: ['analytics'],
+  campaigns: ['campaigns'],
+  idempotency_keys: ['leads'],
   schema_migrations: ['db'],
 };
 
