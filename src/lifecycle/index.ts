@@ -55,7 +55,6 @@ export {
   claimWithNumbers,
   claimForSession,
   openInbound,
-  renewLease,
   renewLeases,
   recordCallId,
   notePreChecks,

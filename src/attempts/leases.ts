@@ -1,17 +1,18 @@
 /**
- * The leases of a worker's live calls. Each claimed lead carries a lease (`locked_until`) that
+ * The leases of a runner's live attempts (a scheduler's calls, a process's WebRTC sessions). Each claimed lead carries a lease (`locked_until`) that
  * lapses unless renewed: another worker then recovers the lead. The leases of all the worker's live
  * calls are renewed together, one statement every third of the lease while any call is live (a
  * timer and a statement per call cost more than the rest of a call's bookkeeping). A call whose
  * lease was lost is hung up at once: its lead and number may already be someone else's.
  */
-import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
+import type { FastifyBaseLogger as Logger } from 'fastify';
 import { renewLeases } from '../lifecycle/index.js';
 
 /** A claimed lead being carried. */
 export interface LiveCall {
-  readonly hangUp: AbortController;
+  /** Hangs the call up (the lease was lost, or shutdown's grace period is over). */
+  hangUp(reason: Error): void;
   /** Its call is over (its outcome is being written): a lease lost now hangs up nothing. */
   ended: boolean;
   /** The lease was lost: hang up (unless ended). */
@@ -27,7 +28,7 @@ export class Leases {
     private readonly db: Db,
     private readonly workerId: string,
     private readonly leaseSeconds: number,
-    private readonly log: FastifyBaseLogger,
+    private readonly log: Logger,
   ) {}
 
   /** A claimed lead is being carried: its lease is renewed with the others' until it is let go. */
@@ -47,7 +48,7 @@ export class Leases {
 
   /** Hangs up every live call (shutdown's grace period is over). */
   hangUpAll(reason: Error): void {
-    for (const call of this.calls.values()) call.hangUp.abort(reason);
+    for (const call of this.calls.values()) call.hangUp(reason);
   }
 
   private renew(): void {
