@@ -57,6 +57,7 @@ export class Attempts {
    */
   async recover(): Promise<{ retried: number; finished: number; journalled: number }> {
     const { db, log, onFinished, journalDir } = this.options;
+    await this.leases?.renewNow();
     const orphans = journalDir ? await readOrphans(journalDir) : { files: [], ends: [] };
     try {
       const recovered = await db.tx((q) => recoverExpired(q, onFinished, orphans.ends));

@@ -34,7 +34,7 @@ export class Leases {
   /** A claimed lead is being carried: its lease is renewed with the others' until it is let go. */
   hold(leadId: string, call: LiveCall): void {
     this.calls.set(leadId, call);
-    this.timer ??= setInterval(() => this.renew(), (this.leaseSeconds * 1000) / 3);
+    this.timer ??= setInterval(() => void this.renew(), (this.leaseSeconds * 1000) / 3);
   }
 
   /** Its outcome is written (or it was given back): its lease is no longer renewed. */
@@ -51,9 +51,17 @@ export class Leases {
     for (const call of this.calls.values()) call.hangUp(reason);
   }
 
-  private renew(): void {
+  /**
+   * Renews every held lease now (a recovery is about to run: after an outage longer than the lease,
+   * this runner's own leads, whose ends are still being written, must not look abandoned to it).
+   */
+  renewNow(): Promise<void> {
+    return this.calls.size > 0 ? this.renew() : Promise.resolve();
+  }
+
+  private renew(): Promise<void> {
     const sent = [...this.calls];
-    void renewLeases(this.db, sent.map(([leadId]) => leadId), this.workerId, this.leaseSeconds)
+    return renewLeases(this.db, sent.map(([leadId]) => leadId), this.workerId, this.leaseSeconds)
       .then((held) => {
         // (A lead carried again meanwhile, for its next attempt, is another call.)
         for (const [leadId, call] of sent) if (!held.has(leadId) && this.calls.get(leadId) === call) call.lost();
