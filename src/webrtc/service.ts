@@ -17,7 +17,7 @@ import type { Db } from '../db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { Attempts, type Attempt } from '../attempts/index.js';
-import { claimForSession, releaseClaim, type OnFinished } from '../lifecycle/index.js';
+import { claimForSession, releaseClaim, type OnFinished, type RetryPolicy } from '../lifecycle/index.js';
 import type { CallAgent } from '../voice/index.js';
 import { InvalidOfferError } from './peer.js';
 import { findLeadInScope, findSessionOwner, forgetSessionOwner, isWebRtcMode, recordSessionOwner, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
@@ -95,6 +95,9 @@ export class WebRtcService {
     if (this.deps.notReady || !agent) throw new AppError(503, 'voice_not_ready', this.deps.notReady ?? 'The voice engine is not configured');
     if (!/^m=audio /m.test(offerSdp)) throw badRequest('The SDP offer has no audio section (m=audio)', [{ path: '/sdp', message: 'must offer audio' }], 'invalid_offer');
 
+    // The policy its end is judged by, read now: the end must not need the database to be reachable.
+    const stored = await findConfiguration(db, lead.reseller_id, lead.template_id);
+    const policy = stored ? effectiveConfiguration(stored, lead) : undefined;
     const room = `rtc-${randomBytes(12).toString('hex')}`;
     const claimed = await db.tx((q) =>
       claimForSession(q, { leadId, room, workerId: this.workerId, leaseSeconds: settings.leaseSeconds, provider: WEBRTC_PROVIDER, modes: WEBRTC_MODES }),
@@ -144,7 +147,7 @@ export class WebRtcService {
       throw err;
     }
     const live: Live = { session, attempt, leadId, mode: claimed.execution_mode, recorded: Promise.resolve() };
-    live.recorded = this.carry(live, claimed, log);
+    live.recorded = this.carry(live, policy, log);
     this.byLead.set(leadId, live);
     const ownerUrl = this.deps.ownerUrl?.();
     if (ownerUrl) {
@@ -207,22 +210,19 @@ export class WebRtcService {
   }
 
   /** Records the session's end like a phone call's (its attempt held the lease meanwhile). */
-  private async carry(live: Live, lead: { id: string; reseller_id: string; template_id: string; is_playground: boolean; configurations_override: Record<string, unknown> | null }, log: Logger): Promise<void> {
+  private async carry(live: Live, policy: RetryPolicy | undefined, log: Logger): Promise<void> {
     const { db } = this.deps;
     try {
       const end = await live.session.ended;
-      live.attempt.callOver();
-      const stored = await findConfiguration(db, lead.reseller_id, lead.template_id);
-      const config = stored ? effectiveConfiguration(stored, lead) : undefined;
-      const status = await live.attempt.finish({ callId: live.session.room, end }, config);
+      const status = await live.attempt.finish({ callId: live.session.room, end }, policy);
       if (status === undefined) log.error('the session ended after its lease was lost; its outcome was not recorded');
       else log.info({ status, end: end.kind }, 'webrtc session ended');
     } catch (err) {
       log.error({ err }, 'could not record the end of a webrtc session');
     } finally {
       live.attempt.close({ callId: live.session.room, kind: 'error', outcome: 'error', error: 'the session runner failed' });
-      this.byLead.delete(lead.id);
-      await forgetSessionOwner(db, lead.id, this.workerId).catch((err: unknown) => log.warn({ err }, 'could not remove the record of where the session lived'));
+      this.byLead.delete(live.leadId);
+      await forgetSessionOwner(db, live.leadId, this.workerId).catch((err: unknown) => log.warn({ err }, 'could not remove the record of where the session lived'));
     }
   }
 
