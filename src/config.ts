@@ -38,6 +38,8 @@ export interface Config extends SecuritySettings {
   /** PostgreSQL connection string; undefined means embedded PGlite in dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /** Where each runner keeps the ends of calls not yet written (DIALER_JOURNAL_DIR; docs/dispatch.md). */
+  journalDir: string;
   /** HS256 signing key for login tokens; undefined: generated once and kept (data dir or database). */
   jwtSecret: string | undefined;
   jwtTtlSeconds: number;
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): Config {
     internalUrl,
     databaseUrl,
     dataDir,
+    journalDir: path.resolve(text(env, 'DIALER_JOURNAL_DIR') ?? path.join(dataDir, 'journal')),
     jwtSecret,
     jwtTtlSeconds: env.DIALER_JWT_TTL ? parseDurationSeconds('DIALER_JWT_TTL', env.DIALER_JWT_TTL) : 3600,
     adminEmail,

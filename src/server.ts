@@ -122,6 +122,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     db,
     switches: flags,
     onInboundFinished: onFinished,
+    journalDir: config.journalDir,
   });
   const webrtc = new WebRtcService({
     db,
@@ -133,6 +134,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     notReady,
     saveRecording: (room, wav) => recordings.save(room, wav),
     onFinished,
+    journalDir: config.journalDir,
     ...(ownerUrl ? { ownerUrl } : {}),
   });
   return { flags, recordings, telephony, webrtc, outbound };
@@ -234,6 +236,7 @@ export async function startServer(
           pollMs: config.scheduler.pollMs,
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
           outbound: parts.outbound,
+          journalDir: config.journalDir,
         });
   const retention =
     role === 'api'

@@ -4,6 +4,8 @@
  * this schema, with nothing decided in between; see docs/dispatch.md).
  */
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import type pg from 'pg';
 import { foldAnalytics } from '../../src/analytics/index.js';
 import type { Db } from '../../src/db/index.js';
@@ -33,6 +35,8 @@ export function instantScheduler(db: Db, slots: number): Scheduler {
     // What a finish queues in production: the reporting webhook and the service callback (the
     // benchmarks' leads ask for neither, but the finish still looks).
     onFinished: queueFinishNotifications(undefined),
+    // As `dialer serve` runs it: ends that cannot be written are journalled (nothing is written on the happy path).
+    journalDir: path.join(os.tmpdir(), `dialer-bench-journal-${process.pid}`),
   });
 }
 

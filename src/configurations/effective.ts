@@ -18,12 +18,13 @@ export const MAY_CALL_SQL = '(c.enable_calling OR l.is_playground)';
 
 /**
  * The configuration a lead is dialled with: its configuration, with a playground lead's
- * `configurations_override` merged over it (other leads' overrides are ignored).
+ * `configurations_override` merged over it (other leads' overrides are ignored). Any part of a
+ * configuration row (the recovery of a dead worker's leads reads only its retry policy).
  */
-export function effectiveConfiguration(
-  configuration: ConfigurationRow,
+export function effectiveConfiguration<C extends Partial<ConfigurationRow>>(
+  configuration: C,
   lead: { is_playground: boolean; configurations_override: Record<string, unknown> | null },
-): ConfigurationRow {
+): C {
   if (!lead.is_playground || !lead.configurations_override) return configuration;
   const { id: _i, reseller_id: _r, template_id: _t, merchant_id: _m, created_at: _c, updated_at: _u, ...override } = lead.configurations_override as Partial<ConfigurationRow>;
   return { ...configuration, ...override };

@@ -331,11 +331,6 @@ export async function openInbound(q: Queryable, lead: InboundLead, attemptId: st
   ]);
 }
 
-/** Renews a live call's lease; false when the lease was lost (the lead was recovered). */
-export async function renewLease(q: Queryable, leadId: string, workerId: string, leaseSeconds: number): Promise<boolean> {
-  return (await renewLeases(q, [leadId], workerId, leaseSeconds)).has(leadId);
-}
-
 /**
  * Renews the leases `workerId` holds on `leadIds` (a worker's live calls), all in one statement.
  * Returns those it still held; a lead missing from the answer was recovered by another worker.

@@ -6,8 +6,10 @@
  * guarded by its lease (`locked_by`): a worker that lost its lease (its lead was recovered)
  * changes nothing.
  */
+import { effectiveConfiguration } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { callbackOf, isRetried, outcomeOf, OUTCOMES, verdict, type RetryPolicy } from './outcomes.js';
+import { giveBackNumbers } from './numbers.js';
 import { forgetOldSlots, giveBackSlot } from './rate-limit.js';
 import type { AttemptEnd, LeadRow, OnFinished } from './types.js';
 
@@ -21,6 +23,14 @@ export interface FinishItem {
   result: AttemptEnd;
   /** The attempt's trace (when tracing is on): kept on the lead as `metaData.trace_id`. */
   traceId?: string | undefined;
+  /**
+   * A late end: written again after its first write failed (the database was unreachable), or
+   * from the journal of a worker that died before it could write it. It holds whoever holds the
+   * lease, and replaces the `worker_lost` that recovery may have recorded meanwhile for the same
+   * attempt: the call took place and ended so, and the lead must not be called again for it. An
+   * attempt already ended, or followed by another, is left as it is.
+   */
+  late?: boolean;
 }
 
 /**
@@ -31,7 +41,7 @@ export interface FinishItem {
  * and nothing of it changes. The leads it finished go to `onFinished` (those its `concerns` holds for).
  */
 export async function finishAttempts(q: Queryable, items: FinishItem[], onFinished: OnFinished): Promise<('RETRY' | 'FINISHED' | undefined)[]> {
-  const rows = items.map(({ leadId, workerId, attempt, config, result, traceId }) => {
+  const rows = items.map(({ leadId, workerId, attempt, config, result, traceId, late }) => {
     const { end } = result;
     const outcome = outcomeOf(end);
     const next = verdict(outcome, isRetried(end), attempt, config, callbackOf(end));
@@ -44,6 +54,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
       lead_id: leadId,
       worker_id: workerId,
       attempt,
+      late: late === true,
       outcome,
       status: next.status,
       lead_outcome: next.outcome,
@@ -65,7 +76,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
   const { rows: done } = await q.query<{ id: string; status: 'RETRY' | 'FINISHED'; concerned: boolean | null }>(
     `WITH x AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x (
-         lead_id text, worker_id text, attempt integer, outcome text, status text, lead_outcome text, retry_in integer, retry_at timestamptz,
+         lead_id text, worker_id text, attempt integer, late boolean, outcome text, status text, lead_outcome text, retry_in integer, retry_at timestamptz,
          opt_out boolean, opt_out_reason text, call_id text, duration integer, meta jsonb, recording_url text, cost numeric, sentiment real,
          trace_scores jsonb, error text)),
      l AS (
@@ -78,8 +89,9 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
          trace_scores = CASE WHEN x.trace_scores = '{}' THEN leads.trace_scores ELSE leads.trace_scores || x.trace_scores END,
          locked_by = NULL, locked_until = NULL, updated_at = now()
        FROM x
-       WHERE leads.id = x.lead_id AND leads.status = 'PROCESSING' AND leads.locked_by IS NOT DISTINCT FROM x.worker_id
-         AND leads.attempt_count = x.attempt
+       WHERE leads.id = x.lead_id AND leads.attempt_count = x.attempt
+         AND ((leads.status = 'PROCESSING' AND (x.late OR leads.locked_by IS NOT DISTINCT FROM x.worker_id))
+              OR (x.late AND EXISTS (SELECT 1 FROM call_attempts ca WHERE ca.lead_id = x.lead_id AND ca.attempt = x.attempt AND ca.status = 'LOST')))
        RETURNING leads.id, leads.status, leads.outbound_number_id, leads.reseller_id,
                  CASE WHEN x.opt_out THEN leads.payload->>'customer_mobile_number' END AS phone,
                  coalesce(${onFinished.concerns?.('leads') ?? 'true'}, false) AS concerned),
@@ -94,9 +106,7 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
               duration_seconds = x.duration, error = x.error
        FROM x JOIN l ON l.id = x.lead_id
        WHERE call_attempts.lead_id = x.lead_id AND call_attempts.attempt = x.attempt),
-     n AS (
-       UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
-       FROM l WHERE outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id AND outbound_numbers.status = 'IN_USE')
+     n AS (${giveBackNumbers('outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id', 'l')})
      SELECT id, status, concerned FROM l`,
     [JSON.stringify(rows)],
     { prepare: true },
@@ -145,10 +155,7 @@ async function undoClaim(
   await q.query('DELETE FROM call_attempts WHERE lead_id = $1 AND attempt = $2', [leadId, attempt]);
   await giveBackSlot(q, leadId);
   if (rows[0].outbound_number_id) {
-    await q.query(
-      `UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now() WHERE id = $1 AND lead_id = $2 AND status = 'IN_USE'`,
-      [rows[0].outbound_number_id, leadId],
-    );
+    await q.query(giveBackNumbers('outbound_numbers.id = $1 AND outbound_numbers.lead_id = $2'), [rows[0].outbound_number_id, leadId]);
   }
   return true;
 }
@@ -161,13 +168,30 @@ export async function finishWaiting(q: Queryable, leadIds: readonly string[], ou
 }
 
 /**
- * Recovers leads whose lease expired (their worker died): RETRY while retries remain, else
- * FINISHED `worker_lost`; their numbers go back to the pool. Also frees numbers IN_USE by a lead
- * that is no longer being called, and forgets old rate-limit slots.
+ * Recovers leads whose lease expired (their worker died). First the ends `journalled` by dead
+ * workers (calls that ended while their finish could not be written) are written as the late ends
+ * they are; then every other expired lead goes to RETRY while its retry policy allows (the same
+ * verdict as any finish: its configuration's, with a playground lead's overrides), else FINISHED
+ * `worker_lost`; their numbers go back to the pool. Also frees numbers IN_USE by a lead that is no
+ * longer being called, and forgets old rate-limit slots.
  */
-export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit = 500): Promise<{ retried: number; finished: number }> {
-  const { rows } = await q.query<{ id: string; attempt_count: number; max_retry: number | null; retry_offset: number | null }>(
-    `SELECT l.id, l.attempt_count, c.max_retry, c.retry_offset
+export async function recoverExpired(
+  q: Queryable,
+  onFinished: OnFinished,
+  journalled: readonly FinishItem[] = [],
+  limit = 500,
+): Promise<{ retried: number; finished: number; journalled: number }> {
+  const written = journalled.length > 0 ? await finishAttempts(q, journalled.map((item) => ({ ...item, late: true })), onFinished) : [];
+  const { rows } = await q.query<{
+    id: string;
+    attempt_count: number;
+    is_playground: boolean;
+    configurations_override: Record<string, unknown> | null;
+    max_retry: number | null;
+    retry_offset: number | null;
+    retry_policy: RetryPolicy['retry_policy'];
+  }>(
+    `SELECT l.id, l.attempt_count, l.is_playground, l.configurations_override, c.max_retry, c.retry_offset, c.retry_policy
      FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
      WHERE l.status = 'PROCESSING' AND l.locked_until < now()
      ORDER BY l.locked_until LIMIT $1
@@ -179,7 +203,8 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
   let retried = 0;
   const finished: string[] = [];
   for (const row of rows) {
-    const policy = row.max_retry === null || row.retry_offset === null ? undefined : { max_retry: row.max_retry, retry_offset: row.retry_offset };
+    const stored = row.max_retry === null || row.retry_offset === null ? undefined : { max_retry: row.max_retry, retry_offset: row.retry_offset, retry_policy: row.retry_policy };
+    const policy = stored && effectiveConfiguration(stored, row);
     const next = verdict('worker_lost', OUTCOMES.worker_lost.retried, row.attempt_count, policy);
     await q.query(
       `UPDATE leads SET status = $2, outcome = $3, call_end_time = coalesce(call_end_time, now()), locked_by = NULL, locked_until = NULL,
@@ -193,19 +218,14 @@ export async function recoverExpired(q: Queryable, onFinished: OnFinished, limit
       `UPDATE call_attempts SET status = 'LOST', outcome = 'worker_lost', ended_at = now(), error = 'lease expired' WHERE lead_id = $1 AND attempt = $2`,
       [row.id, row.attempt_count],
     );
-    await q.query(`UPDATE outbound_numbers SET status = 'AVAILABLE', lead_id = NULL, updated_at = now() WHERE lead_id = $1 AND status = 'IN_USE'`, [row.id]);
+    await q.query(giveBackNumbers('outbound_numbers.lead_id = $1'), [row.id]);
     if (next.status === 'RETRY') retried++;
     else finished.push(row.id);
   }
   if (finished.length > 0) await onFinished(q, finished);
-  await q.query(
-    `UPDATE outbound_numbers n SET status = 'AVAILABLE', lead_id = NULL, updated_at = now()
-     WHERE n.status = 'IN_USE' AND NOT EXISTS (SELECT 1 FROM leads l WHERE l.id = n.lead_id AND l.status = 'PROCESSING')`,
-    [],
-    { prepare: true },
-  );
+  await q.query(giveBackNumbers(`NOT EXISTS (SELECT 1 FROM leads l WHERE l.id = outbound_numbers.lead_id AND l.status = 'PROCESSING')`), [], { prepare: true });
   await forgetOldSlots(q);
-  return { retried, finished: finished.length };
+  return { retried, finished: finished.length, journalled: written.filter((status) => status !== undefined).length };
 }
 
 export type AbortOutcome = { id: string; aborted: true } | { id: string; aborted: false; status: LeadRow['status'] | null; outcome: string | null };

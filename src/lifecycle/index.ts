@@ -57,7 +57,6 @@ export {
   claimWithNumbers,
   claimForSession,
   openInbound,
-  renewLease,
   renewLeases,
   recordCallId,
   notePreChecks,

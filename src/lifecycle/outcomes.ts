@@ -19,6 +19,8 @@ export interface OutcomeClass {
   retried: boolean;
   /** Why the lead ended so, in the words of the reporting webhook's `failureReason` (or, reached, of the record). */
   reason: string;
+  /** The `retry_policy` rule that decides this outcome when the policy does not name it. */
+  ruledAs?: string;
 }
 
 /**
@@ -33,7 +35,8 @@ export const OUTCOMES = {
   busy: { reached: false, retried: true, reason: 'The line was busy' },
   failed: { reached: false, retried: true, reason: 'The call could not be connected' },
   error: { reached: false, retried: true, reason: 'The call failed with an error' },
-  worker_lost: { reached: false, retried: true, reason: 'The worker carrying the call stopped' },
+  // A worker lost is an error of Dialer's: a policy's rule for `error` decides it unless the policy names it.
+  worker_lost: { reached: false, retried: true, reason: 'The worker carrying the call stopped', ruledAs: 'error' },
   voicemail: { reached: false, retried: false, reason: 'The call reached voicemail' },
   voicemail_left: { reached: false, retried: false, reason: 'The call reached voicemail; a message was left' },
   PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call' },
@@ -131,13 +134,15 @@ export type Verdict =
  * The retry rule: an attempt that may be retried and was attempt number `attempt` (1 for the first)
  * sends its lead to RETRY while `attempt <= max_retry` (so at most `max_retry + 1` attempts);
  * anything else finishes it with `outcome`. Whether it may be retried, and after how long, is the
- * configuration's `retry_policy` rule for the outcome when there is one, else `retried` and
+ * configuration's `retry_policy` rule for the outcome (or the one it is `ruledAs`) when there is one, else `retried` and
  * `retry_offset`. A callback the callee asked for (`callbackAt`) sets the due time itself (the
  * calling window still applies when it comes).
  */
 export function verdict(outcome: string, retried: boolean, attempt: number, policy: RetryPolicy | undefined, callbackAt?: Date): Verdict {
   const { max_retry, retry_offset, retry_policy } = policy ?? FALLBACK_RETRY;
-  const rule = retry_policy && Object.hasOwn(retry_policy, outcome) ? retry_policy[outcome] : undefined;
+  const ruledAs = isDialerOutcome(outcome) ? (OUTCOMES[outcome] as OutcomeClass).ruledAs : undefined;
+  const key = retry_policy && !Object.hasOwn(retry_policy, outcome) && ruledAs ? ruledAs : outcome;
+  const rule = retry_policy && Object.hasOwn(retry_policy, key) ? retry_policy[key] : undefined;
   const again = rule ? rule.retry : retried;
   if (!again || attempt > max_retry) return { status: 'FINISHED', outcome, retryInSeconds: null };
   if (callbackAt) return { status: 'RETRY', outcome: null, retryInSeconds: 0, retryAt: callbackAt };

@@ -3,10 +3,10 @@ import type { App } from '../http/index.js';
 import { registerNumberRoutes } from './routes.js';
 import { NumbersService } from './service.js';
 
-export { acquireNumber, releaseNumber, type OutboundNumberRow } from './pool.js';
+export type { OutboundNumberRow } from './row.js';
 export { NumbersService } from './service.js';
 
-/** The numbers feature's only door: the outbound number API and the pool the dialler draws from. */
+/** The numbers feature's only door: the outbound number API (the dialler takes and gives back numbers in the lifecycle). */
 export function registerNumbers(app: App, db: Db): void {
   registerNumberRoutes(app, new NumbersService(db));
 }

@@ -3,7 +3,7 @@ import type { App } from '../http/index.js';
 import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
-import type { OutboundNumberRow } from './pool.js';
+import type { OutboundNumberRow } from './row.js';
 import type { NumbersService } from './service.js';
 
 const Provider = Type.Union([Type.Literal('PROVIDER_A'), Type.Literal('PROVIDER_B'), Type.Literal('PROVIDER_C')]);

@@ -2,7 +2,7 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
-import type { OutboundNumberRow } from './pool.js';
+import type { OutboundNumberRow } from './row.js';
 
 export interface NumberInput {
   phone_number: string;

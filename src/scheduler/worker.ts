@@ -8,28 +8,14 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/index.js';
-import { Batcher } from '../lib/batcher.js';
+import { Attempts } from '../attempts/index.js';
 import { strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { Drivers } from '../telephony/index.js';
 import { dials } from '../metrics/index.js';
-import { startCallSpan } from '../tracing/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.js';
 import { callOptions, countAttempt, dialSafely } from './dial.js';
-import { Leases, type LiveCall } from './leases.js';
 import { runPreChecks } from './prechecks.js';
-import {
-  finishAttempts,
-  finishUndialled,
-  LEADS_CHANNEL,
-  notePreChecks,
-  outcomeOf,
-  recordCallId,
-  recoverExpired,
-  releaseClaim,
-  type FinishItem,
-  type NumberRotation,
-  type OnFinished,
-} from '../lifecycle/index.js';
+import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished } from '../lifecycle/index.js';
 
 export interface SchedulerOptions {
   db: Db;
@@ -56,6 +42,12 @@ export interface SchedulerOptions {
   judgedAt?: () => Date;
   /** Pre-checks are sent through it (the outbound URL policy); default: nothing but public addresses. */
   outbound?: OutboundClient;
+  /**
+   * Where the ends of calls that could not be written yet (the database unreachable) are kept on
+   * the disk, and where the journals of dead workers on this machine are recovered from; undefined:
+   * kept in memory only (lost if the process dies during the outage).
+   */
+  journalDir?: string | undefined;
 }
 
 /** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
@@ -90,8 +82,8 @@ export class Scheduler {
   private readonly live = new Set<Promise<void>>();
   /** Claimed leads whose call has not ended yet: what `maxConcurrentCalls` bounds. */
   private callsInProgress = 0;
-  /** The live calls' leases, renewed together; hung up through them at shutdown. */
-  private readonly leases: Leases;
+  /** The live attempts: their traces, their leases (renewed together), their ends (written durably). */
+  private readonly attempts: Attempts;
   private running = false;
   private stopping = false;
   private loop: Promise<void> | undefined;
@@ -109,8 +101,6 @@ export class Scheduler {
   private unlisten: Promise<() => Promise<void>> | undefined;
   /** Where this worker's claims stand in their rotation through each provider's numbers. */
   private readonly rotation: NumberRotation = new Map();
-  /** Attempts that end together are recorded together (group commit). */
-  private readonly finisher: Batcher<FinishItem, 'RETRY' | 'FINISHED' | undefined>;
 
   constructor(options: SchedulerOptions) {
     this.db = options.db;
@@ -128,8 +118,7 @@ export class Scheduler {
     this.stoppedResellers = options.stoppedResellers;
     this.judgedAt = options.judgedAt;
     this.outbound = options.outbound ?? strictOutbound();
-    this.leases = new Leases(this.db, this.workerId, this.leaseSeconds, this.log);
-    this.finisher = new Batcher((items) => this.db.tx((q) => finishAttempts(q, items, this.onFinished)), { sameTurn: true });
+    this.attempts = new Attempts({ db: this.db, log: this.log, workerId: this.workerId, leaseSeconds: this.leaseSeconds, onFinished: this.onFinished, journalDir: options.journalDir });
   }
 
   start(): void {
@@ -168,7 +157,9 @@ export class Scheduler {
     });
     if ((await Promise.race([Promise.all(this.live).then(() => 'done' as const), grace])) === 'timeout') {
       this.log.warn({ calls: this.live.size }, 'shutdown grace period over: hanging up live calls');
-      this.leases.hangUpAll(new Error('Dialer is shutting down'));
+      this.attempts.hangUpAll(new Error('Dialer is shutting down'));
+      // Ends the database still refuses (it is down) wait in the journal for the next start.
+      this.attempts.close();
       await Promise.all(this.live);
     }
     clearTimeout(this.timer);
@@ -179,9 +170,9 @@ export class Scheduler {
   async round(): Promise<number> {
     if (Date.now() - this.lastRecovery >= this.recoverEveryMs) {
       this.lastRecovery = Date.now();
-      const recovered = await this.db.tx((q) => recoverExpired(q, this.onFinished));
-      if (recovered.retried + recovered.finished > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
-      if (recovered.finished > 0) this.afterFinished();
+      const recovered = await this.attempts.recover();
+      if (recovered.retried + recovered.finished + recovered.journalled > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
+      if (recovered.finished + recovered.journalled > 0) this.afterFinished();
     }
     const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
@@ -262,55 +253,48 @@ export class Scheduler {
 
   /** Carries one claimed lead from pre-checks to its outcome, its lease renewed meanwhile. */
   private async carry(claimed: Claimed, callEnded: () => void): Promise<void> {
-    const { lead, configuration, number, attempt } = claimed;
+    const { lead, configuration, number, attempt: attemptNo } = claimed;
     // The call's logger, made when something is logged (most calls log nothing here, and a child
     // logger per call cost more than the rest of the call's bookkeeping).
     let callId: string | undefined;
-    const log = () => this.log.child({ leadId: lead.id, attempt, ...(callId ? { callId } : {}) });
+    const log = () => this.log.child({ leadId: lead.id, attempt: attemptNo, ...(callId ? { callId } : {}) });
     // Hung up at shutdown past the grace period, or at once if the lease is lost (another worker
     // recovered the lead: its number may be handed out again).
     const hangUp = new AbortController();
-    const live: LiveCall = {
-      hangUp,
-      ended: false,
-      lost() {
-        if (live.ended) return;
-        log().error('lost the lease of a live call: hanging up');
-        hangUp.abort(new Error('the lease on this lead was lost'));
-      },
-    };
-    this.leases.hold(lead.id, live);
     // One trace per attempt, from its pre-checks to its end; its id goes on the lead, the call id on its root span.
-    const callSpan = startCallSpan({
-      leadId: lead.id,
-      attempt,
-      requestId: lead.request_id,
-      template: lead.template_name,
-      templateId: lead.template_id,
-      executionMode: lead.execution_mode,
-      provider: number.provider,
-    });
+    const attempt = this.attempts.begin(
+      {
+        leadId: lead.id,
+        attempt: attemptNo,
+        requestId: lead.request_id,
+        template: lead.template_name,
+        templateId: lead.template_id,
+        executionMode: lead.execution_mode,
+        provider: number.provider,
+      },
+      (reason) => hangUp.abort(reason),
+    );
     try {
       const checks =
         configuration.pre_checks.length > 0
           ? await runPreChecks(
               configuration.pre_checks,
-              { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attempt },
-              { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: callSpan.context },
+              { ...lead.payload, lead_id: lead.id, request_id: lead.request_id, template: lead.template_name, attempt_count: attemptNo },
+              { fetch: this.outbound.fetch, signal: hangUp.signal, traceParent: attempt.span.context },
             )
           : undefined;
       if (checks && !checks.proceed) {
-        callSpan.end({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
-        const meta = { pre_check_results: checks.results, ...(callSpan.traceId ? { trace_id: callSpan.traceId } : {}) };
-        await this.db.tx((q) => finishUndialled(q, { leadId: lead.id, workerId: this.workerId, attempt, outcome: 'PRECHECK_FAILED', meta, onFinished: this.onFinished }));
+        attempt.close({ kind: 'pre_check_failed', outcome: 'PRECHECK_FAILED' });
+        const meta = { pre_check_results: checks.results, ...(attempt.span.traceId ? { trace_id: attempt.span.traceId } : {}) };
+        await this.db.tx((q) => finishUndialled(q, { leadId: lead.id, workerId: this.workerId, attempt: attemptNo, outcome: 'PRECHECK_FAILED', meta, onFinished: this.onFinished }));
         this.stats.finished++;
         this.afterFinished();
         return;
       }
       if (this.stopping) {
         // The attempt is undone (the lead is called later): its trace says so and the lead keeps no id of it.
-        callSpan.end({ kind: 'released', outcome: 'released' });
-        await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt, ...(checks ? { meta: { pre_check_results: checks.results } } : {}) }));
+        attempt.close({ kind: 'released', outcome: 'released' });
+        await this.db.tx((q) => releaseClaim(q, { leadId: lead.id, workerId: this.workerId, attempt: attemptNo, ...(checks ? { meta: { pre_check_results: checks.results } } : {}) }));
         this.stats.released++;
         return;
       }
@@ -321,7 +305,7 @@ export class Scheduler {
       let callIdWritten: Promise<void> = Promise.resolve();
       const result = await dialSafely(driver, {
         leadId: lead.id,
-        attempt,
+        attempt: attemptNo,
         to: lead.payload.customer_mobile_number as string,
         from: number.phone_number,
         templateId: lead.template_id,
@@ -330,48 +314,37 @@ export class Scheduler {
         resellerId: lead.reseller_id,
         ...callOptions(configuration, lead.payload),
         signal: hangUp.signal,
-        traceContext: callSpan.context,
+        traceContext: attempt.span.context,
         // Written as soon as the call is placed (provider callbacks find the lead by it), unless
         // the call is already over by then: its end records the call id anyway.
         onCallId: (id) => {
           callId = id;
-          callSpan.callId(id);
+          attempt.span.callId(id);
           callIdWritten = new Promise<void>((resolve) => {
             setImmediate(() => {
-              if (live.ended) return resolve();
-              recordCallId(this.db, lead.id, this.workerId, attempt, id)
+              if (attempt.over) return resolve();
+              recordCallId(this.db, lead.id, this.workerId, attemptNo, id)
                 .catch((err: unknown) => log().warn({ err }, 'could not record the call id'))
                 .finally(resolve);
             });
           });
         },
       });
-      live.ended = true;
+      attempt.callOver();
       callEnded();
       countAttempt(number.provider, result);
-      const { end } = result;
-      callSpan.end({
-        callId: result.callId,
-        kind: end.kind,
-        outcome: outcomeOf(end),
-        durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
-        error: end.kind === 'completed' ? undefined : end.error,
-        scores: end.kind === 'completed' ? end.traceScores : undefined,
-      });
       await callIdWritten;
-      const status = await this.finisher.submit({ leadId: lead.id, workerId: this.workerId, attempt, config: configuration, result, traceId: callSpan.traceId });
+      const status = await attempt.finish(result, configuration);
       // The finish gave the call's number back: a claim that found every number taken can go on.
       if (this.callsInProgress < this.maxCalls) this.wake();
       if (status === 'FINISHED') {
         this.stats.finished++;
         this.afterFinished();
-      }
-      else if (status === 'RETRY') this.stats.retried++;
-      else log().error('the attempt ended after its lease was lost; its outcome was not recorded');
+      } else if (status === 'RETRY') this.stats.retried++;
+      else if (status === undefined) log().error('the attempt ended after its lease was lost; its outcome was not recorded');
     } finally {
-      // Ended already unless the runner failed (ending twice changes nothing).
-      callSpan.end({ kind: 'error', outcome: 'error', error: 'the call runner failed' });
-      this.leases.letGo(lead.id, live);
+      // Closed already unless the runner failed (closing twice changes nothing).
+      attempt.close();
     }
   }
 }

@@ -8,11 +8,10 @@
  */
 import { findInboundConfiguration } from '../configurations/index.js';
 import type { Db } from '../db/index.js';
-import { finishAttempts, openInbound, outcomeOf, type RetryPolicy } from '../lifecycle/index.js';
+import { openInbound, type RetryPolicy } from '../lifecycle/index.js';
 import { notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { inWindow } from '../lib/windows.js';
-import { startCallSpan } from '../tracing/index.js';
 import type { AnswerInfo, Markup, ProviderKit } from './provider.js';
 import type { Telephony } from './service.js';
 
@@ -55,27 +54,21 @@ export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: P
       newId(),
     ),
   );
-  const callSpan = startCallSpan({ leadId, attempt: 1, requestId: `inbound-${info.callSid}`, template: config.template_name, templateId: config.template_id, provider: kit.slot, direction: 'inbound' });
-  callSpan.callId(info.callSid);
+  const attempt = telephony.inboundAttempts.begin(
+    { leadId, attempt: 1, requestId: `inbound-${info.callSid}`, template: config.template_name, templateId: config.template_id, provider: kit.slot, direction: 'inbound' },
+    // (No lease to lose: nothing hangs an inbound call up but shutdown, through its session.)
+    () => {},
+  );
+  attempt.span.callId(info.callSid);
   const session = telephony.open(
     kit,
-    { leadId, templateId: config.template_id, payload, direction: 'inbound', ourNumber: info.to, theirNumber: info.from, traceContext: callSpan.context },
+    { leadId, templateId: config.template_id, payload, direction: 'inbound', ourNumber: info.to, theirNumber: info.from, traceContext: attempt.span.context },
     info.callSid,
   );
+  // Finished as any attempt is, without a lease (nobody claimed it) and never retried (the caller hung up).
   void session.ended
-    .then((callEnd) => {
-      callSpan.end({
-        callId: info.callSid,
-        kind: callEnd.kind,
-        outcome: outcomeOf(callEnd),
-        ...(callEnd.kind !== 'error' && callEnd.durationSeconds !== undefined ? { durationSeconds: callEnd.durationSeconds } : {}),
-        ...(callEnd.kind !== 'completed' && callEnd.error ? { error: callEnd.error } : {}),
-        ...(callEnd.kind === 'completed' && callEnd.traceScores ? { scores: callEnd.traceScores } : {}),
-      });
-      // Finished as any attempt is, without a lease (nobody claimed it) and never retried (the caller hung up).
-      const item = { leadId, workerId: null, attempt: 1, config: NO_RETRY, result: { callId: info.callSid, end: callEnd }, traceId: callSpan.traceId };
-      return db.tx((q) => finishAttempts(q, [item], telephony.deps.onInboundFinished ?? (async () => {})));
-    })
-    .catch((err: unknown) => telephony.deps.log.error({ leadId, err }, 'could not finish an inbound lead'));
+    .then((callEnd) => attempt.finish({ callId: info.callSid, end: callEnd }, NO_RETRY))
+    .catch((err: unknown) => telephony.deps.log.error({ leadId, err }, 'could not finish an inbound lead'))
+    .finally(() => attempt.close());
   return session.answer(info);
 }

@@ -4,6 +4,7 @@
  * waits for the session to settle. Callback routes and the media WebSocket find sessions here by
  * their token (in every URL Dialer gives the provider) or by call SID.
  */
+import { Attempts } from '../attempts/index.js';
 import type { Db } from '../db/index.js';
 import type { OnFinished } from '../lifecycle/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -39,6 +40,8 @@ export interface TelephonyDeps {
   sandbox?: { slots: ReadonlySet<ProviderSlot>; agent: CallAgent };
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
   onInboundFinished?: OnFinished;
+  /** Where inbound calls' ends not yet written are kept (see src/attempts); undefined: in memory only. */
+  journalDir?: string | undefined;
 }
 
 /** The feature flags a call reads when it is placed. */
@@ -68,8 +71,11 @@ export class Telephony {
   private readonly byId = new Map<string, CallSession>();
   readonly drivers: Drivers;
   private readonly kitsByPath = new Map<ProviderPath, ProviderKit>();
+  /** Inbound calls' attempts (no lease: nobody claimed them). */
+  readonly inboundAttempts: Attempts;
 
   constructor(readonly deps: TelephonyDeps) {
+    this.inboundAttempts = new Attempts({ db: deps.db, log: deps.log, workerId: null, onFinished: deps.onInboundFinished ?? (async () => {}), journalDir: deps.journalDir });
     const drivers = new Map<string, Driver>();
     for (const kit of deps.kits.values()) {
       this.kitsByPath.set(SLOT_PATHS[kit.slot], kit);
@@ -244,5 +250,7 @@ export class Telephony {
   /** Hangs up every live call (process shutdown after the scheduler's grace). */
   async close(): Promise<void> {
     await Promise.all([...this.byToken.values()].map((s) => s.hangup('shutdown', 'hung up: Dialer stopped before the call ended')));
+    // Inbound ends the database still refuses (it is down) wait in the journal for the next start.
+    this.inboundAttempts.close();
   }
 }

@@ -16,8 +16,8 @@ import { effectiveConfiguration, findConfiguration } from '../configurations/ind
 import type { Db } from '../db/index.js';
 import { AppError, badRequest, conflict, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { startCallSpan, type CallSpan } from '../tracing/index.js';
-import { claimForSession, finishAttempts, outcomeOf, releaseClaim, renewLease, type OnFinished } from '../lifecycle/index.js';
+import { Attempts, type Attempt } from '../attempts/index.js';
+import { claimForSession, releaseClaim, type OnFinished, type RetryPolicy } from '../lifecycle/index.js';
 import type { CallAgent } from '../voice/index.js';
 import { InvalidOfferError } from './peer.js';
 import { findLeadInScope, findSessionOwner, forgetSessionOwner, isWebRtcMode, recordSessionOwner, WEBRTC_MODES, WEBRTC_PROVIDER } from './repository.js';
@@ -44,6 +44,8 @@ export interface WebRtcDeps {
    * server listens; undefined before (and in tests that never listen).
    */
   ownerUrl?: () => string | undefined;
+  /** Where sessions' ends not yet written are kept (see src/attempts); undefined: in memory only. */
+  journalDir?: string | undefined;
 }
 
 /** Where an operation on a lead's live session must run. */
@@ -58,8 +60,8 @@ export interface OfferAnswer {
 
 interface Live {
   session: WebRtcSession;
-  /** The session's trace (one per attempt, like a phone call's). */
-  callSpan: CallSpan;
+  /** The session's attempt: its trace (one per attempt, like a phone call's), lease and end. */
+  attempt: Attempt;
   leadId: string;
   mode: string;
   /** Settles when the lead's outcome is recorded. */
@@ -69,8 +71,11 @@ interface Live {
 export class WebRtcService {
   readonly workerId = `webrtc:${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly byLead = new Map<string, Live>();
+  private readonly attempts: Attempts;
 
-  constructor(private readonly deps: WebRtcDeps) {}
+  constructor(private readonly deps: WebRtcDeps) {
+    this.attempts = new Attempts({ db: deps.db, log: deps.log, workerId: this.workerId, leaseSeconds: deps.settings.leaseSeconds, onFinished: deps.onFinished, journalDir: deps.journalDir });
+  }
 
   get liveSessions(): number {
     return this.byLead.size;
@@ -90,22 +95,23 @@ export class WebRtcService {
     if (this.deps.notReady || !agent) throw new AppError(503, 'voice_not_ready', this.deps.notReady ?? 'The voice engine is not configured');
     if (!/^m=audio /m.test(offerSdp)) throw badRequest('The SDP offer has no audio section (m=audio)', [{ path: '/sdp', message: 'must offer audio' }], 'invalid_offer');
 
+    // The policy its end is judged by, read now: the end must not need the database to be reachable.
+    const stored = await findConfiguration(db, lead.reseller_id, lead.template_id);
+    const policy = stored ? effectiveConfiguration(stored, lead) : undefined;
     const room = `rtc-${randomBytes(12).toString('hex')}`;
     const claimed = await db.tx((q) =>
       claimForSession(q, { leadId, room, workerId: this.workerId, leaseSeconds: settings.leaseSeconds, provider: WEBRTC_PROVIDER, modes: WEBRTC_MODES }),
     );
     if (!claimed) throw conflict(`Lead ${leadId} is already in a session or finished`, 'room_taken');
-    const attempt = claimed.attempt_count;
+    const attemptNo = claimed.attempt_count;
     const log = this.deps.log.child({ leadId, callId: room });
-    const callSpan = startCallSpan({
-      leadId,
-      attempt,
-      requestId: claimed.request_id,
-      templateId: claimed.template_id,
-      executionMode: claimed.execution_mode,
-      provider: 'WEBRTC',
-    });
-    callSpan.callId(room);
+    // A lease lost (another process recovered the lead) or shutdown hangs the session up.
+    let hangUp = () => {};
+    const attempt = this.attempts.begin(
+      { leadId, attempt: attemptNo, requestId: claimed.request_id, templateId: claimed.template_id, executionMode: claimed.execution_mode, provider: 'WEBRTC' },
+      () => hangUp(),
+    );
+    attempt.span.callId(room);
     const session = new WebRtcSession(
       {
         agent,
@@ -119,28 +125,29 @@ export class WebRtcService {
         callId: room,
         leadId,
         templateId: claimed.template_id,
-        payload: { ...claimed.payload, lead_id: leadId, request_id: claimed.request_id, execution_mode: claimed.execution_mode, attempt_count: attempt },
+        payload: { ...claimed.payload, lead_id: leadId, request_id: claimed.request_id, execution_mode: claimed.execution_mode, attempt_count: attemptNo },
         direction: 'outbound',
-        traceContext: callSpan.context,
+        traceContext: attempt.span.context,
         // A browser is never an answering machine.
         voicemailDetection: false,
         ourNumber: '',
         theirNumber: typeof claimed.payload.customer_mobile_number === 'string' ? claimed.payload.customer_mobile_number : '',
       },
     );
+    hangUp = () => void session.hangup('shutdown');
     let answer: string;
     try {
       answer = await session.answer(offerSdp);
     } catch (err) {
       // No session took place: the lead is as it was.
       void session.hangup('shutdown');
-      callSpan.end({ callId: room, kind: 'released', outcome: 'released' });
-      await db.tx((q) => releaseClaim(q, { leadId, workerId: this.workerId, attempt }));
+      attempt.close({ callId: room, kind: 'released', outcome: 'released' });
+      await db.tx((q) => releaseClaim(q, { leadId, workerId: this.workerId, attempt: attemptNo }));
       if (err instanceof InvalidOfferError) throw badRequest(err.message, [{ path: '/sdp', message: err.message }], 'invalid_offer');
       throw err;
     }
-    const live: Live = { session, callSpan, leadId, mode: claimed.execution_mode, recorded: Promise.resolve() };
-    live.recorded = this.carry(live, claimed, attempt, log);
+    const live: Live = { session, attempt, leadId, mode: claimed.execution_mode, recorded: Promise.resolve() };
+    live.recorded = this.carry(live, policy, log);
     this.byLead.set(leadId, live);
     const ownerUrl = this.deps.ownerUrl?.();
     if (ownerUrl) {
@@ -149,7 +156,7 @@ export class WebRtcService {
         log.error({ err }, 'could not record where the session lives: its operations will only work on this process'),
       );
     }
-    log.info({ mode: claimed.execution_mode, attempt }, 'webrtc session answered');
+    log.info({ mode: claimed.execution_mode, attempt: attemptNo }, 'webrtc session answered');
     return { type: 'answer', sdp: answer, room, ice_servers: settings.iceServers };
   }
 
@@ -202,47 +209,20 @@ export class WebRtcService {
     return live;
   }
 
-  /** Keeps the lease while the session lives, then records its end like a phone call's. */
-  private async carry(live: Live, lead: { id: string; reseller_id: string; template_id: string; is_playground: boolean; configurations_override: Record<string, unknown> | null }, attempt: number, log: Logger): Promise<void> {
-    const { db, settings } = this.deps;
-    const renew = setInterval(() => {
-      void renewLease(db, lead.id, this.workerId, settings.leaseSeconds)
-        .then((held) => {
-          // Over: the finish released the lease while this renewal was under way.
-          if (held || live.session.isOver) return;
-          log.error('lost the lease of a live webrtc session: hanging up');
-          void live.session.hangup('shutdown');
-        })
-        .catch((err: unknown) => log.warn({ err }, 'lease renewal failed'));
-    }, (settings.leaseSeconds * 1000) / 3);
+  /** Records the session's end like a phone call's (its attempt held the lease meanwhile). */
+  private async carry(live: Live, policy: RetryPolicy | undefined, log: Logger): Promise<void> {
+    const { db } = this.deps;
     try {
       const end = await live.session.ended;
-      live.callSpan.end({
-        callId: live.session.room,
-        kind: end.kind,
-        outcome: outcomeOf(end),
-        durationSeconds: end.kind === 'error' ? undefined : end.durationSeconds,
-        error: end.kind === 'completed' ? undefined : end.error,
-        scores: end.kind === 'completed' ? end.traceScores : undefined,
-      });
-      const stored = await findConfiguration(db, lead.reseller_id, lead.template_id);
-      const config = stored ? effectiveConfiguration(stored, lead) : undefined;
-      const [status] = await db.tx((q) =>
-        finishAttempts(
-          q,
-          [{ leadId: lead.id, workerId: this.workerId, attempt, config, result: { callId: live.session.room, end }, traceId: live.callSpan.traceId }],
-          this.deps.onFinished,
-        ),
-      );
+      const status = await live.attempt.finish({ callId: live.session.room, end }, policy);
       if (status === undefined) log.error('the session ended after its lease was lost; its outcome was not recorded');
       else log.info({ status, end: end.kind }, 'webrtc session ended');
     } catch (err) {
       log.error({ err }, 'could not record the end of a webrtc session');
     } finally {
-      live.callSpan.end({ callId: live.session.room, kind: 'error', outcome: 'error', error: 'the session runner failed' });
-      clearInterval(renew);
-      this.byLead.delete(lead.id);
-      await forgetSessionOwner(db, lead.id, this.workerId).catch((err: unknown) => log.warn({ err }, 'could not remove the record of where the session lived'));
+      live.attempt.close({ callId: live.session.room, kind: 'error', outcome: 'error', error: 'the session runner failed' });
+      this.byLead.delete(live.leadId);
+      await forgetSessionOwner(db, live.leadId, this.workerId).catch((err: unknown) => log.warn({ err }, 'could not remove the record of where the session lived'));
     }
   }
 
@@ -250,6 +230,8 @@ export class WebRtcService {
   async close(): Promise<void> {
     const lives = [...this.byLead.values()];
     await Promise.all(lives.map((l) => l.session.hangup('shutdown')));
+    // Ends the database still refuses (it is down) wait in the journal for the next start.
+    this.attempts.close();
     await Promise.all(lives.map((l) => l.recorded));
   }
 }

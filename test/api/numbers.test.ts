@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { acquireNumber, releaseNumber } from '../../src/numbers/index.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { Scheduler } from '../../src/scheduler/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { gate, ScriptedDriver } from '../helpers/drivers.js';
 import { buildWorld, type World } from '../helpers/world.js';
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 let t: TestApp;
 let w: World;
@@ -80,25 +90,39 @@ describe('outbound numbers', () => {
     const num = (await t.admin.post('/numbers', { phone_number: p, provider: 'PROVIDER_A', channel: 'voice' })).body;
     // Only this number is free for PROVIDER_A among the ones this test made available.
     await t.db.query(`UPDATE outbound_numbers SET status = 'DISABLED' WHERE provider = 'PROVIDER_A' AND id <> $1`, [num.id]);
-    const [x, y] = await Promise.all([acquireNumber(t.db, 'PROVIDER_A', 'lead-x'), acquireNumber(t.db, 'PROVIDER_A', 'lead-y')]);
-    const taken = [x, y].filter(Boolean);
-    assert.equal(taken.length, 1, 'exactly one caller gets the number');
-    assert.equal(taken[0]!.id, num.id);
-    const holder = taken[0]!.lead_id!;
-    const read = await t.admin.get(`/numbers/${num.id}`);
-    assert.equal(read.body.status, 'IN_USE');
-    assert.equal(read.body.lead_id, holder);
+    const tpl = await w.reseller1.post('/templates', { name: 'numbers-pool', reseller_id: w.r1, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', max_retry: 0 });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    // Two leads, one number: the dialler takes it for one call and gives it back when that call ends.
+    const hold = gate();
+    const driver = new ScriptedDriver('PROVIDER_A', async () => (await hold.wait, { kind: 'completed', outcome: 'confirmed', durationSeconds: 3 }));
+    const scheduler = new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', driver]]), log: createLogger('silent'), pollMs: 20, outbound: t.outbound });
+    for (const request_id of ['pool-1', 'pool-2']) {
+      const pushed = await w.reseller1.post('/leads', { request_id, template: 'numbers-pool', reseller_id: w.r1, payload: { customer_mobile_number: phone() } });
+      assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    }
+    scheduler.start();
+    try {
+      await until('the first call', () => driver.dials.length === 1);
+      const read = await t.admin.get(`/numbers/${num.id}`);
+      assert.equal(read.body.status, 'IN_USE');
+      assert.equal(read.body.lead_id, driver.dials[0]!.leadId);
 
-    const disable = await t.admin.put(`/numbers/${num.id}`, { phone_number: p, provider: 'PROVIDER_A', status: 'DISABLED', channel: 'voice' });
-    assert.equal(disable.status, 409);
-    assert.equal(disable.body.code, 'number_in_use');
-    assert.equal((await t.admin.delete(`/numbers/${num.id}`)).status, 409);
-    assert.equal((await t.admin.get(`/numbers/${num.id}`)).body.status, 'IN_USE');
+      const disable = await t.admin.put(`/numbers/${num.id}`, { phone_number: p, provider: 'PROVIDER_A', status: 'DISABLED', channel: 'voice' });
+      assert.equal(disable.status, 409);
+      assert.equal(disable.body.code, 'number_in_use');
+      assert.equal((await t.admin.delete(`/numbers/${num.id}`)).status, 409);
+      assert.equal((await t.admin.get(`/numbers/${num.id}`)).body.status, 'IN_USE');
+      assert.equal(driver.dials.length, 1, 'the other lead waits: no number is free');
 
-    assert.equal(await releaseNumber(t.db, num.id, 'someone-else'), false, 'only the holder releases');
-    assert.equal(await releaseNumber(t.db, num.id, holder), true);
-    assert.equal((await t.admin.get(`/numbers/${num.id}`)).body.status, 'AVAILABLE');
+      hold.open();
+      await until('the second call, on the number the first gave back', () => driver.dials.length === 2);
+      await until('the number given back again', async () => (await t.admin.get(`/numbers/${num.id}`)).body.status === 'AVAILABLE');
+    } finally {
+      await scheduler.stop();
+    }
+    assert.deepEqual(driver.dials.map((d) => d.from), [p, p]);
     assert.equal((await t.admin.delete(`/numbers/${num.id}`)).status, 200);
-    assert.equal(await acquireNumber(t.db, 'PROVIDER_A', 'lead-z'), undefined, 'no free number: undefined');
   });
 });

@@ -445,6 +445,30 @@ describe('scheduler lifecycle', () => {
     for (const n of s.numberIds) assert.equal((await t.admin.get(`/numbers/${n}`)).body.status, 'AVAILABLE');
   });
 
+  it("recovery judges a dead worker's lead by its retry policy, as the finish does (playground overrides included)", async () => {
+    // Retries left, but the policy says no retry after an error: a lost worker is an error of Dialer's.
+    const s = await setup({ max_retry: 3, retry_policy: { error: { retry: false } } }, 3);
+    const byPolicy = await push(s.template);
+    // A playground lead whose override says the same, over a configuration that would retry.
+    const s2 = await setup({ max_retry: 3 }, 1);
+    const byOverride = await push(s2.template, {}, { is_playground: true, execution_mode: 'TELEPHONY_TEST', configurations_override: { retry_policy: { worker_lost: { retry: false } } } });
+    const plain = await push(s2.template);
+    for (const id of [byPolicy, byOverride, plain]) {
+      await t.db.query(`UPDATE leads SET status = 'PROCESSING', attempt_count = 1, locked_by = 'killed', locked_until = now() - interval '1 minute' WHERE id = $1`, [id]);
+    }
+    const driver = new ScriptedDriver('PROVIDER_A', () => ({ kind: 'no_answer' }));
+    await scheduler(driver).drain();
+    for (const id of [byPolicy, byOverride]) {
+      const l = await lead(id);
+      assert.equal(l.status, 'FINISHED', JSON.stringify(l));
+      assert.equal(l.outcome, 'worker_lost');
+      assert.equal(l.attempt_count, 1);
+    }
+    // Without a rule for it, the lost worker's lead is retried (and then not answered, to the last retry).
+    assert.deepEqual(new Set(driver.dials.map((d) => d.leadId)), new Set([plain]));
+    assert.equal((await lead(plain)).attempt_count, 4);
+  });
+
   it('applies a playground configurations_override; a live lead ignores it', async () => {
     const s = await setup({ max_retry: 3 });
     const play = await push(s.template, {}, { is_playground: true, execution_mode: 'TELEPHONY_TEST', configurations_override: { max_retry: 0 } });

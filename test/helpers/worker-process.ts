@@ -1,7 +1,8 @@
 /**
  * A worker process for multi-process lifecycle tests: a Scheduler on the test PostgreSQL whose
  * driver places each "call" with the test's callee server (POST /dial, answered when the call
- * ends). Environment: DATABASE_URL, CALLEE_URL, WORKER_ID, LEASE_SECONDS, MAX_CALLS.
+ * ends). Environment: DATABASE_URL, CALLEE_URL, WORKER_ID, LEASE_SECONDS, MAX_CALLS; JOURNAL_DIR
+ * (optional: where it keeps ends it cannot write).
  */
 import { openPostgres } from '../../src/db/index.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -48,6 +49,7 @@ const scheduler = new Scheduler({
   pollMs: 50,
   recoverEveryMs: 500,
   shutdownGraceMs: 5000,
+  journalDir: process.env.JOURNAL_DIR,
 });
 scheduler.start();
 process.stdout.write('ready\n');

@@ -118,6 +118,11 @@ describe('architecture', () => {
     assert.deepEqual(lists, ['lifecycle/types.ts']);
   });
 
+  it('only src/attempts ends an attempt (the one caller of the finish, outside the lifecycle that defines it)', () => {
+    const callers = files.filter((f) => f.folder !== 'lifecycle' && /\bfinishAttempts\s*\(/.test(f.text)).map((f) => f.file);
+    assert.deepEqual(callers, ['attempts/ends.ts']);
+  });
+
   it('routes are mounted in one place (app.ts)', () => {
     const mounting = files.filter((f) => /\bregister(Tenants|Templates|Configurations|Numbers|Blacklist|Leads|Webhooks|Analytics|WebRtc|CallbackRoutes|AuthRoutes|FlagRoutes|MetricsRoute)\(scoped/.test(f.text));
     assert.deepEqual(mounting.map((f) => f.file), ['app.ts']);
