@@ -19,6 +19,11 @@ export interface OutcomeClass {
   retried: boolean;
   /** Why the lead ended so, in the words of the reporting webhook's `failureReason` (or, reached, of the record). */
   reason: string;
+  /**
+   * Given to a lead without dialling it (a pre-dial check, the blacklist, an abort): not the
+   * outcome of a call, so analytics that count calls leave it out. Every other outcome ends a dial.
+   */
+  undialled?: true;
 }
 
 /**
@@ -36,9 +41,9 @@ export const OUTCOMES = {
   worker_lost: { reached: false, retried: true, reason: 'The worker carrying the call stopped' },
   voicemail: { reached: false, retried: false, reason: 'The call reached voicemail' },
   voicemail_left: { reached: false, retried: false, reason: 'The call reached voicemail; a message was left' },
-  PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call' },
-  BLACKLISTED: { reached: false, retried: false, reason: 'The number is blacklisted' },
-  aborted: { reached: false, retried: false, reason: 'The lead was aborted' },
+  PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call', undialled: true },
+  BLACKLISTED: { reached: false, retried: false, reason: 'The number is blacklisted', undialled: true },
+  aborted: { reached: false, retried: false, reason: 'The lead was aborted', undialled: true },
   OPTED_OUT: { reached: true, retried: false, reason: 'The callee asked not to be called again' },
   callback_requested: { reached: true, retried: true, reason: 'The callee asked to be called back' },
 } as const satisfies Record<string, OutcomeClass>;
@@ -50,6 +55,9 @@ export const COMPLETED = 'completed';
 
 /** Outcomes that mean no conversation took place: analytics count them as not reached, the webhook sends its failure payload. */
 export const NOT_REACHED_OUTCOMES = (Object.keys(OUTCOMES) as DialerOutcome[]).filter((o) => !OUTCOMES[o].reached);
+
+/** Outcomes given without a dial: not a call's outcome (analytics' call outcomes leave them out). */
+export const UNDIALLED_OUTCOMES = (Object.keys(OUTCOMES) as DialerOutcome[]).filter((o) => (OUTCOMES[o] as OutcomeClass).undialled === true);
 
 /** Outcomes of an unreached attempt: the lead is tried again while retries remain. */
 export const RETRIED_OUTCOMES = NOT_REACHED_OUTCOMES.filter((o) => OUTCOMES[o].retried);
