@@ -85,7 +85,6 @@ function requests(): { body: Record<string, any>; rollupCan: boolean }[] {
     // Calls instead of leads: the rollup answers all but provider_breakdown (its rows count leads, dialled or not).
     { extra: { calls_only: true }, rollupCan: 'calls' },
     { extra: { calls_only: true, timezone: 'Europe/London', filters: { date_from: '2024-05-01', date_to: '2024-05-03' }, granularity: 'hour', by_weekday: true }, rollupCan: 'calls' },
-    { extra: { calls_only: true, filters: { min_duration: 1 } }, rollupCan: false },
   ];
   const zoned = new Set<QueryType>(['calls_over_time', 'avg_duration_over_time', 'hourly_heatmap']);
   for (const query_type of QUERY_TYPES) {
