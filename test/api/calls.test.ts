@@ -1,70 +1,21 @@
 /**
  * One definition of a call (a dialled attempt) across the overview, its chart and the analytics
- * page. Leads are pushed through POST /leads and aborted through POST /lead/abort; the states a
- * dial leaves (claimed, finished, waiting to retry) are written as the lifecycle writes them.
- *
- * Reseller R1, today (UTC):
- *   A, B  never dialled (BACKLOG)                                   not calls
- *   C     live, first attempt (PROCESSING, att 1)                   call, live
- *   D     live again after an answered attempt (PROCESSING, att 2, duration 40 from attempt 1)
- *                                                                   call, live (not answered: not ended)
- *   E     answered: FINISHED confirmed, att 1, 60 s                 call, answered
- *   F     answered by voicemail: FINISHED voicemail, att 1, 20 s     call, answered
- *   G     unanswered: FINISHED no_answer, att 2, 0 s                call
- *   H     unanswered, waiting to retry: RETRY, att 1, 0 s           call (no outcome yet)
- *   I     aborted before any dial (BACKLOG -> aborted)              not a call
- *   J     aborted after an unanswered dial (RETRY -> aborted)       call; "aborted" is not its outcome
- *   K     stopped by a pre-dial check (PRECHECK_FAILED, att 0; its provider stays from the undone claim)
- *                                                                   not a call
- *   P     a playground lead, FINISHED confirmed                     never counted
- * and yesterday Y, answered (FINISHED confirmed, att 1, 30 s).
- *
- * So today: 7 calls (C D E F G H J), 2 live, 5 ended, 2 answered (E F): answer rate 40 %.
+ * page, over leads in every state (test/helpers/call-states.ts): today 11 leads, 7 calls, 2 live,
+ * 5 ended, 2 answered.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CALLS, dayFigures, dayRequests, nothingIn } from '../../web/src/lib/figures.js';
 import { buildTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { CALL_STATES, seedCallStates } from '../helpers/call-states.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
 let t: TestApp;
 let w: World;
-let tpl: string;
-const ids: Record<string, string> = {};
 const DAY_MS = 86_400_000;
 const utcDate = (at: number) => new Date(at).toISOString().slice(0, 10);
 let today: string;
 let yesterday: string;
-
-let seq = 0;
-async function push(name: string): Promise<string> {
-  const res = await w.reseller1.post('/leads', {
-    request_id: `calls-${name}`,
-    template: tpl,
-    reseller_id: w.r1,
-    payload: { customer_mobile_number: `+1646555${String(3000 + ++seq).padStart(4, '0')}`, customer_name: name },
-  });
-  assert.equal(res.status, 201, JSON.stringify(res.body));
-  ids[name] = res.body.lead_call_tracker_id as string;
-  return ids[name]!;
-}
-
-/** The columns a dial leaves on a lead, as the lifecycle writes them (claim: attempt + 1 and the call's start; finish: outcome, duration). */
-async function dialled(name: string, state: { status: string; outcome?: string | null; attempts: number; duration?: number | null; daysAgo?: number; provider?: string }) {
-  await t.db.query(
-    `UPDATE leads SET status = $2, outcome = $3, attempt_count = $4, duration_seconds = $5, provider = $6,
-                      call_initiated_time = CASE WHEN $4 > 0 THEN now() - make_interval(days => $7) END,
-                      created_at = now() - make_interval(days => $7)
-     WHERE id = $1`,
-    [ids[name], state.status, state.outcome ?? null, state.attempts, state.duration ?? null, state.provider ?? 'PROVIDER_A', state.daysAgo ?? 0],
-  );
-}
-
-async function abort(name: string) {
-  const res = await w.reseller1.post('/lead/abort', { leads: [{ lead_id: ids[name], cancellation_reason: 'customer asked' }] });
-  assert.equal(res.status, 200);
-  assert.equal(res.body.leads[0].status, 'success', JSON.stringify(res.body));
-}
 
 async function ask(c: Client, body: Record<string, unknown>) {
   const res = await c.post('/analytics', body);
@@ -75,24 +26,10 @@ async function ask(c: Client, body: Record<string, unknown>) {
 before(async () => {
   t = await buildTestApp();
   w = await buildWorld(t);
-  tpl = 'calls-reminder';
-  const res = await w.reseller1.post('/templates', { name: tpl, reseller_id: w.r1, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hello' }] }] } });
+  const template = 'calls-reminder';
+  const res = await w.reseller1.post('/templates', { name: template, reseller_id: w.r1, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hello' }] }] } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  // No configuration: nothing dials these leads but this test.
-  for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'P', 'Y']) await push(name);
-  await dialled('C', { status: 'PROCESSING', attempts: 1 });
-  await dialled('D', { status: 'PROCESSING', attempts: 2, duration: 40 });
-  await dialled('E', { status: 'FINISHED', outcome: 'confirmed', attempts: 1, duration: 60 });
-  await dialled('F', { status: 'FINISHED', outcome: 'voicemail', attempts: 1, duration: 20 });
-  await dialled('G', { status: 'FINISHED', outcome: 'no_answer', attempts: 2, duration: 0 });
-  await dialled('H', { status: 'RETRY', attempts: 1, duration: 0 });
-  await abort('I');
-  await dialled('J', { status: 'RETRY', attempts: 1, duration: 0 });
-  await abort('J');
-  await dialled('K', { status: 'FINISHED', outcome: 'PRECHECK_FAILED', attempts: 0, provider: 'PROVIDER_B' });
-  await dialled('P', { status: 'FINISHED', outcome: 'confirmed', attempts: 1, duration: 99 });
-  await t.db.query('UPDATE leads SET is_playground = true WHERE id = $1', [ids.P]);
-  await dialled('Y', { status: 'FINISHED', outcome: 'confirmed', attempts: 1, duration: 30, daysAgo: 1 });
+  await seedCallStates(t.db, w.reseller1, { resellerId: w.r1, template, prefix: 'calls' });
   const now = Date.now();
   today = utcDate(now);
   yesterday = utcDate(now - DAY_MS);
@@ -116,9 +53,9 @@ const card = (c: Client, query_type: string, extra: Record<string, unknown> = {}
 describe('a call is a dialled attempt, on the overview, its chart and the analytics page', () => {
   it("the overview's figures: 7 calls, 2 live, 2 of 5 ended calls answered (40 %)", async () => {
     const f = await overviewFigures(w.reseller1);
-    assert.deepEqual({ ...f, avgDurationSeconds: undefined }, { calls: 7, live: 2, ended: 5, answered: 2, answerRate: 0.4, avgDurationSeconds: undefined });
+    const { calls, live, ended, answered, avgDurationSeconds } = CALL_STATES;
     // The average is over the calls with a duration (a live call keeps its earlier attempt's): (40 + 60 + 20 + 0 + 0 + 0) / 6.
-    assert.equal(f.avgDurationSeconds, 20);
+    assert.deepEqual(f, { calls, live, ended, answered, answerRate: 0.4, avgDurationSeconds });
     // GET /overview's live calls are the same two.
     assert.equal((await w.reseller1.get('/overview?timezone=UTC')).body.live_calls, 2);
   });
