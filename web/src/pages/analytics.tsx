@@ -370,7 +370,7 @@ function QueryCard({ type, filters }: { type: QueryType; filters: FilterState })
           <div class="muted">calls (dialled leads) matching the filters</div>
         </div>
       ) : empty ? (
-        <div class="empty chart-empty" data-ready="true" style={{ minHeight: `${type === 'hourly_heatmap' ? 320 : 260}px` }}>
+        <div class="empty chart-empty" data-ready="true">
           {empty}
         </div>
       ) : (

@@ -6,7 +6,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { analytics, overview } from '../api/endpoints.js';
 import { Chart, PALETTE } from '../components/chart.js';
-import { Badge, Card, Empty, ErrorNote, PageHeader, Stat, Table } from '../components/ui.js';
+import { Badge, Card, ErrorNote, PageHeader, Stat, Table } from '../components/ui.js';
 import { SandboxCall } from '../components/sandbox.js';
 import { CALLS, dayFigures, dayRequests, nothingIn, type DayFigures } from '../lib/figures.js';
 import { count, daysAgo, isoDate, money, percent, seconds, viewerTimeZone, when, ago } from '../lib/format.js';
@@ -108,18 +108,18 @@ export default function OverviewPage() {
           }
         >
           {nothingIn(series.data?.data) ? (
-            <Empty>
-              <span id="chart-calls-empty">No calls in the last {days} days.</span>
-            </Empty>
+            <div class="empty chart-empty" id="chart-calls-empty">
+              No calls in the last {days} days.
+            </div>
           ) : (
             <Chart id="chart-calls" label={`Calls per day, last ${days} days`} option={seriesOption} />
           )}
         </Card>
         <Card title={`Call outcomes, last ${days} days`}>
           {outcomes.data && outcomes.data.data.length === 0 ? (
-            <Empty>
-              <span id="chart-outcomes-empty">No call ended with an outcome in the last {days} days.</span>
-            </Empty>
+            <div class="empty chart-empty" id="chart-outcomes-empty">
+              No call ended with an outcome in the last {days} days.
+            </div>
           ) : (
             <Chart id="chart-outcomes" label="Call outcomes" option={outcomeOption} />
           )}
