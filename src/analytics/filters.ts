@@ -8,9 +8,14 @@
  * - activity time: when a lead happened for analytics, `coalesce(call_initiated_time, created_at)`:
  *   the start of its (latest) call, or its push time when it was never dialled. Date filters, time
  *   buckets and the hourly heatmap all use it; migration 002 indexes exactly this expression.
+ * - call: a dialled attempt. Analytics hold one row per lead, so a lead dialled at least once
+ *   (`attempt_count >= 1`) is one call, at its latest attempt's start; a lead never dialled is none.
+ *   A live call is a call whose lead is PROCESSING. Requests with `calls_only` count calls.
+ * - call outcome: the outcome a dial ended with: any outcome but those Dialer gives without a dial
+ *   (aborted, PRECHECK_FAILED, BLACKLISTED: `undialled` in lifecycle/outcomes.ts).
  */
 import { scopeCondition, type Principal } from '../auth/index.js';
-import { NOT_REACHED_OUTCOMES } from '../lifecycle/index.js';
+import { NOT_REACHED_OUTCOMES, UNDIALLED_OUTCOMES } from '../lifecycle/index.js';
 
 /** The activity time of a lead (alias `l`); written exactly as in the indexes of migration 002. */
 export const ACTIVITY_AT = 'coalesce(l.call_initiated_time, l.created_at)';
@@ -18,8 +23,20 @@ export const ACTIVITY_AT = 'coalesce(l.call_initiated_time, l.created_at)';
 /** Live (non-test) leads; written exactly as the partial-index predicate of migration 002. */
 export const LIVE_LEADS = "NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST')";
 
+/** SQL: the lead (alias `l`) was dialled at least once: it is a call. */
+export const DIALLED = 'l.attempt_count >= 1';
+
+/** SQL of a list of outcomes, quoted. */
+export const sqlList = (outcomes: readonly string[]) => outcomes.map((o) => `'${o}'`).join(', ');
+
+/**
+ * SQL: whether `column` holds a call outcome (not one given without a dial). A lead holds one only
+ * once it was dialled, so the rollup's per-outcome rows answer it as the leads do.
+ */
+export const callOutcome = (column: string) => `${column} NOT IN (${sqlList(UNDIALLED_OUTCOMES)})`;
+
 /** SQL: the lead finished with a conversation (alias `l`): an outcome that is not one of Dialer's own. */
-export const REACHED = `(l.status = 'FINISHED' AND l.outcome IS NOT NULL AND l.outcome NOT IN (${NOT_REACHED_OUTCOMES.map((o) => `'${o}'`).join(', ')}))`;
+export const REACHED = `(l.status = 'FINISHED' AND l.outcome IS NOT NULL AND l.outcome NOT IN (${sqlList(NOT_REACHED_OUTCOMES)}))`;
 
 /** Positional parameters of one statement: `add` returns the placeholder of the value. */
 export class Params {

@@ -83,6 +83,14 @@ export const AnalyticsBody = Type.Object(
       }),
     ),
     by_weekday: Type.Optional(Type.Boolean({ description: 'hourly_heatmap: one row per ISO weekday (1 = Monday) and hour.' })),
+    calls_only: Type.Optional(
+      Type.Boolean({
+        description:
+          'Count calls (dialled attempts) instead of leads: call_count, calls_over_time, hourly_heatmap and provider_breakdown leave out ' +
+          'leads never dialled; outcome_distribution and top_outcomes leave out the outcomes given without a dial (aborted, PRECHECK_FAILED, ' +
+          'BLACKLISTED). A lead dialled several times is one call, at its latest attempt. The other query types are the same either way. Default false.',
+      }),
+    ),
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
     page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
   },
@@ -109,7 +117,7 @@ const Percentage = Type.Number({ description: 'Share of the rows\' total count, 
 export const CountRow = Type.Object({ count: Count }, {
   ...strict,
   title: 'CountRow',
-  description: 'call_count: live leads matching the filters (one row)',
+  description: 'call_count: live leads matching the filters, or their calls (dialled leads) with calls_only (one row)',
   examples: [{ count: 1250 }],
 });
 export const DurationRow = Type.Object(

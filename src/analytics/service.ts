@@ -114,6 +114,7 @@ export class AnalyticsService {
         timeZone,
         granularity,
         byWeekday: body.by_weekday === true,
+        callsOnly: body.calls_only === true,
         range: { ...(filters.from ? { from: filters.from } : {}), ...(rangeTo ? { to: rangeTo } : {}) },
         limit: pageSize,
         offset: (page - 1) * pageSize,
@@ -121,7 +122,7 @@ export class AnalyticsService {
     };
     try {
       let answer: RowsPage<AnalyticsRow> | undefined;
-      if ((source === 'auto' || source === 'rollup') && rollupCanAnswer(body.query_type, filters, timeZone)) {
+      if ((source === 'auto' || source === 'rollup') && rollupCanAnswer(body.query_type, filters, timeZone, body.calls_only === true)) {
         const params = new Params();
         const { scope, where } = rollupWhere(caller, filters, params);
         const hours = { ...(filters.from ? { from: filters.from } : {}), ...(filters.to ? { to: filters.to.at } : {}) };

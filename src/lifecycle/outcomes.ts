@@ -21,6 +21,11 @@ export interface OutcomeClass {
   reason: string;
   /** The `retry_policy` rule that decides this outcome when the policy does not name it. */
   ruledAs?: string;
+  /**
+   * Given to a lead without dialling it (a pre-dial check, the blacklist, an abort): not the
+   * outcome of a call, so analytics that count calls leave it out. Every other outcome ends a dial.
+   */
+  undialled?: true;
 }
 
 /**
@@ -39,9 +44,9 @@ export const OUTCOMES = {
   worker_lost: { reached: false, retried: true, reason: 'The worker carrying the call stopped', ruledAs: 'error' },
   voicemail: { reached: false, retried: false, reason: 'The call reached voicemail' },
   voicemail_left: { reached: false, retried: false, reason: 'The call reached voicemail; a message was left' },
-  PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call' },
-  BLACKLISTED: { reached: false, retried: false, reason: 'The number is blacklisted' },
-  aborted: { reached: false, retried: false, reason: 'The lead was aborted' },
+  PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call', undialled: true },
+  BLACKLISTED: { reached: false, retried: false, reason: 'The number is blacklisted', undialled: true },
+  aborted: { reached: false, retried: false, reason: 'The lead was aborted', undialled: true },
   OPTED_OUT: { reached: true, retried: false, reason: 'The callee asked not to be called again' },
   callback_requested: { reached: true, retried: true, reason: 'The callee asked to be called back' },
 } as const satisfies Record<string, OutcomeClass>;
@@ -53,6 +58,9 @@ export const COMPLETED = 'completed';
 
 /** Outcomes that mean no conversation took place: analytics count them as not reached, the webhook sends its failure payload. */
 export const NOT_REACHED_OUTCOMES = (Object.keys(OUTCOMES) as DialerOutcome[]).filter((o) => !OUTCOMES[o].reached);
+
+/** Outcomes given without a dial: not a call's outcome (analytics' call outcomes leave them out). */
+export const UNDIALLED_OUTCOMES = (Object.keys(OUTCOMES) as DialerOutcome[]).filter((o) => (OUTCOMES[o] as OutcomeClass).undialled === true);
 
 /** Outcomes of an unreached attempt: the lead is tried again while retries remain. */
 export const RETRIED_OUTCOMES = NOT_REACHED_OUTCOMES.filter((o) => OUTCOMES[o].retried);

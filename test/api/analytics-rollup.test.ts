@@ -65,7 +65,7 @@ async function insertLeads(leads: Lead[]): Promise<void> {
 /** Requests over the data: every query type with filters the rollup can take, and some it cannot. */
 function requests(): { body: Record<string, any>; rollupCan: boolean }[] {
   const out: { body: Record<string, any>; rollupCan: boolean }[] = [];
-  const variants: { extra: Record<string, any>; rollupCan: boolean | 'unzoned' }[] = [
+  const variants: { extra: Record<string, any>; rollupCan: boolean | 'unzoned' | 'calls' }[] = [
     { extra: {}, rollupCan: true },
     { extra: { filters: { date_from: '2024-05-02', date_to: '2024-05-03' } }, rollupCan: true },
     { extra: { filters: { date_from: '2024-05-02T06:00:00Z', date_to: '2024-05-04' }, granularity: 'hour' }, rollupCan: true },
@@ -82,13 +82,16 @@ function requests(): { body: Record<string, any>; rollupCan: boolean }[] {
     { extra: { filters: { sentiment_min: 0.4 } }, rollupCan: false },
     { extra: { filters: { payload_filters: { campaign: 'spring' } } }, rollupCan: false },
     { extra: { page: 2, page_size: 3 }, rollupCan: true },
+    // Calls instead of leads: the rollup answers all but provider_breakdown (its rows count leads, dialled or not).
+    { extra: { calls_only: true }, rollupCan: 'calls' },
+    { extra: { calls_only: true, timezone: 'Europe/London', filters: { date_from: '2024-05-01', date_to: '2024-05-03' }, granularity: 'hour', by_weekday: true }, rollupCan: 'calls' },
   ];
   const zoned = new Set<QueryType>(['calls_over_time', 'avg_duration_over_time', 'hourly_heatmap']);
   for (const query_type of QUERY_TYPES) {
     for (const v of variants) {
       out.push({
         body: { query_type, page_size: 1000, ...v.extra },
-        rollupCan: v.rollupCan === 'unzoned' ? !zoned.has(query_type) : v.rollupCan,
+        rollupCan: v.rollupCan === 'unzoned' ? !zoned.has(query_type) : v.rollupCan === 'calls' ? query_type !== 'provider_breakdown' : v.rollupCan,
       });
     }
   }

@@ -50,7 +50,7 @@ function randomLead() {
     merchant: reseller === 'r1' ? pick(['m1', 'm1b', null]) : pick(['m2', null]),
     template: reseller === 'r1' ? pick(['t1', 't2']) : 't3',
     status,
-    outcome: status === 'FINISHED' ? pick(['confirmed', 'no_answer', 'busy', 'rescheduled']) : null,
+    outcome: status === 'FINISHED' ? pick(['confirmed', 'no_answer', 'busy', 'rescheduled', 'aborted']) : null,
     attempts,
     callAt: dialled ? new Date(at).toISOString() : null,
     createdAt: new Date(at - Math.floor(random() * 7_200_000)).toISOString(),
@@ -103,6 +103,8 @@ function bodies(payloads: Record<string, unknown>[], others = OTHER_FILTERS) {
     const [first] = payloads;
     out.push({ query_type, timezone: 'Asia/Kolkata', granularity: 'hour', by_weekday: true, filters: { payload_filters: first } });
     out.push({ query_type, granularity: 'week', page: 2, page_size: 2, filters: { payload_filters: first } });
+    out.push({ query_type, calls_only: true, filters: { payload_filters: first } });
+    out.push({ query_type, calls_only: true, granularity: 'hour', filters: { date_from: '2024-05-02', date_to: '2024-05-03', payload_filters: first } });
   }
   return out;
 }

@@ -1,7 +1,7 @@
 /** retry_analysis, provider_breakdown and conversion_funnel. */
 import { REACHED } from '../filters.js';
 import type { FunnelRow, ProviderRow, RetryRow } from '../schemas.js';
-import { runPaged, type AnalyticsQuery } from './context.js';
+import { callsCondition, runPaged, type AnalyticsQuery } from './context.js';
 
 /** Finished, dialled leads by the attempts they took, and the share of them that reached someone. */
 export const retryAnalysis: AnalyticsQuery<RetryRow> = (q, c) =>
@@ -17,7 +17,10 @@ export const retryAnalysis: AnalyticsQuery<RetryRow> = (q, c) =>
     'attempts',
   );
 
-/** Leads with a telephony provider, by provider, busiest first. */
+/**
+ * Leads with a telephony provider, by provider, busiest first; with `callsOnly` the dialled ones (a
+ * claim that a pre-dial check undid leaves its provider on a lead that was never dialled).
+ */
 export const providerBreakdown: AnalyticsQuery<ProviderRow> = (q, c) =>
   runPaged(
     q,
@@ -26,7 +29,7 @@ export const providerBreakdown: AnalyticsQuery<ProviderRow> = (q, c) =>
             count(*)::int AS count,
             round(avg(l.duration_seconds), 2)::float8 AS avg_duration
      FROM ${c.from}
-     WHERE ${c.where} AND l.provider IS NOT NULL
+     WHERE ${c.where} AND l.provider IS NOT NULL${callsCondition(c)}
      GROUP BY l.provider`,
     'count DESC, provider COLLATE "C"',
   );

@@ -4,7 +4,7 @@
  * number of rows (also when the page lies past the end).
  */
 import type { Queryable } from '../../db/index.js';
-import type { Params } from '../filters.js';
+import { DIALLED, type Params } from '../filters.js';
 import type { Granularity } from '../schemas.js';
 
 export interface QueryContext {
@@ -21,6 +21,11 @@ export interface QueryContext {
   timeZone: string;
   granularity: Granularity;
   byWeekday: boolean;
+  /**
+   * Count calls, not leads (the request's `calls_only`): call_count, calls_over_time and the
+   * heatmap count dialled leads, provider_breakdown too, and the outcome queries call outcomes.
+   */
+  callsOnly: boolean;
   /** The request's date range, which bounds a time series (`to` inclusive). */
   range: { from?: Date; to?: Date };
   limit: number;
@@ -36,6 +41,9 @@ export interface RowsPage<T> {
 export type MaybeRowsPage<T> = RowsPage<T> | undefined;
 
 export type AnalyticsQuery<T> = (q: Queryable, c: QueryContext) => Promise<RowsPage<T>>;
+
+/** The condition `callsOnly` adds to the rows a counting query reads (alias `l`): ` AND dialled`, or nothing. */
+export const callsCondition = (c: QueryContext): string => (c.callsOnly ? ` AND ${DIALLED}` : '');
 
 /**
  * Runs `sql` (the rows of a query type) and returns the page and the total. `orderBy` names columns

@@ -3,7 +3,7 @@
  * hourly heatmap. Buckets are cut on the wall clock of the request's time zone.
  */
 import type { Granularity, HeatmapRow, TimeAverageRow, TimeCountRow } from '../schemas.js';
-import { runPaged, type AnalyticsQuery, type QueryContext } from './context.js';
+import { callsCondition, runPaged, type AnalyticsQuery, type QueryContext } from './context.js';
 
 const STEP: Record<Granularity, string> = { hour: '1 hour', day: '1 day', week: '1 week', month: '1 month' };
 const LABEL: Record<Granularity, string> = { hour: 'YYYY-MM-DD"T"HH24:00', day: 'YYYY-MM-DD', week: 'YYYY-MM-DD', month: 'YYYY-MM-DD' };
@@ -32,6 +32,7 @@ export function bucketing(c: QueryContext, instant: string = c.activityAt) {
   };
 }
 
+/** Leads (calls with `callsOnly`) per bucket of activity time. */
 export const callsOverTime: AnalyticsQuery<TimeCountRow> = (q, c) => {
   const b = bucketing(c);
   return runPaged(
@@ -40,7 +41,7 @@ export const callsOverTime: AnalyticsQuery<TimeCountRow> = (q, c) => {
     `WITH counts AS (
        SELECT ${b.bucket} AS bucket, count(*)::int AS count
        FROM ${c.from}
-       WHERE ${c.where}
+       WHERE ${c.where}${callsCondition(c)}
        GROUP BY 1
      )
      SELECT s.bucket AS ord, ${b.label('s.bucket')} AS date, coalesce(counts.count, 0) AS count
@@ -68,9 +69,10 @@ export const avgDurationOverTime: AnalyticsQuery<TimeAverageRow> = (q, c) => {
   );
 };
 
-/** Leads by local hour of their activity time (all 24), or by ISO weekday and hour (all 168). */
+/** Leads (calls with `callsOnly`) by local hour of their activity time (all 24), or by ISO weekday and hour (all 168). */
 export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
   const local = `${c.activityAt} AT TIME ZONE ${c.params.add(c.timeZone)}::text`;
+  const where = `${c.where}${callsCondition(c)}`;
   if (!c.byWeekday) {
     return runPaged(
       q,
@@ -79,7 +81,7 @@ export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
        FROM generate_series(0, 23) AS h (hour)
        LEFT JOIN (SELECT extract(hour FROM ${local})::int AS hour, count(*)::int AS count
                   FROM ${c.from}
-                  WHERE ${c.where}
+                  WHERE ${where}
                   GROUP BY 1) AS n ON n.hour = h.hour`,
       'ord',
     );
@@ -92,7 +94,7 @@ export const hourlyHeatmap: AnalyticsQuery<HeatmapRow> = (q, c) => {
      CROSS JOIN generate_series(0, 23) AS h (hour)
      LEFT JOIN (SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour, count(*)::int AS count
                 FROM ${c.from}
-                  WHERE ${c.where}
+                WHERE ${where}
                 GROUP BY 1, 2) AS n ON n.weekday = d.weekday AND n.hour = h.hour`,
     'ord',
   );

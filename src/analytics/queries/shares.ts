@@ -1,5 +1,6 @@
 /** The {key, count, percentage} queries: outcome, status and sentiment distributions, top outcomes. */
 import type { ShareRow } from '../schemas.js';
+import { callOutcome } from '../filters.js';
 import { runPaged, type AnalyticsQuery, type QueryContext } from './context.js';
 
 /** Share of the whole, in percent with two decimals; 0 when there is nothing. */
@@ -9,10 +10,10 @@ const outcomes = (c: QueryContext) =>
   `SELECT key, count, ${PERCENTAGE} AS percentage
    FROM (SELECT l.outcome AS key, count(*)::int AS count
          FROM ${c.from}
-         WHERE ${c.where} AND l.outcome IS NOT NULL
+         WHERE ${c.where} AND l.outcome IS NOT NULL${c.callsOnly ? ` AND ${callOutcome('l.outcome')}` : ''}
          GROUP BY l.outcome) AS outcomes`;
 
-/** Leads with an outcome, by outcome (alphabetical). */
+/** Leads with an outcome (a call outcome with `callsOnly`), by outcome (alphabetical). */
 export const outcomeDistribution: AnalyticsQuery<ShareRow> = (q, c) => runPaged(q, c, outcomes(c), 'key COLLATE "C"');
 
 /** The same population as outcome_distribution, most frequent first (page_size = how many). */

@@ -33,7 +33,9 @@ function wholeHourOffset(timeZone: string, atMs: number): boolean {
  * zone must be a whole number of hours from UTC; checked here for today (so that India's +05:30
  * goes straight to the leads) and, exactly, by the queries themselves for every hour they read.
  */
-export function rollupCanAnswer(queryType: QueryType, filters: ResolvedFilters, timeZone: string, now = Date.now()): boolean {
+export function rollupCanAnswer(queryType: QueryType, filters: ResolvedFilters, timeZone: string, callsOnly = false, now = Date.now()): boolean {
+  // Its provider rows count leads, dialled or not (a claim undone before its dial keeps its provider).
+  if (callsOnly && queryType === 'provider_breakdown') return false;
   if (filters.payload && Object.keys(filters.payload).length > 0) return false;
   if (filters.minDurationSeconds !== undefined || filters.maxDurationSeconds !== undefined) return false;
   if (filters.sentimentMin !== undefined || filters.sentimentMax !== undefined) return false;

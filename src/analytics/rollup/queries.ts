@@ -13,6 +13,7 @@
  * duration whose holder left a bucket since the last fold; a time zone whose local hours do not
  * start on UTC hours in the data's range): the service then asks the leads.
  */
+import { callOutcome } from '../filters.js';
 import { bucketing } from '../queries/series.js';
 import { runPaged, runPagedChecked, type MaybeRowsPage, type QueryContext } from '../queries/context.js';
 import { PERCENTAGE } from '../queries/shares.js';
@@ -78,8 +79,11 @@ function breakdown(c: RollupContext, dimension: 'outcome' | 'attempts' | 'provid
 /** Average of durations from sums, as round(avg(duration), 2) over the leads gives it. */
 const AVG_DURATION = 'round(sum(s.duration_sum)::numeric / nullif(sum(s.with_duration), 0), 2)::float8';
 
+/** What a counting query sums over totals rows: their leads, or their dialled leads (calls) with `callsOnly`. */
+const counted = (c: QueryContext) => (c.callsOnly ? 's.dialled' : 's.leads');
+
 const callCount: RollupQuery = (q, c) =>
-  runPaged(q, c, `SELECT coalesce(sum(s.leads), 0)::int AS count FROM ${TOTALS} WHERE ${c.where}`, 'count');
+  runPaged(q, c, `SELECT coalesce(sum(${counted(c)}), 0)::int AS count FROM ${TOTALS} WHERE ${c.where}`, 'count');
 
 /**
  * Min and max are exact unless a pending delta removed a duration that reaches the minimum or
@@ -101,7 +105,7 @@ const callDuration: RollupQuery = (q, c) =>
 const outcomes = (c: RollupContext) =>
   `SELECT key, count, ${PERCENTAGE} AS percentage
    FROM (SELECT s.value AS key, sum(s.leads)::int AS count
-         FROM ${breakdown(c, 'outcome')}
+         FROM ${breakdown(c, 'outcome')}${c.callsOnly ? ` WHERE ${callOutcome('s.value')}` : ''}
          GROUP BY s.value
          HAVING sum(s.leads) <> 0) AS outcomes`;
 
@@ -141,7 +145,7 @@ const sentimentDistribution: RollupQuery = (q, c) =>
  * A rollup hour belongs to one local bucket only when the zone's offset is whole hours at that
  * time: `aligned` says so per bucket, and the answer is exact only when every bucket is.
  */
-function series(c: QueryContext, measure: string) {
+function series(c: QueryContext, measure: string, present: string) {
   const b = bucketing(c, 's.hour');
   const local = `s.hour AT TIME ZONE ${c.params.add(c.timeZone)}::text`;
   return `WITH buckets AS (
@@ -149,7 +153,7 @@ function series(c: QueryContext, measure: string) {
        FROM ${TOTALS}
        WHERE ${c.where}
        GROUP BY 1
-       HAVING sum(s.leads) <> 0
+       HAVING sum(${present}) <> 0
      )
      SELECT sr.bucket AS ord, ${b.label('sr.bucket')} AS date, coalesce(buckets.value, 0) AS %VALUE%,
             coalesce((SELECT bool_and(aligned) FROM buckets), true) AS exact
@@ -158,10 +162,10 @@ function series(c: QueryContext, measure: string) {
 }
 
 const callsOverTime: RollupQuery = (q, c) =>
-  runPagedChecked(q, c, series(c, 'sum(s.leads)::int').replace('%VALUE%', 'count'), 'ord');
+  runPagedChecked(q, c, series(c, `sum(${counted(c)})::int`, counted(c)).replace('%VALUE%', 'count'), 'ord');
 
 const avgDurationOverTime: RollupQuery = (q, c) =>
-  runPagedChecked(q, c, series(c, AVG_DURATION).replace('%VALUE%', 'avg_duration'), 'ord');
+  runPagedChecked(q, c, series(c, AVG_DURATION, 's.leads').replace('%VALUE%', 'avg_duration'), 'ord');
 
 const hourlyHeatmap: RollupQuery = (q, c) => {
   const local = `s.hour AT TIME ZONE ${c.params.add(c.timeZone)}::text`;
@@ -170,7 +174,7 @@ const hourlyHeatmap: RollupQuery = (q, c) => {
     return runPagedChecked(
       q,
       c,
-      `WITH n AS (SELECT extract(hour FROM ${local})::int AS hour, sum(s.leads)::int AS count, ${aligned} AS aligned
+      `WITH n AS (SELECT extract(hour FROM ${local})::int AS hour, sum(${counted(c)})::int AS count, ${aligned} AS aligned
                   FROM ${TOTALS}
                   WHERE ${c.where}
                   GROUP BY 1)
@@ -183,7 +187,7 @@ const hourlyHeatmap: RollupQuery = (q, c) => {
   return runPagedChecked(
     q,
     c,
-    `WITH n AS (SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour, sum(s.leads)::int AS count,
+    `WITH n AS (SELECT extract(isodow FROM ${local})::int AS weekday, extract(hour FROM ${local})::int AS hour, sum(${counted(c)})::int AS count,
                        ${aligned} AS aligned
                 FROM ${TOTALS}
                 WHERE ${c.where}

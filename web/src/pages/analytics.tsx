@@ -1,6 +1,8 @@
 /**
  * Analytics: the twelve query types of POST /analytics, each as a chart (or a table), with every
- * filter the API takes (payload filters included), and a CSV of each.
+ * filter the API takes (payload filters included), and a CSV of each. Asked with `calls_only`: the
+ * counts are calls (dialled attempts), as on the overview; what each card counts is in
+ * docs/dashboard.md ("What the figures count"). A card with nothing to draw says so.
  */
 import { useMemo, useState } from 'preact/hooks';
 import { analytics, templates, tenants } from '../api/endpoints.js';
@@ -10,6 +12,7 @@ import { csvLine } from '../../../src/lib/csv.js';
 import { Chart, PALETTE } from '../components/chart.js';
 import { saveBlob } from '../components/download.js';
 import { Card, ErrorNote, Field, PageHeader, Spinner, Table } from '../components/ui.js';
+import { CALLS } from '../lib/figures.js';
 import { count, daysAgo, isoDate, seconds, viewerTimeZone } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
@@ -20,16 +23,16 @@ type Granularity = 'hour' | 'day' | 'week' | 'month';
 const TITLES: Record<QueryType, string> = {
   call_count: 'Calls',
   call_duration: 'Call duration',
-  outcome_distribution: 'Outcomes',
+  outcome_distribution: 'Call outcomes',
   sentiment_distribution: 'Sentiment',
   status_distribution: 'Lead statuses',
   calls_over_time: 'Calls over time',
   avg_duration_over_time: 'Average duration over time',
-  top_outcomes: 'Top outcomes',
+  top_outcomes: 'Top call outcomes',
   retry_analysis: 'Retries',
   provider_breakdown: 'Providers',
   hourly_heatmap: 'Hour and weekday',
-  conversion_funnel: 'Funnel',
+  conversion_funnel: 'Funnel (leads)',
 };
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const SENTIMENT_COLORS: Record<string, string> = { negative: '#c0392b', neutral: '#95a5a6', positive: '#16a085' };
@@ -42,6 +45,38 @@ function share(rows: Row[], key: string): string {
   const total = rows.reduce((sum, r) => sum + num(r.count), 0);
   const row = rows.find((r) => str(r.key) === key);
   return total && row ? `${((num(row.count) / total) * 100).toFixed(1)} %` : '';
+}
+
+const allZero = (rows: Row[], column: string) => rows.every((r) => num(r[column]) === 0);
+
+/**
+ * What a card says instead of a chart when its rows hold nothing to draw (a pie of zeros would
+ * draw equal slices, a series of zeros a flat line); undefined when there is something.
+ */
+export function emptyFor(type: QueryType, rows: Row[]): string | undefined {
+  switch (type) {
+    case 'call_count':
+      return undefined;
+    case 'call_duration':
+      return rows[0]?.avg === null || rows[0]?.avg === undefined ? 'No call with a duration matches the filters.' : undefined;
+    case 'outcome_distribution':
+    case 'top_outcomes':
+      return rows.length === 0 ? 'No call matching the filters ended with an outcome.' : undefined;
+    case 'sentiment_distribution':
+      return allZero(rows, 'count') ? 'No call with a sentiment matches the filters.' : undefined;
+    case 'status_distribution':
+    case 'conversion_funnel':
+      return allZero(rows, 'count') ? 'No lead matches the filters.' : undefined;
+    case 'calls_over_time':
+    case 'hourly_heatmap':
+      return allZero(rows, 'count') ? 'No call matches the filters.' : undefined;
+    case 'avg_duration_over_time':
+      return allZero(rows, 'avg_duration') ? 'No call with a duration matches the filters.' : undefined;
+    case 'retry_analysis':
+      return rows.length === 0 ? 'No finished lead matching the filters was dialled.' : undefined;
+    case 'provider_breakdown':
+      return rows.length === 0 ? 'No call matches the filters.' : undefined;
+  }
 }
 
 /** The ECharts option that draws a query type's rows; undefined for the ones shown as figures. */
@@ -150,6 +185,7 @@ export function bodyFor(type: QueryType, f: FilterState): AnalyticsBody {
     filters: filters as AnalyticsFilters,
     timezone: f.timezone,
     page_size: 1000,
+    ...CALLS,
     ...(type === 'calls_over_time' || type === 'avg_duration_over_time' ? { granularity: f.granularity } : {}),
     ...(type === 'hourly_heatmap' ? { by_weekday: true } : {}),
   };
@@ -179,7 +215,10 @@ export default function AnalyticsPage() {
 
   return (
     <div>
-      <PageHeader title="Analytics" subtitle="Test and playground calls are left out. Every chart has a table and a CSV." />
+      <PageHeader
+        title="Analytics"
+        subtitle="A call is a dialled attempt (a lead never dialled is none); statuses and the funnel count leads. Test and playground calls are left out. Every chart has a table and a CSV."
+      />
       <section class="card">
         <form
           class="toolbar analytics-filters"
@@ -289,6 +328,7 @@ function QueryCard({ type, filters }: { type: QueryType; filters: FilterState })
   const [asTable, setAsTable] = useState(false);
   const rows = result.data?.data ?? [];
   const option = useMemo(() => optionFor(type, rows), [type, result.data]);
+  const empty = result.data ? emptyFor(type, rows) : undefined;
   const columns = rows[0] ? Object.keys(rows[0]) : [];
   const download = () => saveBlob(new Blob([[csvLine(columns), ...rows.map((r) => csvLine(columns.map((c) => r[c])))].join('\r\n') + '\r\n'], { type: 'text/csv' }), `${type}.csv`);
   return (
@@ -327,7 +367,11 @@ function QueryCard({ type, filters }: { type: QueryType; filters: FilterState })
       ) : type === 'call_count' ? (
         <div class="figure" data-ready="true">
           <div class="figure-value">{count(num(rows[0]?.count))}</div>
-          <div class="muted">calls matching the filters</div>
+          <div class="muted">calls (dialled leads) matching the filters</div>
+        </div>
+      ) : empty ? (
+        <div class="empty chart-empty" data-ready="true">
+          {empty}
         </div>
       ) : (
         <>

@@ -1,30 +1,32 @@
 /**
  * The overview: calls now and today (the day's counts from POST /analytics, the cost and the
- * failures from GET /overview), calls over time, outcomes, recent failures.
+ * failures from GET /overview), calls over time, call outcomes, recent failures. Every figure
+ * counts calls as docs/dashboard.md defines them ("What the figures count").
  */
 import { useMemo, useState } from 'preact/hooks';
 import { analytics, overview } from '../api/endpoints.js';
 import { Chart, PALETTE } from '../components/chart.js';
-import { Badge, Card, Empty, ErrorNote, PageHeader, Stat, Table } from '../components/ui.js';
+import { Badge, Card, ErrorNote, PageHeader, Stat, Table } from '../components/ui.js';
 import { SandboxCall } from '../components/sandbox.js';
+import { CALLS, dayFigures, dayRequests, nothingIn, type DayFigures } from '../lib/figures.js';
 import { count, daysAgo, isoDate, money, percent, seconds, viewerTimeZone, when, ago } from '../lib/format.js';
 import { useInterval, useLoad } from '../lib/use.js';
 import { BASE } from '../session.js';
 
-type Funnel = { stage: string; count: number };
 type Duration = { avg: number | null; min: number | null; max: number | null; total: number };
 type TimeCount = { date: string; count: number };
 type Share = { key: string; count: number; percentage: number };
 
-/** The day's figures, as the analytics API computes them (the same numbers a client of POST /analytics gets). */
-export async function todayFigures(): Promise<{ dialled: number; connected: number; avgDuration: number | null }> {
-  const filters = { date_from: isoDate(new Date()) };
-  const [funnel, duration] = await Promise.all([
-    analytics.query<Funnel>({ query_type: 'conversion_funnel', filters, timezone: viewerTimeZone }),
-    analytics.query<Duration>({ query_type: 'call_duration', filters, timezone: viewerTimeZone }),
+/** The day's figures (web/src/lib/figures.ts), asked of POST /analytics as any client would. */
+export async function todayFigures(): Promise<DayFigures> {
+  const r = dayRequests(isoDate(new Date()), viewerTimeZone);
+  const [calls, statuses, connected, duration] = await Promise.all([
+    analytics.query<{ count: number }>(r.calls),
+    analytics.query<Share>(r.statuses),
+    analytics.query<Share>(r.connected),
+    analytics.query<Duration>(r.duration),
   ]);
-  const stage = (name: string) => funnel.data.find((r) => r.stage === name)?.count ?? 0;
-  return { dialled: stage('dialled'), connected: stage('connected'), avgDuration: duration.data[0]?.avg ?? null };
+  return dayFigures({ calls: calls.data, statuses: statuses.data, connected: connected.data, duration: duration.data });
 }
 
 export default function OverviewPage() {
@@ -33,14 +35,19 @@ export default function OverviewPage() {
   const today = useLoad(() => todayFigures(), []);
   const live = useLoad((signal) => overview.liveCalls(signal), []);
   const series = useLoad(
-    () => analytics.query<TimeCount>({ query_type: 'calls_over_time', granularity: 'day', timezone: viewerTimeZone, filters: { date_from: daysAgo(days - 1), date_to: isoDate(new Date()) }, page_size: 100 }),
+    () => analytics.query<TimeCount>({ query_type: 'calls_over_time', granularity: 'day', timezone: viewerTimeZone, ...CALLS, filters: { date_from: daysAgo(days - 1), date_to: isoDate(new Date()) }, page_size: 100 }),
     [days],
   );
-  const outcomes = useLoad(() => analytics.query<Share>({ query_type: 'outcome_distribution', timezone: viewerTimeZone, filters: { date_from: daysAgo(days - 1), date_to: isoDate(new Date()) }, page_size: 20 }), [days]);
+  const outcomes = useLoad(
+    () => analytics.query<Share>({ query_type: 'outcome_distribution', timezone: viewerTimeZone, ...CALLS, filters: { date_from: daysAgo(days - 1), date_to: isoDate(new Date()) }, page_size: 20 }),
+    [days],
+  );
   useInterval(() => {
     now.reload();
     live.reload();
     today.reload();
+    // Today's bar counts the same calls as "Calls today": both move together.
+    series.reload();
   }, 5000);
 
   const t = today.data;
@@ -75,9 +82,14 @@ export default function OverviewPage() {
       <SandboxCall />
       <div class="stats">
         <Stat id="live-calls" label="Live calls now" value={count(now.data?.live_calls)} />
-        <Stat id="calls-today" label="Calls today" value={count(t?.dialled)} hint="leads dialled today" />
-        <Stat id="answer-rate" label="Answer rate" value={t ? percent(t.dialled ? t.connected / t.dialled : null) : '—'} hint={t ? `${count(t.connected)} answered` : undefined} />
-        <Stat id="avg-duration" label="Average duration" value={seconds(t?.avgDuration)} />
+        <Stat id="calls-today" label="Calls today" value={count(t?.calls)} hint={t ? `dialled since midnight, ${count(t.live)} live` : undefined} />
+        <Stat
+          id="answer-rate"
+          label="Answer rate"
+          value={t ? percent(t.answerRate) : '—'}
+          hint={t ? (t.ended ? `${count(t.answered)} of ${count(t.ended)} ended calls answered` : 'no call has ended yet') : undefined}
+        />
+        <Stat id="avg-duration" label="Average duration" value={seconds(t?.avgDurationSeconds)} />
         <Stat id="cost-today" label="Cost today" value={money(now.data?.cost_since)} />
       </div>
       <ErrorNote error={now.error ?? today.error} />
@@ -95,10 +107,22 @@ export default function OverviewPage() {
             </div>
           }
         >
-          <Chart id="chart-calls" label={`Calls per day, last ${days} days`} option={seriesOption} />
+          {nothingIn(series.data?.data) ? (
+            <div class="empty chart-empty" id="chart-calls-empty">
+              No calls in the last {days} days.
+            </div>
+          ) : (
+            <Chart id="chart-calls" label={`Calls per day, last ${days} days`} option={seriesOption} />
+          )}
         </Card>
-        <Card title={`Outcomes, last ${days} days`}>
-          {outcomes.data && outcomes.data.data.length === 0 ? <Empty>No finished calls yet.</Empty> : <Chart id="chart-outcomes" label="Outcome distribution" option={outcomeOption} />}
+        <Card title={`Call outcomes, last ${days} days`}>
+          {outcomes.data && outcomes.data.data.length === 0 ? (
+            <div class="empty chart-empty" id="chart-outcomes-empty">
+              No call ended with an outcome in the last {days} days.
+            </div>
+          ) : (
+            <Chart id="chart-outcomes" label="Call outcomes" option={outcomeOption} />
+          )}
         </Card>
       </div>
       <Card title={`Live calls (${count(live.data?.total)})`}>
@@ -129,11 +153,11 @@ export default function OverviewPage() {
             ]}
           />
         </Card>
-        <Card title="Recent failed calls">
+        <Card title="Recent failed leads">
           <Table
             rows={now.data?.failures.leads ?? []}
             rowKey={(r) => r.id}
-            empty="No call ended in error or failed a pre-check."
+            empty="No lead ended in error or failed a pre-check."
             columns={[
               { key: 'lead', label: 'Lead', render: (r) => <a href={`${BASE}/leads/${r.id}`}>{r.request_id}</a> },
               { key: 'outcome', label: 'Outcome', render: (r) => <Badge kind="outcome" value={r.outcome} /> },
