@@ -59,6 +59,8 @@ export interface DeliveryRecord {
   attempts: number;
   created_at: Date;
   delivered_at: Date | null;
+  /** While pending: when its next attempt is due. */
+  next_attempt_at: Date | null;
   payload: Record<string, unknown>;
   attempt_log: { attempt: number; started_at: string; status_code: number | null; latency_ms: number; error: string | null }[];
   /** The delivery this one sends again (POST .../redeliver), if it is such a copy. */
@@ -198,6 +200,7 @@ export class WebhooksRepository {
   async deliveriesOfLead(leadId: string): Promise<DeliveryRecord[]> {
     const { rows } = await this.db.query<DeliveryRecord>(
       `SELECT d.id, d.url, d.kind, d.status, d.attempts, d.created_at, d.delivered_at, d.payload, d.redelivery_of,
+              CASE WHEN d.status = 'pending' THEN d.next_attempt_at END AS next_attempt_at,
               coalesce((SELECT jsonb_agg(jsonb_build_object('attempt', a.attempt, 'started_at', a.started_at, 'status_code', a.status_code,
                                                     'latency_ms', a.latency_ms, 'error', a.error) ORDER BY a.attempt)
                         FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]'::jsonb) AS attempt_log

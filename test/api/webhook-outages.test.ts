@@ -93,8 +93,8 @@ after(async () => {
 });
 
 let seq = 0;
-/** Pushes `n` leads reporting to `url` and finishes them (as the scheduler would), queueing their webhooks. */
-async function finishedLeads(url: string, n: number): Promise<string[]> {
+/** Pushes `n` leads reporting to `url`. */
+async function pushLeads(url: string, n: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     seq++;
@@ -108,12 +108,19 @@ async function finishedLeads(url: string, n: number): Promise<string[]> {
     assert.equal(res.status, 201, JSON.stringify(res.body));
     ids.push(res.body.lead_call_tracker_id);
   }
+  return ids;
+}
+
+/** Finishes pushed leads in one transaction, as the scheduler would, queueing their webhooks. */
+async function finishLeads(ids: string[]): Promise<string[]> {
   await t.db.tx(async (q) => {
     await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'no_answer', attempt_count = 1 WHERE id = ANY($1::text[])`, [ids]);
     for (const id of ids) await enqueueReportingWebhook(q, id);
   });
   return ids;
 }
+
+const finishedLeads = async (url: string, n: number) => finishLeads(await pushLeads(url, n));
 
 /** Waits for a condition; gives up (failing the test) after `limitMs`, so a defect fails instead of hanging. */
 async function until(what: string, check: () => boolean | Promise<boolean>, limitMs = 90_000): Promise<void> {
@@ -129,6 +136,7 @@ const deliveries = async (leadId: string) => (await w.reseller1.get(`/leads/${le
   status: string;
   attempts: number;
   redelivery_of: string | null;
+  next_attempt_at: string | null;
   attempt_log: Array<{ attempt: number; status_code: number | null; error: string | null }>;
 }>;
 const statuses = async (ids: string[]) => (await t.db.query<{ status: string; attempts: number }>(
@@ -152,6 +160,8 @@ describe('webhooks and a receiver in trouble', () => {
     d.wake();
     await until('every delivery tried six times while the receiver is down', async () => (await statuses(ids)).every((r) => r.attempts >= 6));
     assert.ok((await statuses(ids)).every((r) => r.status === 'pending'), 'none given up');
+    const [waiting] = await deliveries(ids[0]!);
+    assert.ok(waiting!.next_attempt_at && !Number.isNaN(Date.parse(waiting!.next_attempt_at)), 'the read API says when the next attempt is due');
     // Back, and half up at first: each webhook's first request is taken in and answered 503, so it is sent again.
     const seen = new Set<string>();
     receiver.answer = (hit) => (seen.has(hit.leadId) ? 200 : (seen.add(hit.leadId), 503));
@@ -166,6 +176,7 @@ describe('webhooks and a receiver in trouble', () => {
       assert.deepEqual(hits.map((h) => h.status), [503, 200], `lead ${id}: taken twice, the second time answered 200`);
       const [delivery] = await deliveries(id);
       assert.equal(delivery!.status, 'delivered');
+      assert.equal(delivery!.next_attempt_at, null);
       assert.deepEqual(new Set(hits.map((h) => h.deliveryId)), new Set([delivery!.id]), 'the duplicate carries the same delivery id');
       assert.ok(hits[1]!.attempt > hits[0]!.attempt && hits[0]!.attempt >= 7, 'the attempt numbers count on across the outage');
       assert.deepEqual(delivery!.attempt_log.map((a) => a.attempt), Array.from({ length: delivery!.attempts }, (_, i) => i + 1));
@@ -179,19 +190,20 @@ describe('webhooks and a receiver in trouble', () => {
     await dead.up();
     await healthy.up();
     const d = dispatcher({ timeoutMs: 5000, hostConcurrency: 2, retryForMs: 0 });
+    const prompt = await pushLeads(`${healthy.url}/hook`, 10);
     d.start();
     const stuck = await finishedLeads(`${dead.url}/hook`, 3);
     d.wake();
     await until('the dead receiver holds requests', () => dead.held >= 2);
-    const prompt = await finishedLeads(`${healthy.url}/hook`, 10);
     const started = performance.now();
+    await finishLeads(prompt);
     d.wake();
     await until('the healthy receiver got its ten webhooks', () => healthy.delivered().size === prompt.length);
     const tookMs = performance.now() - started;
-    console.log(`[figure] ten deliveries to a healthy receiver beside a dead one: ${Math.round(tookMs)} ms`);
+    console.log(`[figure] ten deliveries to a healthy receiver beside a dead one: ${Math.round(tookMs)} ms from queueing`);
     // While the dead receiver still holds its requests, unanswered: none of its deliveries settled.
     assert.ok((await statuses(stuck)).every((r) => r.status === 'pending'), "the dead receiver's deliveries are still pending");
-    assert.equal(dead.held, 2);
+    assert.equal(dead.held, 2, 'the dead receiver still holds two requests, unanswered');
     assert.ok((await statuses(prompt)).every((r) => r.status === 'delivered'));
     await dead.down(); // its held requests fail now, and the connections are refused from here on
     await until("the dead receiver's deliveries failed", async () => (await statuses(stuck)).every((r) => r.status === 'failed'));
