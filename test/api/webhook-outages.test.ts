@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import { webhookSettings, type WebhookSettings } from '../../src/config/webhooks.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { enqueueReportingWebhook, WebhookDispatcher } from '../../src/webhooks/index.js';
@@ -39,7 +39,9 @@ class Receiver {
   maxHeld = 0;
   port = 0;
   private server: http.Server | undefined;
-  constructor(public answer: (hit: Omit<Hit, 'status' | 'at'>) => number | 'hold' = () => 200) {}
+  constructor(public answer: (hit: Omit<Hit, 'status' | 'at'>) => number | 'hold' = () => 200) {
+    receivers.push(this);
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -68,8 +70,9 @@ class Receiver {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    const closed = new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await closed;
   }
 
   /** The leads it answered 2xx for. */
@@ -87,6 +90,10 @@ before(async () => {
     flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] },
   });
   await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', max_retry: 0 });
+});
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.down()));
+  await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
 });
 after(async () => {
   await t.close();
@@ -143,8 +150,15 @@ const statuses = async (ids: string[]) => (await t.db.query<{ status: string; at
   `SELECT status, attempts FROM webhook_deliveries WHERE lead_id = ANY($1::text[])`, [ids])).rows;
 
 const settings = (patch: Partial<WebhookSettings>): WebhookSettings => ({ ...webhookSettings({}), timeoutMs: 2000, ...patch });
-const dispatcher = (patch: Partial<WebhookSettings>, workerId = 'test') =>
-  new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId, pollMs: 50, outbound: t.outbound });
+/** Every dispatcher a test makes is stopped after it, also when it fails: none goes on to serve the next test. */
+const dispatchers: WebhookDispatcher[] = [];
+const dispatcher = (patch: Partial<WebhookSettings>, workerId = 'test') => {
+  const d = new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId, pollMs: 50, outbound: t.outbound });
+  dispatchers.push(d);
+  return d;
+};
+/** Likewise every receiver. */
+const receivers: Receiver[] = [];
 
 describe('webhooks and a receiver in trouble', () => {
   it('a receiver down for a while and back gets every webhook; a duplicate shares its delivery id', async () => {
@@ -189,7 +203,8 @@ describe('webhooks and a receiver in trouble', () => {
     const healthy = new Receiver();
     await dead.up();
     await healthy.up();
-    const d = dispatcher({ timeoutMs: 5000, hostConcurrency: 2, retryForMs: 0 });
+    // A timeout longer than the test: the dead receiver's requests stay open throughout.
+    const d = dispatcher({ timeoutMs: 60_000, hostConcurrency: 2, retryForMs: 0 });
     const prompt = await pushLeads(`${healthy.url}/hook`, 10);
     d.start();
     const stuck = await finishedLeads(`${dead.url}/hook`, 3);
@@ -201,10 +216,10 @@ describe('webhooks and a receiver in trouble', () => {
     await until('the healthy receiver got its ten webhooks', () => healthy.delivered().size === prompt.length);
     const tookMs = performance.now() - started;
     console.log(`[figure] ten deliveries to a healthy receiver beside a dead one: ${Math.round(tookMs)} ms from queueing`);
-    // While the dead receiver still holds its requests, unanswered: none of its deliveries settled.
+    await until('the ten recorded as delivered', async () => (await statuses(prompt)).every((r) => r.status === 'delivered'));
+    // Meanwhile the dead receiver still holds its requests, unanswered: none of its deliveries settled.
     assert.ok((await statuses(stuck)).every((r) => r.status === 'pending'), "the dead receiver's deliveries are still pending");
     assert.equal(dead.held, 2, 'the dead receiver still holds two requests, unanswered');
-    assert.ok((await statuses(prompt)).every((r) => r.status === 'delivered'));
     await dead.down(); // its held requests fail now, and the connections are refused from here on
     await until("the dead receiver's deliveries failed", async () => (await statuses(stuck)).every((r) => r.status === 'failed'));
     await d.stop();
