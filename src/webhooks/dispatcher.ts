@@ -1,11 +1,14 @@
 /**
- * Delivers queued reporting webhooks: any number of dispatchers (one per worker process) take
- * pending deliveries with SKIP LOCKED and a lease, POST them, and record every attempt. Attempts
- * go back-to-back by default, only 2xx counts. A dispatcher that dies mid-delivery
- * leaves its lease to lapse; another resumes with the attempts left. It never blocks callers:
- * finishing a lead only queues a row. Every request goes through the outbound URL policy: a refused
- * address is recorded as a blocked attempt (nothing is sent, and no retry follows). Errors are
- * recorded in words that do not map the network (no addresses, no ports).
+ * Delivers queued reporting webhooks and service callbacks. Any number of dispatchers (one per
+ * worker process) claim due deliveries one attempt at a time with SKIP LOCKED: the claim counts the
+ * attempt and leases it for the attempt's timeout and a margin, so a dispatcher that dies
+ * mid-attempt leaves a short lease that another takes over, with the next attempt number. Each
+ * delivery runs on its own: a dispatcher has a bounded number in flight, in all and per receiver,
+ * and takes more as each one settles, so a slow or dead receiver delays only its own deliveries.
+ * The first attempts go back-to-back, later ones back off (`schedule.ts`); only 2xx counts. It never
+ * blocks callers: finishing a lead only queues a row. Every request goes through the outbound URL
+ * policy: a refused address is recorded as a blocked attempt (nothing is sent, and no retry
+ * follows). Errors are recorded in words that do not map the network (no addresses, no ports).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { VERSION } from '../lib/version.js';
@@ -13,9 +16,9 @@ import type { Db } from '../db/index.js';
 import { describeOutboundFailure, OutboundBlockedError, strictOutbound, type OutboundClient } from '../lib/outbound/index.js';
 import type { WebhookSettings } from '../config/webhooks.js';
 import { WebhooksRepository, type Delivery } from './repository.js';
+import { afterFailure } from './schedule.js';
 import { signWebhook } from './sign.js';
 import { webhookAttempts, webhookFailures } from '../metrics/index.js';
-
 
 export interface DispatcherOptions {
   db: Db;
@@ -23,51 +26,94 @@ export interface DispatcherOptions {
   settings: WebhookSettings;
   workerId: string;
   pollMs?: number;
-  batchSize?: number;
+  /** Added to the attempt timeout to make an attempt's lease (default 10 s): time to record the answer. */
+  leaseMarginMs?: number;
   /** Deliveries are sent through it (the outbound URL policy); default: public addresses only. */
   outbound?: OutboundClient;
 }
 
+interface AttemptResult {
+  startedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  blocked: boolean;
+}
+
 export class WebhookDispatcher {
   private running = false;
+  private stopping = false;
   private loop: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private wakeUp: (() => void) | undefined;
+  /** The deliveries in hand, by id, and how many of them go to each receiver. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perReceiver = new Map<string, number>();
 
   constructor(private readonly options: DispatcherOptions) {}
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.loop = this.run();
   }
 
-  /** Delivers what is pending now (a lead just finished). */
+  /** Delivers what is pending now (a lead just finished, a delivery settled, a retry fell due). */
   wake(): void {
     this.wakeUp?.();
   }
 
-  /** Finishes the deliveries in hand, then stops. */
+  /** Finishes the attempts in hand (no further ones: their deliveries wait for the next claim), then stops. */
   async stop(): Promise<void> {
-    if (!this.running) return;
-    this.running = false;
-    this.wake();
-    await this.loop;
+    this.stopping = true;
+    if (this.running) {
+      this.running = false;
+      this.wake();
+      await this.loop;
+    }
+    await Promise.all(this.inFlight.values());
   }
 
-  /** One round: takes the due deliveries and delivers them. Returns how many it took. */
+  /**
+   * One round: claims what is due (as many as the bounds allow) and waits until each of those
+   * deliveries has settled: delivered, failed, or waiting for a later retry. Returns how many it took.
+   */
   async runOnce(): Promise<number> {
-    const { settings, workerId } = this.options;
-    const rows = await new WebhooksRepository(this.options.db).takeDue(workerId, leaseSeconds(settings), this.options.batchSize ?? 20);
-    await Promise.all(rows.map((d) => this.deliver(d).catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id, leadId: d.lead_id }, 'webhook delivery failed'))));
-    return rows.length;
+    const started = await this.take();
+    await Promise.all(started);
+    return started.length;
+  }
+
+  /** Claims due deliveries within the bounds and starts each; returns their promises. */
+  private async take(): Promise<Promise<void>[]> {
+    const { settings, workerId, db } = this.options;
+    const free = settings.concurrency - this.inFlight.size;
+    if (free <= 0) return [];
+    const rows = await new WebhooksRepository(db).takeDue(workerId, this.leaseSeconds(), free, settings.hostConcurrency, this.perReceiver);
+    return rows.map((d) => this.launch(d));
+  }
+
+  private launch(d: Delivery): Promise<void> {
+    this.perReceiver.set(d.receiver, (this.perReceiver.get(d.receiver) ?? 0) + 1);
+    const settled = this.deliver(d)
+      .catch((err: unknown) => this.options.log.error({ err, deliveryId: d.id, leadId: d.lead_id }, 'webhook delivery failed'))
+      .finally(() => {
+        this.inFlight.delete(d.id);
+        const left = (this.perReceiver.get(d.receiver) ?? 1) - 1;
+        if (left > 0) this.perReceiver.set(d.receiver, left);
+        else this.perReceiver.delete(d.receiver);
+        this.wake();
+      });
+    this.inFlight.set(d.id, settled);
+    return settled;
   }
 
   private async run(): Promise<void> {
     while (this.running) {
       let taken = 0;
       try {
-        taken = await this.runOnce();
+        taken = (await this.take()).length;
       } catch (err) {
         this.options.log.error({ err }, 'webhook round failed');
       }
@@ -81,74 +127,85 @@ export class WebhookDispatcher {
     }
   }
 
+  /** Makes the claimed attempt, and the next ones while they are due at once; records each. */
   private async deliver(d: Delivery): Promise<void> {
-    const { db, settings, log } = this.options;
-    const body = JSON.stringify(d.payload);
-    let attempt = d.attempts;
-    while (attempt < settings.attempts) {
-      // Before a retry: its delay (the last one repeats; none by default: back-to-back).
-      const delay = retryDelayMs(settings, attempt);
-      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
-      attempt++;
-      const startedAt = new Date();
-      const started = performance.now();
-      let statusCode: number | null = null;
-      let error: string | null = null;
-      let blocked = false;
-      try {
-        const headers: Record<string, string> = {
-          'content-type': 'application/json',
-          'user-agent': `Dialer/${VERSION}`,
-          'x-dialer-event': event(d.kind),
-          // The same id on every attempt of one notification, across restarts: receivers deduplicate by it.
-          'x-dialer-delivery-id': d.id,
-          'x-dialer-attempt': String(attempt),
-        };
-        if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
-        const outbound = this.options.outbound ?? strictOutbound();
-        const res = await outbound.fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
-        statusCode = res.status;
-        await res.body?.cancel().catch(() => {});
-        if (res.status < 200 || res.status > 299) error = `the receiver answered ${res.status}`;
-      } catch (err) {
-        blocked = err instanceof OutboundBlockedError;
-        error = describeOutboundFailure(err, settings.timeoutMs);
-      }
-      const latency = Math.round(performance.now() - started);
-      const delivered = error === null;
+    const { db, settings, log, workerId } = this.options;
+    let attempt = d.attempt;
+    for (;;) {
+      const result = await this.attempt(d, attempt);
+      const delivered = result.error === null;
       // A refused address stays refused: the delivery ends with this attempt.
-      const final = delivered || blocked || attempt >= settings.attempts;
-      // Guarded by the attempt count: a dispatcher that lost its lease (it stalled past it and
-      // another took over) records nothing and stops, instead of overwriting the newer state.
-      const recorded = await db.tx((q) =>
-        new WebhooksRepository(q).recordAttempt(d.id, { number: attempt, startedAt, statusCode, latencyMs: latency, error, delivered, final }),
-      );
+      const after = delivered ? undefined : result.blocked ? ({ kind: 'give_up' } as const) : afterFailure(settings, attempt, d.created_at, new Date());
+      const next = delivered
+        ? ({ kind: 'delivered' } as const)
+        : after!.kind === 'give_up'
+          ? ({ kind: 'failed' } as const)
+          : {
+              kind: 'retry' as const,
+              delayMs: after!.delayMs,
+              // Due at once: this dispatcher goes on with it (and leases that attempt) unless stopping.
+              ...(after!.delayMs === 0 && !this.stopping ? { continueLeaseSeconds: this.leaseSeconds() } : {}),
+            };
+      // Guarded by the attempt number and the holder: a dispatcher that lost its lease (it stalled
+      // past it and another took over) logs its attempt but changes nothing else, and stops.
+      const recorded = await db.tx((q) => new WebhooksRepository(q).recordAttempt(d.id, workerId, { number: attempt, ...result }, next));
       webhookAttempts.inc({ kind: event(d.kind), result: delivered ? 'delivered' : 'failed' });
-      if (final && !delivered) webhookFailures.inc({ kind: event(d.kind) });
-      if (!recorded) {
-        log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt }, 'webhook delivery taken over by another dispatcher; stopping');
+      if (!recorded.recorded) {
+        log.warn({ deliveryId: d.id, leadId: d.lead_id, attempt }, 'webhook delivery settled or taken over by another dispatcher; stopping');
         return;
       }
       if (delivered) return;
-      log.warn({ deliveryId: d.id, leadId: d.lead_id, kind: event(d.kind), attempt, statusCode, error }, 'webhook attempt failed');
+      if (next.kind === 'failed') webhookFailures.inc({ kind: event(d.kind) });
+      const retryInMs = next.kind === 'retry' ? next.delayMs : undefined;
+      log.warn({ deliveryId: d.id, leadId: d.lead_id, kind: event(d.kind), attempt, statusCode: result.statusCode, error: result.error, retryInMs }, 'webhook attempt failed');
+      if (recorded.nextAttempt === undefined) {
+        // Wake up when it falls due, rather than at the next poll.
+        if (retryInMs !== undefined && this.running) setTimeout(() => this.wake(), retryInMs).unref();
+        return;
+      }
+      attempt = recorded.nextAttempt;
     }
+  }
+
+  /** One HTTP attempt. */
+  private async attempt(d: Delivery, attempt: number): Promise<AttemptResult> {
+    const { settings } = this.options;
+    const body = JSON.stringify(d.payload);
+    const startedAt = new Date();
+    const started = performance.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let blocked = false;
+    try {
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': `Dialer/${VERSION}`,
+        'x-dialer-event': event(d.kind),
+        // The same id on every attempt of one notification, across restarts and redeliveries by
+        // hand: receivers deduplicate by it.
+        'x-dialer-delivery-id': d.notification_id,
+        'x-dialer-attempt': String(attempt),
+      };
+      if (settings.secret) headers['x-dialer-signature'] = signWebhook(settings.secret, Math.floor(Date.now() / 1000), body);
+      const outbound = this.options.outbound ?? strictOutbound();
+      const res = await outbound.fetch(d.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(settings.timeoutMs) });
+      statusCode = res.status;
+      await res.body?.cancel().catch(() => {});
+      if (res.status < 200 || res.status > 299) error = `the receiver answered ${res.status}`;
+    } catch (err) {
+      blocked = err instanceof OutboundBlockedError;
+      error = describeOutboundFailure(err, settings.timeoutMs);
+    }
+    return { startedAt, statusCode, latencyMs: Math.round(performance.now() - started), error, blocked };
+  }
+
+  /** An attempt's lease: its timeout and a margin to record the answer. */
+  private leaseSeconds(): number {
+    return (this.options.settings.timeoutMs + (this.options.leaseMarginMs ?? 10_000)) / 1000;
   }
 }
 
 /** `X-Dialer-Event`: which notification this is (the reporting webhook's success and failure bodies are one event). */
 function event(kind: Delivery['kind']): 'reporting' | 'service_callback' {
   return kind === 'service_callback' ? 'service_callback' : 'reporting';
-}
-
-/** Pause before attempt number `attempt + 1` (after `attempt` failed ones): the last delay repeats. */
-function retryDelayMs(settings: WebhookSettings, attempt: number): number {
-  if (attempt === 0 || settings.delaysMs.length === 0) return 0;
-  return settings.delaysMs[Math.min(attempt - 1, settings.delaysMs.length - 1)] ?? 0;
-}
-
-/** A lease long enough for every attempt and pause of one delivery, with a margin. */
-function leaseSeconds(settings: WebhookSettings): number {
-  let totalMs = 0;
-  for (let attempt = 0; attempt < settings.attempts; attempt++) totalMs += retryDelayMs(settings, attempt) + settings.timeoutMs;
-  return Math.ceil(totalMs / 1000) + 30;
 }

@@ -16,6 +16,9 @@ export const Delivery = Type.Object({
   attempts: Type.Integer(),
   created_at: Timestamp,
   delivered_at: NullableTimestamp,
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'While pending: when its next attempt is due (after failed attempts, the backoff); null once delivered or failed',
+  }),
   payload: Type.Object({}, { additionalProperties: true }),
   redelivery_of: Type.Union([Type.String(), Type.Null()], { description: 'The delivery this one sends again, when it was sent again by hand' }),
   attempt_log: Type.Array(
@@ -50,7 +53,8 @@ export function registerWebhookRoutes(app: App, db: Db): void {
     config: { permission: ['leads', 'write'] },
     schema: {
       tags: ['leads'],
-      summary: 'Send a reporting webhook or service callback again: a new delivery with the same URL and body, and fresh attempts',
+      summary:
+        'Send a reporting webhook or service callback again: a new delivery with the same URL, body and X-Dialer-Delivery-Id (receivers can tell it from a new notification), and fresh attempts',
       description: '404: no such lead in scope, or no such delivery of it. 409: the delivery is still pending (being delivered).',
       params: Type.Object({ id: Id, delivery_id: Id }),
       response: { 200: Delivery, ...problems(401, 403, 404, 409) },
@@ -64,6 +68,7 @@ function deliveryView(r: DeliveryRecord) {
     ...r,
     created_at: isoRequired(r.created_at),
     delivered_at: iso(r.delivered_at),
+    next_attempt_at: iso(r.next_attempt_at),
     attempt_log: r.attempt_log.map((a) => ({ ...a, started_at: isoRequired(a.started_at) })),
   };
 }

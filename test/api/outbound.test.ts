@@ -13,6 +13,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { createFlowSession } from '../../src/voice/flow/index.js';
 import { enqueueReportingWebhook, queueFinishNotifications, WebhookDispatcher } from '../../src/webhooks/index.js';
+import { webhookSettings } from '../../src/config/webhooks.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { ScriptedDriver } from '../helpers/drivers.js';
 import { ScriptedLLM } from '../helpers/scripted-llm.js';
@@ -138,7 +139,7 @@ describe('outbound URL policy at send time (a name resolving to loopback: blocke
     const second = await push({ reporting_webhook_url: `http://localhost:${port}/webhook` });
     const talk = new ScriptedDriver('PROVIDER_A', () => ({ kind: 'completed', outcome: 'confirmed', durationSeconds: 5, metaData: { call_ended_by: 'agent' } }));
     await new Scheduler({ db: t.db, drivers: new Map([['PROVIDER_A', talk]]), log, recoverEveryMs: 0, outbound: t.outbound, onFinished: queueFinishNotifications(undefined) }).drain();
-    await new WebhookDispatcher({ db: t.db, log, settings: { secret: undefined, attempts: 3, delaysMs: [], timeoutMs: 2000 }, workerId: 'w', outbound: t.outbound }).runOnce();
+    await new WebhookDispatcher({ db: t.db, log, settings: { ...webhookSettings({}), timeoutMs: 2000 }, workerId: 'w', outbound: t.outbound }).runOnce();
     const deliveries = (await w.reseller1.get(`/leads/${second.body.lead_call_tracker_id}/webhooks`)).body.data as Array<{ kind: string; status: string; attempts: number; attempt_log: Array<{ error: string }> }>;
     assert.deepEqual(deliveries.map((d) => d.kind).sort(), ['service_callback', 'success']);
     for (const d of deliveries) {
@@ -158,7 +159,7 @@ describe('outbound URL policy at send time (a name resolving to loopback: blocke
       await q.query(`UPDATE leads SET status = 'FINISHED', outcome = 'no_answer' WHERE id = $1`, [id]);
       await enqueueReportingWebhook(q, id);
     });
-    await new WebhookDispatcher({ db: t.db, log, settings: { secret: undefined, attempts: 3, delaysMs: [], timeoutMs: 2000 }, workerId: 'w', outbound: t.outbound }).runOnce();
+    await new WebhookDispatcher({ db: t.db, log, settings: { ...webhookSettings({}), timeoutMs: 2000 }, workerId: 'w', outbound: t.outbound }).runOnce();
     const [d] = (await w.reseller1.get(`/leads/${id}/webhooks`)).body.data;
     assert.equal(d.status, 'failed');
     assert.match(d.attempt_log[0].error, /^blocked: /);

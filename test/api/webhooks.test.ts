@@ -12,6 +12,8 @@ import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { enqueueReportingWebhook, enqueueReportingWebhooks, queueFinishNotifications, signWebhook, verifyWebhookSignature, WebhookDispatcher } from '../../src/webhooks/index.js';
 import { webhookSettings, type WebhookSettings } from '../../src/config/webhooks.js';
+import { afterFailure } from '../../src/webhooks/schedule.js';
+import { LOST_ATTEMPT } from '../../src/webhooks/repository.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { gate, ScriptedDriver } from '../helpers/drivers.js';
 import { buildWorld, type World } from '../helpers/world.js';
@@ -63,7 +65,8 @@ beforeEach(() => {
   received.length = 0;
 });
 
-const settings = (patch: Partial<WebhookSettings> = {}): WebhookSettings => ({ secret: SECRET, attempts: 3, delaysMs: [], timeoutMs: 5000, ...patch });
+/** The defaults, signed, with a shorter timeout and (unless a test says otherwise) no retries after the first three attempts. */
+const settings = (patch: Partial<WebhookSettings> = {}): WebhookSettings => ({ ...webhookSettings({}), secret: SECRET, timeoutMs: 5000, retryForMs: 0, ...patch });
 const dispatcher = (patch: Partial<WebhookSettings> = {}) => new WebhookDispatcher({ db: t.db, log, settings: settings(patch), workerId: 'test', outbound: t.outbound });
 let seq = 0;
 async function push(path: string | undefined, payload: Record<string, unknown> = {}) {
@@ -90,6 +93,7 @@ async function finish(id: string, set: string, params: unknown[] = []) {
 async function until(check: () => boolean | Promise<boolean>) {
   while (!(await check())) await new Promise((r) => setTimeout(r, 20));
 }
+const pick = ({ backoffBaseMs, backoffMaxMs, concurrency, hostConcurrency }: WebhookSettings) => ({ backoffBaseMs, backoffMaxMs, concurrency, hostConcurrency });
 const deliveries = async (id: string) => (await w.reseller1.get(`/leads/${id}/webhooks`)).body;
 
 describe('reporting webhook', () => {
@@ -170,10 +174,10 @@ describe('reporting webhook', () => {
     assert.match(d.attempt_log[0].error, /timed out after 200 ms/);
   });
 
-  it('resumes a delivery whose dispatcher died, with the attempts left', async () => {
+  it('resumes a delivery whose dispatcher died, with the next attempt number, and logs the lost attempt', async () => {
     const { id } = await push('/ok');
     await call(new ScriptedDriver('PROVIDER_A'));
-    // A dispatcher took it, made one attempt, and died before finishing.
+    // A dispatcher claimed attempt 1 and died before recording its answer.
     await t.db.query(`UPDATE webhook_deliveries SET locked_by = 'dead', locked_until = now() + interval '1 hour', attempts = 1 WHERE lead_id = $1`, [id]);
     assert.equal(await dispatcher().runOnce(), 0, 'its lease still holds');
     await t.db.query(`UPDATE webhook_deliveries SET locked_until = now() - interval '1 second' WHERE lead_id = $1`, [id]);
@@ -181,7 +185,7 @@ describe('reporting webhook', () => {
     const d = (await deliveries(id)).data[0];
     assert.equal(d.status, 'delivered');
     assert.equal(d.attempts, 2);
-    assert.deepEqual(d.attempt_log.map((x: any) => x.attempt), [2]);
+    assert.deepEqual(d.attempt_log.map((x: any) => [x.attempt, x.status_code, x.error]), [[1, null, LOST_ATTEMPT], [2, 200, null]]);
     // The resumed attempt carries the notification's stable id and its attempt number: a receiver
     // that got attempt 1 before the crash can tell this is the same notification.
     const r = received.at(-1)!;
@@ -276,7 +280,7 @@ describe('reporting webhook', () => {
     await slow.stop(); // a second stop is harmless
   });
 
-  it('a dispatcher that stalled past its lease records nothing over the one that took over', async () => {
+  it('a dispatcher that stalled past its lease changes nothing but its own attempt and its success', async () => {
     const { id } = await push('/slow');
     await finish(id, `outcome = 'busy', attempt_count = 1`);
     const lines: { level: number; msg: string }[] = [];
@@ -291,8 +295,9 @@ describe('reporting webhook', () => {
     assert.equal(received.filter((r) => r.path === '/slow').length, 2, 'a receiver may see a webhook twice');
     const [d] = (await deliveries(id)).data;
     assert.equal(d.status, 'delivered');
-    assert.deepEqual(d.attempt_log.map((x: any) => [x.attempt, x.status_code]), [[1, 200]], 'one attempt 1, recorded once');
-    assert.deepEqual(lines.map((l) => l.msg), ['webhook delivery taken over by another dispatcher; stopping'], 'no error logged');
+    assert.deepEqual(d.attempt_log.map((x: any) => [x.attempt, x.status_code]), [[1, 200], [2, 200]], 'the takeover made attempt 2; each is logged once');
+    assert.deepEqual(new Set(received.filter((r) => r.path === '/slow').map((r) => r.headers['x-dialer-attempt'])), new Set(['1', '2']));
+    assert.deepEqual(lines.map((l) => l.msg), ['webhook delivery settled or taken over by another dispatcher; stopping'], 'no error logged');
   });
 
   it('shows deliveries only inside the caller scope', async () => {
@@ -338,7 +343,27 @@ describe('reporting webhook', () => {
 
 describe('webhook settings and signatures', () => {
   it('reads the environment with defaults and refuses bad values', () => {
-    assert.deepEqual(webhookSettings({}), { secret: undefined, attempts: 3, delaysMs: [], timeoutMs: 10_000 });
+    assert.deepEqual(webhookSettings({}), {
+      secret: undefined,
+      attempts: 3,
+      delaysMs: [],
+      timeoutMs: 10_000,
+      retryForMs: 86_400_000,
+      backoffBaseMs: 10_000,
+      backoffMaxMs: 3_600_000,
+      concurrency: 32,
+      hostConcurrency: 4,
+    });
+    assert.equal(webhookSettings({ DIALER_WEBHOOK_RETRY_FOR_SECONDS: '0' }).retryForMs, 0);
+    assert.equal(webhookSettings({ DIALER_WEBHOOK_RETRY_FOR_SECONDS: '3600' }).retryForMs, 3_600_000);
+    assert.deepEqual(
+      pick(webhookSettings({ DIALER_WEBHOOK_BACKOFF_BASE_MS: '500', DIALER_WEBHOOK_BACKOFF_MAX_MS: '60000', DIALER_WEBHOOK_CONCURRENCY: '8', DIALER_WEBHOOK_HOST_CONCURRENCY: '2' })),
+      { backoffBaseMs: 500, backoffMaxMs: 60_000, concurrency: 8, hostConcurrency: 2 },
+    );
+    assert.equal(webhookSettings({ DIALER_WEBHOOK_CONCURRENCY: '2', DIALER_WEBHOOK_HOST_CONCURRENCY: '5' }).hostConcurrency, 2, 'never more per receiver than in all');
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_BACKOFF_BASE_MS: '5000', DIALER_WEBHOOK_BACKOFF_MAX_MS: '1000' }), /at least DIALER_WEBHOOK_BACKOFF_BASE_MS/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_RETRY_FOR_SECONDS: '1d' }), /whole number/);
+    assert.throws(() => webhookSettings({ DIALER_WEBHOOK_CONCURRENCY: '0' }), /between 1 and 1000/);
     assert.deepEqual(webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '5', DIALER_WEBHOOK_RETRY_DELAYS_MS: '100, 2000', DIALER_WEBHOOK_SECRET: 'x'.repeat(20) }).delaysMs, [100, 2000]);
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '0' }), /between 1 and 10/);
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_RETRY_DELAYS_MS: '1s' }), /milliseconds/);
@@ -350,6 +375,23 @@ describe('webhook settings and signatures', () => {
     assert.equal(webhookSettings({ DIALER_WEBHOOK_TIMEOUT_MS: '2500' }).timeoutMs, 2500);
     assert.equal(webhookSettings({ DIALER_WEBHOOK_SECRET: SECRET }).secret, SECRET);
     assert.throws(() => webhookSettings({ DIALER_WEBHOOK_ATTEMPTS: '0' }), ConfigError);
+  });
+
+  it('backs off after the first attempts, doubling with jitter up to the ceiling, until the retry window closes', () => {
+    const s = webhookSettings({ DIALER_WEBHOOK_BACKOFF_BASE_MS: '1000', DIALER_WEBHOOK_BACKOFF_MAX_MS: '8000', DIALER_WEBHOOK_RETRY_FOR_SECONDS: '60' });
+    const queued = new Date('2026-01-01T00:00:00Z');
+    const at = (seconds: number) => new Date(queued.getTime() + seconds * 1000);
+    const low = () => 0;
+    const high = () => 1;
+    assert.deepEqual(afterFailure(s, 1, queued, at(0), high), { kind: 'retry', delayMs: 0 }, 'the first three go back-to-back');
+    assert.deepEqual(afterFailure(s, 2, queued, at(0), high), { kind: 'retry', delayMs: 0 });
+    assert.deepEqual([3, 4, 5, 6, 7, 9].map((n) => (afterFailure(s, n, queued, at(1), high) as { delayMs: number }).delayMs), [1000, 2000, 4000, 8000, 8000, 8000]);
+    assert.deepEqual([3, 4, 5].map((n) => (afterFailure(s, n, queued, at(1), low) as { delayMs: number }).delayMs), [500, 1000, 2000], 'jitter: at least half');
+    assert.deepEqual(afterFailure(s, 9, queued, at(53), high), { kind: 'give_up' }, 'the next try would fall after the window');
+    assert.deepEqual(afterFailure(s, 9, queued, at(52), high), { kind: 'retry', delayMs: 8000 });
+    assert.deepEqual(afterFailure({ ...s, retryForMs: 0 }, 3, queued, at(0), low), { kind: 'give_up' }, 'no window: three attempts and done');
+    assert.deepEqual(afterFailure({ ...s, delaysMs: [100, 250] }, 1, queued, at(0)), { kind: 'retry', delayMs: 100 });
+    assert.deepEqual(afterFailure({ ...s, delaysMs: [100, 250] }, 2, queued, at(0)), { kind: 'retry', delayMs: 250 });
   });
 
   it('verifies signatures within the tolerance only', () => {

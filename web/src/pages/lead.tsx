@@ -291,6 +291,7 @@ function Deliveries({ leadId, deliveries, onChange }: { leadId: string; deliveri
               {d.url}
             </span>
             {d.redelivery_of && <span class="muted">sent again by hand</span>}
+            {d.status === 'pending' && d.attempts > 0 && d.next_attempt_at && <span class="muted">next attempt {when(d.next_attempt_at)}</span>}
             {can('leads', 'write') && d.status !== 'pending' && (
               <button type="button" onClick={() => again(d)} disabled={busy === d.id}>
                 Deliver again
