@@ -246,8 +246,10 @@ describe('webhooks and a receiver in trouble', () => {
     assert.deepEqual((await deliveries(id!)).map((x) => [x.status, x.redelivery_of]), [['delivered', null], ['delivered', first!.id], ['delivered', again.body.id]]);
   });
 
-  const skip = testBackend() !== 'postgres' && 'needs PostgreSQL (a worker process of its own)';
-  it('a worker killed mid-delivery is taken over by another, with the next attempt number', { skip }, async () => {
+  // A worker process of its own needs a database that two processes share: on PGlite (one process)
+  // the takeover is proved by a dispatcher whose lease lapses (webhooks.test.ts), so this case runs
+  // in the PostgreSQL pass only rather than being reported as skipped.
+  if (testBackend() === 'postgres') it('a worker killed mid-delivery is taken over by another, with the next attempt number', async () => {
     const receiver = new Receiver((hit) => (hit.attempt === 1 ? 'hold' : 200));
     await receiver.up();
     let child: ChildProcess | undefined;
