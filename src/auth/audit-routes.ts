@@ -13,7 +13,7 @@ const AuditQuery = Type.Intersect([
   Type.Object({
     principal_id: Text(64, 'A user id or s2s token id'),
     principal_name: Text(320, "A user's email or an s2s token's name (case-insensitive)"),
-    action: Text(64, 'create, update, delete, abort, token.issue, token.revoke, login.success, login.failure'),
+    action: Text(64, 'create, update, delete, abort, token.issue, token.revoke, password.reset, login.success, login.failure'),
     resource: Text(64, 'leads, templates, configurations, merchants, users, tokens, numbers, blacklist, resellers, session'),
     resource_id: Text(200, 'The id of the resource written'),
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time' })),
