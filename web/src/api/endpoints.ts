@@ -61,6 +61,8 @@ export const tenants = {
   deleteMerchant: (id: string) => http.delete<{ id: string }>(`/merchants/${encodeURIComponent(id)}`),
   users: (signal?: AbortSignal) => http.get<T.Paged<T.User>>('/users', { page_size: 1000 }, signal),
   createUser: (body: { email: string; password: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.post<T.User>('/users', body),
+  updateUser: (id: string, body: { email: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.put<T.User>(`/users/${encodeURIComponent(id)}`, body),
+  resetPassword: (id: string, password: string) => http.post<T.User>(`/users/${encodeURIComponent(id)}/password`, { password }),
   deleteUser: (id: string) => http.delete<{ id: string }>(`/users/${encodeURIComponent(id)}`),
 };
 

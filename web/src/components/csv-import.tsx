@@ -11,6 +11,7 @@ import type { Template } from '../api/types.js';
 import { checkColumns, describeRejection, toPushBody } from '../../../src/leads/csv-rows.js';
 import { session } from '../session.js';
 import { ErrorNote, Field, Modal, Table } from './ui.js';
+import { FormFooter } from './list-page.js';
 import { saveBlob } from './download.js';
 import { csvLine } from '../../../src/lib/csv.js';
 
@@ -115,17 +116,7 @@ export function CsvImport({ templates, onClose, onDone }: { templates: Template[
           <Field label="CSV file" hint="Header row first; a customer_mobile_number column; every other column goes into the lead's payload">
             <input type="file" name="file" accept=".csv,text/csv" required />
           </Field>
-          <div class="field-wide">
-            <ErrorNote error={error} />
-          </div>
-          <div class="form-actions field-wide">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={!template}>
-              Import
-            </button>
-          </div>
+          <FormFooter error={error} onCancel={onClose} submit="Import" disabled={!template} />
         </form>
       )}
       {progress && (

@@ -5,7 +5,8 @@ import { leads } from '../api/endpoints.js';
 import type { Template } from '../api/types.js';
 import { promptVariables } from '../../../src/voice/flow/schema.js';
 import { session } from '../session.js';
-import { ErrorNote, Field, Modal, toast } from './ui.js';
+import { Field, Modal, toast } from './ui.js';
+import { FormFooter } from './list-page.js';
 
 export function PushLead({ templates, onClose, onPushed, templateId }: { templates: Template[]; onClose: () => void; onPushed: (id: string) => void; templateId?: string }) {
   const me = session.get()!.me;
@@ -81,17 +82,7 @@ export function PushLead({ templates, onClose, onPushed, templateId }: { templat
           <Field label="Reporting webhook URL" hint="Optional: called when the lead finishes" error={fieldError('/reporting_webhook_url')}>
             <input name="reporting_webhook_url" type="url" placeholder="https://crm.example.com/hook" />
           </Field>
-          <div class="field-wide">
-            <ErrorNote error={error} />
-          </div>
-          <div class="form-actions field-wide">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? 'Pushing…' : 'Push lead'}
-            </button>
-          </div>
+          <FormFooter error={error} onCancel={onClose} submit="Push lead" busy={busy && 'Pushing…'} />
         </form>
       )}
     </Modal>

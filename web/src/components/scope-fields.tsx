@@ -1,11 +1,13 @@
 /** Choosing a reseller and a merchant inside the caller's scope (fixed to its own when it has one). */
+import { useState } from 'preact/hooks';
 import { tenants } from '../api/endpoints.js';
 import { useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
 import { Field } from './ui.js';
 
-export function ScopeFields({ needsMerchant, resellerId, onReseller, errorAt }: { needsMerchant: boolean; resellerId: string; onReseller: (id: string) => void; errorAt: (p: string) => string | undefined }) {
+export function ScopeFields({ needsMerchant, resellerId, onReseller, errorAt, merchantId }: { needsMerchant: boolean; resellerId: string; onReseller: (id: string) => void; errorAt: (p: string) => string | undefined; merchantId?: string | null }) {
   const me = session.get()!.me;
+  const [merchant, setMerchant] = useState(merchantId ?? '');
   const resellers = useLoad((signal) => (me.role === 'admin' ? tenants.resellers(signal) : Promise.resolve(undefined)), []);
   const merchants = useLoad((signal) => (can('merchants', 'read') ? tenants.merchants(signal) : Promise.resolve(undefined)), []);
   return (
@@ -29,7 +31,7 @@ export function ScopeFields({ needsMerchant, resellerId, onReseller, errorAt }: 
           <input type="hidden" name="merchant_id" value={me.merchant_id ?? ''} />
         ) : (
           <Field label="Merchant" error={errorAt('/merchant_id')}>
-            <select name="merchant_id" required>
+            <select name="merchant_id" required value={merchant} onChange={(e) => setMerchant(e.currentTarget.value)}>
               <option value="">Choose…</option>
               {merchants.data?.data
                 .filter((m) => m.reseller_id === (resellerId || me.reseller_id))
