@@ -8,7 +8,7 @@ import type { AuditRow } from './audit-repository.js';
 const Text = (maxLength: number, description: string) => Type.Optional(Type.String({ minLength: 1, maxLength, description }));
 const NullableText = Type.Union([Type.String(), Type.Null()]);
 
-const AuditQuery = Type.Intersect([
+export const AuditQuery = Type.Intersect([
   PageQuery,
   Type.Object({
     principal_id: Text(64, 'A user id or s2s token id'),
@@ -21,7 +21,7 @@ const AuditQuery = Type.Intersect([
   }),
 ]);
 
-const AuditEntry = Type.Object(
+export const AuditEntry = Type.Object(
   {
     id: Type.String(),
     at: Timestamp,

@@ -94,3 +94,11 @@ export const tokens = {
   issue: (body: { name: string; role: string; reseller_id: string; merchant_id?: string | null }) => http.post<T.IssuedToken>('/s2s-token', body),
   revoke: (id: string) => http.delete<T.TokenRecord>(`/s2s-token/${encodeURIComponent(id)}`),
 };
+
+import type { AuditEntry as AuditEntrySchema, AuditQuery as AuditQuerySchema } from '../../../src/auth/audit-routes.js';
+export type AuditEntry = Static<typeof AuditEntrySchema>;
+export type AuditQuery = Static<typeof AuditQuerySchema>;
+
+export const audit = {
+  list: (query: AuditQuery, signal?: AbortSignal) => http.get<T.Paged<AuditEntry>>('/audit', query as Query, signal),
+};

@@ -150,7 +150,7 @@ export default function ConfigurationsPage() {
           columns={[
             { key: 'template', label: 'Template', render: (c) => name(c.template) },
             { key: 'provider', label: 'Provider', render: (c) => c.calling_provider },
-            { key: 'calling', label: 'Calling', render: (c) => <Badge kind="outcome" value={c.enable_calling ? 'enabled' : 'no_response'} /> },
+            { key: 'calling', label: 'Calling', render: (c) => <Badge value={c.enable_calling ? 'calling on' : 'calling off'} tone={c.enable_calling ? 'ok' : 'neutral'} /> },
             {
               key: 'window',
               label: 'Calling window',
