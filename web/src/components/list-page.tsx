@@ -135,3 +135,18 @@ export function FormModal(props: {
     </Modal>
   );
 }
+
+/** Choosing one of a list of named things (templates, resellers, merchants) by id; `none` labels the choice of none (''). */
+export function NamedSelect(props: { name?: string; items: readonly { id: string; name: string }[] | undefined; value: string; onChange: (id: string) => void; none?: string; required?: boolean }) {
+  return (
+    <select name={props.name} required={props.required} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value)}>
+      {props.none !== undefined && <option value="">{props.none}</option>}
+      {/* `selected` as well as the select's value: items that arrive after the value still show it. */}
+      {(props.items ?? []).map((t) => (
+        <option key={t.id} value={t.id} selected={t.id === props.value}>
+          {t.name}
+        </option>
+      ))}
+    </select>
+  );
+}

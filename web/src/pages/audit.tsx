@@ -2,12 +2,11 @@
  * The audit trail (GET /audit): every write and login, newest first, filtered by who, what and when,
  * a page at a time. The filters live in the address, so a filtered view can be linked to.
  */
-import { useLocation } from 'preact-iso';
 import { audit, type AuditEntry, type AuditQuery } from '../api/endpoints.js';
 import { ListPage } from '../components/list-page.js';
 import { Badge, Field, Json, Pager } from '../components/ui.js';
 import { when } from '../lib/format.js';
-import { useLoad } from '../lib/use.js';
+import { useLoad, useQueryFilters } from '../lib/use.js';
 
 const ACTIONS = ['create', 'update', 'delete', 'abort', 'token.issue', 'token.revoke', 'password.reset', 'login.success', 'login.failure'];
 const RESOURCES = ['leads', 'templates', 'configurations', 'merchants', 'users', 'tokens', 'numbers', 'blacklist', 'resellers', 'session'];
@@ -20,13 +19,7 @@ type Filters = Partial<Record<(typeof FILTERS)[number] | 'principal_id' | 'page'
 const instant = (local: string | undefined) => (local ? new Date(local).toISOString() : undefined);
 
 export default function AuditPage() {
-  const { query, path, route } = useLocation();
-  const filters: Filters = query;
-  const setFilters = (next: Filters) => {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(next)) if (v) params.set(k, v);
-    route(`${path}${params.size ? `?${params}` : ''}`, true);
-  };
+  const [filters, setFilters] = useQueryFilters<keyof Filters>();
   const apiQuery: AuditQuery = {
     page: Number(filters.page ?? 1) || 1,
     page_size: PAGE_SIZE,

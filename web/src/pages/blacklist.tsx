@@ -5,7 +5,7 @@ import { ApiError } from '../api/client.js';
 import { blacklist, tenants } from '../api/endpoints.js';
 import type { BlacklistEntry } from '../api/types.js';
 import { Field, Modal, Pager, toast } from '../components/ui.js';
-import { FormFooter, ListPage } from '../components/list-page.js';
+import { FormFooter, ListPage, NamedSelect } from '../components/list-page.js';
 import { when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
@@ -71,14 +71,7 @@ export default function BlacklistPage() {
             </Field>
             {me.role === 'admin' && (
               <Field label="List">
-                <select value={listOf} onChange={(e) => (setListOf(e.currentTarget.value), setPage(1))}>
-                  <option value="">Platform-wide (every reseller)</option>
-                  {resellers.data?.data.map((r) => (
-                    <option key={r.id} value={r.id}>
-                      {r.name}
-                    </option>
-                  ))}
-                </select>
+                <NamedSelect none="Platform-wide (every reseller)" items={resellers.data?.data} value={listOf} onChange={(v) => (setListOf(v), setPage(1))} />
               </Field>
             )}
             <button type="submit">Find</button>
