@@ -40,6 +40,8 @@ export default function AuditPage() {
       list={list}
       toolbar={
         <form
+          // Made anew when the address changes, so its fields show the filters in force (Clear empties them).
+          key={JSON.stringify(filters)}
           class="toolbar audit-filters"
           role="search"
           onSubmit={(e) => {

@@ -30,7 +30,7 @@ export default function UsersPage() {
       caption="Users"
       rowKey={(u) => u.id}
       columns={[
-        { key: 'email', label: 'Email', render: (u) => (u.id === me.id ? <>{u.email} <span class="muted">(you)</span></> : u.email) },
+        { key: 'email', label: 'Email', render: (u) => (u.id === me.id ? <span>{u.email} <span class="muted nowrap">(you)</span></span> : u.email) },
         { key: 'role', label: 'Role', render: (u) => <Badge kind="plain" value={u.role} /> },
         { key: 'reseller', label: 'Reseller', render: (u) => names.reseller(u.reseller_id) },
         { key: 'merchant', label: 'Merchant', render: (u) => names.merchant(u.merchant_id) },
