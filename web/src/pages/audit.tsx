@@ -2,6 +2,7 @@
  * The audit trail (GET /audit): every write and login, newest first, filtered by who, what and when,
  * a page at a time. The filters live in the address, so a filtered view can be linked to.
  */
+import { useState } from 'preact/hooks';
 import { audit, type AuditEntry, type AuditQuery } from '../api/endpoints.js';
 import { ListPage } from '../components/list-page.js';
 import { Badge, Field, Json, Pager } from '../components/ui.js';
@@ -33,6 +34,8 @@ export default function AuditPage() {
   };
   const list = useLoad((signal) => audit.list(apiQuery, signal), [JSON.stringify(apiQuery)]);
   const filtered = FILTERS.some((k) => filters[k]) || !!filters.principal_id;
+  // On a phone the filters other than "Who" fold away until asked for.
+  const [showFilters, setShowFilters] = useState(false);
   return (
     <ListPage<AuditEntry>
       title="Audit trail"
@@ -42,7 +45,7 @@ export default function AuditPage() {
         <form
           // Made anew when the address changes, so its fields show the filters in force (Clear empties them).
           key={JSON.stringify(filters)}
-          class="toolbar audit-filters"
+          class={`toolbar audit-filters ${showFilters ? '' : 'collapsed'}`}
           role="search"
           onSubmit={(e) => {
             e.preventDefault();
@@ -52,7 +55,7 @@ export default function AuditPage() {
             setFilters(next);
           }}
         >
-          <Field label="Who" hint="An email or a token's name">
+          <Field label="Who" class="always" hint="An email or a token's name">
             <input name="principal_name" type="search" defaultValue={filters.principal_name ?? ''} />
           </Field>
           <Field label="Action">
@@ -83,6 +86,9 @@ export default function AuditPage() {
           <div class="toolbar-buttons">
             <button type="submit" class="primary">
               Filter
+            </button>
+            <button type="button" class="filters-toggle" aria-expanded={showFilters} onClick={() => setShowFilters(!showFilters)}>
+              {showFilters ? 'Fewer filters' : `More filters${filtered ? ' (on)' : ''}`}
             </button>
             {filtered && (
               <button type="button" onClick={() => setFilters({})}>
