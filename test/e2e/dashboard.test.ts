@@ -431,7 +431,8 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await row.waitFor();
     // Its role: user -> merchant, in another merchant.
     await row.getByRole('button', { name: 'Edit' }).click();
-    await page.locator('.modal select[name="merchant_id"]').waitFor();
+    // The merchants arrive after the form opens: once they are there, the user's own is chosen.
+    await page.locator(`.modal select[name="merchant_id"] option[value="${merchantA}"]`).waitFor({ state: 'attached' });
     assert.equal(await page.locator('.modal select[name="merchant_id"]').inputValue(), merchantA, 'the form starts from the user as it is');
     await page.locator('.modal select[name="role"]').selectOption('merchant');
     await page.locator('.modal select[name="merchant_id"]').selectOption(merchantB);
@@ -468,6 +469,8 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.getByLabel('Resource id').fill(created.body.id);
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(new RegExp(`resource_id=${created.body.id}`));
+    // The filtered answer is in once every row is about that user.
+    await page.locator('tbody tr', { hasNotText: created.body.id }).first().waitFor({ state: 'detached' });
     await page.locator('tbody tr', { hasText: 'password.reset' }).waitFor();
     const actions = await page.locator('tbody td[data-label="Action"]').allInnerTexts();
     assert.deepEqual(actions, ['password.reset', 'update', 'create']);
@@ -478,10 +481,8 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/action=login\.failure$/);
     // The table shows the new answer once every row is a failed login (the wrong password typed in the first test).
-    await page.waitForFunction(`(() => {
-      const cells = [...document.querySelectorAll('tbody td[data-label="Action"]')].map((td) => td.textContent);
-      return cells.length > 0 && cells.every((a) => a === 'login.failure');
-    })()`);
+    await page.locator('tbody td[data-label="Action"]', { hasNotText: 'login.failure' }).first().waitFor({ state: 'detached' });
+    assert.ok((await page.locator('tbody td[data-label="Action"]').count()) > 0);
     assert.equal(await page.getByLabel('Action').inputValue(), 'login.failure');
     // Paging: more entries than a page holds (a write each), the second page is the API's second page.
     for (let i = 0; i < 51; i++) assert.equal((await admin.post('/blacklist', { phone_numbers: [`+1415555${String(1000 + i)}`], reseller_id: reseller })).status, 200);

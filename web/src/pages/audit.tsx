@@ -43,7 +43,8 @@ export default function AuditPage() {
       list={list}
       toolbar={
         <form
-          // Made anew when the address changes, so its fields show the filters in force (Clear empties them).
+          // Made anew when the address changes, so its fields show the filters in force (Clear empties
+          // them); a select starts from its option marked `selected` (Preact sets no defaultValue on one).
           key={JSON.stringify(filters)}
           class={`toolbar audit-filters ${showFilters ? '' : 'collapsed'}`}
           role="search"
@@ -59,18 +60,22 @@ export default function AuditPage() {
             <input name="principal_name" type="search" defaultValue={filters.principal_name ?? ''} />
           </Field>
           <Field label="Action">
-            <select name="action" defaultValue={filters.action ?? ''}>
+            <select name="action">
               <option value="">Any</option>
               {ACTIONS.map((a) => (
-                <option key={a}>{a}</option>
+                <option key={a} selected={a === filters.action}>
+                  {a}
+                </option>
               ))}
             </select>
           </Field>
           <Field label="Resource">
-            <select name="resource" defaultValue={filters.resource ?? ''}>
+            <select name="resource">
               <option value="">Any</option>
               {RESOURCES.map((r) => (
-                <option key={r}>{r}</option>
+                <option key={r} selected={r === filters.resource}>
+                  {r}
+                </option>
               ))}
             </select>
           </Field>
