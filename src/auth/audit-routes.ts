@@ -8,12 +8,12 @@ import type { AuditRow } from './audit-repository.js';
 const Text = (maxLength: number, description: string) => Type.Optional(Type.String({ minLength: 1, maxLength, description }));
 const NullableText = Type.Union([Type.String(), Type.Null()]);
 
-const AuditQuery = Type.Intersect([
+export const AuditQuery = Type.Intersect([
   PageQuery,
   Type.Object({
     principal_id: Text(64, 'A user id or s2s token id'),
     principal_name: Text(320, "A user's email or an s2s token's name (case-insensitive)"),
-    action: Text(64, 'create, update, delete, abort, token.issue, token.revoke, login.success, login.failure'),
+    action: Text(64, 'create, update, delete, abort, token.issue, token.revoke, password.reset, login.success, login.failure'),
     resource: Text(64, 'leads, templates, configurations, merchants, users, tokens, numbers, blacklist, resellers, session'),
     resource_id: Text(200, 'The id of the resource written'),
     from: Type.Optional(Type.String({ format: 'date-time', description: 'Entries at or after this time' })),
@@ -21,7 +21,7 @@ const AuditQuery = Type.Intersect([
   }),
 ]);
 
-const AuditEntry = Type.Object(
+export const AuditEntry = Type.Object(
   {
     id: Type.String(),
     at: Timestamp,

@@ -8,6 +8,8 @@ export interface UserRow {
   role: RoleName;
   reseller_id: string | null;
   merchant_id: string | null;
+  /** Access tokens issued before it are refused (a password reset sets it). */
+  sessions_since?: Date | null;
 }
 
 export interface TokenRow {
@@ -39,7 +41,7 @@ export class AuthRepository {
   /** Users by ID, for many requests at once (see AuthService.authenticate). */
   async usersByIds(ids: string[]): Promise<UserRow[]> {
     const { rows } = await this.db.query<UserRow>(
-      `SELECT id, email, password_hash, role, reseller_id, merchant_id FROM users
+      `SELECT id, email, password_hash, role, reseller_id, merchant_id, sessions_since FROM users
        WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
       [JSON.stringify(ids)],
       { prepare: true },

@@ -105,9 +105,10 @@ export class AuthService {
       }
       return principalOfToken(row);
     }
-    const userId = await this.signer.verify(token);
+    const { userId, issuedAtMs } = await this.signer.verify(token);
     const user = await this.users.submit(userId);
     if (!user) throw unauthorized('The user of this token no longer exists');
+    if (user.sessions_since && issuedAtMs < new Date(user.sessions_since).getTime()) throw unauthorized('The password of this user was reset; log in again');
     return principalOfUser(user);
   }
 

@@ -1,7 +1,7 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { badRequest, forbidden, type FieldError } from '../lib/errors.js';
-import { E164_HINT, isE164 } from '../lib/phone.js';
+import { phoneNumberProblem } from '../lib/phone.js';
 
 export interface BlacklistEntry {
   id: string;
@@ -24,10 +24,12 @@ export interface BlacklistChange {
 function checkNumbers(numbers: string[]): string[] {
   const errors: FieldError[] = [];
   numbers.forEach((n, i) => {
-    if (!isE164(n)) errors.push({ path: `/phone_numbers/${i}`, message: `${JSON.stringify(n)} ${E164_HINT}` });
+    const problem = phoneNumberProblem(n);
+    if (problem) errors.push({ path: `/phone_numbers/${i}`, message: `${JSON.stringify(n)} ${problem}` });
   });
   if (errors.length > 0) {
-    throw badRequest(`phone_numbers/${errors[0]!.path.split('/')[2]} ${E164_HINT}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'invalid_phone_number');
+    const first = errors[0]!;
+    throw badRequest(`phone_numbers/${first.path.split('/')[2]}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'invalid_phone_number');
   }
   return [...new Set(numbers)];
 }

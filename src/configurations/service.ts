@@ -4,7 +4,7 @@ import { compileBodyValidator } from '../http/index.js';
 import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
-import { E164_HINT, isE164 } from '../lib/phone.js';
+import { phoneNumberProblem } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
 import { findTemplateById, type TemplateRef } from '../templates/index.js';
 import { ConfigurationsRepository, type ConfigurationRow, type ConfigurationWrite } from './repository.js';
@@ -71,14 +71,14 @@ function fieldErrors(input: CreateConfigurationBody, outbound: OutboundPolicy): 
   if (input.inbound_call_timezone != null && !isTimeZone(input.inbound_call_timezone)) {
     errors.push({ path: '/inbound_call_timezone', message: `${JSON.stringify(input.inbound_call_timezone)} is not an IANA time zone` });
   }
-  if (input.inbound_redirect_number != null && !isE164(input.inbound_redirect_number)) {
-    errors.push({ path: '/inbound_redirect_number', message: E164_HINT });
-  }
+  const redirectProblem = input.inbound_redirect_number != null ? phoneNumberProblem(input.inbound_redirect_number) : undefined;
+  if (redirectProblem) errors.push({ path: '/inbound_redirect_number', message: redirectProblem });
   if (input.inbound_block_action === 'REDIRECT' && input.inbound_redirect_number == null) {
     errors.push({ path: '/inbound_redirect_number', message: 'is required when inbound_block_action is REDIRECT' });
   }
   input.rate_limit_whitelist.forEach((n, i) => {
-    if (!isE164(n)) errors.push({ path: `/rate_limit_whitelist/${i}`, message: E164_HINT });
+    const problem = phoneNumberProblem(n);
+    if (problem) errors.push({ path: `/rate_limit_whitelist/${i}`, message: problem });
   });
   if (input.rate_limit_enabled) {
     if (input.rate_limit_max_calls == null) errors.push({ path: '/rate_limit_max_calls', message: 'is required when rate_limit_enabled is true' });

@@ -19,7 +19,7 @@ import { Batcher } from '../lib/batcher.js';
 import { AppError, badRequest, forbidden, unprocessable, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
-import { E164_HINT, isE164 } from '../lib/phone.js';
+import { phoneNumberProblem } from '../lib/phone.js';
 import { DTMF_SEQUENCE } from '../lib/tones.js';
 import { promptVariables } from '../templates/index.js';
 import { PushBody, pushValidationStatus } from './schema.js';
@@ -171,7 +171,8 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     .filter((v) => payload[v] === undefined || payload[v] === null)
     .map((v) => ({ path: `/payload/${v}`, message: `is required: template ${template.name} uses {${v}}` }));
   const phone = payload.customer_mobile_number as string | undefined;
-  if (phone !== undefined && !isE164(phone)) errors.unshift({ path: '/payload/customer_mobile_number', message: E164_HINT });
+  const phoneProblem = phone !== undefined ? phoneNumberProblem(phone) : undefined;
+  if (phoneProblem) errors.unshift({ path: '/payload/customer_mobile_number', message: phoneProblem });
   const digits = payload.dial_digits;
   if (digits !== undefined && (typeof digits !== 'string' || !DTMF_SEQUENCE.test(digits) || digits.length > 64)) {
     errors.push({ path: '/payload/dial_digits', message: 'must be the keys to press after the answer: 0-9, * and #, w for a half-second pause (at most 64)' });

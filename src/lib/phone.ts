@@ -8,9 +8,26 @@ const E164_SHAPE = /^\+[1-9]\d{6,14}$/;
  * refused rather than rewritten, so what is stored is exactly what the client sent.
  */
 export function isE164(value: unknown): value is string {
-  if (typeof value !== 'string' || !E164_SHAPE.test(value)) return false;
-  const parsed = parsePhoneNumberFromString(value);
-  return parsed !== undefined && parsed.number === value && parsed.isValid();
+  return phoneNumberProblem(value) === undefined;
 }
 
 export const E164_HINT = 'must be an E.164 phone number such as +14155550123 (a plus sign and digits only)';
+
+const regions = new Intl.DisplayNames('en', { type: 'region' });
+const regionName = (code: string) => regions.of(code) ?? code;
+
+/**
+ * Why `value` is not a number Dialer calls, in words for the field's message; undefined when it is
+ * one. A number written right (E.164) but unknown to its country's numbering plan, such as the
+ * fictional +1 555 numbers, is told apart from one written wrong.
+ */
+export function phoneNumberProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !E164_SHAPE.test(value)) return E164_HINT;
+  const parsed = parsePhoneNumberFromString(value);
+  if (parsed === undefined) return "is written as E.164, but begins with no country's calling code";
+  if (parsed.number === value && parsed.isValid()) return undefined;
+  const countries = parsed.country ? [parsed.country] : parsed.getPossibleCountries();
+  const others = countries.length - 1;
+  const where = `+${parsed.countryCallingCode}${countries[0] ? `, ${regionName(countries[0])}` : ''}${others > 0 ? ` and ${others} other ${others === 1 ? 'country' : 'countries'}` : ''}`;
+  return `is written as E.164, but is not a valid number for its country (${where})`;
+}

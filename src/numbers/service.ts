@@ -1,7 +1,7 @@
 import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
-import { E164_HINT, isE164 } from '../lib/phone.js';
+import { phoneNumberProblem } from '../lib/phone.js';
 import type { OutboundNumberRow } from './row.js';
 
 export interface NumberInput {
@@ -21,7 +21,8 @@ const inUse = (id: string, what: string) =>
   conflict(`Number ${id} is IN_USE by a live call; ${what} it once the call ends`, 'number_in_use');
 
 function check(input: NumberInput): void {
-  if (!isE164(input.phone_number)) throw badRequest(`phone_number ${E164_HINT}`, [{ path: '/phone_number', message: E164_HINT }], 'invalid_phone_number');
+  const problem = phoneNumberProblem(input.phone_number);
+  if (problem) throw badRequest(`phone_number ${input.phone_number} ${problem}`, [{ path: '/phone_number', message: problem }], 'invalid_phone_number');
   if (input.status === 'IN_USE') {
     throw badRequest('status IN_USE is set by the dialler while a call holds the number; use AVAILABLE or DISABLED', [
       { path: '/status', message: 'must be AVAILABLE or DISABLED' },

@@ -129,6 +129,23 @@ export class TenantsRepository {
     return pageOf<UserRecord>(this.db, 'users u', where, params, 'u.created_at, u.id', limit, offset, USER_COLUMNS.split(', ').map((c) => `u.${c}`).join(', '));
   }
 
+  async updateUser(id: string, change: { email: string; role: RoleName; reseller_id: string | null; merchant_id: string | null }): Promise<UserRecord | undefined> {
+    const { rows } = await this.db.query<UserRecord>(
+      `UPDATE users SET email = $2, role = $3, reseller_id = $4, merchant_id = $5, updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [id, change.email, change.role, change.reseller_id, change.merchant_id],
+    );
+    return rows[0];
+  }
+
+  /** A new password; the sessions opened before it end (to the second, as a token's issue time is kept). */
+  async setPassword(id: string, passwordHash: string): Promise<UserRecord | undefined> {
+    const { rows } = await this.db.query<UserRecord>(
+      `UPDATE users SET password_hash = $2, sessions_since = date_trunc('second', now()), updated_at = now() WHERE id = $1 RETURNING ${USER_COLUMNS}`,
+      [id, passwordHash],
+    );
+    return rows[0];
+  }
+
   async deleteUser(id: string): Promise<boolean> {
     const { rowCount } = await this.db.query('DELETE FROM users WHERE id = $1', [id]);
     return rowCount > 0;

@@ -1,12 +1,19 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
 import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
+import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
 import type { MerchantRow, ResellerRow, UserRecord } from './repository.js';
 import type { TenantsService } from './service.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' });
 const Email = Type.String({ format: 'email', maxLength: 320 });
+const Password = Type.String({ minLength: 8, maxLength: 1024 });
+const UserPlace = {
+  role: Type.Union([Type.Literal('admin'), Type.Literal('reseller'), Type.Literal('merchant'), Type.Literal('user')]),
+  reseller_id: Type.Optional(Type.Union([Id, Type.Null()])),
+  merchant_id: Type.Optional(Type.Union([Id, Type.Null()])),
+};
 
 export const Reseller = Type.Object({ id: Type.String(), name: Type.String(), created_at: Timestamp, updated_at: Timestamp });
 export const Merchant = Type.Object({
@@ -153,16 +160,7 @@ export function registerTenantRoutes(app: App, tenants: TenantsService): void {
     schema: {
       tags: ['tenants'],
       summary: 'Create a user (admin; a reseller for its own reseller)',
-      body: Type.Object(
-        {
-          email: Email,
-          password: Type.String({ minLength: 8, maxLength: 1024 }),
-          role: Type.Union([Type.Literal('admin'), Type.Literal('reseller'), Type.Literal('merchant'), Type.Literal('user')]),
-          reseller_id: Type.Optional(Type.Union([Id, Type.Null()])),
-          merchant_id: Type.Optional(Type.Union([Id, Type.Null()])),
-        },
-        { additionalProperties: false },
-      ),
+      body: Type.Object({ email: Email, password: Password, ...UserPlace }, { additionalProperties: false }),
       response: { 200: User, ...problems(400, 401, 403, 409) },
     },
     handler: async (request) => userView(await tenants.createUser(request.principal, request.body)),
@@ -176,6 +174,39 @@ export function registerTenantRoutes(app: App, tenants: TenantsService): void {
       const { rows, total } = await tenants.listUsers(request.principal, page.limit, page.offset);
       return paged(rows.map(userView), total, page);
     },
+  });
+
+  app.put('/users/:id', {
+    config: { permission: ['users', 'write'] },
+    schema: {
+      tags: ['tenants'],
+      summary: "Change a user's email, role, reseller and merchant (not one's own role; the last admin stays an admin)",
+      params: IdParams,
+      body: Type.Object(
+        { id: Type.Optional(Id), email: Email, ...UserPlace, created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
+      response: { 200: User, ...problems(400, 401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const { id, created_at: _c, updated_at: _u, ...change } = request.body;
+      if (id !== undefined && id !== request.params.id) {
+        throw badRequest(`Body id ${id} does not match the path id ${request.params.id}`, [{ path: '/id', message: 'must equal the id in the path' }]);
+      }
+      return userView(await tenants.updateUser(request.principal, request.params.id, change));
+    },
+  });
+
+  app.post('/users/:id/password', {
+    config: { permission: ['users', 'write'], audit: 'password.reset' },
+    schema: {
+      tags: ['tenants'],
+      summary: "Set a new password for a user (the user's open sessions end; the password is never recorded)",
+      params: IdParams,
+      body: Type.Object({ password: Password }, { additionalProperties: false }),
+      response: { 200: User, ...problems(400, 401, 403, 404) },
+    },
+    handler: async (request) => userView(await tenants.resetPassword(request.principal, request.params.id, request.body.password)),
   });
 
   app.delete('/users/:id', {

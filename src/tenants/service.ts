@@ -12,6 +12,8 @@ export interface NewUser {
   merchant_id?: string | null;
 }
 
+export type UserChange = Omit<NewUser, 'password'>;
+
 export class TenantsService {
   constructor(private readonly repo: TenantsRepository) {}
 
@@ -134,9 +136,58 @@ export class TenantsService {
   // Users
 
   async createUser(caller: Principal, input: NewUser): Promise<UserRecord> {
+    if (!creatableUserRoles(caller.role).includes(input.role)) throw forbidden(input.role === 'admin' ? 'Only an admin can create admins' : `A ${caller.role} cannot create ${input.role} users`);
+    const place = await this.placement(caller, input);
+    try {
+      return await this.repo.insertUser({ id: newId(), email: input.email, password_hash: await hashPassword(input.password), role: input.role, ...place });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A user with email ${input.email} already exists`, 'duplicate_user');
+      throw err;
+    }
+  }
+
+  /**
+   * Changes a user's email, role and place. The caller must be able to create users of both the
+   * old and the new role; nobody changes their own role, and the last admin stays an admin.
+   */
+  async updateUser(caller: Principal, id: string, input: UserChange): Promise<UserRecord> {
+    const current = await this.managedUser(caller, id);
+    if (!creatableUserRoles(caller.role).includes(input.role)) throw forbidden(input.role === 'admin' ? 'Only an admin can make a user an admin' : `A ${caller.role} cannot give the role ${input.role}`);
+    if (current.id === caller.id && input.role !== current.role) throw conflict('You cannot change your own role', 'self_role');
+    if (current.role === 'admin' && input.role !== 'admin' && (await this.repo.adminCount()) <= 1) throw conflict('The last admin must stay an admin', 'last_admin');
+    const place = await this.placement(caller, input);
+    try {
+      return (await this.repo.updateUser(id, { email: input.email, role: input.role, ...place }))!;
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`A user with email ${input.email} already exists`, 'duplicate_user');
+      throw err;
+    }
+  }
+
+  /** Sets a new password for a user the caller manages; the user's sessions opened before it end. */
+  async resetPassword(caller: Principal, id: string, password: string): Promise<UserRecord> {
+    await this.managedUser(caller, id);
+    return (await this.repo.setPassword(id, await hashPassword(password)))!;
+  }
+
+  /** A user the caller may see (404 otherwise) and manage: one of a role it may create, or itself (403 otherwise). */
+  private async managedUser(caller: Principal, id: string): Promise<UserRecord> {
+    const row = await this.visibleUser(caller, id);
+    if (row.id !== caller.id && !creatableUserRoles(caller.role).includes(row.role)) throw forbidden(`A ${caller.role} cannot change ${row.role} users`);
+    return row;
+  }
+
+  private async visibleUser(caller: Principal, id: string): Promise<UserRecord> {
+    const row = await this.repo.user(id);
+    const visible = row && (caller.role === 'admin' || (row.reseller_id !== null && inScope(caller, row.reseller_id, row.merchant_id)));
+    if (!row || !visible) throw notFound(`User ${id}`);
+    return row;
+  }
+
+  /** Where a user of `role` belongs: an admin nowhere, others in a known reseller in the caller's scope, merchants and users in one of its merchants. */
+  private async placement(caller: Principal, input: { role: RoleName; reseller_id?: string | null; merchant_id?: string | null }) {
     const resellerId = input.role === 'admin' ? null : (input.reseller_id ?? null);
     const merchantId = input.role === 'merchant' || input.role === 'user' ? (input.merchant_id ?? null) : null;
-    if (!creatableUserRoles(caller.role).includes(input.role)) throw forbidden(input.role === 'admin' ? 'Only an admin can create admins' : `A ${caller.role} cannot create ${input.role} users`);
     if (input.role !== 'admin') {
       if (!resellerId) throw badRequest(`reseller_id is required for a ${input.role}`, [{ path: '/reseller_id', message: 'is required' }]);
       assertOwnerInScope(caller, resellerId, caller.role === 'admin' || caller.role === 'reseller' ? undefined : merchantId);
@@ -153,19 +204,7 @@ export class TenantsService {
         ]);
       }
     }
-    try {
-      return await this.repo.insertUser({
-        id: newId(),
-        email: input.email,
-        password_hash: await hashPassword(input.password),
-        role: input.role,
-        reseller_id: resellerId,
-        merchant_id: merchantId,
-      });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict(`A user with email ${input.email} already exists`, 'duplicate_user');
-      throw err;
-    }
+    return { reseller_id: resellerId, merchant_id: merchantId };
   }
 
   listUsers(caller: Principal, limit: number, offset: number) {
@@ -175,9 +214,7 @@ export class TenantsService {
   }
 
   async deleteUser(caller: Principal, id: string): Promise<UserRecord> {
-    const row = await this.repo.user(id);
-    const visible = row && (caller.role === 'admin' || (row.reseller_id !== null && inScope(caller, row.reseller_id, row.merchant_id)));
-    if (!row || !visible) throw notFound(`User ${id}`);
+    const row = await this.visibleUser(caller, id);
     if (row.id === caller.id) throw conflict('You cannot delete your own user', 'self_delete');
     if (row.role === 'admin' && (await this.repo.adminCount()) <= 1) throw conflict('The last admin cannot be deleted', 'last_admin');
     await this.repo.deleteUser(id);

@@ -48,6 +48,12 @@ describe('outbound numbers', () => {
       assert.equal(res.status, 400, bad);
       assert.equal(res.body.errors[0].path, '/phone_number');
     }
+    // Written right, but no number of its country: said so, under the same code.
+    const fictional = await t.admin.post('/numbers', { phone_number: '+15555550104', provider: 'PROVIDER_A' });
+    assert.equal(fictional.status, 400);
+    assert.equal(fictional.body.code, 'invalid_phone_number');
+    assert.deepEqual(fictional.body.errors, [{ path: '/phone_number', message: 'is written as E.164, but is not a valid number for its country (+1, United States and 24 other countries)' }]);
+    assert.match(fictional.body.detail, /^phone_number \+15555550104 is written as E\.164, but is not a valid number for its country/);
     assert.equal((await t.admin.post('/numbers', { phone_number: phone() })).status, 400);
     assert.equal((await t.admin.post('/numbers', { phone_number: phone(), provider: 'PROVIDER_Z' })).status, 400);
     assert.equal((await t.admin.post('/numbers', { phone_number: phone(), provider: 'PROVIDER_A', status: 'IN_USE' })).status, 400);

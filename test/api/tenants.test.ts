@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SignJWT } from 'jose';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
@@ -158,5 +159,95 @@ describe('users', () => {
     assert.equal((await t.as(token).get('/merchants')).status, 200);
     await t.admin.delete(`/users/${login.body.user.id}`);
     assert.equal((await t.as(token).get('/merchants')).status, 401);
+  });
+});
+
+describe('editing users', () => {
+  it('an admin changes a user\'s email and role; the change takes effect at once and is audited', async () => {
+    const u = (await t.admin.post('/users', { email: 'mover@example.com', password: 'password-1', role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 })).body;
+    const token = (await t.anon.post('/login', { email: 'mover@example.com', password: 'password-1' })).body.access_token;
+    assert.equal((await t.as(token).get('/users')).status, 403, 'a merchant may not read users');
+    const changed = await t.admin.put(`/users/${u.id}`, { email: 'Mover@example.com', role: 'reseller', reseller_id: w.r1 });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal(changed.body.role, 'reseller');
+    assert.equal(changed.body.merchant_id, null, 'a reseller belongs to no merchant');
+    assert.equal(changed.body.email, 'Mover@example.com');
+    assert.equal((await t.as(token).get('/users')).status, 200, 'the same session has the new role');
+    // The whole record read back (as the dashboard sends it) is accepted as is.
+    assert.equal((await t.admin.put(`/users/${u.id}`, changed.body)).status, 200);
+    const audit = (await t.admin.get(`/audit?resource=users&resource_id=${u.id}&action=update`)).body;
+    assert.ok(audit.total >= 2);
+    assert.equal(audit.data[0].route, '/users/:id');
+    assert.equal(audit.data[0].status, 200);
+  });
+
+  it('refuses what the caller may not do: another reseller\'s user (404), the admin role (403), one\'s own role or the last admin\'s (409)', async () => {
+    const u = (await t.admin.post('/users', { email: 'r1-user@example.com', password: 'password-1', role: 'user', reseller_id: w.r1, merchant_id: w.m1 })).body;
+    assert.equal((await w.reseller2.put(`/users/${u.id}`, { email: u.email, role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 })).status, 404);
+    assert.equal((await w.reseller1.put(`/users/${u.id}`, { email: u.email, role: 'admin' })).status, 403);
+    assert.equal((await w.reseller1.put(`/users/${u.id}`, { email: u.email, role: 'reseller', reseller_id: w.r2 })).status, 403, 'not into another reseller');
+    const ok = await w.reseller1.put(`/users/${u.id}`, { email: u.email, role: 'merchant', reseller_id: w.r1, merchant_id: w.m1b });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.merchant_id, w.m1b);
+    // A reseller user manages the users of its reseller, but not admins (it does not see them).
+    const admins = (await t.admin.get('/users?page_size=1000')).body.data.filter((x: { role: string }) => x.role === 'admin');
+    assert.equal((await w.reseller1.put(`/users/${admins[0].id}`, { email: 'x@example.com', role: 'admin' })).status, 404);
+    // The only admin may not demote itself (its own role), nor may another admin demote the last one.
+    const self = await t.admin.put(`/users/${admins[0].id}`, { email: admins[0].email, role: 'reseller', reseller_id: w.r1 });
+    assert.equal(self.status, 409);
+    assert.equal(self.body.code, 'self_role');
+    const second = (await t.admin.post('/users', { email: 'second-admin@example.com', password: 'password-1', role: 'admin' })).body;
+    const secondToken = (await t.anon.post('/login', { email: 'second-admin@example.com', password: 'password-1' })).body.access_token;
+    assert.equal((await t.as(secondToken).put(`/users/${admins[0].id}`, { email: admins[0].email, role: 'reseller', reseller_id: w.r1 })).status, 200, 'two admins: one may demote the other');
+    const last = await t.admin.put(`/users/${second.id}`, { email: second.email, role: 'reseller', reseller_id: w.r1 });
+    assert.equal(last.status, 404, 'the demoted admin is a reseller now and does not see admins');
+    await t.as(secondToken).put(`/users/${admins[0].id}`, { email: admins[0].email, role: 'admin' });
+    assert.equal((await t.admin.delete(`/users/${second.id}`)).status, 200);
+    const lastAdmin = await t.as(secondToken).get('/me');
+    assert.equal(lastAdmin.status, 401, 'a deleted user\'s session ends');
+  });
+
+  it('400 for a bad body: a missing merchant, an unknown field, a body id that is not the path\'s, a duplicate email 409', async () => {
+    const u = (await t.admin.post('/users', { email: 'shape@example.com', password: 'password-1', role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 })).body;
+    const noMerchant = await t.admin.put(`/users/${u.id}`, { email: u.email, role: 'user', reseller_id: w.r1 });
+    assert.equal(noMerchant.status, 400);
+    assert.deepEqual(noMerchant.body.errors, [{ path: '/merchant_id', message: 'is required' }]);
+    assert.equal((await t.admin.put(`/users/${u.id}`, { email: u.email, role: 'user', reseller_id: w.r1, merchant_id: w.m1, password: 'sneaky-1' })).status, 400);
+    assert.equal((await t.admin.put(`/users/${u.id}`, { id: 'other', email: u.email, role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 })).status, 400);
+    assert.equal((await t.admin.put('/users/no-such-user', { email: 'n@example.com', role: 'admin' })).status, 404);
+    const dup = await t.admin.put(`/users/${u.id}`, { email: 'M1USER@example.com', role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 });
+    assert.equal(dup.status, 409);
+    assert.equal(dup.body.code, 'duplicate_user');
+  });
+
+  it('resets a password: the old one and the sessions opened with it stop working; audited without the password', async () => {
+    const u = (await t.admin.post('/users', { email: 'forgetful@example.com', password: 'password-1', role: 'merchant', reseller_id: w.r1, merchant_id: w.m1 })).body;
+    // A session opened a minute ago (a token's issue time is kept in whole seconds: one opened in
+    // the second of the reset survives it).
+    const old = await new SignJWT({ typ: 'access' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(u.id)
+      .setIssuer('dialer')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 60)
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(t.config.jwtSecret));
+    assert.equal((await t.as(old).get('/me')).status, 200);
+    assert.equal((await w.reseller2.post(`/users/${u.id}/password`, { password: 'new-password-2' })).status, 404);
+    assert.equal((await w.merchant1.post(`/users/${u.id}/password`, { password: 'new-password-2' })).status, 403);
+    assert.equal((await t.admin.post(`/users/${u.id}/password`, { password: 'short' })).status, 400);
+    const reset = await w.reseller1.post(`/users/${u.id}/password`, { password: 'new-password-2' });
+    assert.equal(reset.status, 200, JSON.stringify(reset.body));
+    assert.equal(reset.body.id, u.id);
+    assert.equal((await t.anon.post('/login', { email: 'forgetful@example.com', password: 'password-1' })).status, 422);
+    const ended = await t.as(old).get('/me');
+    assert.equal(ended.status, 401);
+    assert.match(ended.body.detail, /password .* was reset/);
+    const fresh = (await t.anon.post('/login', { email: 'forgetful@example.com', password: 'new-password-2' })).body.access_token;
+    assert.equal((await t.as(fresh).get('/me')).status, 200);
+    // The refused attempts are in the trail as well, each with its answer.
+    const entries = (await t.admin.get(`/audit?action=password.reset&resource_id=${u.id}`)).body.data;
+    assert.deepEqual(entries.map((e: { status: number }) => e.status).sort(), [200, 400, 403, 404]);
+    assert.ok(entries.every((e: { resource: string }) => e.resource === 'users'));
+    assert.doesNotMatch(JSON.stringify(entries), /new-password-2|password-1/);
   });
 });

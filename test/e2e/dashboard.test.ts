@@ -234,7 +234,13 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     // The waveform is drawn, and the trace id links where DIALER_TRACE_URL_TEMPLATE says.
     await page.locator('.waveform div').first().waitFor({ state: 'attached' });
     const leadId = page.url().split('/').at(-1)!;
-    const traceId = (await admin.get(`/leads/${leadId}`)).body.metaData.trace_id;
+    const called = (await admin.get(`/leads/${leadId}`)).body;
+    // The title says who was called; the request id stands beside it.
+    const title = await page.locator('.page-header h1').innerText();
+    assert.ok(title.includes(called.payload.customer_mobile_number), `the title "${title}" names the number called`);
+    assert.notEqual(title, called.request_id);
+    assert.equal(await page.locator('#lead-request-id').innerText(), called.request_id);
+    const traceId = called.metaData.trace_id;
     assert.match(traceId, /^[0-9a-f]{32}$/);
     assert.equal(await page.locator('#trace-link').getAttribute('href'), `https://traces.example.com/trace/${traceId}`);
     await shoot(page, 'lead');
@@ -384,6 +390,8 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     const why = page.locator('#why-waiting');
     await why.waitFor();
     assert.match(await why.innerText(), new RegExp(`template ${templateName} has no configuration\\. Create a configuration; its waiting leads are then due at once`));
+    assert.equal(await page.locator('.page-header h1').innerText(), 'Bo · +14155550778');
+    assert.equal(await page.locator('#lead-request-id').innerText(), 'held-1');
     await shoot(page, 'lead-waiting');
     // Its link opens a new configuration for that template.
     await why.getByRole('link', { name: 'Create a configuration' }).click();
@@ -394,6 +402,15 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await why.waitFor();
     const cfg = await admin.post('/configurations', { reseller_id: reseller, template: lead.template_id, calling_provider: 'PROVIDER_A', enable_calling: false });
     assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    // The configurations list says calling is off (not an outcome of a call).
+    await page.goto(url('/configurations'));
+    const row = page.locator(`tbody tr[data-key="${cfg.body.id}"]`);
+    await row.waitFor();
+    assert.equal(await row.locator('td[data-label="Calling"]').innerText(), 'calling off');
+    assert.doesNotMatch(await page.locator('tbody').innerText(), /no_response/);
+    await shoot(page, 'configurations-calling-off');
+    await page.goBack();
+    await why.waitFor();
     await page.reload();
     await page.locator('#why-waiting', { hasText: 'calling is disabled' }).waitFor();
     assert.match(await why.innerText(), new RegExp(`calling is disabled in the configuration of template ${templateName}\\. Enable calling;`));
@@ -403,6 +420,94 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.locator('.lead-page .kv').first().waitFor();
     assert.equal(await why.count(), 0);
     assert.equal((await admin.delete(`/configurations/${cfg.body.id}`)).status, 200);
+    await page.context().close();
+  });
+
+  it('users: a role changed and a password reset from the screen; the audit trail shows both, filtered and paged', async () => {
+    const created = await admin.post('/users', { email: 'clerk@example.com', password: 'clerk-password-1', role: 'user', reseller_id: reseller, merchant_id: merchantA });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const page = await adminPage('/users');
+    const row = page.locator(`tbody tr[data-key="${created.body.id}"]`);
+    await row.waitFor();
+    // Its role: user -> merchant, in another merchant.
+    await row.getByRole('button', { name: 'Edit' }).click();
+    // The merchants arrive after the form opens: once they are there, the user's own is chosen.
+    await page.locator(`.modal select[name="merchant_id"] option[value="${merchantA}"]`).waitFor({ state: 'attached' });
+    assert.equal(await page.locator('.modal select[name="merchant_id"]').inputValue(), merchantA, 'the form starts from the user as it is');
+    await page.locator('.modal select[name="role"]').selectOption('merchant');
+    await page.locator('.modal select[name="merchant_id"]').selectOption(merchantB);
+    await shoot(page, 'user-edit');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('User saved.').waitFor();
+    await row.locator('td[data-label="Role"]', { hasText: 'merchant' }).waitFor();
+    const changed = (await admin.get('/users?page_size=1000')).body.data.find((u: any) => u.id === created.body.id);
+    assert.deepEqual([changed.role, changed.merchant_id], ['merchant', merchantB]);
+    // A new password, generated on the page: the old one stops working, the new one works.
+    await row.getByRole('button', { name: 'Reset password' }).click();
+    await page.locator('.modal').getByRole('button', { name: 'Generate' }).click();
+    const password = await page.locator('.modal input[name="password"]').inputValue();
+    assert.ok(password.length >= 12, `a generated password: ${password}`);
+    await shoot(page, 'user-password');
+    await page.locator('.modal').getByRole('button', { name: 'Reset password' }).click();
+    await page.getByText('Password reset. clerk@example.com must log in again').waitFor();
+    assert.equal((await admin.post('/login', { email: 'clerk@example.com', password: 'clerk-password-1' })).status, 422);
+    assert.equal((await admin.post('/login', { email: 'clerk@example.com', password })).status, 200);
+    // One's own row: no delete, no reset, and the role cannot be changed.
+    const mine = page.locator('tbody tr', { hasText: `${EMAIL} (you)` });
+    assert.equal(await mine.getByRole('button', { name: 'Delete' }).count(), 0);
+    await mine.getByRole('button', { name: 'Edit' }).click();
+    assert.equal(await page.locator('.modal select[name="role"]').isDisabled(), true);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await shoot(page, 'users');
+
+    // The audit trail: both changes, by the admin, on that user.
+    await page.locator('#nav a', { hasText: 'Audit trail' }).click();
+    await page.locator('tbody tr').first().waitFor();
+    const all = (await admin.get('/audit?page_size=50')).body;
+    assert.match(await page.locator('.pager').innerText(), new RegExp(`1–${Math.min(50, all.total)} of ${all.total.toLocaleString('en-US')}`));
+    assert.equal(await page.locator('tbody tr').count(), Math.min(50, all.total));
+    await page.getByLabel('Resource id').fill(created.body.id);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(new RegExp(`resource_id=${created.body.id}`));
+    // The filtered answer is in once every row is about that user.
+    await page.locator('tbody tr', { hasNotText: created.body.id }).first().waitFor({ state: 'detached' });
+    await page.locator('tbody tr', { hasText: 'password.reset' }).waitFor();
+    const actions = await page.locator('tbody td[data-label="Action"]').allInnerTexts();
+    assert.deepEqual(actions, ['password.reset', 'update', 'create']);
+    assert.match(await page.locator('tbody tr').first().innerText(), new RegExp(`${EMAIL}[\\s\\S]*users[\\s\\S]*POST /users/:id/password[\\s\\S]*200`));
+    await shoot(page, 'audit-filtered');
+    await page.getByLabel('Action').selectOption('login.failure');
+    await page.getByLabel('Resource id').fill('');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/action=login\.failure$/);
+    // The table shows the new answer once every row is a failed login (the wrong password typed in the first test).
+    await page.locator('tbody td[data-label="Action"]', { hasNotText: 'login.failure' }).first().waitFor({ state: 'detached' });
+    assert.ok((await page.locator('tbody td[data-label="Action"]').count()) > 0);
+    assert.equal(await page.getByLabel('Action').inputValue(), 'login.failure');
+    // Paging: more entries than a page holds (a write each), the second page is the API's second page.
+    for (let i = 0; i < 51; i++) assert.equal((await admin.post('/blacklist', { phone_numbers: [`+1415555${String(1000 + i)}`], reseller_id: reseller })).status, 200);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForURL(/\/app\/audit$/);
+    assert.equal(await page.getByLabel('Action').inputValue(), '', 'the cleared filters are empty');
+    await page.locator('.pager').getByRole('button', { name: 'Next ›' }).click();
+    await page.waitForURL(/page=2$/);
+    const second = (await admin.get('/audit?page=2&page_size=50')).body.data.map((e: any) => e.id);
+    await page.locator(`tbody tr[data-key="${second[0]}"]`).waitFor();
+    assert.deepEqual(await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))), second);
+    await shoot(page, 'audit');
+    await page.context().close();
+  });
+
+  it('a number written right but unknown to its country is refused with that reason, at its field', async () => {
+    const page = await adminPage('/numbers');
+    await page.getByRole('button', { name: 'Add a number' }).click();
+    await page.locator('.modal input[name="phone_number"]').fill('+15555550104');
+    await page.locator('.modal').getByRole('button', { name: 'Add' }).click();
+    const message = page.locator('.modal .field-error .field-message');
+    await message.waitFor();
+    assert.equal(await message.innerText(), 'is written as E.164, but is not a valid number for its country (+1, United States and 24 other countries)');
+    assert.doesNotMatch(await page.locator('.modal').innerText(), /such as \+14155550123/);
+    await shoot(page, 'number-refused');
     await page.context().close();
   });
 

@@ -44,6 +44,7 @@ const Users = screen('users', () => import('./pages/users.js'));
 const Tokens = screen('tokens', () => import('./pages/tokens.js'));
 const Resellers = screen('resellers', () => import('./pages/resellers.js'));
 const Analytics = screen('analytics', () => import('./pages/analytics.js'));
+const Audit = screen('audit', () => import('./pages/audit.js'));
 
 function App() {
   const s = useStore(session);
@@ -72,6 +73,7 @@ function App() {
           <Route path={`${BASE}/tokens`} component={Tokens} />
           <Route path={`${BASE}/resellers`} component={Resellers} />
           <Route path={`${BASE}/analytics`} component={Analytics} />
+          <Route path={`${BASE}/audit`} component={Audit} />
           <Route default component={NotFound} />
         </Router>
       </ErrorBoundary>

@@ -61,6 +61,8 @@ export const tenants = {
   deleteMerchant: (id: string) => http.delete<{ id: string }>(`/merchants/${encodeURIComponent(id)}`),
   users: (signal?: AbortSignal) => http.get<T.Paged<T.User>>('/users', { page_size: 1000 }, signal),
   createUser: (body: { email: string; password: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.post<T.User>('/users', body),
+  updateUser: (id: string, body: { email: string; role: string; reseller_id?: string | null; merchant_id?: string | null }) => http.put<T.User>(`/users/${encodeURIComponent(id)}`, body),
+  resetPassword: (id: string, password: string) => http.post<T.User>(`/users/${encodeURIComponent(id)}/password`, { password }),
   deleteUser: (id: string) => http.delete<{ id: string }>(`/users/${encodeURIComponent(id)}`),
 };
 
@@ -91,4 +93,12 @@ export const tokens = {
   list: (signal?: AbortSignal) => http.get<T.Paged<T.TokenRecord>>('/s2s-token', { page_size: 1000 }, signal),
   issue: (body: { name: string; role: string; reseller_id: string; merchant_id?: string | null }) => http.post<T.IssuedToken>('/s2s-token', body),
   revoke: (id: string) => http.delete<T.TokenRecord>(`/s2s-token/${encodeURIComponent(id)}`),
+};
+
+import type { AuditEntry as AuditEntrySchema, AuditQuery as AuditQuerySchema } from '../../../src/auth/audit-routes.js';
+export type AuditEntry = Static<typeof AuditEntrySchema>;
+export type AuditQuery = Static<typeof AuditQuerySchema>;
+
+export const audit = {
+  list: (query: AuditQuery, signal?: AbortSignal) => http.get<T.Paged<AuditEntry>>('/audit', query as Query, signal),
 };

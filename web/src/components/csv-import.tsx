@@ -11,6 +11,7 @@ import type { Template } from '../api/types.js';
 import { checkColumns, describeRejection, toPushBody } from '../../../src/leads/csv-rows.js';
 import { session } from '../session.js';
 import { ErrorNote, Field, Modal, Table } from './ui.js';
+import { FormFooter, NamedSelect } from './list-page.js';
 import { saveBlob } from './download.js';
 import { csvLine } from '../../../src/lib/csv.js';
 
@@ -104,28 +105,12 @@ export function CsvImport({ templates, onClose, onDone }: { templates: Template[
       {!progress && (
         <form onSubmit={run} class="form-grid">
           <Field label="Template" error={undefined}>
-            <select name="template" value={tplId} onChange={(e) => setTplId(e.currentTarget.value)}>
-              {templates.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
-            </select>
+            <NamedSelect name="template" items={templates} value={tplId} onChange={setTplId} />
           </Field>
           <Field label="CSV file" hint="Header row first; a customer_mobile_number column; every other column goes into the lead's payload">
             <input type="file" name="file" accept=".csv,text/csv" required />
           </Field>
-          <div class="field-wide">
-            <ErrorNote error={error} />
-          </div>
-          <div class="form-actions field-wide">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={!template}>
-              Import
-            </button>
-          </div>
+          <FormFooter error={error} onCancel={onClose} submit="Import" disabled={!template} />
         </form>
       )}
       {progress && (

@@ -5,7 +5,8 @@ import { leads } from '../api/endpoints.js';
 import type { Template } from '../api/types.js';
 import { promptVariables } from '../../../src/voice/flow/schema.js';
 import { session } from '../session.js';
-import { ErrorNote, Field, Modal, toast } from './ui.js';
+import { Field, Modal, toast } from './ui.js';
+import { FormFooter, NamedSelect } from './list-page.js';
 
 export function PushLead({ templates, onClose, onPushed, templateId }: { templates: Template[]; onClose: () => void; onPushed: (id: string) => void; templateId?: string }) {
   const me = session.get()!.me;
@@ -53,13 +54,7 @@ export function PushLead({ templates, onClose, onPushed, templateId }: { templat
       ) : (
         <form onSubmit={submit} class="form-grid">
           <Field label="Template" wide error={fieldError('/template')}>
-            <select name="template" value={tplId} onChange={(e) => setTplId(e.currentTarget.value)}>
-              {templates.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
-            </select>
+            <NamedSelect name="template" items={templates} value={tplId} onChange={setTplId} />
           </Field>
           <Field label="Phone number" hint="E.164, e.g. +14155550123" error={fieldError('/payload/customer_mobile_number')}>
             <input name="customer_mobile_number" required pattern="\+[1-9][0-9]{1,14}" placeholder="+14155550123" inputMode="tel" />
@@ -81,17 +76,7 @@ export function PushLead({ templates, onClose, onPushed, templateId }: { templat
           <Field label="Reporting webhook URL" hint="Optional: called when the lead finishes" error={fieldError('/reporting_webhook_url')}>
             <input name="reporting_webhook_url" type="url" placeholder="https://crm.example.com/hook" />
           </Field>
-          <div class="field-wide">
-            <ErrorNote error={error} />
-          </div>
-          <div class="form-actions field-wide">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? 'Pushing…' : 'Push lead'}
-            </button>
-          </div>
+          <FormFooter error={error} onCancel={onClose} submit="Push lead" busy={busy && 'Pushing…'} />
         </form>
       )}
     </Modal>

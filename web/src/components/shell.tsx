@@ -32,6 +32,7 @@ export const NAV: NavItem[] = [
   { path: '/users', label: 'Users', resource: 'users' },
   { path: '/tokens', label: 'API tokens', resource: 'tokens' },
   { path: '/resellers', label: 'Resellers', resource: 'resellers' },
+  { path: '/audit', label: 'Audit trail', resource: 'audit' },
 ];
 
 /** The latest GET /health, shared by the shell's banners and the screens that need it (sandbox). */

@@ -58,9 +58,9 @@ const STATUS_TONE: Record<string, string> = {
 const BAD_OUTCOMES = new Set(['error', 'PRECHECK_FAILED', 'failed', 'worker_lost', 'BLACKLISTED']);
 const MEH_OUTCOMES = new Set(['no_answer', 'busy', 'voicemail', 'aborted', 'no_response']);
 
-export function Badge({ value, kind = 'status' }: { value: string | null | undefined; kind?: 'status' | 'outcome' | 'plain' }) {
+export function Badge({ value, kind = 'status', tone: given }: { value: string | null | undefined; kind?: 'status' | 'outcome' | 'plain'; tone?: 'ok' | 'warn' | 'bad' | 'neutral' }) {
   if (!value) return <span class="muted">—</span>;
-  const tone = kind === 'status' ? (STATUS_TONE[value] ?? 'neutral') : kind === 'outcome' ? (BAD_OUTCOMES.has(value) ? 'bad' : MEH_OUTCOMES.has(value) ? 'warn' : 'ok') : 'neutral';
+  const tone = given ?? (kind === 'status' ? (STATUS_TONE[value] ?? 'neutral') : kind === 'outcome' ? (BAD_OUTCOMES.has(value) ? 'bad' : MEH_OUTCOMES.has(value) ? 'warn' : 'ok') : 'neutral');
   return <span class={`badge badge-${tone}`}>{value}</span>;
 }
 

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { ApiError } from '../api/client.js';
 
 export interface Loaded<T> {
@@ -35,4 +36,18 @@ export function useInterval(fn: () => void, ms: number, deps: unknown[] = []): v
     }, ms);
     return () => clearInterval(timer);
   }, [ms, ...deps]);
+}
+
+/**
+ * A screen's filters kept in the address's query string, so a filtered view can be linked to and
+ * survives a reload: the current values, and a setter that replaces them (empty values are left out).
+ */
+export function useQueryFilters<K extends string>(): [Partial<Record<K, string>>, (next: Partial<Record<K, string>>) => void] {
+  const { query, path, route } = useLocation();
+  const set = (next: Partial<Record<K, string>>) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(next)) if (v) params.set(k, v as string);
+    route(`${path}${params.size ? `?${params}` : ''}`, true);
+  };
+  return [query as Partial<Record<K, string>>, set];
 }

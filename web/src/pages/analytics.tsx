@@ -16,6 +16,7 @@ import { CALLS } from '../lib/figures.js';
 import { count, daysAgo, isoDate, seconds, viewerTimeZone } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
+import { NamedSelect } from '../components/list-page.js';
 
 type Row = Record<string, unknown>;
 type Granularity = 'hour' | 'day' | 'week' | 'month';
@@ -234,14 +235,7 @@ export default function AnalyticsPage() {
             <input type="date" name="date_to" value={draft.date_to} onInput={(e) => set('date_to', e.currentTarget.value)} />
           </Field>
           <Field label="Template">
-            <select name="template_id" value={draft.template_id} onChange={(e) => set('template_id', e.currentTarget.value)}>
-              <option value="">All</option>
-              {tpls.data?.data.map((t) => (
-                <option key={t.id} value={t.id}>
-                  {t.name}
-                </option>
-              ))}
-            </select>
+            <NamedSelect name="template_id" none="All" items={tpls.data?.data} value={draft.template_id ?? ''} onChange={(v) => set('template_id', v)} />
           </Field>
           {merchants.data && (
             <Field label="Merchant">

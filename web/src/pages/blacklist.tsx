@@ -4,7 +4,8 @@ import { parse } from 'csv-parse/browser/esm/sync';
 import { ApiError } from '../api/client.js';
 import { blacklist, tenants } from '../api/endpoints.js';
 import type { BlacklistEntry } from '../api/types.js';
-import { ErrorNote, Field, Modal, PageHeader, Pager, Table, toast } from '../components/ui.js';
+import { Field, Modal, Pager, toast } from '../components/ui.js';
+import { FormFooter, ListPage, NamedSelect } from '../components/list-page.js';
 import { when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
@@ -50,66 +51,55 @@ export default function BlacklistPage() {
     }
   };
   return (
-    <div>
-      <PageHeader title="Blacklist" subtitle="Numbers that are never called when a configuration enforces the blacklist.">
-        {writable && (
-          <button type="button" class="primary" onClick={() => setAdding(true)}>
-            Add or import numbers
-          </button>
-        )}
-      </PageHeader>
-      <section class="card">
-        <form
-          class="toolbar"
-          role="search"
-          onSubmit={(e) => {
-            e.preventDefault();
-            setPage(1);
-            setSearch(String(new FormData(e.currentTarget).get('q') ?? '').trim());
-          }}
-        >
-          <Field label="Find a number" class="grow">
-            <input name="q" type="search" placeholder="+14155550123" />
-          </Field>
-          {me.role === 'admin' && (
-            <Field label="List">
-              <select value={listOf} onChange={(e) => (setListOf(e.currentTarget.value), setPage(1))}>
-                <option value="">Platform-wide (every reseller)</option>
-                {resellers.data?.data.map((r) => (
-                  <option key={r.id} value={r.id}>
-                    {r.name}
-                  </option>
-                ))}
-              </select>
+    <ListPage<BlacklistEntry>
+      title="Blacklist"
+      subtitle="Numbers that are never called when a configuration enforces the blacklist."
+      action={writable && { label: 'Add or import numbers', onClick: () => setAdding(true) }}
+      toolbar={
+        <>
+          <form
+            class="toolbar"
+            role="search"
+            onSubmit={(e) => {
+              e.preventDefault();
+              setPage(1);
+              setSearch(String(new FormData(e.currentTarget).get('q') ?? '').trim());
+            }}
+          >
+            <Field label="Find a number" class="grow">
+              <input name="q" type="search" placeholder="+14155550123" />
             </Field>
+            {me.role === 'admin' && (
+              <Field label="List">
+                <NamedSelect none="Platform-wide (every reseller)" items={resellers.data?.data} value={listOf} onChange={(v) => (setListOf(v), setPage(1))} />
+              </Field>
+            )}
+            <button type="submit">Find</button>
+          </form>
+          {writable && selected.size > 0 && (
+            <div class="selection-bar">
+              {selected.size} selected
+              <button type="button" class="danger" onClick={remove}>
+                Remove from the blacklist
+              </button>
+            </div>
           )}
-          <button type="submit">Find</button>
-        </form>
-        {writable && selected.size > 0 && (
-          <div class="selection-bar">
-            {selected.size} selected
-            <button type="button" class="danger" onClick={remove}>
-              Remove from the blacklist
-            </button>
-          </div>
-        )}
-        <ErrorNote error={list.error} />
-        <Table<BlacklistEntry>
-          caption="Blacklisted numbers"
-          rows={list.data?.data ?? []}
-          rowKey={(e) => e.id}
-          {...(writable ? { selected, onSelect: setSelected } : {})}
-          empty={search ? `${search} is not on the blacklist.` : 'The blacklist is empty.'}
-          columns={[
-            { key: 'phone', label: 'Number', render: (e) => e.phone_number },
-            { key: 'list', label: 'List', render: (e) => (e.reseller_id ? (resellers.data?.data.find((r) => r.id === e.reseller_id)?.name ?? 'reseller') : 'platform-wide') },
-            { key: 'added', label: 'Added', render: (e) => when(e.created_at) },
-          ]}
-        />
-        {list.data && list.data.total > 0 && <Pager page={list.data.page} pageSize={list.data.page_size} total={list.data.total} onPage={setPage} />}
-      </section>
+        </>
+      }
+      list={list}
+      caption="Blacklisted numbers"
+      rowKey={(e) => e.id}
+      table={writable ? { selected, onSelect: setSelected } : {}}
+      empty={search ? `${search} is not on the blacklist.` : 'The blacklist is empty.'}
+      columns={[
+        { key: 'phone', label: 'Number', render: (e) => e.phone_number },
+        { key: 'list', label: 'List', render: (e) => (e.reseller_id ? (resellers.data?.data.find((r) => r.id === e.reseller_id)?.name ?? 'reseller') : 'platform-wide') },
+        { key: 'added', label: 'Added', render: (e) => when(e.created_at) },
+      ]}
+      footer={list.data && list.data.total > 0 && <Pager page={list.data.page} pageSize={list.data.page_size} total={list.data.total} onPage={setPage} />}
+    >
       {adding && <AddNumbers target={target} onClose={() => setAdding(false)} onDone={list.reload} />}
-    </div>
+    </ListPage>
   );
 }
 
@@ -161,17 +151,7 @@ function AddNumbers({ target, onClose, onDone }: { target: string | null | undef
           <Field label="…or import a CSV" wide hint="A phone_number (or customer_mobile_number) column, or numbers in the first column">
             <input type="file" name="file" accept=".csv,text/csv,text/plain" />
           </Field>
-          <div class="field-wide">
-            <ErrorNote error={error} />
-          </div>
-          <div class="form-actions field-wide">
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? 'Adding…' : 'Add'}
-            </button>
-          </div>
+          <FormFooter error={error} onCancel={onClose} submit="Add" busy={busy && 'Adding…'} />
         </form>
       )}
     </Modal>

@@ -17,6 +17,7 @@ import { Badge, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../com
 import { span, viewerTimeZone } from '../lib/format.js';
 import { useInterval, useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
+import { NamedSelect } from '../components/list-page.js';
 
 const F = ConfigurationFields as unknown as Record<string, JsonSchema>;
 type Draft = Record<string, unknown>;
@@ -150,7 +151,7 @@ export default function ConfigurationsPage() {
           columns={[
             { key: 'template', label: 'Template', render: (c) => name(c.template) },
             { key: 'provider', label: 'Provider', render: (c) => c.calling_provider },
-            { key: 'calling', label: 'Calling', render: (c) => <Badge kind="outcome" value={c.enable_calling ? 'enabled' : 'no_response'} /> },
+            { key: 'calling', label: 'Calling', render: (c) => <Badge value={c.enable_calling ? 'calling on' : 'calling off'} tone={c.enable_calling ? 'ok' : 'neutral'} /> },
             {
               key: 'window',
               label: 'Calling window',
@@ -245,16 +246,7 @@ function ConfigurationForm(props: { draft: Draft; templates: { id: string; name:
             </Field>
             {merchants.data && tpl && !tpl.merchant_id && (
               <Field label="Merchant" error={at('/merchant_id')}>
-                <select value={String(draft.merchant_id ?? '')} onChange={(e) => set('merchant_id', e.currentTarget.value || null)}>
-                  <option value="">The whole reseller</option>
-                  {merchants.data.data
-                    .filter((m) => m.reseller_id === tpl.reseller_id)
-                    .map((m) => (
-                      <option key={m.id} value={m.id}>
-                        {m.name}
-                      </option>
-                    ))}
-                </select>
+                <NamedSelect none="The whole reseller" items={merchants.data.data.filter((m) => m.reseller_id === tpl.reseller_id)} value={String(draft.merchant_id ?? '')} onChange={(v) => set('merchant_id', v || null)} />
               </Field>
             )}
           </div>

@@ -3,7 +3,6 @@
  * server-sent events (GET /events), bulk abort, push one lead, import and export CSV.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { useLocation } from 'preact-iso';
 import { leads, templates, tenants, type LeadList, type LeadListQuery } from '../api/endpoints.js';
 import { subscribe } from '../api/events.js';
 import type { Lead } from '../api/types.js';
@@ -12,7 +11,7 @@ import { PushLead } from '../components/push-lead.js';
 import { CsvImport } from '../components/csv-import.js';
 import { downloadCsv } from '../components/download.js';
 import { count, when, whenShort } from '../lib/format.js';
-import { useLoad } from '../lib/use.js';
+import { useLoad, useQueryFilters } from '../lib/use.js';
 import { BASE, can } from '../session.js';
 
 const STATUSES = ['BACKLOG', 'PROCESSING', 'RETRY', 'FINISHED'];
@@ -24,13 +23,7 @@ const PAGE_SIZE = 50;
 type Filters = Partial<Record<(typeof FILTERS)[number] | 'sort' | 'order' | 'page', string>>;
 
 export default function LeadsPage() {
-  const { query, path, route } = useLocation();
-  const filters: Filters = query;
-  const setFilters = (next: Filters) => {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(next)) if (v) params.set(k, v);
-    route(`${path}${params.size ? `?${params}` : ''}`, true);
-  };
+  const [filters, setFilters] = useQueryFilters<keyof Filters>();
   const change = (key: keyof Filters, value: string) => setFilters({ ...filters, [key]: value, page: '' });
 
   const apiQuery: LeadListQuery = useMemo(() => {

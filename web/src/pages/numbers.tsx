@@ -1,9 +1,9 @@
 /** Outbound numbers: the caller IDs calls go out from, AVAILABLE or IN_USE as calls take and free them (kept live). */
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api/client.js';
 import { numbers } from '../api/endpoints.js';
 import type { OutboundNumber } from '../api/types.js';
-import { Badge, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../components/ui.js';
+import { FormModal, ListPage, useRowAction } from '../components/list-page.js';
+import { Badge, Field, toast } from '../components/ui.js';
 import { when } from '../lib/format.js';
 import { useInterval, useLoad } from '../lib/use.js';
 import { BASE, can } from '../session.js';
@@ -11,115 +11,86 @@ import { BASE, can } from '../session.js';
 export default function NumbersPage() {
   const list = useLoad((signal) => numbers.list(signal), []);
   useInterval(list.reload, 3000);
+  const act = useRowAction(list.reload);
   const [adding, setAdding] = useState(false);
   const writable = can('numbers', 'write');
   // By provider, then number: a steady order while statuses change live.
   const rows = [...(list.data?.data ?? [])].sort((a, b) => a.provider.localeCompare(b.provider) || a.phone_number.localeCompare(b.phone_number));
   const counts = (status: string) => rows.filter((n) => n.status === status).length;
-  const act = async (fn: () => Promise<unknown>, done: string) => {
-    try {
-      await fn();
-      toast(done);
-      list.reload();
-    } catch (err) {
-      toast((err as Error).message, 'bad');
-    }
-  };
   return (
-    <div>
-      <PageHeader title="Numbers" subtitle={`${counts('AVAILABLE')} available · ${counts('IN_USE')} in use · ${counts('DISABLED')} disabled. Each call takes a free number of its provider as caller ID.`}>
-        {writable && (
-          <button type="button" class="primary" onClick={() => setAdding(true)}>
-            Add a number
-          </button>
-        )}
-      </PageHeader>
-      <section class="card">
-        <ErrorNote error={list.error} />
-        <Table<OutboundNumber>
-          caption="Outbound numbers"
-          rows={rows}
-          rowKey={(n) => n.id}
-          empty="No numbers: calls wait until their provider has a free number."
-          columns={[
-            { key: 'phone', label: 'Number', render: (n) => n.phone_number },
-            { key: 'provider', label: 'Provider', render: (n) => n.provider },
-            { key: 'status', label: 'Status', render: (n) => <Badge value={n.status} /> },
-            { key: 'lead', label: 'Call', render: (n) => (n.lead_id ? <a href={`${BASE}/leads/${n.lead_id}`}>the lead it calls</a> : '—') },
-            { key: 'channel', label: 'Channel', render: (n) => (n.channel === 'sandbox' ? <span class="badge badge-sandbox">sandbox</span> : n.channel) },
-            { key: 'updated', label: 'Changed', render: (n) => when(n.updated_at) },
-            ...(writable
-              ? [
-                  {
-                    key: 'actions',
-                    label: '',
-                    render: (n: OutboundNumber) =>
-                      n.status === 'IN_USE' ? (
-                        <span class="muted">in a call</span>
-                      ) : (
-                        <div class="row-actions">
-                          <button type="button" onClick={() => act(() => numbers.update(n, { status: n.status === 'DISABLED' ? 'AVAILABLE' : 'DISABLED' } as never), 'Number updated.')}>
-                            {n.status === 'DISABLED' ? 'Enable' : 'Disable'}
-                          </button>
-                          <button type="button" class="danger" onClick={() => confirm(`Delete ${n.phone_number}?`) && act(() => numbers.delete(n.id), 'Number deleted.')}>
-                            Delete
-                          </button>
-                        </div>
-                      ),
-                  },
-                ]
-              : []),
-          ]}
-        />
-      </section>
+    <ListPage<OutboundNumber>
+      title="Numbers"
+      subtitle={`${counts('AVAILABLE')} available · ${counts('IN_USE')} in use · ${counts('DISABLED')} disabled. Each call takes a free number of its provider as caller ID.`}
+      action={writable && { label: 'Add a number', onClick: () => setAdding(true) }}
+      list={list}
+      rows={rows}
+      caption="Outbound numbers"
+      rowKey={(n) => n.id}
+      empty="No numbers: calls wait until their provider has a free number."
+      columns={[
+        { key: 'phone', label: 'Number', render: (n) => n.phone_number },
+        { key: 'provider', label: 'Provider', render: (n) => n.provider },
+        { key: 'status', label: 'Status', render: (n) => <Badge value={n.status} /> },
+        { key: 'lead', label: 'Call', render: (n) => (n.lead_id ? <a href={`${BASE}/leads/${n.lead_id}`}>the lead it calls</a> : '—') },
+        { key: 'channel', label: 'Channel', render: (n) => (n.channel === 'sandbox' ? <span class="badge badge-sandbox">sandbox</span> : n.channel) },
+        { key: 'updated', label: 'Changed', render: (n) => when(n.updated_at) },
+        ...(writable
+          ? [
+              {
+                key: 'actions',
+                label: '',
+                render: (n: OutboundNumber) =>
+                  n.status === 'IN_USE' ? (
+                    <span class="muted">in a call</span>
+                  ) : (
+                    <div class="row-actions">
+                      <button type="button" onClick={() => act(() => numbers.update(n, { status: n.status === 'DISABLED' ? 'AVAILABLE' : 'DISABLED' } as never), 'Number updated.')}>
+                        {n.status === 'DISABLED' ? 'Enable' : 'Disable'}
+                      </button>
+                      <button type="button" class="danger" onClick={() => act(() => numbers.delete(n.id), 'Number deleted.', `Delete ${n.phone_number}?`)}>
+                        Delete
+                      </button>
+                    </div>
+                  ),
+              },
+            ]
+          : []),
+      ]}
+    >
       {adding && <AddNumber onClose={() => setAdding(false)} onAdded={list.reload} />}
-    </div>
+    </ListPage>
   );
 }
 
 function AddNumber({ onClose, onAdded }: { onClose: () => void; onAdded: () => void }) {
-  const [error, setError] = useState<ApiError | Error>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const f = new FormData(event.currentTarget as HTMLFormElement);
-    try {
-      await numbers.create({ phone_number: String(f.get('phone_number')).trim(), provider: String(f.get('provider')), status: 'AVAILABLE', channel: String(f.get('channel')) || 'voice' } as never);
-      toast('Number added.');
-      onAdded();
-      onClose();
-    } catch (err) {
-      setError(err as Error);
-    }
-  };
-  const at = (p: string) => (error instanceof ApiError ? error.at(p) : undefined);
   return (
-    <Modal title="Add a number" open onClose={onClose}>
-      <form onSubmit={submit} class="form-grid">
-        <Field label="Number" hint="E.164, e.g. +14155550123" error={at('/phone_number')}>
-          <input name="phone_number" required pattern="\+[1-9][0-9]{1,14}" />
-        </Field>
-        <Field label="Provider" error={at('/provider')}>
-          <select name="provider">
-            <option>PROVIDER_A</option>
-            <option>PROVIDER_B</option>
-            <option>PROVIDER_C</option>
-          </select>
-        </Field>
-        <Field label="Channel">
-          <input name="channel" defaultValue="voice" />
-        </Field>
-        <div class="field-wide">
-          <ErrorNote error={error} />
-        </div>
-        <div class="form-actions field-wide">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" class="primary">
-            Add
-          </button>
-        </div>
-      </form>
-    </Modal>
+    <FormModal
+      title="Add a number"
+      submit="Add"
+      onClose={onClose}
+      onSubmit={async (f) => {
+        await numbers.create({ phone_number: String(f.get('phone_number')).trim(), provider: String(f.get('provider')), status: 'AVAILABLE', channel: String(f.get('channel')) || 'voice' } as never);
+        toast('Number added.');
+        onAdded();
+      }}
+    >
+      {(at) => (
+        <>
+          <Field label="Number" hint="E.164, e.g. +14155550123" error={at('/phone_number')}>
+            <input name="phone_number" required pattern="\+[1-9][0-9]{1,14}" />
+          </Field>
+          <Field label="Provider" error={at('/provider')}>
+            <select name="provider">
+              <option>PROVIDER_A</option>
+              <option>PROVIDER_B</option>
+              <option>PROVIDER_C</option>
+            </select>
+          </Field>
+          <Field label="Channel">
+            <input name="channel" defaultValue="voice" />
+          </Field>
+        </>
+      )}
+    </FormModal>
   );
 }

@@ -13,6 +13,7 @@ import { FlowGraph } from '../components/flow-graph.js';
 import { TestCall } from '../components/test-call.js';
 import { PushLead } from '../components/push-lead.js';
 import { Card, ErrorNote, Field, PageHeader, Spinner, toast } from '../components/ui.js';
+import { NamedSelect } from '../components/list-page.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 
@@ -217,13 +218,7 @@ export default function TemplatePage({ id }: { id: string }) {
             </Field>
             {me.role === 'admin' && creating && (
               <Field label="Reseller" error={fieldError('/reseller_id')}>
-                <select value={resellerId} onChange={(e) => setResellerId(e.currentTarget.value)}>
-                  {resellers.data?.data.map((r) => (
-                    <option key={r.id} value={r.id}>
-                      {r.name}
-                    </option>
-                  ))}
-                </select>
+                <NamedSelect items={resellers.data?.data} value={resellerId} onChange={setResellerId} />
               </Field>
             )}
             {(me.role === 'admin' || me.role === 'reseller') && (
