@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { listRoute, PageQuery, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import type { AuditService } from './audit.js';
 import type { AuditRow } from './audit-repository.js';
@@ -49,19 +49,13 @@ function view(row: AuditRow) {
 }
 
 export function registerAuditRoutes(app: App, audit: AuditService): void {
-  app.get('/audit', {
+  listRoute(app, '/audit', {
     config: { permission: ['audit', 'read'] },
-    schema: {
-      tags: ['auth'],
-      summary: 'The audit trail: writes and logins, newest first (admins: everything; resellers: their principals)',
-      querystring: AuditQuery,
-      response: { 200: listOf(AuditEntry), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { page: _p, page_size: _s, ...filter } = request.query;
-      const { rows, total } = await audit.list(request.principal, filter, page.limit, page.offset);
-      return paged(rows.map(view), total, page);
-    },
+    tags: ['auth'],
+    summary: 'The audit trail: writes and logins, newest first (admins: everything; resellers: their principals)',
+    querystring: AuditQuery,
+    item: AuditEntry,
+    list: (request, { page: _p, page_size: _s, ...filter }, page) => audit.list(request.principal, filter, page.limit, page.offset),
+    view,
   });
 }

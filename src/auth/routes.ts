@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, NullableTimestamp, Timestamp } from '../http/index.js';
+import { listRoute, Id, IdParams, PageQuery, problems, NullableTimestamp, Timestamp } from '../http/index.js';
 import { iso, isoRequired } from '../lib/time.js';
 import type { TokenRow } from './repository.js';
 import type { AuthService } from './service.js';
@@ -111,19 +111,14 @@ export function registerAuthRoutes(app: App, auth: AuthService, settings: { trac
     },
   });
 
-  app.get('/s2s-token', {
+  listRoute(app, '/s2s-token', {
     config: { permission: ['tokens', 'read'] },
-    schema: {
-      tags: ['auth'],
-      summary: 'List the s2s tokens in the caller\'s scope (never the secrets)',
-      querystring: PageQuery,
-      response: { 200: listOf(TokenRecord), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await auth.listTokens(request.principal, page.limit, page.offset);
-      return paged(rows.map(tokenView), total, page);
-    },
+    tags: ['auth'],
+    summary: 'List the s2s tokens in the caller\'s scope (never the secrets)',
+    querystring: PageQuery,
+    item: TokenRecord,
+    list: (request, _query, page) => auth.listTokens(request.principal, page.limit, page.offset),
+    view: tokenView,
   });
 
   app.delete('/s2s-token/:id', {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { listRoute, Id, PageQuery, problems, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import type { BlacklistChange, BlacklistService } from './service.js';
 
@@ -57,20 +57,14 @@ export function registerBlacklistRoutes(app: App, blacklist: BlacklistService): 
     },
   });
 
-  app.get('/blacklist', {
+  listRoute(app, '/blacklist', {
     config: { permission: ['blacklist', 'read'] },
-    schema: {
-      tags: ['blacklist'],
-      summary: "List blacklisted numbers in scope: the caller's reseller's and the platform-wide ones",
-      querystring: ListQuery,
-      response: { 200: listOf(Entry), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { reseller_id, phone_number } = request.query;
-      const { rows, total } = await blacklist.list(request.principal, { reseller_id, phone_number }, page.limit, page.offset);
-      return paged(rows.map((r) => ({ ...r, created_at: isoRequired(r.created_at) })), total, page);
-    },
+    tags: ['blacklist'],
+    summary: "List blacklisted numbers in scope: the caller's reseller's and the platform-wide ones",
+    querystring: ListQuery,
+    item: Entry,
+    list: (request, { reseller_id, phone_number }, page) => blacklist.list(request.principal, { reseller_id, phone_number }, page.limit, page.offset),
+    view: (r) => ({ ...r, created_at: isoRequired(r.created_at) }),
   });
 
   app.delete('/blacklist', {

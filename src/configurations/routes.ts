@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, IdParams, listOf, PageQuery, paged, problems, toPage } from '../http/index.js';
+import { listRoute, Id, IdParams, PageQuery, problems } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import type { ConfigurationRow } from './repository.js';
 import { Configuration, CreateConfigurationBody, ReplaceConfigurationBody } from './schema.js';
@@ -35,20 +35,15 @@ export function registerConfigurationRoutes(app: App, configurations: Configurat
     handler: async (request) => configurationView(await configurations.create(request.principal, request.body)),
   });
 
-  app.get('/configurations', {
+  listRoute(app, '/configurations', {
     config: { permission: ['configurations', 'read'] },
-    schema: {
-      tags: ['configurations'],
-      summary: 'List configurations in scope; reseller_id, template and merchant_id narrow it',
-      querystring: ListQuery,
-      response: { 200: listOf(Configuration), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { reseller_id, template, merchant_id } = request.query;
-      const { rows, total } = await configurations.list(request.principal, { reseller_id, template, merchant_id }, page.limit, page.offset);
-      return paged(rows.map(configurationView), total, page);
-    },
+    tags: ['configurations'],
+    summary: 'List configurations in scope; reseller_id, template and merchant_id narrow it',
+    querystring: ListQuery,
+    item: Configuration,
+    list: (request, { reseller_id, template, merchant_id }, page) =>
+      configurations.list(request.principal, { reseller_id, template, merchant_id }, page.limit, page.offset),
+    view: configurationView,
   });
 
   app.get('/configurations/:id', {

@@ -8,4 +8,5 @@ export { registerTextChecks, findUnstorableText } from './text.js';
 export { registerJsonBodies, requestBodyBytes } from './json.js';
 export { validatorCompiler, addSharedSchema, compileBodyValidator } from './validation.js';
 export * from './schemas.js';
+export { listRoute, type ListRoute } from './list-route.js';
 import './types.js';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
+import { listRoute, Id, IdParams, PageQuery, problems, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import { FlowSchema, type Flow } from '../voice/flow/index.js';
 import type { TemplateRow } from './repository.js';
@@ -123,20 +123,14 @@ export function registerTemplateRoutes(app: App, templates: TemplatesService): v
     },
   });
 
-  app.get('/templates', {
+  listRoute(app, '/templates', {
     config: { permission: ['templates', 'read'] },
-    schema: {
-      tags: ['templates'],
-      summary: 'List templates in scope; reseller_id, merchant_id and name only narrow it',
-      querystring: ListQuery,
-      response: { 200: listOf(Template), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { reseller_id, merchant_id, name } = request.query;
-      const { rows, total } = await templates.list(request.principal, { reseller_id, merchant_id, name }, page.limit, page.offset);
-      return paged(rows.map(templateView), total, page);
-    },
+    tags: ['templates'],
+    summary: 'List templates in scope; reseller_id, merchant_id and name only narrow it',
+    querystring: ListQuery,
+    item: Template,
+    list: (request, { reseller_id, merchant_id, name }, page) => templates.list(request.principal, { reseller_id, merchant_id, name }, page.limit, page.offset),
+    view: templateView,
   });
 
   app.get('/templates/:id', {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, IdParams, listOf, PageQuery, paged, problems, toPage, Timestamp } from '../http/index.js';
+import { listRoute, Id, IdParams, PageQuery, problems, Timestamp } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
 import type { MerchantRow, ResellerRow, UserRecord } from './repository.js';
@@ -66,14 +66,14 @@ export function registerTenantRoutes(app: App, tenants: TenantsService): void {
     handler: async (request) => resellerView(await tenants.createReseller(request.body.name.trim())),
   });
 
-  app.get('/resellers', {
+  listRoute(app, '/resellers', {
     config: { permission: ['resellers', 'read'] },
-    schema: { tags: ['tenants'], summary: 'List resellers in scope', querystring: PageQuery, response: { 200: listOf(Reseller), ...problems(400, 401, 403) } },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await tenants.listResellers(request.principal, page.limit, page.offset);
-      return paged(rows.map(resellerView), total, page);
-    },
+    tags: ['tenants'],
+    summary: 'List resellers in scope',
+    querystring: PageQuery,
+    item: Reseller,
+    list: (request, _query, page) => tenants.listResellers(request.principal, page.limit, page.offset),
+    view: resellerView,
   });
 
   app.get('/resellers/:id', {
@@ -97,19 +97,14 @@ export function registerTenantRoutes(app: App, tenants: TenantsService): void {
     },
   });
 
-  app.get('/merchants', {
+  listRoute(app, '/merchants', {
     config: { permission: ['merchants', 'read'] },
-    schema: {
-      tags: ['merchants'],
-      summary: 'List merchants in scope',
-      querystring: Type.Intersect([PageQuery, Type.Object({ reseller_id: Type.Optional(Id) })]),
-      response: { 200: listOf(Merchant), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await tenants.listMerchants(request.principal, { reseller_id: request.query.reseller_id }, page.limit, page.offset);
-      return paged(rows.map(merchantView), total, page);
-    },
+    tags: ['merchants'],
+    summary: 'List merchants in scope',
+    querystring: Type.Intersect([PageQuery, Type.Object({ reseller_id: Type.Optional(Id) })]),
+    item: Merchant,
+    list: (request, { reseller_id }, page) => tenants.listMerchants(request.principal, { reseller_id }, page.limit, page.offset),
+    view: merchantView,
   });
 
   app.get('/merchants/:id', {
@@ -166,14 +161,14 @@ export function registerTenantRoutes(app: App, tenants: TenantsService): void {
     handler: async (request) => userView(await tenants.createUser(request.principal, request.body)),
   });
 
-  app.get('/users', {
+  listRoute(app, '/users', {
     config: { permission: ['users', 'read'] },
-    schema: { tags: ['tenants'], summary: 'List users in scope', querystring: PageQuery, response: { 200: listOf(User), ...problems(400, 401, 403) } },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await tenants.listUsers(request.principal, page.limit, page.offset);
-      return paged(rows.map(userView), total, page);
-    },
+    tags: ['tenants'],
+    summary: 'List users in scope',
+    querystring: PageQuery,
+    item: User,
+    list: (request, _query, page) => tenants.listUsers(request.principal, page.limit, page.offset),
+    view: userView,
   });
 
   app.put('/users/:id', {
