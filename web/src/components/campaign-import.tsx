@@ -43,6 +43,7 @@ export function CampaignImport({ templates, onClose, onCreated }: { templates: T
   const [loaded, setLoaded] = useState<Loaded>();
   const [skip, setSkip] = useState(true);
   const [pushing, setPushing] = useState<Pushing>();
+  const [breakerOn, setBreakerOn] = useState(false);
 
   const merchantOf = (t: Template) => t.merchant_id ?? me.merchant_id ?? undefined;
 
@@ -229,8 +230,10 @@ export function CampaignImport({ templates, onClose, onCreated }: { templates: T
               <input type="number" name="max_calls_per_second" min={0.01} step="any" placeholder="no pace" />
             </Field>
             <label class="check field-wide">
-              <input type="checkbox" name="breaker" /> Pause the campaign when too many calls fail
+              <input type="checkbox" name="breaker" checked={breakerOn} onChange={(e) => setBreakerOn(e.currentTarget.checked)} /> Pause the campaign when too many calls fail
             </label>
+            {breakerOn && (
+              <>
             <Field label="Failing share (%)">
               <input type="number" name="failure_percent" min={1} max={100} defaultValue="50" />
             </Field>
@@ -240,6 +243,8 @@ export function CampaignImport({ templates, onClose, onCreated }: { templates: T
             <Field label="After at least (calls)">
               <input type="number" name="min_calls" min={1} defaultValue="10" />
             </Field>
+              </>
+            )}
           </div>
           <ErrorNote error={error} />
           <div class="form-actions">

@@ -72,7 +72,7 @@ export default function CampaignPage({ id }: { id: string }) {
       </PageHeader>
       {k.status === 'paused' && (
         <Banner tone="warn" id="paused-reason">
-          Paused{k.paused_reason ? `: ${k.paused_reason}` : ''}. No new call starts until it is resumed; calls in flight end normally.
+          {k.paused_reason ? k.paused_reason.charAt(0).toUpperCase() + k.paused_reason.slice(1) : 'Paused'}. No new call starts until it is resumed; calls in flight end normally.
         </Banner>
       )}
       {k.status === 'stopped' && <Banner tone="bad">Stopped {when(k.stopped_at)}: its queued leads were aborted.</Banner>}
