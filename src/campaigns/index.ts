@@ -6,7 +6,7 @@ import { CampaignsService, type FinishStopped, type WakeWorkers } from './servic
 export { joinProblem, type FinishStopped, type WakeWorkers } from './service.js';
 export { campaignRefs, campaignHold, type CampaignRef } from './repository.js';
 export { admitCampaignStarts, type Admission } from './admission.js';
-export { Campaign, CampaignSummary, CAMPAIGN_STATUSES, type CampaignStatus } from './schema.js';
+export { Campaign, CampaignSummary, CreateCampaignBody, ResultList, CAMPAIGN_STATUSES, type CampaignStatus } from './schema.js';
 
 /** The campaigns feature's only door: the campaign API, what a push checks of a campaign, and the claim's admission of its starts. */
 export function registerCampaigns(app: App, deps: { db: Db; finishStopped: FinishStopped; wake: WakeWorkers; publicBase: string }): void {

@@ -16,7 +16,12 @@ interface ImportFlags {
   token?: string;
   allowMissingPhone?: boolean;
   rejects?: string;
+  skipDuplicates?: boolean;
+  dedupeDays?: string;
 }
+
+/** Days back a number counts as called when --skip-duplicates is given without --dedupe-days. */
+const DEFAULT_DEDUPE_DAYS = 30;
 
 /** Exit status when the import ran but some rows were rejected. */
 export const EXIT_SOME_REJECTED = 2;
@@ -37,6 +42,8 @@ export function registerLeadsCommands(program: Command): void {
     .option('--url <url>', 'API base URL (default http://HOST:PORT from the environment, with the API prefix)')
     .option('--token <token>', 'bearer token: an s2s token or a login JWT (default: DIALER_TOKEN)')
     .option('--allow-missing-phone', 'push rows even though the file has no customer_mobile_number column')
+    .option('--skip-duplicates', `leave out numbers repeated in the file, still queued in the campaign, or called in the last --dedupe-days days (default ${DEFAULT_DEDUPE_DAYS})`)
+    .option('--dedupe-days <n>', 'numbers the reseller dialled within this many days count as duplicates (0: not checked); reported, and skipped with --skip-duplicates')
     .option('--rejects <file>', 'where to write rejected rows (default: <file>.rejected.csv, only when some are)')
     .addHelpText(
       'after',
@@ -50,6 +57,8 @@ export function registerLeadsCommands(program: Command): void {
       if (flags.executionMode && !(EXECUTION_MODES as readonly string[]).includes(flags.executionMode)) {
         throw new ConfigError(`--execution-mode must be one of ${EXECUTION_MODES.join(', ')}`);
       }
+      const dedupeDays = flags.dedupeDays === undefined ? (flags.skipDuplicates ? DEFAULT_DEDUPE_DAYS : undefined) : Number(flags.dedupeDays);
+      if (dedupeDays !== undefined && (!Number.isInteger(dedupeDays) || dedupeDays < 0 || dedupeDays > 365)) throw new ConfigError('--dedupe-days must be a whole number from 0 to 365');
       const apiUrl = flags.url ?? defaultUrl();
       const bar = process.stderr.isTTY
         ? new cliProgress.SingleBar(
@@ -70,6 +79,8 @@ export function registerLeadsCommands(program: Command): void {
           ...(flags.executionMode ? { executionMode: flags.executionMode } : {}),
           ...(flags.campaign ? { campaignId: flags.campaign } : {}),
           ...(flags.allowMissingPhone ? { allowMissingPhone: true } : {}),
+          ...(flags.skipDuplicates ? { skipDuplicates: true } : {}),
+          ...(dedupeDays ? { dedupeDays } : {}),
           onProgress: (p) => {
             bar?.setTotal(Math.max(1, p.totalBytes));
             bar?.update(p.bytes, { rows: p.rows, queued: p.queued, rejected: p.rejected });
@@ -95,7 +106,12 @@ function defaultUrl(): string {
 /** The final summary: counts, rejection reasons grouped with example lines, and the rejects file. */
 function report(file: string, s: ImportSummary, rejectsPath?: string): string {
   const rate = s.seconds > 0 ? Math.round(s.rows / s.seconds) : s.rows;
-  let out = `Imported ${file}: ${s.rows} rows, ${s.queued} queued, ${s.rejected.length} rejected in ${s.seconds.toFixed(1)} s (${rate} rows/s).\n`;
+  const skipped = s.skipped > 0 ? `, ${s.skipped} duplicates skipped` : '';
+  let out = `Imported ${file}: ${s.rows} rows, ${s.queued} queued${skipped}, ${s.rejected.length} rejected in ${s.seconds.toFixed(1)} s (${rate} rows/s).\n`;
+  const d = s.duplicates;
+  if (d.in_file + d.in_campaign + d.recent_call > 0) {
+    out += `Duplicates${s.skipped > 0 ? ' (skipped)' : ' (queued: pass --skip-duplicates to leave them out)'}: ${d.in_file} repeated in the file, ${d.in_campaign} already queued in the campaign, ${d.recent_call} called recently.\n`;
+  }
   if (s.rejected.length === 0) return out;
   const reasons = new Map<string, number[]>();
   for (const r of s.rejected) {

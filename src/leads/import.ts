@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse';
 import { checkColumns, CsvHeaderError, describeRejection, toPushBody } from './csv-rows.js';
+import type { DuplicateKind } from './duplicates.js';
 
 export { TOP_LEVEL_COLUMNS } from './csv-rows.js';
 const BATCH_SIZE = 1000;
@@ -26,6 +27,10 @@ export interface ImportOptions {
   campaignId?: string;
   /** Push rows that have no customer_mobile_number column (they are queued but never dialled). */
   allowMissingPhone?: boolean;
+  /** Leave out the duplicates (docs/campaigns.md, "Duplicates at the door") instead of only counting them. */
+  skipDuplicates?: boolean;
+  /** Numbers the reseller dialled within this many days count as duplicates (0: not checked). */
+  dedupeDays?: number;
   onProgress?: (p: ImportProgress) => void;
 }
 
@@ -47,6 +52,9 @@ export interface Rejection {
 export interface ImportSummary {
   rows: number;
   queued: number;
+  /** Duplicates found, by kind; with skipDuplicates none of them was queued. */
+  duplicates: Record<DuplicateKind, number>;
+  skipped: number;
   rejected: Rejection[];
   seconds: number;
 }
@@ -72,6 +80,10 @@ export async function importCsv(options: ImportOptions): Promise<ImportSummary> 
   const defaultRequestId = path.basename(options.file).replace(/\.[^.]*$/, '');
   const progress: ImportProgress = { bytes: 0, totalBytes, rows: 0, queued: 0, rejected: 0 };
   const rejected: Rejection[] = [];
+  const duplicates: Record<DuplicateKind, number> = { in_file: 0, in_campaign: 0, recent_call: 0 };
+  let skipped = 0;
+  // Numbers seen in the file so far: a batch sees only its own rows, the file is checked here.
+  const seen = new Set<string>();
 
   const parser = fs.createReadStream(options.file).pipe(
     parse({ columns: (header: string[]) => checkHeader(header, options), bom: true, skip_empty_lines: true, trim: true, info: true, relax_column_count: false }),
@@ -86,10 +98,12 @@ export async function importCsv(options: ImportOptions): Promise<ImportSummary> 
     while (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
     const job = sendBatch(options, rows).then((results) => {
       for (const r of results) {
-        if (r.status === 201) progress.queued++;
+        if (r.duplicate && r.duplicate !== 'in_file') duplicates[r.duplicate]++;
+        if (r.skipped) skipped++;
+        else if (r.status === 201) progress.queued++;
         else {
           progress.rejected++;
-          rejected.push(r);
+          rejected.push({ line: r.line, status: r.status, detail: r.detail });
         }
       }
       options.onProgress?.({ ...progress });
@@ -103,6 +117,14 @@ export async function importCsv(options: ImportOptions): Promise<ImportSummary> 
       progress.rows++;
       progress.bytes = info.bytes;
       const line = info.lines; // the line the record ends on; equal to its start for one-line rows
+      const phone = record.customer_mobile_number;
+      if (phone && seen.has(phone)) {
+        duplicates.in_file++;
+        if (options.skipDuplicates) {
+          skipped++;
+          continue;
+        }
+      } else if (phone) seen.add(phone);
       batch.push({ line, body: toPushBody(record, line, defaultRequestId, options) });
       if (batch.length >= BATCH_SIZE) await flush();
     }
@@ -115,7 +137,7 @@ export async function importCsv(options: ImportOptions): Promise<ImportSummary> 
   progress.bytes = totalBytes;
   options.onProgress?.({ ...progress });
   rejected.sort((a, b) => a.line - b.line);
-  return { rows: progress.rows, queued: progress.queued, rejected, seconds: (Date.now() - started) / 1000 };
+  return { rows: progress.rows, queued: progress.queued, rejected, duplicates, skipped, seconds: (Date.now() - started) / 1000 };
 }
 
 function checkHeader(header: string[], options: ImportOptions): string[] {
@@ -128,10 +150,16 @@ function checkHeader(header: string[], options: ImportOptions): string[] {
 }
 
 interface BatchResponse {
-  results: { index: number; status: number; problem?: { detail: string; errors?: { path: string; message: string }[] } }[];
+  results: { index: number; status: number; skipped?: boolean; duplicate?: { kind: DuplicateKind }; problem?: { detail: string; errors?: { path: string; message: string }[] } }[];
 }
 
-async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection[]> {
+interface Sent extends Rejection {
+  skipped: boolean;
+  duplicate: DuplicateKind | undefined;
+}
+
+async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Sent[]> {
+  const check = options.skipDuplicates || options.dedupeDays ? { skip_duplicates: options.skipDuplicates ?? false, ...(options.dedupeDays ? { dedupe_days: options.dedupeDays } : {}) } : {};
   const url = `${options.apiUrl.replace(/\/+$/, '')}/leads/batch`;
   let lastError = '';
   for (let attempt = 0; attempt <= RETRIES; attempt++) {
@@ -141,7 +169,7 @@ async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection
       res = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}` },
-        body: JSON.stringify({ leads: rows.map((r) => r.body) }),
+        body: JSON.stringify({ leads: rows.map((r) => r.body), ...check }),
       });
     } catch (err) {
       lastError = `cannot reach ${url}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`;
@@ -150,7 +178,13 @@ async function sendBatch(options: ImportOptions, rows: Row[]): Promise<Rejection
     const text = await res.text();
     if (res.status === 200) {
       const body = JSON.parse(text) as BatchResponse;
-      return body.results.map((r) => ({ line: rows[r.index]!.line, status: r.status, detail: r.status === 201 ? '' : describeRejection(r.problem) }));
+      return body.results.map((r) => ({
+        line: rows[r.index]!.line,
+        status: r.status,
+        detail: r.status === 201 || r.skipped ? '' : describeRejection(r.problem),
+        skipped: r.skipped ?? false,
+        duplicate: r.duplicate?.kind,
+      }));
     }
     const detail = safeDetail(text);
     // 5xx: nothing of the batch was queued, so sending it again is safe.

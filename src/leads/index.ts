@@ -21,6 +21,7 @@ export { Attempt } from './read-routes.js';
 export { LeadEvent, LiveEvent } from './events.js';
 export { RecordingLink, RecordingPeaks } from './recording-routes.js';
 export { LeadListQuery, SORT_KEYS, COUNT_CAP } from './list-query.js';
+export { ImportPreview, PreviewBody } from './import-preview.js';
 export { checkColumns, toPushBody, describeRejection, CsvHeaderError, TOP_LEVEL_COLUMNS } from './csv-rows.js';
 
 /** The leads feature's only door: push (single and batch), read, list, search, export, attempts, abort, recordings. */

@@ -7,6 +7,7 @@ import type { LeadRow } from '../lifecycle/index.js';
 import { AbortBody, AbortResult, BatchBody, BatchResult, Lead, PushBody, PushResult, pushValidationStatus } from './schema.js';
 import type { LeadsService } from './service.js';
 import { IdempotencyHeaders, type IdempotencyKeys } from './idempotency.js';
+import { ImportPreview, PreviewBody } from './import-preview.js';
 
 type LeadView = Static<typeof Lead>;
 /** The API's fields of a lead: the schema's, in its order. */
@@ -80,7 +81,26 @@ export function registerLeadRoutes(app: App, leads: LeadsService, keys: Idempote
       body: BatchBody,
       response: { 200: BatchResult, ...problems(400, 401, 403, 409, 500) },
     },
-    handler: async (request) => leads.pushBatch(request.principal, request.body.leads, keys.recorder(request, 200)),
+    handler: async (request) => {
+      const { skip_duplicates, dedupe_days } = request.body;
+      const check = skip_duplicates !== undefined || dedupe_days !== undefined ? { skip: skip_duplicates ?? false, dedupeDays: dedupe_days } : undefined;
+      return leads.pushBatch(request.principal, request.body.leads, keys.recorder(request, 200), check);
+    },
+  });
+
+  app.post('/leads/import/preview', {
+    config: { permission: ['leads', 'write'] },
+    bodyLimit: BATCH_BODY_LIMIT_BYTES,
+    schema: {
+      tags: ['leads'],
+      summary: 'An extension: what importing a CSV would push, and its duplicates, without queuing anything',
+      description:
+        'The columns and where each goes, the first rows as POST /leads bodies, and every duplicate: a number repeated earlier in the file (in_file), still waiting or live in campaign_id (in_campaign), or dialled by the reseller within dedupe_days (recent_call). ' +
+        'Push the rows through POST /leads/batch with skip_duplicates to leave the duplicates out. 422: the CSV cannot be read or its header is refused. 404: no such campaign in scope.',
+      body: PreviewBody,
+      response: { 200: ImportPreview, ...problems(400, 401, 403, 404, 422) },
+    },
+    handler: async (request) => leads.previewImport(request.principal, request.body),
   });
 
   app.get('/leads', {

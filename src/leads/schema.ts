@@ -71,20 +71,42 @@ export const PushResult = Type.Object({
 });
 
 export const BatchBody = Type.Object(
-  { leads: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'Up to 1,000 bodies of POST /leads, each validated on its own' }) },
+  {
+    leads: Type.Array(Type.Unknown(), { minItems: 1, maxItems: 1000, description: 'Up to 1,000 bodies of POST /leads, each validated on its own' }),
+    skip_duplicates: Type.Optional(
+      Type.Boolean({
+        description:
+          'An extension: check the leads for duplicates (a number repeated earlier in the batch, one still waiting or live in the lead\'s campaign, one the reseller dialled in the last dedupe_days days). true: a duplicate is not queued (status 200, skipped); false: it is queued and its result says it is one',
+      }),
+    ),
+    dedupe_days: Type.Optional(Type.Integer({ minimum: 0, maximum: 365, description: 'An extension: numbers dialled within this many days count as duplicates (0 or absent: not checked); setting it alone reports without skipping' })),
+  },
   { additionalProperties: false },
 );
+
+export const DuplicateInfo = Type.Object({
+  kind: Type.Union([Type.Literal('in_file'), Type.Literal('in_campaign'), Type.Literal('recent_call')], {
+    description: 'in_file: repeated earlier in the file or batch; in_campaign: a lead of the campaign with this number waits or is live; recent_call: dialled within dedupe_days',
+  }),
+  phone_number: Type.String(),
+  first_index: Type.Optional(Type.Integer({ description: 'in_file: the position of the row that keeps the number' })),
+  lead_id: Type.Optional(Type.String({ description: 'in_campaign: the waiting lead; recent_call: the lead last dialled' })),
+  called_at: Type.Optional(Type.String({ format: 'date-time', description: 'recent_call: when it was last dialled' })),
+});
 
 const Problem = Type.Ref('Problem');
 export const BatchResult = Type.Object({
   queued: Type.Integer(),
   rejected: Type.Integer(),
+  skipped: Type.Optional(Type.Integer({ description: 'With skip_duplicates: the duplicates not queued' })),
   results: Type.Array(
     Type.Object({
       index: Type.Integer({ description: 'Position in the request' }),
-      status: Type.Integer({ description: 'What POST /leads would have answered for this item' }),
+      status: Type.Integer({ description: 'What POST /leads would have answered for this item (200 for a duplicate skipped)' }),
       result: Type.Optional(PushResult),
       problem: Type.Optional(Problem),
+      skipped: Type.Optional(Type.Boolean({ description: 'With skip_duplicates: a duplicate, not queued' })),
+      duplicate: Type.Optional(DuplicateInfo),
     }),
   ),
 });

@@ -11,6 +11,8 @@ import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
 import { campaignHold } from '../campaigns/index.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
+import { findDuplicates, type Duplicate } from './duplicates.js';
+import { previewImport, type PreviewBody } from './import-preview.js';
 import type { LeadExportQuery, LeadListQuery } from './list-query.js';
 
 /** Pushes of a batch checked together before the event loop is given back (about 5 to 10 ms of work). */
@@ -46,7 +48,17 @@ export interface PushOutcome {
   message: string;
 }
 
-export type BatchItem = { index: number; status: 201; result: PushOutcome } | { index: number; status: number; problem: ReturnType<AppError['toProblem']> };
+type DuplicateView = Omit<Duplicate, 'index'>;
+export type BatchItem =
+  | { index: number; status: 201; result: PushOutcome; duplicate?: DuplicateView }
+  | { index: number; status: 200; skipped: true; duplicate: DuplicateView }
+  | { index: number; status: number; problem: ReturnType<AppError['toProblem']> };
+
+/** What POST /leads/batch checks of duplicates (skip_duplicates, dedupe_days); absent: nothing. */
+export interface DuplicateCheck {
+  skip: boolean;
+  dedupeDays?: number | undefined;
+}
 
 export interface AbortItem {
   id: string;
@@ -115,7 +127,7 @@ export class LeadsService {
    * the valid ones inserted by one statement. A failed insert fails the whole request (500) with
    * nothing queued, so a client can simply resend it.
    */
-  async pushBatch(caller: Principal, bodies: unknown[], record?: RecordAnswer): Promise<{ queued: number; rejected: number; results: BatchItem[] }> {
+  async pushBatch(caller: Principal, bodies: unknown[], record?: RecordAnswer, check?: DuplicateCheck): Promise<{ queued: number; rejected: number; skipped?: number; results: BatchItem[] }> {
     const ctx = new PushContext(this.db, this.lookup, this.outbound);
     // Checked side by side, a group at a time, so the lookups of a group share queries; answered in
     // the order sent. Between groups the event loop serves other work: the checks of a thousand
@@ -148,7 +160,23 @@ export class LeadsService {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       results.push({ index, status: err.status, problem: err.toProblem() });
     }
-    const answer = { queued: accepted.length, rejected: bodies.length - accepted.length, results };
+    let skipped = 0;
+    if (check) {
+      const duplicates = await this.batchDuplicates(accepted, results, check.dedupeDays);
+      for (const [at, { index: _index, ...duplicate }] of duplicates) {
+        const item = results[at]!;
+        if (check.skip) results[at] = { index: item.index, status: 200, skipped: true, duplicate };
+        else results[at] = { ...item, duplicate } as BatchItem;
+      }
+      if (check.skip && duplicates.size > 0) {
+        skipped = duplicates.size;
+        const dropped = new Set([...duplicates.values()].map((d) => d.index));
+        const kept = accepted.filter((_, i) => !dropped.has(i));
+        accepted.length = 0;
+        accepted.push(...kept);
+      }
+    }
+    const answer = { queued: accepted.length, rejected: bodies.length - accepted.length - skipped, ...(check?.skip ? { skipped } : {}), results };
     try {
       if (record) await this.insertRecorded(accepted.map((p) => p.lead), record, answer);
       else await queueLeads(this.db, accepted.map((p) => p.lead));
@@ -157,6 +185,36 @@ export class LeadsService {
       throw notQueued(err);
     }
     return answer;
+  }
+
+  /**
+   * The duplicates among a batch's accepted leads, keyed by their position in `results`; each
+   * duplicate's `index` is its position in `accepted`. Leads are checked by reseller and campaign.
+   */
+  private async batchDuplicates(accepted: Pushed[], results: BatchItem[], dedupeDays: number | undefined): Promise<Map<number, Duplicate>> {
+    const resultAt = results.flatMap((r, at) => (r.status === 201 ? [at] : []));
+    const groups = new Map<string, number[]>();
+    accepted.forEach((p, i) => {
+      const key = `${p.lead.reseller_id}\u0000${p.lead.campaign_id ?? ''}`;
+      groups.set(key, [...(groups.get(key) ?? []), i]);
+    });
+    const found = new Map<number, Duplicate>();
+    for (const members of groups.values()) {
+      const lead = accepted[members[0]!]!.lead;
+      const phones = members.map((i) => accepted[i]!.lead.payload.customer_mobile_number as string | undefined);
+      const duplicates = await findDuplicates(this.db, phones, { resellerId: lead.reseller_id, campaignId: lead.campaign_id ?? undefined, dedupeDays });
+      for (const d of duplicates) {
+        const i = members[d.index]!;
+        const first = d.first_index === undefined ? {} : { first_index: results[resultAt[members[d.first_index]!]!]!.index };
+        found.set(resultAt[i]!, { ...d, ...first, index: i });
+      }
+    }
+    return found;
+  }
+
+  /** POST /leads/import/preview: the rows, columns and duplicates of a CSV; nothing is queued. */
+  previewImport(caller: Principal, body: PreviewBody) {
+    return previewImport(this.db, caller, body);
   }
 
   /** 404 both when missing and when out of scope. */

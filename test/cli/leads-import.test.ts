@@ -93,6 +93,28 @@ describe('dialer leads import', () => {
     assert.match(refused.stdout, /2 x 404 No campaign no-such-campaign exists/);
   });
 
+  it('--skip-duplicates: numbers repeated in the file or still queued in the campaign are reported and left out', async () => {
+    const campaign = await w.reseller1.post('/campaigns', { name: 'dedupe campaign', reseller_id: w.r1, template: 'import-tpl' });
+    assert.equal(campaign.status, 201, JSON.stringify(campaign.body));
+    const first = path.join(dir, 'first.csv');
+    fs.writeFileSync(first, 'customer_mobile_number,customer_name\n+16465557101,Ann\n');
+    assert.equal((await run([first, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--campaign', campaign.body.id])).code, 0);
+    const file = path.join(dir, 'dupes.csv');
+    fs.writeFileSync(file, 'customer_mobile_number,customer_name\n+16465557101,Ann\n+16465557102,Bob\n+16465557102,Bob again\n+16465557103,Cy\n');
+    const reported = await run([file, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--campaign', campaign.body.id, '--dedupe-days', '7', '--rejects', path.join(dir, 'r1.csv')]);
+    assert.equal(reported.code, 0, reported.stderr + reported.stdout);
+    assert.match(reported.stdout, /4 rows, 4 queued, 0 rejected/);
+    assert.match(reported.stdout, /Duplicates \(queued: pass --skip-duplicates to leave them out\): 1 repeated in the file, 1 already queued in the campaign, 0 called recently/);
+    const skipping = await run([file, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--campaign', campaign.body.id, '--skip-duplicates']);
+    assert.equal(skipping.code, 0, skipping.stderr + skipping.stdout);
+    // Every number of the file is now queued in the campaign: the repeat is skipped in the file, the rest as queued.
+    assert.match(skipping.stdout, /4 rows, 0 queued, 4 duplicates skipped, 0 rejected/);
+    assert.equal((await w.reseller1.get(`/campaigns/${campaign.body.id}`)).body.progress.total, 5);
+    const bad = await run([file, '--template', 'import-tpl', '--reseller-id', w.r1, '--url', apiUrl, '--dedupe-days', 'many']);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--dedupe-days must be a whole number/);
+  });
+
   it('refuses a file without a customer_mobile_number column before sending anything', async () => {
     const file = path.join(dir, 'nophone.csv');
     fs.writeFileSync(file, 'phone,customer_name\n+14155550123,A\n');

@@ -45,6 +45,8 @@ const Tokens = screen('tokens', () => import('./pages/tokens.js'));
 const Resellers = screen('resellers', () => import('./pages/resellers.js'));
 const Analytics = screen('analytics', () => import('./pages/analytics.js'));
 const Audit = screen('audit', () => import('./pages/audit.js'));
+const Campaigns = screen('campaigns', () => import('./pages/campaigns.js'));
+const CampaignPage = screen<{ id: string }>('campaigns', () => import('./pages/campaign.js'));
 
 function App() {
   const s = useStore(session);
@@ -63,6 +65,8 @@ function App() {
           <Route path={`${BASE}`} component={Overview} />
           <Route path={`${BASE}/leads`} component={Leads} />
           <Route path={`${BASE}/leads/:id`} component={LeadPage} />
+          <Route path={`${BASE}/campaigns`} component={Campaigns} />
+          <Route path={`${BASE}/campaigns/:id`} component={CampaignPage} />
           <Route path={`${BASE}/templates`} component={Templates} />
           <Route path={`${BASE}/templates/:id`} component={TemplatePage} />
           <Route path={`${BASE}/configurations`} component={Configurations} />

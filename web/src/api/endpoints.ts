@@ -34,7 +34,7 @@ export const leads = {
   list: (query: LeadListQuery, signal?: AbortSignal) => http.get<LeadList>('/leads', query as Query, signal),
   get: (id: string, signal?: AbortSignal) => http.get<T.Lead>(`/leads/${encodeURIComponent(id)}`, undefined, signal),
   push: (body: T.PushBody) => http.post<T.PushResult>('/leads', body),
-  batch: (bodies: unknown[]) => http.post<T.BatchResult>('/leads/batch', { leads: bodies }),
+  batch: (bodies: unknown[], options: { skip_duplicates?: boolean; dedupe_days?: number } = {}) => http.post<T.BatchResult>('/leads/batch', { leads: bodies, ...options }),
   abort: (ids: string[], reason: string) => http.post<T.AbortResult>('/lead/abort', { leads: ids.map((lead_id) => ({ lead_id, cancellation_reason: reason })) }),
   attempts: (id: string, signal?: AbortSignal) => http.get<{ data: Attempt[] }>(`/leads/${encodeURIComponent(id)}/attempts`, undefined, signal),
   webhooks: (id: string, signal?: AbortSignal) => http.get<{ data: T.Delivery[] }>(`/leads/${encodeURIComponent(id)}/webhooks`, undefined, signal),

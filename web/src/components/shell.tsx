@@ -23,6 +23,7 @@ interface NavItem {
 export const NAV: NavItem[] = [
   { path: '', label: 'Overview', resource: 'leads' },
   { path: '/leads', label: 'Leads', resource: 'leads' },
+  { path: '/campaigns', label: 'Campaigns', resource: 'campaigns' },
   { path: '/templates', label: 'Templates', resource: 'templates' },
   { path: '/configurations', label: 'Configurations', resource: 'configurations' },
   { path: '/analytics', label: 'Analytics', resource: 'analytics' },

@@ -202,6 +202,17 @@ function Details({ lead: l }: { lead: Lead }) {
       <dd>
         <a href={`${BASE}/templates/${l.template_id}`}>{l.template}</a>
       </dd>
+      {l.campaign_id && (
+        <>
+          <dt>Campaign</dt>
+          <dd>
+            <a href={`${BASE}/campaigns/${l.campaign_id}`} id="lead-campaign">
+              {l.campaign_id}
+            </a>
+            {l.held_reason ? <span class="muted"> · held: {l.held_reason.replace(/^campaign_/, '')}</span> : null}
+          </dd>
+        </>
+      )}
       <dt>Mode</dt>
       <dd>
         {l.execution_mode}
