@@ -154,9 +154,10 @@ for (let page = 1; page <= 5; page++) {
   if (rows.length < 1000) break;
 }
 const share = (late: number, n: number) => (n ? late / n : 0);
-const latePct = Math.max(share(totals.late, totals.frames), share(totals.outLate, totals.outFrames)) * 100;
+// No frames counted (the calls' trace_scores carry none): said so, not reported as 0 %.
+const latePct = totals.frames + totals.outFrames === 0 ? 'n/a (no frames counted) ' : `${(Math.max(share(totals.late, totals.frames), share(totals.outLate, totals.outFrames)) * 100).toFixed(2)}`;
 out(`run: ${samples} samples, ${totals.calls} calls measured (${totals.frames} caller frames, ${totals.outFrames} agent frames); pause-to-quiet ${quiet.map((q) => Math.round(q)).join(', ')} ms; load ${load()}`);
 await stopAll();
 out(
-  `campaign: import ${Math.round(importRate)} leads/s, pace error ${paceError.toFixed(1)}%, cap exceeded ${capExceeded} times, pause-to-quiet ${Math.round(percentileOf(quiet, 99))} ms p99, live-call late frames ${latePct.toFixed(2)}%`,
+  `campaign: import ${Math.round(importRate)} leads/s, pace error ${paceError.toFixed(1)}%, cap exceeded ${capExceeded} times, pause-to-quiet ${Math.round(percentileOf(quiet, 99))} ms p99, live-call late frames ${latePct}%`,
 );
