@@ -126,6 +126,11 @@ export const ConfigurationFields = {
   max_calls_per_number_per_day: Type.Optional(
     Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], { description: "Dials of one number per day of the recipient's time, across all the reseller's leads; null: no limit" }),
   ),
+  max_concurrent_calls: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()], {
+      description: "Live calls of the template's leads at most, across all workers (a waiting lead is held with held_reason configuration_cap); null: no cap",
+    }),
+  ),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",
@@ -205,7 +210,8 @@ export const WRITTEN_COLUMNS = Object.keys(ConfigurationFields).map((field) => (
  * A playground lead's `configurations_override`: any of the scheduling and calling fields, none
  * required, no defaults (an omitted field keeps the configuration's value), unknown keys refused.
  */
-const { reseller_id: _r, template: _t, merchant_id: _m, ...overridable } = ConfigurationFields;
+// The cap is the configuration's across all its leads: no single lead can move it.
+const { reseller_id: _r, template: _t, merchant_id: _m, max_concurrent_calls: _cap, ...overridable } = ConfigurationFields;
 export const ConfigurationOverride = Type.Object(
   Object.fromEntries(
     Object.entries(overridable).map(([key, schema]) => {

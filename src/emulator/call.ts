@@ -84,6 +84,7 @@ export class Call {
       to,
       status: '',
       statusHistory: [],
+      createdAt: Date.now(),
       rest: [],
       markup: [],
       said: [],
@@ -203,6 +204,7 @@ export class Call {
 
   private async answer(): Promise<void> {
     this.answeredAt = new Date();
+    this.rec.answeredAt = this.answeredAt.getTime();
     this.setStatus('in-progress');
     const maxMs = (this.script.maxSeconds ?? 30) * 1000;
     this.later(maxMs, () => void this.finish('completed', 'callee'));
@@ -358,6 +360,7 @@ export class Call {
     for (const t of this.timers) clearTimeout(t);
     this.finishing = (async () => {
       this.endedAt = new Date();
+      this.rec.endedAt = this.endedAt.getTime();
       this.callee.stop();
       await this.leg?.stop();
       await this.streamDone;

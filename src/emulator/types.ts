@@ -87,6 +87,10 @@ export interface EmulatedCall {
   /** The provider's own current status word. */
   status: string;
   statusHistory: string[];
+  /** Wall-clock times (Date.now()) the call was created, answered and ended: what a test samples live calls and call starts from. */
+  createdAt: number;
+  answeredAt?: number;
+  endedAt?: number;
   /** REST requests Dialer made about this call. */
   rest: Array<{ method: string; path: string; params: Record<string, unknown> }>;
   /** Every answer/transfer markup Dialer returned. */

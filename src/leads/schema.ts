@@ -145,7 +145,7 @@ export const Lead = Type.Object({
   held_reason: Type.Optional(
     Type.String({
       description:
-        'An extension, on GET /leads/{id} of a waiting lead of a campaign that holds it: campaign_paused, campaign_stopped, campaign_scheduled, campaign_ended, campaign_cap (its live calls are at max_concurrent_calls) or campaign_pace (the next start waits for max_calls_per_second)',
+        'An extension, on GET /leads/{id} of a waiting lead that is held: by its campaign, campaign_paused, campaign_stopped, campaign_scheduled, campaign_ended, campaign_cap (its live calls are at max_concurrent_calls), campaign_pace (the next start waits for max_calls_per_second); or, on a due lead, configuration_cap (the live calls of its configuration are at its max_concurrent_calls)',
     }),
   ),
   created_at: Timestamp,

@@ -5,7 +5,7 @@ import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toE
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { GroupInserter } from './group-insert.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
-import { abortLeads, queueLeads, type LeadRow, type NewLead, type OnFinished } from '../lifecycle/index.js';
+import { abortLeads, configurationCapHolds, queueLeads, type LeadRow, type NewLead, type OnFinished } from '../lifecycle/index.js';
 import { liveCallsNow } from '../metrics/index.js';
 import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
@@ -225,10 +225,13 @@ export class LeadsService {
     return rows[0];
   }
 
-  /** Why the lead's campaign holds it (a waiting lead only), or null. */
+  /** Why a waiting lead is held: by its campaign, or (when due) by its configuration's cap of live calls; or null. */
   async heldReason(lead: LeadRow): Promise<string | null> {
-    if (!lead.campaign_id || (lead.status !== 'BACKLOG' && lead.status !== 'RETRY')) return null;
-    return campaignHold(this.db, lead.campaign_id);
+    if (lead.status !== 'BACKLOG' && lead.status !== 'RETRY') return null;
+    const byCampaign = lead.campaign_id ? await campaignHold(this.db, lead.campaign_id) : null;
+    if (byCampaign) return byCampaign;
+    const due = lead.next_attempt_at !== null && new Date(lead.next_attempt_at).getTime() <= Date.now();
+    return due && (await configurationCapHolds(this.db, lead.reseller_id, lead.template_id)) ? 'configuration_cap' : null;
   }
 
   /** GET /leads: a page of the leads in scope that match, in the order asked. */

@@ -10,6 +10,7 @@ import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../
 import type { Queryable } from '../db/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
+import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
 
 /**
@@ -54,6 +55,8 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
        WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
          -- A campaign's leads only while it may start a call (an InitPlan, read only if some lead has one).
          AND (campaign_id IS NULL OR campaign_id = ANY (${STARTABLE_CAMPAIGNS_SQL}))
+         -- Nor leads of a configuration at its cap of live calls.
+         AND (reseller_id, template_id) NOT IN ${FULL_CONFIGURATIONS_SQL}
        ORDER BY next_attempt_at, id
        LIMIT ${Math.trunc(limit)}
        FOR UPDATE SKIP LOCKED),

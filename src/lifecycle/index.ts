@@ -79,4 +79,5 @@ export {
   type AbortOutcome,
 } from './finish.js';
 export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
+export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';

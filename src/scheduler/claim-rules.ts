@@ -1,6 +1,7 @@
 /**
  * The claim's rules. One transaction locks a batch of due leads with FOR UPDATE SKIP LOCKED (other
- * workers skip them) and decides each: the blacklist at dial time, the kill switch, the calling
+ * workers skip them) and decides each: its campaign's admission and its configuration's cap of live
+ * calls (src/lifecycle/configuration-cap.ts), the blacklist at dial time, the kill switch, the calling
  * window, the rate limit (exact across workers), and the outbound number (taken atomically). A
  * lead that passes becomes PROCESSING with a lease; one that must wait is held to its next due
  * time; one that may not be called is finished. All of it commits together or not at all. The
@@ -24,6 +25,7 @@ import {
   type ClaimedLead,
   type NumberRotation,
   type OnFinished,
+  admitConfigurationStarts,
 } from '../lifecycle/index.js';
 import { inWindow, leadZone, localDay, nextOpening } from '../lib/windows.js';
 
@@ -110,15 +112,20 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   if (admission?.wakeAt) report.wakeAt = admission.wakeAt;
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
+  // A configuration's cap on live calls, decided under its lock (after the campaigns'); only
+  // configurations that have one are locked and counted.
+  const capped = [...configurations.values()].filter((c) => c.max_concurrent_calls != null).map((c) => c.id);
+  const configurationRoom = capped.length > 0 ? await admitConfigurationStarts(q, capped.sort()) : undefined;
   // The database's clock, read with the leads.
   const now = options.judgedAt?.() ?? rows.find((r) => r.now)?.now ?? new Date();
   for (const row of rows) {
     const { configuration: _once, configuration_id, now: _read, blacklisted: isBlacklisted, campaign_id: campaignId, ...lead } = row;
-    if (campaignId && admission) {
-      const left = admission.allowed.get(campaignId) ?? 0;
-      if (left <= 0) continue;
-      admission.allowed.set(campaignId, left - 1);
-    }
+    // A start is taken from the campaign's and the configuration's allowance only when both have one.
+    const left = campaignId && admission ? (admission.allowed.get(campaignId) ?? 0) : undefined;
+    const room = configurationRoom?.get(configuration_id);
+    if ((left !== undefined && left <= 0) || (room !== undefined && room <= 0)) continue;
+    if (left !== undefined) admission!.allowed.set(campaignId!, left - 1);
+    if (room !== undefined) configurationRoom!.set(configuration_id, room - 1);
     const stored = configurations.get(configuration_id)!;
     const config = effectiveConfiguration(stored, lead);
     const phone = lead.payload.customer_mobile_number as string;

@@ -58,6 +58,7 @@ const FULL = {
   retry_policy: { busy: { retry: true, after_seconds: 300 }, voicemail: { retry: false }, callback_requested: { retry: true } },
   window_timezone: 'recipient',
   max_calls_per_number_per_day: 3,
+  max_concurrent_calls: 5,
 };
 
 describe('POST /configurations', () => {
@@ -92,7 +93,8 @@ describe('POST /configurations', () => {
     assert.equal(res.body.voicemail_message, null);
     assert.equal(res.body.opt_out_enabled, true);
     assert.equal(res.body.retry_policy, null);
-    assert.equal(res.body.window_timezone, 'configuration');
+    assert.equal(res.body.max_calls_per_number_per_day, null);
+    assert.equal(res.body.max_concurrent_calls, null);
     assert.equal(res.body.max_calls_per_number_per_day, null);
   });
 
@@ -135,6 +137,7 @@ describe('POST /configurations', () => {
     ['retry policy naming no outcome', { retry_policy: { 'not an outcome!': { retry: true } } }, '/retry_policy'],
     ['unknown window zone', { window_timezone: 'callee' }, '/window_timezone'],
     ['zero calls per number per day', { max_calls_per_number_per_day: 0 }, '/max_calls_per_number_per_day'],
+    ['a cap of no calls', { max_concurrent_calls: 0 }, '/max_concurrent_calls'],
   ];
   for (const [what, patch, path] of invalid) {
     it(`answers 400 naming ${path} for ${what}`, async () => {
