@@ -7,7 +7,8 @@ import { Id, literalUnion, Timestamp } from '../http/index.js';
  * response, so the documented shape and the validated shape cannot drift apart.
  */
 
-export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C'] as const;
+/** SIP (an extension): calls go through the reseller's own SIP trunk, named by trunk_id. */
+export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C', 'SIP'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 /** REDIRECT: say the message, then dial inbound_redirect_number. REJECT (and MESSAGE): say it and hang up. HANGUP: hang up at once. */
 export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'REJECT', 'HANGUP', 'MESSAGE'] as const;
@@ -125,6 +126,9 @@ export const ConfigurationFields = {
   }),
   max_calls_per_number_per_day: Type.Optional(
     Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], { description: "Dials of one number per day of the recipient's time, across all the reseller's leads; null: no limit" }),
+  ),
+  trunk_id: Type.Optional(
+    Type.Union([Id, Type.Null()], { description: "An extension: the SIP trunk a SIP configuration dials through (a trunk of the same reseller); required when calling_provider is SIP, null otherwise" }),
   ),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {

@@ -6,6 +6,7 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
 import type { Logger } from '../../lib/logger.js';
 import { cseq, header, param, parseMessage, responseTo, serialize, type SipMessage, type SipRequest, type SipResponse } from './message.js';
 
@@ -23,6 +24,12 @@ export type DialogHandler = (request: SipRequest, from: Destination) => void;
 export interface ClientTransaction {
   /** Stops retransmitting (a final response came, or the caller gave up). */
   stop(): void;
+}
+
+/** The first IPv4 address of an external interface (what a trunk on the network reaches us at), else loopback. */
+function externalIpv4(): string {
+  for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
 }
 
 export function newTag(): string {
@@ -58,7 +65,7 @@ export class SipEndpoint {
       });
     });
     const bound = socket.address();
-    const host = options.advertise ?? (options.host === '0.0.0.0' ? '127.0.0.1' : options.host);
+    const host = options.advertise ?? (options.host === '0.0.0.0' ? externalIpv4() : options.host);
     return new SipEndpoint(socket, { host, port: bound.port }, options.log);
   }
 
