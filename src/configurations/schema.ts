@@ -192,7 +192,9 @@ export const ReplaceConfigurationBody = Type.Object(
 export type ReplaceConfigurationBody = Static<typeof ReplaceConfigurationBody>;
 
 /** A configuration as the API answers it: every field of the create body present (null when unset), with its id and times. */
-export const Configuration = Type.Required(Type.Object({ id: Type.String(), ...CreateConfigurationBody.properties, created_at: Timestamp, updated_at: Timestamp }));
+const { trunk_id: TrunkId, ...answeredFields } = CreateConfigurationBody.properties;
+/** trunk_id (an extension) is answered only on the configurations that use it, so other clients see no new field. */
+export const Configuration = Type.Object({ ...Type.Required(Type.Object({ id: Type.String(), ...answeredFields, created_at: Timestamp, updated_at: Timestamp })).properties, trunk_id: TrunkId });
 
 type Body = Static<typeof CreateConfigurationBody>;
 /**
@@ -209,7 +211,7 @@ export const WRITTEN_COLUMNS = Object.keys(ConfigurationFields).map((field) => (
  * A playground lead's `configurations_override`: any of the scheduling and calling fields, none
  * required, no defaults (an omitted field keeps the configuration's value), unknown keys refused.
  */
-const { reseller_id: _r, template: _t, merchant_id: _m, ...overridable } = ConfigurationFields;
+const { reseller_id: _r, template: _t, merchant_id: _m, trunk_id: _k, ...overridable } = ConfigurationFields;
 export const ConfigurationOverride = Type.Object(
   Object.fromEntries(
     Object.entries(overridable).map(([key, schema]) => {

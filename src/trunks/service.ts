@@ -34,7 +34,7 @@ const ADDRESS = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 export class TrunksService {
   constructor(private readonly db: Db, private readonly policy: OutboundPolicy) {}
 
-  private check(input: TrunkInput): void {
+  private check(input: TrunkInput, previous?: TrunkRow): void {
     const errors: FieldError[] = [];
     const match = ADDRESS.exec(input.address);
     if (!match || (match[1] !== undefined && (Number(match[1]) < 1 || Number(match[1]) > 65535))) {
@@ -48,7 +48,8 @@ export class TrunksService {
       errors.push({ path: '/transport', message: `${input.transport} is not carried yet; use ${IMPLEMENTED_TRANSPORTS.join(', ')}` });
     }
     if (new Set(input.codecs).size !== input.codecs.length) errors.push({ path: '/codecs', message: 'must not repeat a codec' });
-    if ((input.username ? 1 : 0) + (input.password ? 1 : 0) === 1) errors.push({ path: input.username ? '/password' : '/username', message: 'username and password go together' });
+    const password = input.password === undefined ? previous?.password : input.password;
+    if ((input.username ? 1 : 0) + (password ? 1 : 0) === 1) errors.push({ path: input.username ? '/password' : '/username', message: 'username and password go together' });
     if (errors.length) throw badRequest(`The trunk is not valid: ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; ')}`, errors, 'invalid_trunk');
   }
 
@@ -114,7 +115,7 @@ export class TrunksService {
   async replace(principal: Principal, id: string, input: TrunkInput): Promise<TrunkRow> {
     const previous = await this.get(principal, id);
     assertOwnerInScope(principal, input.reseller_id, undefined);
-    this.check(input);
+    this.check(input, previous);
     await this.checkFailover(principal, input, id);
     const row = await this.write(input, () => updateTrunk(this.db, id, this.fields(input, previous)));
     if (!row) throw notFound(`Trunk ${id}`);

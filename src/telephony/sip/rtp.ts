@@ -11,7 +11,8 @@
  */
 import type { Socket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
-import { decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw } from '../../lib/audio.js';
+import { decodeAlaw, encodeAlaw } from '../../lib/alaw.js';
+import { decodeMulaw, encodeMulaw } from '../../lib/audio.js';
 import type { PlayResult } from '../../voice/index.js';
 import type { RemoteMedia } from './sdp.js';
 
