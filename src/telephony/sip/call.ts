@@ -27,7 +27,8 @@ export interface OutboundCallOptions {
 export type InviteResult = { answered: true; sdp: string } | { answered: false; status: number; reason: string; canceled: boolean };
 
 export class OutboundCall {
-  readonly callId = `${randomBytes(12).toString('hex')}@dialer`;
+  // Letters, digits and dashes only: the Call-ID is the lead's call_id and names its recording.
+  readonly callId = `dialer-${randomBytes(12).toString('hex')}`;
   private readonly localTag = newTag();
   private remoteTag: string | undefined;
   private remoteTarget: string;
