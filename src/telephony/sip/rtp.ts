@@ -69,7 +69,7 @@ interface Queued {
   resolve: (r: PlayResult) => void;
 }
 
-type KeyStep = { kind: 'event'; code: number; timestamp: number; duration: number; end: boolean; first: boolean } | { kind: 'quiet' } | { kind: 'done'; resolve: () => void };
+type KeyStep = { kind: 'event'; code: number; timestamp: number; duration: number; end: boolean; first: boolean } | { kind: 'quiet' } | { kind: 'done'; resolve: () => void; reject: (err: Error) => void };
 
 /** The process-wide 20 ms clock: every live stream sends the frames it owes on each tick. */
 class Pacer {
@@ -157,7 +157,7 @@ export class RtpStream {
   sendDigits(digits: string): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the call is over'));
     if (this.options.remote.eventPayloadType === undefined) return Promise.reject(new Error('the far side accepts no telephone-events'));
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       for (const ch of digits) {
         if (ch === 'w') {
           for (let i = 0; i < 25; i++) this.keySteps.push({ kind: 'quiet' });
@@ -169,7 +169,7 @@ export class RtpStream {
         for (let i = 0; i < 3; i++) this.keySteps.push({ kind: 'event', code, timestamp: -1, duration: KEY_FRAMES * FRAME_SAMPLES, end: true, first: false });
         for (let i = 0; i < KEY_GAP_FRAMES; i++) this.keySteps.push({ kind: 'quiet' });
       }
-      this.keySteps.push({ kind: 'done', resolve });
+      this.keySteps.push({ kind: 'done', resolve, reject });
     });
   }
 
@@ -268,6 +268,6 @@ export class RtpStream {
     this.closed = true;
     pacer.delete(this);
     for (const q of this.queue.splice(0)) q.resolve('ended');
-    for (const step of this.keySteps.splice(0)) if (step.kind === 'done') step.resolve();
+    for (const step of this.keySteps.splice(0)) if (step.kind === 'done') step.reject(new Error('the call ended before the keys were sent'));
   }
 }
