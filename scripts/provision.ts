@@ -353,3 +353,36 @@ function defaultChromiumOptions(env: Env): ChromiumOptions {
     install: () => spawnSync('sh', ['-c', `DEBIAN_FRONTEND=noninteractive ${CHROMIUM_INSTALL} >/dev/null`], { stdio: 'inherit' }).status === 0,
   };
 }
+
+export const BARESIP_INSTALL = 'apt-get update && apt-get install -y --no-install-recommends baresip-core';
+
+/** BARESIP_PATH, /usr/bin/baresip, or a baresip on PATH. */
+export function findBaresip(env: Env): string | undefined {
+  if (env.BARESIP_PATH) return fs.existsSync(env.BARESIP_PATH) ? env.BARESIP_PATH : undefined;
+  return fs.existsSync('/usr/bin/baresip') ? '/usr/bin/baresip' : onPath(['baresip'], env);
+}
+
+/**
+ * baresip, the SIP and RTP stack the SIP suites call (Debian's baresip-core): found, or installed
+ * with apt when the command runs as root, else the run stops with the command to run.
+ */
+export function provisionBaresip(env: Env, options: ChromiumOptions = defaultInstall(BARESIP_INSTALL)): Step {
+  const found = findBaresip(env);
+  if (found) return { note: `baresip: ${found}`, env: { BARESIP_PATH: found } };
+  if (env.BARESIP_PATH) throw new ProvisionError(`BARESIP_PATH=${env.BARESIP_PATH} does not exist`);
+  if (options.canInstall) {
+    process.stdout.write(`baresip is not installed; installing it: ${BARESIP_INSTALL}\n`);
+    if (options.install()) {
+      const installed = findBaresip(env);
+      if (installed) return { note: `baresip: ${installed} (installed with apt by this run)`, env: { BARESIP_PATH: installed } };
+    }
+  }
+  throw new ProvisionError(`the SIP suites need baresip, which is not installed. Install it with: sudo sh -c '${BARESIP_INSTALL}' (or set BARESIP_PATH)`);
+}
+
+function defaultInstall(command: string): ChromiumOptions {
+  return {
+    canInstall: process.getuid?.() === 0 && onPath(['apt-get'], process.env as Env) !== undefined,
+    install: () => spawnSync('sh', ['-c', `DEBIAN_FRONTEND=noninteractive ${command} >/dev/null`], { stdio: 'inherit' }).status === 0,
+  };
+}

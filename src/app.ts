@@ -38,6 +38,7 @@ import { registerConfigurations, type OnCallingEnabled } from './configurations/
 import { registerLeads } from './leads/index.js';
 import { abortLeads, LEADS_CHANNEL, RELEASE_BATCH, releaseAllHeld, releaseHeld } from './lifecycle/index.js';
 import { registerNumbers } from './numbers/index.js';
+import { registerTrunks } from './trunks/index.js';
 import { registerTemplates } from './templates/index.js';
 import { registerTenants } from './tenants/index.js';
 import { registerWebhooks } from './webhooks/index.js';
@@ -263,6 +264,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       };
       registerConfigurations(scoped, db, outbound.policy, onCallingEnabled);
       registerNumbers(scoped, db);
+      registerTrunks(scoped, db, outbound.policy);
       registerBlacklist(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });

@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
 import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
 import { Flags } from './flags/index.js';
-import { createKits, Telephony, type Drivers } from './telephony/index.js';
+import { createKits, SipDriver, Telephony, type Drivers } from './telephony/index.js';
+import { TrunksService } from './trunks/index.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
@@ -109,7 +110,22 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
   const kits = createKits(config.telephony);
   for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);
+  // Calls through SIP trunks: the lead's configuration names its trunk.
+  const trunks = new TrunksService(db, outbound.policy);
+  const sip = new SipDriver({
+    agent,
+    saveRecording: (callId, wav) => recordings.save(callId, wav),
+    log,
+    trunkFor: async (request) => {
+      const t = await trunks.forLead(request.leadId);
+      return t && { id: t.id, address: t.address, transport: 'udp', codecs: t.codecs, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+    },
+    bind: config.telephony.sip,
+    ringTimeoutSeconds: config.telephony.ringTimeoutSeconds,
+    maxCallSeconds: config.telephony.maxCallSeconds,
+  });
   const telephony = new Telephony({
+    sip,
     settings: config.telephony,
     kits,
     ...(sandbox ? { sandbox: { slots: new Set(sandbox.kits.keys()), agent: notReady ? new GreeterAgent() : agent } } : {}),

@@ -8,6 +8,7 @@ export type Resource =
   | 'templates'
   | 'configurations'
   | 'numbers'
+  | 'trunks'
   | 'blacklist'
   | 'leads'
   | 'campaigns'
@@ -32,6 +33,8 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   templates: { read: ALL, write: ['admin', 'reseller', 'merchant'] },
   configurations: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   numbers: { read: ['admin', 'reseller'], write: ['admin'] },
+  // A reseller's own SIP trunks (an extension): resellers manage theirs.
+  trunks: { read: ['admin', 'reseller'], write: ['admin', 'reseller'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   leads: { read: ALL, write: ALL },
   // Users push leads into campaigns; pausing, resuming and stopping one is for those who run them.

@@ -15,6 +15,8 @@ export interface TelephonySettings {
   maxCallSeconds: number;
   /** Ask providers that can for answering-machine detection (a machine makes the attempt `voicemail`). */
   machineDetection: boolean;
+  /** SIP trunks: where Dialer's SIP user agent binds (RTP binds the same host) and the address it puts in its headers and SDP. */
+  sip: { host: string; port: number; advertise?: string };
   /** Accept callbacks without a valid provider signature (never in production; for tunnels that rewrite URLs while debugging). */
   skipSignatureCheck: boolean;
 }
@@ -32,12 +34,23 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+function sipPort(env: Env): number {
+  const raw = text(env, 'DIALER_SIP_PORT') ?? '0';
+  if (!/^\d+$/.test(raw) || Number(raw) > 65_535) throw new ConfigError(`DIALER_SIP_PORT must be a port number (0-65535), got "${raw}"`);
+  return Number(raw);
+}
+
 export function telephonySettings(env: Env): TelephonySettings {
   const settings: TelephonySettings = {
     ringTimeoutSeconds: seconds(env, 'DIALER_RING_TIMEOUT_SECONDS', 30, 5, 120),
     maxCallSeconds: seconds(env, 'DIALER_MAX_CALL_SECONDS', 900, 10, 14_400),
     machineDetection: (text(env, 'DIALER_MACHINE_DETECTION') ?? 'true') !== 'false',
     skipSignatureCheck: text(env, 'DIALER_SKIP_CALLBACK_SIGNATURES') === 'true',
+    sip: {
+      host: text(env, 'DIALER_SIP_HOST') ?? '0.0.0.0',
+      port: sipPort(env),
+      ...(text(env, 'DIALER_SIP_ADVERTISE') ? { advertise: text(env, 'DIALER_SIP_ADVERTISE')! } : {}),
+    },
   };
   const twilio = together(env, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);
   if (twilio) settings.twilio = { accountSid: twilio[0]!, authToken: twilio[1]!, apiBaseUrl: baseUrl(env, 'TWILIO_API_URL', 'https://api.twilio.com') };

@@ -15,8 +15,10 @@ const ListQuery = Type.Intersect([
   }),
 ]);
 
-export const configurationView = ({ template_id, created_at, updated_at, ...rest }: ConfigurationRow) => ({
+export const configurationView = ({ template_id, created_at, updated_at, trunk_id, ...rest }: ConfigurationRow) => ({
   ...rest,
+  // An extension: shown only on the configurations that use it, so other clients see no new field.
+  ...(trunk_id ? { trunk_id } : {}),
   template: template_id,
   created_at: isoRequired(created_at),
   updated_at: isoRequired(updated_at),

@@ -7,7 +7,8 @@ import { Id, literalUnion, Timestamp } from '../http/index.js';
  * response, so the documented shape and the validated shape cannot drift apart.
  */
 
-export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C'] as const;
+/** SIP (an extension): calls go through the reseller's own SIP trunk, named by trunk_id. */
+export const PROVIDERS = ['PROVIDER_A', 'PROVIDER_B', 'PROVIDER_C', 'SIP'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 /** REDIRECT: say the message, then dial inbound_redirect_number. REJECT (and MESSAGE): say it and hang up. HANGUP: hang up at once. */
 export const INBOUND_BLOCK_ACTIONS = ['REDIRECT', 'REJECT', 'HANGUP', 'MESSAGE'] as const;
@@ -131,6 +132,9 @@ export const ConfigurationFields = {
       description: "Live calls of the template's leads at most, across all workers (a waiting lead is held with held_reason configuration_cap); null: no cap",
     }),
   ),
+  trunk_id: Type.Optional(
+    Type.Union([Id, Type.Null()], { description: "An extension: the SIP trunk a SIP configuration dials through (a trunk of the same reseller); required when calling_provider is SIP, null otherwise" }),
+  ),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",
@@ -193,7 +197,9 @@ export const ReplaceConfigurationBody = Type.Object(
 export type ReplaceConfigurationBody = Static<typeof ReplaceConfigurationBody>;
 
 /** A configuration as the API answers it: every field of the create body present (null when unset), with its id and times. */
-export const Configuration = Type.Required(Type.Object({ id: Type.String(), ...CreateConfigurationBody.properties, created_at: Timestamp, updated_at: Timestamp }));
+const { trunk_id: TrunkId, ...answeredFields } = CreateConfigurationBody.properties;
+/** trunk_id (an extension) is answered only on the configurations that use it, so other clients see no new field. */
+export const Configuration = Type.Object({ ...Type.Required(Type.Object({ id: Type.String(), ...answeredFields, created_at: Timestamp, updated_at: Timestamp })).properties, trunk_id: TrunkId });
 
 type Body = Static<typeof CreateConfigurationBody>;
 /**
@@ -210,8 +216,8 @@ export const WRITTEN_COLUMNS = Object.keys(ConfigurationFields).map((field) => (
  * A playground lead's `configurations_override`: any of the scheduling and calling fields, none
  * required, no defaults (an omitted field keeps the configuration's value), unknown keys refused.
  */
-// The cap is the configuration's across all its leads: no single lead can move it.
-const { reseller_id: _r, template: _t, merchant_id: _m, max_concurrent_calls: _cap, ...overridable } = ConfigurationFields;
+// The cap is the configuration's across all its leads, and the trunk its reseller's: no single lead can move them.
+const { reseller_id: _r, template: _t, merchant_id: _m, max_concurrent_calls: _cap, trunk_id: _k, ...overridable } = ConfigurationFields;
 export const ConfigurationOverride = Type.Object(
   Object.fromEntries(
     Object.entries(overridable).map(([key, schema]) => {

@@ -235,6 +235,11 @@ export class ConfigurationsService {
       const { rows } = await this.db.query('SELECT 1 FROM merchants WHERE id = $1 AND reseller_id = $2', [merchantId, input.reseller_id]);
       if (rows.length === 0) errors.push({ path: '/merchant_id', message: `${JSON.stringify(merchantId)} is not a merchant of reseller ${input.reseller_id}` });
     }
+    if (input.calling_provider === 'SIP') {
+      const trunk = input.trunk_id ? (await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM sip_trunks WHERE id = $1', [input.trunk_id])).rows[0] : undefined;
+      if (!input.trunk_id) errors.push({ path: '/trunk_id', message: 'is required when calling_provider is SIP' });
+      else if (trunk?.reseller_id !== input.reseller_id) errors.push({ path: '/trunk_id', message: `${JSON.stringify(input.trunk_id)} is not a trunk of reseller ${input.reseller_id}` });
+    } else if (input.trunk_id) errors.push({ path: '/trunk_id', message: 'applies only when calling_provider is SIP' });
     if (errors.length > 0) throw invalid(errors);
     const fields = input as unknown as Record<string, unknown>;
     const row = Object.fromEntries(WRITTEN_COLUMNS.map((column) => [column, fields[column === 'template_id' ? 'template' : column] ?? null]));

@@ -1,5 +1,5 @@
 /**
- * Audio helpers shared by telephony, recordings and the emulator: G.711 mu-law, WAV files,
+ * Audio helpers shared by telephony, recordings and the emulator: G.711 mu-law (A-law: alaw.ts), WAV files,
  * resampling and signal level (speech synthesis is speech.ts).
  * PCM is signed 16-bit mono as an Int16Array.
  */

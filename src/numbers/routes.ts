@@ -6,7 +6,8 @@ import { isoRequired } from '../lib/time.js';
 import type { OutboundNumberRow } from './row.js';
 import type { NumbersService } from './service.js';
 
-const Provider = Type.Union([Type.Literal('PROVIDER_A'), Type.Literal('PROVIDER_B'), Type.Literal('PROVIDER_C')]);
+/** SIP (an extension): a caller ID of a SIP trunk. */
+const Provider = Type.Union([Type.Literal('PROVIDER_A'), Type.Literal('PROVIDER_B'), Type.Literal('PROVIDER_C'), Type.Literal('SIP')]);
 const Status = Type.Union([Type.Literal('AVAILABLE'), Type.Literal('IN_USE'), Type.Literal('DISABLED')]);
 
 const Fields = {

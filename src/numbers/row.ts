@@ -6,7 +6,7 @@
 export interface OutboundNumberRow {
   id: string;
   phone_number: string;
-  provider: 'PROVIDER_A' | 'PROVIDER_B' | 'PROVIDER_C';
+  provider: 'PROVIDER_A' | 'PROVIDER_B' | 'PROVIDER_C' | 'SIP';
   status: 'AVAILABLE' | 'IN_USE' | 'DISABLED';
   channel: string;
   /** The lead whose call holds the number while IN_USE. */

@@ -4,3 +4,4 @@ export { registerCallbackRoutes, type CallbackRouteDeps } from './routes.js';
 export { attachMediaServer } from './media.js';
 export { createKits } from './kits.js';
 export * from './provider.js';
+export { SipDriver, SIP_PROVIDER, type SipTrunk } from './sip/driver.js';

@@ -14,6 +14,7 @@ import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
 import type { TelephonySettings } from '../config/telephony.js';
+import type { SipDriver } from './sip/driver.js';
 
 export interface TelephonyDeps {
   settings: TelephonySettings;
@@ -38,6 +39,8 @@ export interface TelephonyDeps {
    * and are marked `metaData.sandbox: true`.
    */
   sandbox?: { slots: ReadonlySet<ProviderSlot>; agent: CallAgent };
+  /** The SIP driver (calls through SIP trunks), offered as provider SIP when an agent is ready. */
+  sip?: SipDriver;
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
   onInboundFinished?: OnFinished;
   /** Where inbound calls' ends not yet written are kept (see src/attempts); undefined: in memory only. */
@@ -82,6 +85,7 @@ export class Telephony {
       // Without a ready agent, dialling would only fail: offer no driver, so the scheduler holds the leads.
       if (!deps.notReady || this.isSandbox(kit.slot)) drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
     }
+    if (deps.sip && !deps.notReady) drivers.set(deps.sip.provider, deps.sip);
     this.drivers = drivers;
   }
 
@@ -250,6 +254,7 @@ export class Telephony {
   /** Hangs up every live call (process shutdown after the scheduler's grace). */
   async close(): Promise<void> {
     await Promise.all([...this.byToken.values()].map((s) => s.hangup('shutdown', 'hung up: Dialer stopped before the call ended')));
+    await this.deps.sip?.close();
     // Inbound ends the database still refuses (it is down) wait in the journal for the next start.
     this.inboundAttempts.close();
   }

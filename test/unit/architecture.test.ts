@@ -42,6 +42,7 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   users: ['tenants'],
   templates: ['templates'],
   configurations: ['configurations'],
+  sip_trunks: ['trunks'],
   s2s_tokens: ['auth'],
   login_failures: ['auth'],
   audit_log: ['auth'],

@@ -127,6 +127,17 @@ export class OutboundPolicy {
   }
 
   /**
+   * Why a host (a name or a literal address, as in a SIP trunk's address) may not be reached, judged
+   * without resolving names: undefined when the operator allowed it or it is not a refused literal.
+   */
+  hostRefusal(host: string): string | undefined {
+    if (this.hostAllowed(host)) return undefined;
+    const address = literalAddress(host);
+    const why = address && this.addressRefusal(address);
+    return why ? `points at ${why} (${host}), which Dialer does not call unless the operator allows it (DIALER_OUTBOUND_ALLOW)` : undefined;
+  }
+
+  /**
    * Why a URL may not be called, judged without resolving names (the write-time check): the
    * scheme, credentials, and a host that is a refused literal address. `{variable}` placeholders
    * stand for a plain word. A name that resolves to a refused address is caught when the request

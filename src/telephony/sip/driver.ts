@@ -1,0 +1,278 @@
+/**
+ * The SIP driver: Dialer places the call itself through the lead's SIP trunk, as a user agent
+ * (call.ts), carries its audio over RTP (rtp.ts) to the agent, records both sides, and reports
+ * how it ended in the same words as the hosted providers' drivers (src/telephony/end.ts).
+ *
+ * Terminology
+ * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to, with its credentials and codecs.
+ * - SIP status: the final response to the INVITE (486 busy, 480 unavailable, 200 answered …); the
+ *   statuses seen go to the lead's metaData (`sip_statuses`), a failure's to its error text.
+ */
+import { createSocket, type Socket } from 'node:dgram';
+import type { CallEnd } from '../../lifecycle/index.js';
+import type { Logger } from '../../lib/logger.js';
+import type { CallAgent, CallContext, CallIO, ConversationResult } from '../../voice/index.js';
+import type { CallResult, DialRequest, Driver } from '../driver.js';
+import { callEnd } from '../end.js';
+import { CallRecorder } from '../recorder.js';
+import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
+import type { SaveRecording } from '../session.js';
+import { OutboundCall } from './call.js';
+import { SipEndpoint, type Destination } from './endpoint.js';
+import { RtpStream } from './rtp.js';
+import { offer, readRemote, SdpError, type Codec } from './sdp.js';
+
+/** A trunk as the driver dials it (the trunks resource gives it, password in clear). */
+export interface SipTrunk {
+  id: string;
+  /** host or host:port (5060 when absent). */
+  address: string;
+  transport: 'udp';
+  username?: string;
+  password?: string;
+  /** The domain of our From header (default: the trunk's host). */
+  fromDomain?: string;
+  codecs: Codec[];
+}
+
+export interface SipDriverDeps {
+  agent: CallAgent;
+  saveRecording: SaveRecording;
+  log: Logger;
+  /** The trunk the lead's configuration dials through; undefined when it names none. */
+  trunkFor(request: DialRequest): Promise<SipTrunk | undefined>;
+  /** Where the SIP socket and the RTP sockets bind, the address put in headers and SDP, and the SIP port (0: any free one). */
+  bind: { host: string; advertise?: string; port: number };
+  ringTimeoutSeconds: number;
+  maxCallSeconds: number;
+}
+
+export const SIP_PROVIDER = 'SIP';
+
+/** How a failed INVITE ends the attempt, by its final status. */
+export function inviteFailure(status: number, reason: string, canceled: boolean, ringSeconds: number): CallEnd {
+  const text = `SIP ${status} ${reason}`.trim();
+  if (canceled) return { kind: 'no_answer', error: `no answer in ${ringSeconds} s (CANCEL sent; ${text})` };
+  if (status === 486 || status === 600) return { kind: 'busy', error: text };
+  if (status === 408 || status === 480 || status === 487) return { kind: 'no_answer', error: text };
+  if (status === 603) return { kind: 'failed', error: `rejected: ${text}` };
+  // The carrier's own trouble (5xx, and 401/403/407 we could not answer) may pass later.
+  if (status >= 500 || status === 401 || status === 403 || status === 407) return { kind: 'error', error: `carrier error: ${text}` };
+  return { kind: 'failed', error: text };
+}
+
+export function parseAddress(address: string): Destination {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address);
+  if (!match) throw new Error(`not a host or host:port: ${address}`);
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : 5060 };
+}
+
+async function bindRtp(host: string): Promise<Socket> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, host, () => {
+      socket.off('error', reject);
+      resolve();
+    });
+  });
+  return socket;
+}
+
+export class SipDriver implements Driver {
+  readonly provider = SIP_PROVIDER;
+  readonly label = 'SIP';
+  private endpoint: Promise<SipEndpoint> | undefined;
+  private readonly live = new Set<() => Promise<void>>();
+
+  constructor(private readonly deps: SipDriverDeps) {}
+
+  private open(): Promise<SipEndpoint> {
+    this.endpoint ??= SipEndpoint.open({ ...this.deps.bind, log: this.deps.log });
+    return this.endpoint;
+  }
+
+  /** The address the SIP socket listens on (opens it). */
+  async address(): Promise<Destination> {
+    return (await this.open()).address;
+  }
+
+  async dial(request: DialRequest): Promise<CallResult> {
+    const log = this.deps.log.child({ leadId: request.leadId, provider: SIP_PROVIDER });
+    let rtp: Socket | undefined;
+    try {
+      const trunk = await this.deps.trunkFor(request);
+      if (!trunk) return { end: { kind: 'error', error: "no SIP trunk: the configuration's trunk_id names none that exists" } };
+      const endpoint = await this.open();
+      rtp = await bindRtp(this.deps.bind.host);
+      const advertise = endpoint.address.host;
+      const proxy = parseAddress(trunk.address);
+      const call = new OutboundCall(endpoint, {
+        proxy,
+        toUser: request.to,
+        domain: proxy.host,
+        fromUser: request.from,
+        fromDomain: trunk.fromDomain ?? proxy.host,
+        ...(trunk.username && trunk.password ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
+        sdp: offer({ address: advertise, port: rtp.address().port, codecs: trunk.codecs, sessionId: Date.now(), version: 1 }),
+      });
+      request.onCallId(call.callId);
+      return { callId: call.callId, end: await this.carry(call, rtp, trunk, request, log) };
+    } catch (err) {
+      log.error({ err }, 'the SIP call failed');
+      return { end: { kind: 'error', error: `the SIP call failed: ${(err as Error).message}` } };
+    } finally {
+      rtp?.close();
+    }
+  }
+
+  private async carry(call: OutboundCall, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger): Promise<CallEnd> {
+    const ring = setTimeout(() => call.cancel(), this.deps.ringTimeoutSeconds * 1000);
+    const stopRinging = () => call.cancel();
+    request.signal.addEventListener('abort', stopRinging, { once: true });
+    const context = this.context(request, call.callId);
+    void this.deps.agent.prepare?.(context);
+    const result = await call.start().finally(() => {
+      clearTimeout(ring);
+      request.signal.removeEventListener('abort', stopRinging);
+    });
+    if (!result.answered) {
+      log.info({ status: result.status, statuses: call.statuses }, 'the SIP call was not answered');
+      return inviteFailure(result.status, result.reason, result.canceled, this.deps.ringTimeoutSeconds);
+    }
+    let remote;
+    try {
+      remote = readRemote(result.sdp, trunk.codecs);
+    } catch (err) {
+      await call.bye();
+      return { kind: 'error', error: `the answer's SDP is unusable: ${err instanceof SdpError ? err.message : String(err)}` };
+    }
+    const answeredAt = Date.now();
+    const over = new AbortController();
+    const recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
+    const audioListeners: Array<(pcm: Int16Array) => void> = [];
+    const digitListeners: Array<(digit: string) => void> = [];
+    const digitsHeard: string[] = [];
+    const stream = new RtpStream({
+      socket,
+      remote,
+      onAudio(pcm) {
+        recorder.heard(pcm);
+        for (const l of audioListeners) l(pcm);
+      },
+      onDigit(digit) {
+        digitsHeard.push(digit);
+        for (const l of digitListeners) l(digit);
+      },
+    });
+    let endedBy: 'customer' | 'agent' | 'timeout' | 'shutdown' | undefined;
+    const hangUp = (by: NonNullable<typeof endedBy>) => {
+      if (endedBy) return;
+      endedBy = by;
+      over.abort();
+      stream.close();
+      void call.bye();
+    };
+    call.onBye = () => {
+      endedBy ??= 'customer';
+      over.abort();
+      stream.close();
+    };
+    const onShutdown = () => hangUp('shutdown');
+    request.signal.addEventListener('abort', onShutdown, { once: true });
+    const cap = setTimeout(() => hangUp('timeout'), this.deps.maxCallSeconds * 1000);
+    const ended = new Promise<void>((resolve) => (over.signal.aborted ? resolve() : over.signal.addEventListener('abort', () => resolve(), { once: true })));
+    const stop = async () => hangUp('shutdown');
+    this.live.add(stop);
+    const io: CallIO = {
+      sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
+      signal: over.signal,
+      play(pcm) {
+        if (over.signal.aborted) return Promise.resolve('ended' as const);
+        recorder.played(pcm);
+        return stream.play(pcm);
+      },
+      clear() {
+        stream.clear();
+        recorder.cleared();
+      },
+      hangup: () => hangUp('agent'),
+      transfer: () => Promise.reject(new Error('transfer is not supported on SIP trunks yet')),
+      onAudio: (listener) => void audioListeners.push(listener),
+      onDtmf: (listener) => void digitListeners.push(listener),
+      sendDigits: async (digits) => {
+        keysSent.push({ digits, at: new Date().toISOString() });
+        await stream.sendDigits(digits);
+      },
+    };
+    const keysSent: Array<{ digits: string; at: string }> = [];
+    let conversation: ConversationResult;
+    try {
+      if (context.dialDigits) await stream.sendDigits(context.dialDigits).catch((err: unknown) => log.warn({ err }, 'could not send the dial digits'));
+      conversation = await this.deps.agent.converse(context, io);
+    } catch (err) {
+      log.error({ err }, 'the agent failed');
+      conversation = { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
+    }
+    // The agent is done: the call ends, if the far side has not ended it already.
+    if (!over.signal.aborted) hangUp('agent');
+    await ended;
+    this.live.delete(stop);
+    clearTimeout(cap);
+    request.signal.removeEventListener('abort', onShutdown);
+    const durationSeconds = Math.round((Date.now() - answeredAt) / 1000);
+    let recordingUrl: string | undefined;
+    try {
+      recordingUrl = await this.deps.saveRecording(call.callId, recorder.wav());
+    } catch (err) {
+      log.error({ err }, 'could not store the recording');
+    }
+    const { lost, late, sent } = stream.stats;
+    return callEnd({
+      answeredBy: 'human',
+      media: { result: conversation, ...(recordingUrl ? { recordingUrl } : {}) },
+      transferTo: undefined,
+      durationSeconds,
+      spokenSeconds: recorder.seconds,
+      failure: undefined,
+      endKind: 'completed',
+      reason: undefined,
+      cutByShutdown: endedBy === 'shutdown',
+      meta: {
+        sip_statuses: call.statuses,
+        sip_call_id: call.callId,
+        sip_trunk_id: trunk.id,
+        sip_ended_by: endedBy,
+        codec: remote.codec,
+        rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late },
+        ...(digitsHeard.length ? { dtmf_received: digitsHeard.join('') } : {}),
+        ...(keysSent.length ? { dtmf_sent: keysSent } : {}),
+      },
+    });
+  }
+
+  private context(request: DialRequest, callId: string): CallContext {
+    const dialDigits = typeof request.payload.dial_digits === 'string' && request.payload.dial_digits !== '' ? request.payload.dial_digits : undefined;
+    return {
+      callId,
+      leadId: request.leadId,
+      templateId: request.templateId,
+      payload: request.payload,
+      direction: 'outbound',
+      ourNumber: request.from,
+      theirNumber: request.to,
+      // No carrier detects machines on a trunk: the agent's own beep and greeting detection decides.
+      voicemailDetection: true,
+      ...(request.voicemail ? { voicemail: request.voicemail } : {}),
+      ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
+      ...(request.timeZone ? { timeZone: request.timeZone } : {}),
+      ...(dialDigits ? { dialDigits } : {}),
+      ...(request.traceContext ? { traceContext: request.traceContext } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live].map((stop) => stop()));
+    if (this.endpoint) await (await this.endpoint).close();
+  }
+}

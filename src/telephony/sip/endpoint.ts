@@ -1,0 +1,152 @@
+/**
+ * Dialer's SIP endpoint: one UDP socket that sends requests with the retransmissions of RFC 3261
+ * (timer A/E: 500 ms doubling, to 4 s between non-INVITE tries; timer B/F: 32 s), routes responses
+ * to the transaction that asked (by Via branch) and requests to their dialog (by Call-ID).
+ * Requests outside a dialog get 200 (OPTIONS, a keep-alive) or 481.
+ */
+import { createSocket, type Socket } from 'node:dgram';
+import { randomBytes } from 'node:crypto';
+import { networkInterfaces } from 'node:os';
+import type { Logger } from '../../lib/logger.js';
+import { cseq, header, param, parseMessage, responseTo, serialize, type SipMessage, type SipRequest, type SipResponse } from './message.js';
+
+const T1_MS = 500;
+const T2_MS = 4000;
+const TIMEOUT_MS = 64 * T1_MS;
+
+export interface Destination {
+  host: string;
+  port: number;
+}
+
+export type DialogHandler = (request: SipRequest, from: Destination) => void;
+
+export interface ClientTransaction {
+  /** Stops retransmitting (a final response came, or the caller gave up). */
+  stop(): void;
+}
+
+/** The first IPv4 address of an external interface (what a trunk on the network reaches us at), else loopback. */
+function externalIpv4(): string {
+  for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
+}
+
+export function newTag(): string {
+  return randomBytes(6).toString('hex');
+}
+
+export function newBranch(): string {
+  return `z9hG4bK${randomBytes(8).toString('hex')}`;
+}
+
+export class SipEndpoint {
+  private readonly clients = new Map<string, (response: SipResponse) => void>();
+  private readonly dialogs = new Map<string, DialogHandler>();
+
+  private constructor(
+    private readonly socket: Socket,
+    /** The address the far side reaches us at (Via, Contact). */
+    readonly address: Destination,
+    private readonly log: Logger,
+  ) {
+    socket.on('message', (data, rinfo) => this.receive(data, { host: rinfo.address, port: rinfo.port }));
+    socket.on('error', (err) => log.warn({ err }, 'SIP socket error'));
+  }
+
+  /** Binds `host:port` (port 0: any free one); `advertise` is the address put in headers (default: the bound one). */
+  static async open(options: { host: string; port: number; advertise?: string; log: Logger }): Promise<SipEndpoint> {
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      socket.once('error', reject);
+      socket.bind(options.port, options.host, () => {
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+    const bound = socket.address();
+    const host = options.advertise ?? (options.host === '0.0.0.0' ? externalIpv4() : options.host);
+    return new SipEndpoint(socket, { host, port: bound.port }, options.log);
+  }
+
+  get via(): string {
+    return `SIP/2.0/UDP ${this.address.host}:${this.address.port}`;
+  }
+
+  send(message: SipMessage, to: Destination): void {
+    this.socket.send(serialize(message), to.port, to.host);
+  }
+
+  /**
+   * Sends a request and retransmits it until a response (INVITE: any; others: a final one) or the
+   * transaction's timeout, which answers `onResponse` with a 408 of our own.
+   */
+  request(request: SipRequest, to: Destination, onResponse: (response: SipResponse) => void): ClientTransaction {
+    // A CANCEL shares its INVITE's branch: the method tells their responses apart.
+    const branch = `${param(header(request, 'via'), 'branch')!} ${request.method}`;
+    const invite = request.method === 'INVITE';
+    let interval = T1_MS;
+    let timer: NodeJS.Timeout | undefined;
+    let heard = false;
+    const startedAt = Date.now();
+    const stop = () => {
+      clearTimeout(timer);
+      this.clients.delete(branch);
+    };
+    const retransmit = () => {
+      if (Date.now() - startedAt >= TIMEOUT_MS) {
+        stop();
+        onResponse({ kind: 'response', status: 408, reason: 'Request Timeout (no response)', headers: new Map(), body: '' });
+        return;
+      }
+      if (!(invite && heard)) this.send(request, to);
+      interval = invite ? interval * 2 : Math.min(interval * 2, T2_MS);
+      timer = setTimeout(retransmit, heard && invite ? TIMEOUT_MS : interval);
+    };
+    this.clients.set(branch, (response) => {
+      heard = true;
+      // An INVITE's 2xx may come again (until our ACK arrives): its transaction stays to hear it, until stop().
+      if (response.status >= 200 && !(invite && response.status < 300)) stop();
+      else clearTimeout(timer);
+      onResponse(response);
+    });
+    this.send(request, to);
+    timer = setTimeout(retransmit, interval);
+    return { stop };
+  }
+
+  onDialog(callId: string, handler: DialogHandler): void {
+    this.dialogs.set(callId, handler);
+  }
+
+  offDialog(callId: string): void {
+    this.dialogs.delete(callId);
+  }
+
+  private receive(data: Buffer, from: Destination): void {
+    let message: SipMessage;
+    try {
+      message = parseMessage(data);
+    } catch (err) {
+      // Keep-alives (CRLF) and garbage are not messages.
+      if (data.toString().trim() !== '') this.log.debug({ err, from }, 'unreadable SIP datagram');
+      return;
+    }
+    if (message.kind === 'response') {
+      const branch = param(header(message, 'via'), 'branch');
+      const client = branch ? this.clients.get(`${branch} ${cseq(message).method}`) : undefined;
+      client?.(message);
+      return;
+    }
+    const handler = this.dialogs.get(header(message, 'call-id') ?? '');
+    if (handler) return handler(message, from);
+    if (message.method === 'ACK') return;
+    const status = message.method === 'OPTIONS' ? [200, 'OK'] as const : [481, 'Call/Transaction Does Not Exist'] as const;
+    this.send(responseTo(message, status[0], status[1], { toTag: newTag() }), from);
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.clients.keys()) this.clients.delete(client);
+    await new Promise<void>((resolve) => this.socket.close(() => resolve()));
+  }
+}

@@ -1,0 +1,104 @@
+import { Type } from 'typebox';
+import type { App } from '../http/index.js';
+import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { badRequest } from '../lib/errors.js';
+import { isoRequired } from '../lib/time.js';
+import type { TrunkRow } from './repository.js';
+import type { TrunksService } from './service.js';
+
+const Codec = Type.Union([Type.Literal('PCMU'), Type.Literal('PCMA')]);
+const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { description: 'udp is carried today; tcp and tls are refused with 400' });
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
+
+const Fields = {
+  reseller_id: Type.String({ minLength: 1, maxLength: 64 }),
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  address: Type.String({ minLength: 1, maxLength: 255, description: 'host or host:port (5060 when absent); the outbound address policy applies' }),
+  transport: Transport,
+  username: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
+  password: Nullable(Type.String({ minLength: 1, maxLength: 256, description: 'For digest authentication; write-only (never returned). Left out on update: kept.' })),
+  from_domain: Nullable(Type.String({ minLength: 1, maxLength: 255, description: "The From header's domain (default: the trunk's host)" })),
+  codecs: Type.Array(Codec, { minItems: 1, maxItems: 2, default: ['PCMU', 'PCMA'], description: 'Offered in this order' }),
+  max_channels: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()], { description: 'Concurrent calls' })),
+  max_calls_per_second: Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10_000 }), Type.Null()])),
+  failover_trunk_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'A trunk of the same reseller' })),
+};
+
+const Body = Type.Object(Fields, {
+  additionalProperties: false,
+  examples: [{ reseller_id: 'r_123', name: 'Carrier A', address: 'sip.carrier.example:5060', transport: 'udp', username: 'dialer', password: 'secret', codecs: ['PCMU', 'PCMA'], max_channels: 30 }],
+});
+const ReplaceBody = Type.Object(
+  { id: Type.Optional(Type.String()), ...Fields, has_password: Type.Optional(Type.Boolean()), created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
+
+export const Trunk = Type.Object({
+  id: Type.String(),
+  reseller_id: Type.String(),
+  name: Type.String(),
+  address: Type.String(),
+  transport: Transport,
+  username: Type.Union([Type.String(), Type.Null()]),
+  has_password: Type.Boolean({ description: 'A password is stored (it is never returned)' }),
+  from_domain: Type.Union([Type.String(), Type.Null()]),
+  codecs: Type.Array(Codec),
+  max_channels: Type.Union([Type.Integer(), Type.Null()]),
+  max_calls_per_second: Type.Union([Type.Number(), Type.Null()]),
+  failover_trunk_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+const ListQuery = Type.Intersect([PageQuery, Type.Object({ reseller_id: Type.Optional(Type.String({ maxLength: 64 })) })]);
+
+const view = ({ password, ...t }: TrunkRow) => ({ ...t, has_password: password !== null, created_at: isoRequired(t.created_at), updated_at: isoRequired(t.updated_at) });
+
+/** SIP trunks. */
+export function registerTrunkRoutes(app: App, trunks: TrunksService): void {
+  app.post('/trunks', {
+    config: { permission: ['trunks', 'write'] },
+    schema: { tags: ['trunks'], summary: 'Add a SIP trunk (an extension of the interface)', body: Body, response: { 200: Trunk, ...problems(400, 401, 403, 409) } },
+    handler: async (request) => view(await trunks.create(request.principal, request.body)),
+  });
+
+  app.get('/trunks', {
+    config: { permission: ['trunks', 'read'] },
+    schema: { tags: ['trunks'], summary: 'List SIP trunks in scope', querystring: ListQuery, response: { 200: listOf(Trunk), ...problems(400, 401, 403) } },
+    handler: async (request) => {
+      const page = toPage(request.query);
+      const { rows, total } = await trunks.list(request.principal, request.query.reseller_id, page.limit, page.offset);
+      return paged(rows.map(view), total, page);
+    },
+  });
+
+  app.get('/trunks/:id', {
+    config: { permission: ['trunks', 'read'] },
+    schema: { tags: ['trunks'], summary: 'Read a SIP trunk', params: IdParams, response: { 200: Trunk, ...problems(401, 403, 404) } },
+    handler: async (request) => view(await trunks.get(request.principal, request.params.id)),
+  });
+
+  app.put('/trunks/:id', {
+    config: { permission: ['trunks', 'write'] },
+    schema: { tags: ['trunks'], summary: 'Replace a SIP trunk (a password left out is kept)', params: IdParams, body: ReplaceBody, response: { 200: Trunk, ...problems(400, 401, 403, 404, 409) } },
+    handler: async (request) => {
+      const { id, has_password: _h, created_at: _c, updated_at: _u, ...input } = request.body;
+      if (id !== undefined && id !== request.params.id) throw badRequest(`id ${id} must equal the id in the path`, [{ path: '/id', message: `must equal ${request.params.id}` }]);
+      return view(await trunks.replace(request.principal, request.params.id, input));
+    },
+  });
+
+  app.delete('/trunks/:id', {
+    config: { permission: ['trunks', 'write'] },
+    schema: {
+      tags: ['trunks'],
+      summary: 'Delete a SIP trunk (409 while a configuration dials through it)',
+      params: IdParams,
+      response: { 200: Type.Object({ id: Type.String(), deleted: Type.Literal(true) }), ...problems(401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const row = await trunks.delete(request.principal, request.params.id);
+      return { id: row.id, deleted: true as const };
+    },
+  });
+}

@@ -1,0 +1,145 @@
+/**
+ * SIP trunks: a reseller's own carriers. Admins manage every reseller's; a reseller its own. The
+ * address is checked by the outbound policy when written (a host that is a refused literal
+ * address) and again when dialled (what a name resolves to). The password is write-only.
+ */
+import { lookup } from 'node:dns/promises';
+import type { Principal } from '../auth/index.js';
+import { assertOwnerInScope, inScope, scopeCondition } from '../auth/index.js';
+import type { Db } from '../db/index.js';
+import { badRequest, conflict, isForeignKeyViolation, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
+import { newId } from '../lib/ids.js';
+import type { OutboundPolicy } from '../lib/outbound/index.js';
+import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
+
+/** Transports the SIP driver carries today. */
+export const IMPLEMENTED_TRANSPORTS = ['udp'] as const;
+
+export interface TrunkInput {
+  reseller_id: string;
+  name: string;
+  address: string;
+  transport: 'udp' | 'tcp' | 'tls';
+  username?: string | null;
+  password?: string | null;
+  from_domain?: string | null;
+  codecs: Array<'PCMU' | 'PCMA'>;
+  max_channels?: number | null;
+  max_calls_per_second?: number | null;
+  failover_trunk_id?: string | null;
+}
+
+const ADDRESS = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
+
+export class TrunksService {
+  constructor(private readonly db: Db, private readonly policy: OutboundPolicy) {}
+
+  private check(input: TrunkInput, previous?: TrunkRow): void {
+    const errors: FieldError[] = [];
+    const match = ADDRESS.exec(input.address);
+    if (!match || (match[1] !== undefined && (Number(match[1]) < 1 || Number(match[1]) > 65535))) {
+      errors.push({ path: '/address', message: 'must be a host or host:port (port 1-65535), e.g. sip.carrier.example:5060' });
+    } else {
+      const host = input.address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+      const why = this.policy.hostRefusal(host);
+      if (why) errors.push({ path: '/address', message: why });
+    }
+    if (!(IMPLEMENTED_TRANSPORTS as readonly string[]).includes(input.transport)) {
+      errors.push({ path: '/transport', message: `${input.transport} is not carried yet; use ${IMPLEMENTED_TRANSPORTS.join(', ')}` });
+    }
+    if (new Set(input.codecs).size !== input.codecs.length) errors.push({ path: '/codecs', message: 'must not repeat a codec' });
+    const password = input.password === undefined ? previous?.password : input.password;
+    if ((input.username ? 1 : 0) + (password ? 1 : 0) === 1) errors.push({ path: input.username ? '/password' : '/username', message: 'username and password go together' });
+    if (errors.length) throw badRequest(`The trunk is not valid: ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join('; ')}`, errors, 'invalid_trunk');
+  }
+
+  private fields(input: TrunkInput, previous?: TrunkRow): TrunkFields {
+    return {
+      reseller_id: input.reseller_id,
+      name: input.name,
+      address: input.address,
+      transport: input.transport,
+      username: input.username ?? null,
+      // The password is never shown, so an update that leaves it out keeps it.
+      password: input.password === undefined ? (previous?.password ?? null) : input.password,
+      from_domain: input.from_domain ?? null,
+      codecs: input.codecs,
+      max_channels: input.max_channels ?? null,
+      max_calls_per_second: input.max_calls_per_second ?? null,
+      failover_trunk_id: input.failover_trunk_id ?? null,
+    };
+  }
+
+  private async checkFailover(principal: Principal, input: TrunkInput, selfId?: string): Promise<void> {
+    if (!input.failover_trunk_id) return;
+    if (input.failover_trunk_id === selfId) throw badRequest('failover_trunk_id must name another trunk', [{ path: '/failover_trunk_id', message: 'must not be the trunk itself' }]);
+    const other = await selectTrunk(this.db, input.failover_trunk_id);
+    if (!other || !inScope(principal, other.reseller_id, null) || other.reseller_id !== input.reseller_id) {
+      throw badRequest(`failover_trunk_id ${input.failover_trunk_id} is not a trunk of reseller ${input.reseller_id}`, [{ path: '/failover_trunk_id', message: 'must be a trunk of the same reseller' }]);
+    }
+  }
+
+  private async write<T>(input: TrunkInput, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict(`Reseller ${input.reseller_id} already has a trunk named ${input.name}`, 'duplicate_trunk');
+      if (isForeignKeyViolation(err)) throw badRequest(`reseller_id ${input.reseller_id} does not exist`, [{ path: '/reseller_id', message: 'must be an existing reseller' }]);
+      throw err;
+    }
+  }
+
+  async create(principal: Principal, input: TrunkInput): Promise<TrunkRow> {
+    assertOwnerInScope(principal, input.reseller_id, undefined);
+    this.check(input);
+    await this.checkFailover(principal, input);
+    return this.write(input, () => insertTrunk(this.db, newId(), this.fields(input)));
+  }
+
+  async get(principal: Principal, id: string): Promise<TrunkRow> {
+    const row = await selectTrunk(this.db, id);
+    if (!row || !inScope(principal, row.reseller_id, null)) throw notFound(`Trunk ${id}`);
+    return row;
+  }
+
+  async list(principal: Principal, resellerId: string | undefined, limit: number, offset: number): Promise<{ rows: TrunkRow[]; total: number }> {
+    const params: unknown[] = [];
+    let where = scopeCondition(principal, { reseller: 'reseller_id' }, params);
+    if (resellerId) {
+      params.push(resellerId);
+      where += ` AND reseller_id = $${params.length}`;
+    }
+    return selectTrunks(this.db, where, params, limit, offset);
+  }
+
+  async replace(principal: Principal, id: string, input: TrunkInput): Promise<TrunkRow> {
+    const previous = await this.get(principal, id);
+    assertOwnerInScope(principal, input.reseller_id, undefined);
+    this.check(input, previous);
+    await this.checkFailover(principal, input, id);
+    const row = await this.write(input, () => updateTrunk(this.db, id, this.fields(input, previous)));
+    if (!row) throw notFound(`Trunk ${id}`);
+    return row;
+  }
+
+  async delete(principal: Principal, id: string): Promise<TrunkRow> {
+    const row = await this.get(principal, id);
+    const using = await configurationsUsing(this.db, id);
+    if (using > 0) throw conflict(`Trunk ${id} is the trunk of ${using} configuration(s); point them elsewhere first`, 'trunk_in_use');
+    await deleteTrunk(this.db, id);
+    return row;
+  }
+
+  /** The trunk a lead's call goes through, with its address checked against what its name resolves to now. */
+  async forLead(leadId: string): Promise<TrunkRow | undefined> {
+    const trunk = await trunkOfLead(this.db, leadId);
+    if (!trunk) return undefined;
+    const host = trunk.address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+    if (!this.policy.hostAllowed(host)) {
+      const { address } = await lookup(host, { family: 4 });
+      const why = this.policy.addressRefusal(address);
+      if (why) throw new Error(`trunk ${trunk.id}'s address ${host} resolves to ${why}, which Dialer does not call (DIALER_OUTBOUND_ALLOW)`);
+    }
+    return trunk;
+  }
+}

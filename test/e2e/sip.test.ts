@@ -1,0 +1,146 @@
+/**
+ * Calls through a SIP trunk against baresip, a SIP and RTP stack no one here wrote: it answers
+ * (answermode=auto), plays speech from the local voice as the callee, records what it hears, and
+ * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { rms } from '../../src/lib/audio.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { SipDriver, type SipTrunk } from '../../src/telephony/sip/driver.js';
+import { GreeterAgent } from '../../src/voice/greeter.js';
+import type { CallAgent } from '../../src/voice/index.js';
+import type { CallResult } from '../../src/telephony/index.js';
+import { decodeWav } from '../../src/lib/audio.js';
+import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { speechClip, RATE_HZ } from '../helpers/clips.js';
+
+const CALLEE = '+14155550199';
+const US = '+14155550100';
+
+/** Seconds of 20 ms windows louder than speech's floor. */
+function loudSeconds(pcm: Int16Array): number {
+  let loud = 0;
+  for (let i = 0; i + 160 <= pcm.length; i += 160) if (rms(pcm.subarray(i, i + 160)) > 300) loud++;
+  return loud * 0.02;
+}
+
+function driverFor(baresip: Baresip, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}): SipDriver {
+  return new SipDriver({
+    agent,
+    saveRecording: async (callId, wav) => {
+      recordings.set(callId, wav);
+      return `memory:${callId}`;
+    },
+    log: createLogger('silent'),
+    trunkFor: async () => ({ id: 'trunk-1', address: baresip.address, transport: 'udp', codecs: ['PCMU', 'PCMA'], ...trunk }),
+    bind: { host: '127.0.0.1', port: 0 },
+    ringTimeoutSeconds: 10,
+    maxCallSeconds: 60,
+  });
+}
+
+function dial(driver: SipDriver, to = CALLEE): Promise<CallResult> {
+  const ids: string[] = [];
+  return driver
+    .dial({ leadId: 'lead-1', attempt: 1, to, from: US, templateId: 'template-1', payload: {}, executionMode: 'sip', onCallId: (id) => ids.push(id), signal: new AbortController().signal })
+    .then((r) => {
+      assert.deepEqual(ids, r.callId ? [r.callId] : []);
+      return r;
+    });
+}
+
+describe('SIP trunk calls against baresip', () => {
+  let calleeSpeech: Int16Array;
+  before(async () => {
+    calleeSpeech = (await speechClip('callee', 'Hello? Yes, this is Sam speaking. I am fine, thank you very much for calling me today.')).pcm;
+  });
+
+  describe('a whole call with the greeter, ended by the callee', () => {
+    let baresip: Baresip;
+    let driver: SipDriver;
+    const recordings = new Map<string, Buffer>();
+    before(async () => {
+      baresip = await startBaresip({ user: CALLEE, speech: calleeSpeech, sampleRateHz: RATE_HZ });
+      driver = driverFor(baresip, new GreeterAgent(), recordings);
+    });
+    after(async () => {
+      await driver?.close();
+      await baresip?.close();
+    });
+
+    it('answers, carries both voices, records, and ends with the callee\'s BYE as `customer`', async () => {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      assert.ok(result.callId);
+      const meta = result.end.metaData!;
+      assert.equal(meta.call_ended_by, 'customer');
+      assert.equal(meta.sip_ended_by, 'customer');
+      assert.deepEqual((meta.sip_statuses as number[]).at(-1), 200);
+      assert.ok(Array.isArray(meta.transcription) && meta.transcription.length > 0, 'the greeter wrote a transcript');
+      // Dialer's recording holds the callee's speech (baresip hangs up when its WAV is over).
+      assert.equal(result.end.recordingUrl, `memory:${result.callId}`);
+      const recording = decodeWav(recordings.get(result.callId!)!).pcm;
+      assert.ok(loudSeconds(recording) >= 2, `the recording has ${loudSeconds(recording)} s of sound`);
+      // baresip heard the agent: its decoder's dump holds speech, not only silence.
+      await baresip.waitFor(/terminated/);
+      const { heard } = await baresip.recordings();
+      assert.ok(heard, `baresip recorded nothing:\n${baresip.output()}`);
+      assert.ok(loudSeconds(heard) >= 1, `baresip heard ${loudSeconds(heard)} s of the agent`);
+      assert.ok(rms(heard) > 200, `baresip's recording is near silent (rms ${rms(heard)})`);
+    });
+  });
+
+  describe('Dialer hangs up and presses keys', () => {
+    let baresip: Baresip;
+    let driver: SipDriver;
+    const recordings = new Map<string, Buffer>();
+    before(async () => {
+      // A long callee: the call ends by Dialer's BYE, not by baresip's.
+      const long = new Int16Array(calleeSpeech.length * 4);
+      for (let i = 0; i < 4; i++) long.set(calleeSpeech, i * calleeSpeech.length);
+      baresip = await startBaresip({ user: CALLEE, speech: long, sampleRateHz: RATE_HZ });
+      const keys: CallAgent = {
+        label: 'keys',
+        async converse(_context, io) {
+          await io.sendDigits!('5#');
+          io.hangup();
+          return { metaData: { call_ended_by: 'agent' } };
+        },
+      };
+      driver = driverFor(baresip, keys, recordings, { codecs: ['PCMA'] });
+    });
+    after(async () => {
+      await driver?.close();
+      await baresip?.close();
+    });
+
+    it('sends RFC 4733 keys that baresip receives, and its BYE is acknowledged', async () => {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      const meta = result.end.metaData!;
+      assert.equal(meta.sip_ended_by, 'agent');
+      assert.equal(meta.codec, 'PCMA');
+      assert.deepEqual((meta.dtmf_sent as Array<{ digits: string }>).map((k) => k.digits), ['5#']);
+      // baresip took Dialer's BYE (it reports the session closed by its peer).
+      await baresip.waitFor(/session closed|terminated/);
+      await baresip.waitFor(/received event: '5'/);
+      await baresip.waitFor(/received event: '#'/);
+    });
+  });
+
+  it('an unknown user is a failed attempt with its SIP status', async () => {
+    const baresip = await startBaresip({ user: CALLEE, speech: calleeSpeech, sampleRateHz: RATE_HZ });
+    const driver = driverFor(baresip, new GreeterAgent(), new Map());
+    try {
+      const result = await dial(driver, '+14155550111');
+      assert.notEqual(result.end.kind, 'completed');
+      assert.match(('error' in result.end ? result.end.error : undefined) ?? '', /^SIP 4\d\d /);
+    } finally {
+      await driver.close();
+      await baresip.close();
+    }
+  });
+});

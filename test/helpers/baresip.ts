@@ -1,0 +1,145 @@
+/**
+ * baresip (Debian's baresip-core) as the callee of SIP tests: a process with a config dir of its
+ * own, listening for SIP on a free UDP port of 127.0.0.1, with one account whose user is the
+ * dialled number and `answermode=auto`. It plays a WAV (aufile) as the callee's voice, records
+ * what it hears and what it sends (sndfile: dump-*-dec.wav, dump-*-enc.wav), and takes commands
+ * over ctrl_tcp (netstring JSON: hangup, DTMF).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { decodeWav, encodeWav } from '../../src/lib/audio.js';
+import { freePort } from './net.js';
+
+export const BARESIP = process.env.BARESIP_PATH ?? '/usr/bin/baresip';
+
+/** A UDP port free on 127.0.0.1 right now. */
+export function freeUdpPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket('udp4');
+    socket.once('error', reject);
+    socket.bind(0, '127.0.0.1', () => {
+      const { port } = socket.address();
+      socket.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Baresip {
+  /** host:port of its SIP socket. */
+  address: string;
+  dir: string;
+  /** Everything it printed (for a failing test's message). */
+  output(): string;
+  /** Waits until its output matches. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** A ctrl_tcp command (`hangup`, `sndcode 5` …). */
+  command(command: string, params?: string): Promise<void>;
+  /** What it heard from Dialer (the decoder's dump) and what it sent (the encoder's), as 8 kHz PCM. */
+  recordings(): Promise<{ heard?: Int16Array; sent?: Int16Array }>;
+  close(): Promise<void>;
+}
+
+export async function startBaresip(options: { user: string; speech: Int16Array; sampleRateHz: number }): Promise<Baresip> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'dialer-baresip-'));
+  const sipPort = await freeUdpPort();
+  const ctrlPort = await freePort();
+  const wav = path.join(dir, 'callee.wav');
+  await writeFile(wav, encodeWav(options.speech, options.sampleRateHz));
+  await writeFile(path.join(dir, 'accounts'), `<sip:${options.user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n`);
+  await writeFile(
+    path.join(dir, 'config'),
+    [
+      'poll_method epoll',
+      `sip_listen 127.0.0.1:${sipPort}`,
+      'sip_transports udp',
+      `audio_source aufile,${wav}`,
+      'audio_player aubridge,nowhere',
+      'audio_alert aubridge,nowhere',
+      'audio_level no',
+      'ausrc_srate 8000',
+      'auplay_srate 8000',
+      'ausrc_channels 1',
+      'auplay_channels 1',
+      'rtp_ports 30000-40000',
+      'module_path /usr/lib/baresip/modules',
+      'module g711.so',
+      'module aufile.so',
+      'module aubridge.so',
+      'module sndfile.so',
+      'module_tmp account.so',
+      'module_app menu.so',
+      'module_app ctrl_tcp.so',
+      `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
+      `snd_path ${dir}`,
+      '',
+    ].join('\n'),
+  );
+  let output = '';
+  const waiters: Array<() => void> = [];
+  const child: ChildProcess = spawn(BARESIP, ['-f', dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const onData = (data: Buffer) => {
+    output += data.toString();
+    for (const w of waiters.splice(0)) w();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const waitFor = async (pattern: RegExp, timeoutMs = 15_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(output)) {
+      if (child.exitCode !== null) throw new Error(`baresip exited (${child.exitCode}) before ${pattern}:\n${output}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`baresip never printed ${pattern}:\n${output}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  };
+  const baresip: Baresip = {
+    address: `127.0.0.1:${sipPort}`,
+    dir,
+    output: () => output,
+    waitFor,
+    async command(command, params) {
+      const body = JSON.stringify({ command, ...(params !== undefined ? { params } : {}), token: 'dialer' });
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(ctrlPort, '127.0.0.1', () => socket.end(`${Buffer.byteLength(body)}:${body},`));
+        socket.on('data', () => socket.destroy());
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+    },
+    async recordings() {
+      const files = await readdir(dir);
+      const read = async (suffix: string) => {
+        const name = files.find((f) => f.startsWith('dump-') && f.endsWith(suffix));
+        return name ? decodeWav(await readFile(path.join(dir, name))).pcm : undefined;
+      };
+      const [heard, sent] = await Promise.all([read('-dec.wav'), read('-enc.wav')]);
+      return { ...(heard ? { heard } : {}), ...(sent ? { sent } : {}) };
+    },
+    async close() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor(/ctrl_tcp|baresip is ready|Populated \d+ audio/i);
+  } catch (err) {
+    await baresip.close();
+    throw err;
+  }
+  return baresip;
+}
