@@ -9,6 +9,7 @@ export type Resource =
   | 'configurations'
   | 'numbers'
   | 'blacklist'
+  | 'dnc_lists'
   | 'leads'
   | 'campaigns'
   | 'analytics'
@@ -33,6 +34,7 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   configurations: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   numbers: { read: ['admin', 'reseller'], write: ['admin'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
+  dnc_lists: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   leads: { read: ALL, write: ALL },
   // Users push leads into campaigns; pausing, resuming and stopping one is for those who run them.
   campaigns: { read: ALL, write: ['admin', 'reseller', 'merchant'] },

@@ -4,6 +4,7 @@ import { compileBodyValidator } from '../http/index.js';
 import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
+import { unknownDncLists } from '../compliance/index.js';
 import { E164_HINT, isE164 } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
 import { findTemplateById, type TemplateRef } from '../templates/index.js';
@@ -235,6 +236,8 @@ export class ConfigurationsService {
       const { rows } = await this.db.query('SELECT 1 FROM merchants WHERE id = $1 AND reseller_id = $2', [merchantId, input.reseller_id]);
       if (rows.length === 0) errors.push({ path: '/merchant_id', message: `${JSON.stringify(merchantId)} is not a merchant of reseller ${input.reseller_id}` });
     }
+    // The do-not-call lists named must be the reseller's own or platform-wide ones.
+    errors.push(...(await unknownDncLists(this.db, input.reseller_id, input.dnc_lists ?? [])));
     if (errors.length > 0) throw invalid(errors);
     const fields = input as unknown as Record<string, unknown>;
     const row = Object.fromEntries(WRITTEN_COLUMNS.map((column) => [column, fields[column === 'template_id' ? 'template' : column] ?? null]));

@@ -14,3 +14,8 @@ export function isE164(value: unknown): value is string {
 }
 
 export const E164_HINT = 'must be an E.164 phone number such as +14155550123 (a plus sign and digits only)';
+
+/** The country (ISO 3166-1 alpha-2) a number belongs to, as libphonenumber's metadata reads it; undefined when it cannot tell. */
+export function numberCountry(e164: string): string | undefined {
+  return parsePhoneNumberFromString(e164)?.country;
+}
