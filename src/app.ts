@@ -33,6 +33,7 @@ import {
 } from './http/index.js';
 import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
+import { registerCompliance } from './compliance/index.js';
 import { registerCampaigns } from './campaigns/index.js';
 import { registerConfigurations, type OnCallingEnabled } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
@@ -266,6 +267,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerNumbers(scoped, db);
       registerTrunks(scoped, db, outbound.policy);
       registerBlacklist(scoped, db);
+      await registerCompliance(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });
       // A stopped campaign's waiting leads are aborted; a resumed one wakes the workers.

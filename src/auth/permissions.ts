@@ -10,6 +10,7 @@ export type Resource =
   | 'numbers'
   | 'trunks'
   | 'blacklist'
+  | 'dnc_lists'
   | 'leads'
   | 'campaigns'
   | 'analytics'
@@ -36,6 +37,7 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   // A reseller's own SIP trunks (an extension): resellers manage theirs.
   trunks: { read: ['admin', 'reseller'], write: ['admin', 'reseller'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
+  dnc_lists: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   leads: { read: ALL, write: ALL },
   // Users push leads into campaigns; pausing, resuming and stopping one is for those who run them.
   campaigns: { read: ALL, write: ['admin', 'reseller', 'merchant'] },

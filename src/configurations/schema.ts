@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Id, literalUnion, Timestamp } from '../http/index.js';
+import { JURISDICTIONS } from '../lib/legal-hours.js';
 
 /**
  * The call execution configuration as the API speaks it. One schema serves the create
@@ -135,6 +136,22 @@ export const ConfigurationFields = {
   trunk_id: Type.Optional(
     Type.Union([Id, Type.Null()], { description: "An extension: the SIP trunk a SIP configuration dials through (a trunk of the same reseller); required when calling_provider is SIP, null otherwise" }),
   ),
+  require_consent: Type.Boolean({
+    default: false,
+    description: 'A lead pushed without `consent` (the evidence of the callee\'s consent) is refused with 422 and never dialled (docs/compliance.md)',
+  }),
+  dnc_lists: Type.Array(Id, {
+    default: [],
+    maxItems: 50,
+    uniqueItems: true,
+    description: "Do-not-call lists (POST /dnc-lists) the template's leads are checked against, at push (403) and again at dial time (finished DNC_LISTED)",
+  }),
+  legal_hours: Type.Array(literalUnion(JURISDICTIONS), {
+    default: [],
+    maxItems: 20,
+    uniqueItems: true,
+    description: "Jurisdictions whose calling hours apply on top of the window, to numbers of their countries, in the recipient's local time (docs/compliance.md lists them)",
+  }),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",

@@ -4,6 +4,7 @@ import { compileBodyValidator } from '../http/index.js';
 import { AppError, conflict, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
+import { unknownDncLists } from '../compliance/index.js';
 import { phoneNumberProblem } from '../lib/phone.js';
 import { isTimeZone } from '../lib/time.js';
 import { findTemplateById, type TemplateRef } from '../templates/index.js';
@@ -240,6 +241,8 @@ export class ConfigurationsService {
       if (!input.trunk_id) errors.push({ path: '/trunk_id', message: 'is required when calling_provider is SIP' });
       else if (trunk?.reseller_id !== input.reseller_id) errors.push({ path: '/trunk_id', message: `${JSON.stringify(input.trunk_id)} is not a trunk of reseller ${input.reseller_id}` });
     } else if (input.trunk_id) errors.push({ path: '/trunk_id', message: 'applies only when calling_provider is SIP' });
+    // The do-not-call lists named must be the reseller's own or platform-wide ones.
+    errors.push(...(await unknownDncLists(this.db, input.reseller_id, input.dnc_lists ?? [])));
     if (errors.length > 0) throw invalid(errors);
     const fields = input as unknown as Record<string, unknown>;
     const row = Object.fromEntries(WRITTEN_COLUMNS.map((column) => [column, fields[column === 'template_id' ? 'template' : column] ?? null]));

@@ -6,11 +6,13 @@
  * Checks run in this order: schema (400 missing field or bad execution_mode, 422 other
  * schema failures), scope (403), template under the reseller/merchant (404), the campaign it joins
  * (404 not there, 409 stopped, ended or of another template), payload variables the template needs
- * (422), the destination number (422 malformed, 403 blacklisted).
+ * (422), consent (422 missing under require_consent, or captured in the future), the destination
+ * number (422 malformed, 403 blacklisted or on a do-not-call list the configuration honours).
  */
 import type { ErrorObject } from 'ajv';
 import { assertOwnerInScope, can, type Principal } from '../auth/index.js';
 import { campaignRefs, joinProblem, type CampaignRef } from '../campaigns/index.js';
+import { consentProblem, findDncHits, type DncHit } from '../compliance/index.js';
 import { ConfigurationOverride, findPushTargets, mayCall, type PushTarget, type PushTargetKey } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
 import { compileBodyValidator } from '../http/index.js';
@@ -62,6 +64,8 @@ export class PushContext {
   private readonly targets = new Map<string, Promise<PushTarget | undefined>>();
   private readonly merchants = new Map<string, Promise<string | undefined>>();
   private readonly campaigns = new Map<string, Promise<CampaignRef | undefined>>();
+  private readonly dnc = new Map<string, Promise<DncHit | undefined>>();
+  private readonly dncLookup = new Batcher<{ phone: string; lists: readonly string[] }, DncHit | undefined>((asks) => findDncHits(this.db, asks), { maxBatch: 1000 });
 
   constructor(
     private readonly db: Queryable,
@@ -73,6 +77,11 @@ export class PushContext {
   /** The template by name, its configuration, and whether `phone` is blacklisted. */
   target(resellerId: string, templateName: string, phone: string | undefined) {
     return memo(this.targets, `${resellerId}\u0000${templateName}\u0000${phone ?? ''}`, () => this.lookup({ resellerId, templateName, phone }));
+  }
+
+  /** The first of `lists` that holds `phone` (the lookups of a batch answered together). */
+  dncListed(phone: string, lists: readonly string[]) {
+    return memo(this.dnc, `${lists.join(',')}\u0000${phone}`, () => this.dncLookup.submit({ phone, lists }));
   }
 
   campaign(id: string) {
@@ -187,6 +196,8 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
     const refused = bad ? [] : overrideUrlErrors(override, ctx.outbound);
     if (refused.length > 0) throw badRequest(`Request body: ${refused[0]!.path} ${refused[0]!.message}`, refused, 'outbound_url_refused');
   }
+  const consentRefused = consentProblem(body.consent, configuration?.require_consent ?? false);
+  if (consentRefused) errors.push(consentRefused);
   if (errors.length > 0) {
     throw unprocessable(`Request body: ${errors[0]!.path} ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'schema_validation_failed');
   }
@@ -194,6 +205,8 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
   if (phone !== undefined && (configuration?.enforce_blacklist ?? true) && target.blacklisted) {
     throw forbidden(`payload.customer_mobile_number ${phone} is blacklisted`, 'blacklisted');
   }
+  const dnc = phone !== undefined && configuration && configuration.dnc_lists.length > 0 ? await ctx.dncListed(phone, configuration.dnc_lists) : undefined;
+  if (dnc) throw forbidden(`payload.customer_mobile_number ${phone} is on the do-not-call list ${JSON.stringify(dnc.name)} (${dnc.list_id})`, 'dnc_listed');
 
   const notes: string[] = [];
   if (phone === undefined) notes.push('payload.customer_mobile_number is missing: the lead stays in BACKLOG and will not be dialled');
@@ -214,6 +227,7 @@ export async function preparePush(caller: Principal, raw: unknown, ctx: PushCont
       configurations_override: override,
       payload,
       campaign_id: body.campaign_id ?? null,
+      consent: body.consent ?? null,
       // Nothing may call it yet (no configuration, or calling disabled): it waits to be looked at
       // again, or until the configuration is created or enabled, instead of filling the queue head.
       due_in_seconds: phone === undefined ? null : callable ? (configuration?.initial_offset ?? 0) : HELD_SECONDS,

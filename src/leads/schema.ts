@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { ErrorObject } from 'ajv';
 import { literalUnion, NullableTimestamp, Timestamp } from '../http/index.js';
 import { EXECUTION_MODES, LEAD_STATUSES } from '../lifecycle/index.js';
+import { Consent, StoredConsent } from '../compliance/index.js';
 
 export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from '../lifecycle/index.js';
 /** Fields whose absence is "a missing required field" (400) rather than a schema failure (422). */
@@ -28,6 +29,7 @@ export const PushBody = Type.Object(
     campaign_id: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'An extension: the campaign (POST /campaigns) the lead joins; its cap, pace, dates and pause then apply to it' }),
     ),
+    consent: Type.Optional(Consent),
     is_playground: Type.Optional(Type.Boolean({ default: false })),
     configurations_override: Type.Optional(
       Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'Partial configuration; kept only when is_playground' }),
@@ -142,6 +144,7 @@ export const Lead = Type.Object({
   cancellation_reason: Nullable(Type.String()),
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the lead is next due; null when it will not be dialled' }),
   campaign_id: Type.Optional(Nullable(Type.String({ description: 'An extension: the campaign the lead joined' }))),
+  consent: Type.Optional(Nullable(StoredConsent)),
   held_reason: Type.Optional(
     Type.String({
       description:

@@ -31,3 +31,8 @@ export function phoneNumberProblem(value: unknown): string | undefined {
   const where = `+${parsed.countryCallingCode}${countries[0] ? `, ${regionName(countries[0])}` : ''}${others > 0 ? ` and ${others} other ${others === 1 ? 'country' : 'countries'}` : ''}`;
   return `is written as E.164, but is not a valid number for its country (${where})`;
 }
+
+/** The country (ISO 3166-1 alpha-2) a number belongs to, as libphonenumber's metadata reads it; undefined when it cannot tell. */
+export function numberCountry(e164: string): string | undefined {
+  return parsePhoneNumberFromString(e164)?.country;
+}

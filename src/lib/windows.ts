@@ -5,6 +5,8 @@
  * that a DST change skips open at the first instant after the gap; a repeated hour counts once.
  */
 import { DateTime } from 'luxon';
+import { LEGAL_HOURS, type Jurisdiction, type LegalHours } from './legal-hours.js';
+import { numberCountry } from './phone.js';
 import { numberZone } from './phone-zone.js';
 
 const minutesOf = (hhmm: string): number => {
@@ -80,3 +82,42 @@ export function localDay(at: Date, zone: string): { start: Date; next: Date } {
 
 /** When an attempt is due: `from` plus `offsetSeconds`. */
 export const dueAfter = (from: Date, offsetSeconds: number): Date => new Date(from.getTime() + offsetSeconds * 1000);
+
+/** Why a lead waits for a jurisdiction's calling hours, and until when. */
+export interface LegalHold {
+  jurisdiction: Jurisdiction;
+  /** `start`-`end` and the zone they were judged in (several when the number tells none). */
+  hours: string;
+  zones: string[];
+  until: Date;
+}
+
+/**
+ * Whether the calling hours of law stop a call to `phone` at `at`: of the `jurisdictions` named,
+ * those whose countries the number belongs to apply, in the recipient's zone (the one its number
+ * tells, else every zone of the jurisdiction). Undefined when the call may go; otherwise the first
+ * jurisdiction that stops it and the next instant all of them allow.
+ */
+export function legalHold(at: Date, phone: string, jurisdictions: readonly string[]): LegalHold | undefined {
+  if (jurisdictions.length === 0) return undefined;
+  const country = numberCountry(phone);
+  if (country === undefined) return undefined;
+  const rules: { jurisdiction: Jurisdiction; rule: LegalHours; zones: string[] }[] = [];
+  for (const j of jurisdictions) {
+    const rule: LegalHours | undefined = LEGAL_HOURS[j as Jurisdiction];
+    if (!rule || !rule.countries.includes(country)) continue;
+    const told = numberZone(phone);
+    rules.push({ jurisdiction: j as Jurisdiction, rule, zones: told ? [told] : [...rule.zones] });
+  }
+  const open = (t: Date) => rules.find((r) => r.zones.some((z) => !inWindow(t, r.rule.start, r.rule.end, z)));
+  const first = open(at);
+  if (!first) return undefined;
+  // The next instant every applicable window is open in every zone: each closed one moves it on.
+  let until = at;
+  for (let round = 0; round < 16; round++) {
+    const closed = open(until);
+    if (!closed) break;
+    for (const z of closed.zones) until = nextOpening(until, closed.rule.start, closed.rule.end, z);
+  }
+  return { jurisdiction: first.jurisdiction, hours: `${first.rule.start}-${first.rule.end}`, zones: first.zones, until };
+}

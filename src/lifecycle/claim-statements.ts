@@ -189,10 +189,12 @@ export async function releaseAllHeld(q: Queryable, resellerId: string, templateI
 }
 
 /** Holds waiting leads back until the given times (a closed window, a rate limit, a kill switch). */
-export async function holdUntil(q: Queryable, holds: readonly { id: string; until: string }[]): Promise<void> {
+export async function holdUntil(q: Queryable, holds: readonly { id: string; until: string; meta?: Record<string, unknown> }[]): Promise<void> {
   if (holds.length === 0) return;
   await q.query(
-    `UPDATE leads l SET next_attempt_at = x.until, updated_at = now() FROM jsonb_to_recordset($1::jsonb) AS x (id text, until timestamptz) WHERE l.id = x.id`,
+    // `meta`: why it waits, merged into its metaData (a hold by the calling hours of law).
+    `UPDATE leads l SET next_attempt_at = x.until, meta_data = CASE WHEN x.meta IS NULL THEN l.meta_data ELSE l.meta_data || x.meta END, updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x (id text, until timestamptz, meta jsonb) WHERE l.id = x.id`,
     [JSON.stringify(holds)],
   );
 }

@@ -16,13 +16,13 @@ export async function queueLeads(q: Queryable, leads: readonly NewLead[]): Promi
   await q.query(
     `WITH inserted AS (
        INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, execution_mode,
-                          is_playground, configurations_override, payload, next_attempt_at, campaign_id)
+                          is_playground, configurations_override, payload, next_attempt_at, campaign_id, consent)
        SELECT x.id, x.reseller_id, x.merchant_id, x.template_id, x.template_name, x.request_id, x.execution_mode,
               x.is_playground, x.configurations_override, x.payload,
-              CASE WHEN x.due_in_seconds IS NULL THEN NULL ELSE now() + x.due_in_seconds * interval '1 second' END, x.campaign_id
+              CASE WHEN x.due_in_seconds IS NULL THEN NULL ELSE now() + x.due_in_seconds * interval '1 second' END, x.campaign_id, x.consent
        FROM jsonb_to_recordset($1::jsonb) AS x (
          id text, reseller_id text, merchant_id text, template_id text, template_name text, request_id text,
-         execution_mode text, is_playground boolean, configurations_override jsonb, payload jsonb, due_in_seconds integer, campaign_id text)
+         execution_mode text, is_playground boolean, configurations_override jsonb, payload jsonb, due_in_seconds integer, campaign_id text, consent jsonb)
        RETURNING 1)
      SELECT (SELECT count(*) FROM inserted) AS n, CASE WHEN $2 THEN pg_notify('${LEADS_CHANNEL}', '') END AS notified`,
     [JSON.stringify(leads), leads.some((l) => l.due_in_seconds === 0)],

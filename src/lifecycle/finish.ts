@@ -87,6 +87,10 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
          meta_data = CASE WHEN x.meta = '{}' THEN leads.meta_data ELSE leads.meta_data || x.meta END,
          recording_url = coalesce(x.recording_url, leads.recording_url), cost = coalesce(x.cost, leads.cost), sentiment = coalesce(x.sentiment, leads.sentiment),
          trace_scores = CASE WHEN x.trace_scores = '{}' THEN leads.trace_scores ELSE leads.trace_scores || x.trace_scores END,
+         -- An opt-out revokes the consent the lead was pushed with (kept, marked revoked).
+         consent = CASE WHEN x.opt_out AND leads.consent IS NOT NULL
+           THEN leads.consent || jsonb_build_object('revoked_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'revoked_by', 'opt_out')
+           ELSE leads.consent END,
          locked_by = NULL, locked_until = NULL, updated_at = now()
        FROM x
        WHERE leads.id = x.lead_id AND leads.attempt_count = x.attempt
@@ -160,10 +164,23 @@ async function undoClaim(
   return true;
 }
 
-/** Waiting leads (locked by the caller's claim) that may not be called: FINISHED `outcome` without a dial. */
-export async function finishWaiting(q: Queryable, leadIds: readonly string[], outcome: string, onFinished: OnFinished): Promise<void> {
+/**
+ * Waiting leads (locked by the caller's claim) that may not be called: FINISHED `outcome` without a
+ * dial; `meta` (lead id to fields) is merged into the metaData of the leads it names.
+ */
+export async function finishWaiting(
+  q: Queryable,
+  leadIds: readonly string[],
+  outcome: string,
+  onFinished: OnFinished,
+  meta?: Readonly<Record<string, Record<string, unknown>>>,
+): Promise<void> {
   if (leadIds.length === 0) return;
-  await q.query(`UPDATE leads SET status = 'FINISHED', outcome = $2, next_attempt_at = NULL, updated_at = now() WHERE id = ANY($1::text[])`, [leadIds, outcome]);
+  await q.query(
+    `UPDATE leads SET status = 'FINISHED', outcome = $2, next_attempt_at = NULL, meta_data = meta_data || coalesce($3::jsonb -> id, '{}'), updated_at = now()
+     WHERE id = ANY($1::text[])`,
+    [leadIds, outcome, JSON.stringify(meta ?? {})],
+  );
   await onFinished(q, leadIds);
 }
 

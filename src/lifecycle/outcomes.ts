@@ -46,6 +46,8 @@ export const OUTCOMES = {
   voicemail_left: { reached: false, retried: false, reason: 'The call reached voicemail; a message was left' },
   PRECHECK_FAILED: { reached: false, retried: false, reason: 'A pre-dial check stopped the call', undialled: true },
   BLACKLISTED: { reached: false, retried: false, reason: 'The number is blacklisted', undialled: true },
+  // Found at dial time on a do-not-call list the configuration honours; metaData.dnc_list names it.
+  DNC_LISTED: { reached: false, retried: false, reason: 'The number is on a do-not-call list', undialled: true },
   aborted: { reached: false, retried: false, reason: 'The lead was aborted', undialled: true },
   OPTED_OUT: { reached: true, retried: false, reason: 'The callee asked not to be called again' },
   callback_requested: { reached: true, retried: true, reason: 'The callee asked to be called back' },

@@ -43,6 +43,8 @@ export interface LeadRow {
   next_attempt_at: Date | null;
   /** The campaign the lead joined, if any. */
   campaign_id?: string | null;
+  /** The evidence of consent it was pushed with (revoked_at once the callee opted out); null: none. */
+  consent?: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -60,7 +62,13 @@ export type ClaimedLead = Pick<
 export type NewLead = Pick<
   LeadRow,
   'id' | 'reseller_id' | 'merchant_id' | 'template_id' | 'template_name' | 'request_id' | 'execution_mode' | 'is_playground' | 'configurations_override' | 'payload'
-> & { due_in_seconds: number | null; /** The campaign it joins, if any. */ campaign_id?: string | null };
+> & {
+  due_in_seconds: number | null;
+  /** The campaign it joins, if any. */
+  campaign_id?: string | null;
+  /** The evidence of consent it was pushed with, if any. */
+  consent?: Record<string, unknown> | null;
+};
 
 /** A lead as its last attempt left it (FINISHED), written whole: demo data over past days. */
 export type FinishedLeadRow = Pick<

@@ -1,8 +1,9 @@
 /**
  * The claim's rules. One transaction locks a batch of due leads with FOR UPDATE SKIP LOCKED (other
  * workers skip them) and decides each: its campaign's admission and its configuration's cap of live
- * calls (src/lifecycle/configuration-cap.ts), the blacklist at dial time, the kill switch, the calling
- * window, the rate limit (exact across workers), and the outbound number (taken atomically). A
+ * calls (src/lifecycle/configuration-cap.ts), the blacklist and the do-not-call lists at dial time,
+ * the kill switch, the calling window and the calling hours of law, the rate limit (exact across
+ * workers), and the outbound number (taken atomically). A
  * lead that passes becomes PROCESSING with a lease; one that must wait is held to its next due
  * time; one that may not be called is finished. All of it commits together or not at all. The
  * statements themselves are the lifecycle's (src/lifecycle/claim-statements.ts).
@@ -22,12 +23,14 @@ import {
   numberDialsSince,
   takeSlot,
   type Claimed,
+  type Candidate,
   type ClaimedLead,
   type NumberRotation,
   type OnFinished,
   admitConfigurationStarts,
 } from '../lifecycle/index.js';
-import { inWindow, leadZone, localDay, nextOpening } from '../lib/windows.js';
+import { findDncHits, type DncHit } from '../compliance/index.js';
+import { inWindow, leadZone, legalHold, localDay, nextOpening } from '../lib/windows.js';
 
 export type { Claimed } from '../lifecycle/index.js';
 
@@ -63,7 +66,7 @@ export interface ClaimReport {
   claimed: Claimed[];
   /** Leads moved to the next window opening or rate-limit slot. */
   deferred: number;
-  /** Leads finished without a dial (blacklisted at dial time). */
+  /** Leads finished without a dial (blacklisted or on a do-not-call list at dial time). */
   finished: number;
   /** Whether the queue head was examined for uncallable leads. */
   unclogged: boolean;
@@ -101,8 +104,9 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     report.deferred += await moveAsideUncallable(q, options.providers, limit, Math.max(UNCLOG_HEAD, limit));
     report.unclogged = true;
   }
-  const deferrals: { id: string; until: string }[] = [];
+  const deferrals: { id: string; until: string; meta?: Record<string, unknown> }[] = [];
   const blacklisted: string[] = [];
+  const dncListed: Record<string, Record<string, unknown>> = {};
   const ready = new Map<string, Ready[]>();
   const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
   // Campaigns' leads start only as their campaign admits (state, dates, cap, pace, breaker), decided
@@ -118,6 +122,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const configurationRoom = capped.length > 0 ? await admitConfigurationStarts(q, capped.sort()) : undefined;
   // The database's clock, read with the leads.
   const now = options.judgedAt?.() ?? rows.find((r) => r.now)?.now ?? new Date();
+  const dnc = await dncHits(q, rows, configurations);
   for (const row of rows) {
     const { configuration: _once, configuration_id, now: _read, blacklisted: isBlacklisted, campaign_id: campaignId, ...lead } = row;
     // A start is taken from the campaign's and the configuration's allowance only when both have one.
@@ -138,9 +143,20 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
       blacklisted.push(lead.id);
       continue;
     }
+    const listed = dnc.get(lead.id);
+    if (listed) {
+      dncListed[lead.id] = { dnc_list: { id: listed.list_id, name: listed.name, checked_at: now.toISOString() } };
+      continue;
+    }
     const zone = leadZone(lead.payload, config.call_timezone, config.window_timezone);
     if (!inWindow(now, config.call_start_time, config.call_end_time, zone)) {
       deferrals.push({ id: lead.id, until: nextOpening(now, config.call_start_time, config.call_end_time, zone).toISOString() });
+      continue;
+    }
+    const lawful = legalHold(now, phone, config.legal_hours ?? []);
+    if (lawful) {
+      const until = lawful.until.toISOString();
+      deferrals.push({ id: lead.id, until, meta: { legal_hours_hold: { jurisdiction: lawful.jurisdiction, hours: lawful.hours, zones: lawful.zones, judged_at: now.toISOString(), until } } });
       continue;
     }
     if (config.max_calls_per_number_per_day != null) {
@@ -174,7 +190,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // The claim's last statement carries its COMMIT (one round trip fewer): mostly the only claim.
   const groups = [...ready];
   for (const [i, [provider, group]] of groups.entries()) {
-    const final = i === groups.length - 1 && deferrals.length === 0 && blacklisted.length === 0;
+    const final = i === groups.length - 1 && deferrals.length === 0 && blacklisted.length === 0 && Object.keys(dncListed).length === 0;
     report.claimed.push(...(await claimWithNumbers(q, provider, group, { ...options, final })));
   }
   await holdUntil(q, deferrals);
@@ -183,5 +199,26 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     await finishWaiting(q, blacklisted, 'BLACKLISTED', options.onFinished);
     report.finished += blacklisted.length;
   }
+  const onDnc = Object.keys(dncListed);
+  if (onDnc.length > 0) {
+    await finishWaiting(q, onDnc, 'DNC_LISTED', options.onFinished, dncListed);
+    report.finished += onDnc.length;
+  }
   return report;
+}
+
+/**
+ * The leads of `rows` whose number is on a do-not-call list their configuration honours (the
+ * lists as they are now, not as they were at push), with the list: one lookup for the claim, and
+ * none when no configuration names a list.
+ */
+async function dncHits(q: Queryable, rows: readonly Candidate[], configurations: ReadonlyMap<string, ConfigurationRow>): Promise<Map<string, DncHit>> {
+  const asks: { id: string; phone: string; lists: readonly string[] }[] = [];
+  for (const row of rows) {
+    const lists = effectiveConfiguration(configurations.get(row.configuration_id)!, row).dnc_lists ?? [];
+    const phone = row.payload.customer_mobile_number;
+    if (lists.length > 0 && typeof phone === 'string') asks.push({ id: row.id, phone, lists });
+  }
+  const hits = await findDncHits(q, asks);
+  return new Map(asks.flatMap((a, i) => (hits[i] ? [[a.id, hits[i]] as const] : [])));
 }

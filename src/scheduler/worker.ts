@@ -206,9 +206,9 @@ export class Scheduler {
       });
       this.live.add(tracked);
     }
-    // Leads moved aside (a queue head that could not be called now): look again at once, the
-    // callable leads may be right behind them.
-    this.movedAside = report.deferred > 0;
+    // Leads moved aside (a queue head that could not be called now) or finished without a dial (a
+    // blacklist or a do-not-call list): look again at once, the callable leads may be right behind them.
+    this.movedAside = report.deferred > 0 || report.finished > 0;
     return report.claimed.length;
   }
 

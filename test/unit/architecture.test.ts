@@ -59,6 +59,8 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   lead_payload_terms: ['analytics'],
   lead_owners: ['analytics'],
   campaigns: ['campaigns'],
+  dnc_lists: ['compliance'],
+  dnc_numbers: ['compliance'],
   idempotency_keys: ['leads'],
   schema_migrations: ['db'],
 };
