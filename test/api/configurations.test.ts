@@ -59,6 +59,9 @@ const FULL = {
   window_timezone: 'recipient',
   max_calls_per_number_per_day: 3,
   max_concurrent_calls: 5,
+  require_consent: true,
+  dnc_lists: [],
+  legal_hours: ['US'],
 };
 
 describe('POST /configurations', () => {
