@@ -90,10 +90,9 @@ export interface CallIO {
   onSpeak?(listener: (request: SpeakRequest) => void): void;
 }
 
-/** A transcript line's `at_ms` from where the call's recording is (`msAgo` before now); nothing when the call is not recorded. */
-export function recordingAt(io: Pick<CallIO, 'recordingMs'>, msAgo = 0): { at_ms?: number } {
-  const ms = io.recordingMs?.();
-  return ms === undefined ? {} : { at_ms: Math.max(0, Math.round(ms - msAgo)) };
+/** A transcript line's `at_ms`: `msAgo` before where the recording is now (`CallIO.recordingMs`); nothing when the call is not recorded. */
+export function recordingAt(recordingMs: number | undefined, msAgo = 0): { at_ms?: number } {
+  return recordingMs === undefined ? {} : { at_ms: Math.max(0, Math.round(recordingMs - msAgo)) };
 }
 
 export interface ConversationResult {

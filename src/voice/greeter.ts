@@ -158,7 +158,7 @@ export class GreeterAgent implements CallAgent {
       const pcm = await speak(text, io.sampleRateHz, io.signal);
       if (io.signal.aborted) return;
       agentSpeaking = true;
-      const at = recordingAt(io);
+      const at = recordingAt(io.recordingMs?.());
       const result = await io.play(pcm);
       agentSpeaking = false;
       transcription.push({ role: 'assistant', content: result === 'played' ? text : `${text} [interrupted]`, ...at });

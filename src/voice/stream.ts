@@ -78,7 +78,7 @@ export class StreamAgent implements CallAgent {
         new TranscriptTap(observe),
         new TurnTakingProcessor({ settings: turnTaking }),
         new TranscriptSink((text) => {
-          transcription.push({ role: 'user', content: text, ...recordingAt(io) });
+          transcription.push({ role: 'user', content: text, ...recordingAt(io.recordingMs?.()) });
           observe({ type: 'transcript', role: 'user', text, final: true });
         }),
         sentences,
@@ -88,7 +88,7 @@ export class StreamAgent implements CallAgent {
         new OutputProcessor(io, metrics, {
           spoke: (_turn, text) => {
             spokenCharacters += text.length;
-            transcription.push({ role: 'assistant', content: text, ...recordingAt(io) });
+            transcription.push({ role: 'assistant', content: text, ...recordingAt(io.recordingMs?.()) });
             observe({ type: 'transcript', role: 'assistant', text, final: true });
           },
           ended: () => {},

@@ -95,7 +95,7 @@ export class FlowEngine implements FlowSession {
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
-    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...this.at(options.startedMsAgo) });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
   }
@@ -141,11 +141,6 @@ export class FlowEngine implements FlowSession {
     this.replies = [];
   }
 
-  /** A line's place in the recording: now, or `msAgo` before now (the caller began speaking before the words were final). */
-  private at(msAgo = 0): { at_ms?: number } {
-    return recordingAt({ ...(this.deps.recordingMs ? { recordingMs: this.deps.recordingMs } : {}) }, msAgo);
-  }
-
   private now(): string {
     return (this.deps.now?.() ?? new Date()).toISOString();
   }
@@ -164,7 +159,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...this.at() } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.()) } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }
@@ -351,7 +346,7 @@ export class FlowEngine implements FlowSession {
       record.error = done.error;
       this.record.errors.push(`${name}: ${done.error}`);
     }
-    if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})`, ...this.at() });
+    if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})`, ...recordingAt(this.deps.recordingMs?.()) });
     if (done.optedOut) this.record.opted_out = done.optedOut;
     if (done.callback) this.record.callback = done.callback;
     if (done.endAfterReply) this.endAfterReply = done.endAfterReply;

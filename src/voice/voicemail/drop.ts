@@ -97,7 +97,7 @@ export async function dropVoicemail(o: DropOptions): Promise<{ outcome: string; 
   if (!io.signal.aborted) {
     try {
       const pcm = await o.speak(o.message, io.signal);
-      at = recordingAt(io);
+      at = recordingAt(io.recordingMs?.());
       record.message_played = !io.signal.aborted && (await io.play(pcm)) === 'played';
     } catch (err) {
       if (!io.signal.aborted) record.error = `the message could not be spoken: ${(err as Error).message}`;
