@@ -54,6 +54,11 @@ export class CallRecorder {
     this.playCursor = Math.min(this.playCursor, cut);
   }
 
+  /** Where the recording is now, in milliseconds from its start: what a transcript line's `at_ms` is measured in. */
+  elapsedMs(): number {
+    return Math.max(0, Math.round(this.now() - this.startedAt));
+  }
+
   /** Seconds of audio recorded so far. */
   get seconds(): number {
     return this.length() / this.sampleRateHz;

@@ -308,6 +308,9 @@ export class CallSession {
       sendDigits(digits) {
         return session.keys.send(this, digits, 'agent');
       },
+      recordingMs() {
+        return session.recorder?.elapsedMs() ?? 0;
+      },
     };
   }
 

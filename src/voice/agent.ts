@@ -79,10 +79,20 @@ export interface CallIO {
    * resolves once they were played, throws when they could not be. Telephony only.
    */
   sendDigits?(digits: string): Promise<void>;
+  /**
+   * Milliseconds since the call's recording started (the offset a transcript line is stamped with,
+   * so a player can seek to it); undefined where nothing records the call.
+   */
+  recordingMs?(): number;
   /** Live events for a client that shows the conversation (WebRTC); telephony has none. */
   observe?(event: CallEvent): void;
   /** Speech the client asks for (WEBRTC_STREAM); only transports with a client offer it. */
   onSpeak?(listener: (request: SpeakRequest) => void): void;
+}
+
+/** A transcript line's `at_ms`: `msAgo` before where the recording is now (`CallIO.recordingMs`); nothing when the call is not recorded. */
+export function recordingAt(recordingMs: number | undefined, msAgo = 0): { at_ms?: number } {
+  return recordingMs === undefined ? {} : { at_ms: Math.max(0, Math.round(recordingMs - msAgo)) };
 }
 
 export interface ConversationResult {

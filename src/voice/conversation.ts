@@ -103,6 +103,7 @@ export class ConversationAgent implements CallAgent {
       ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
       ...(context.optOut ? { optOut: true } : {}),
       ...(io.sendDigits ? { sendDigits: (digits: string) => io.sendDigits!(digits) } : {}),
+      ...(io.recordingMs ? { recordingMs: () => io.recordingMs!() } : {}),
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
     });
@@ -314,12 +315,12 @@ export class ConversationAgent implements CallAgent {
     variables: Record<string, unknown>,
     detectedBy: VoicemailRecord['detected_by'],
     heardBefore?: Int16Array,
-    transcription: Array<{ role: 'user' | 'assistant'; content: string }> = [],
+    transcription: Array<{ role: 'user' | 'assistant'; content: string; at_ms?: number }> = [],
   ): Promise<ConversationResult> {
     const tts = this.options.services.tts;
     const errors: string[] = [];
     const message = substitute(context.voicemail?.message ?? '', variables, (name) => errors.push(`no value for {${name}}`));
-    const { outcome, record } = await dropVoicemail({
+    const { outcome, record, transcript } = await dropVoicemail({
       io,
       message,
       detectedBy,
@@ -337,7 +338,7 @@ export class ConversationAgent implements CallAgent {
       },
     });
     if (record.error) errors.push(record.error);
-    if (record.message_played) transcription.push({ role: 'assistant', content: message });
+    transcription.push(...transcript);
     return {
       outcome,
       metaData: { agent: this.label, transcription, call_ended_by: io.signal.aborted && !record.message_played ? 'customer' : 'agent', voicemail: record, errors },

@@ -8,7 +8,7 @@
  */
 import { rms } from '../lib/audio.js';
 import { synthesize, type LocalVoice } from '../lib/speech.js';
-import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
+import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult } from './agent.js';
 import { dropVoicemail } from './voicemail/drop.js';
 
 export interface GreeterOptions {
@@ -117,16 +117,16 @@ export class GreeterAgent implements CallAgent {
     if (context.machine && context.voicemail?.action === 'leave_message') {
       const message = substitute(context.voicemail.message ?? '', context.payload);
       const machine = context.machine;
-      const { outcome, record } = await dropVoicemail({
+      const { outcome, record, transcript } = await dropVoicemail({
         io,
         message,
         detectedBy: 'provider',
         ...(machine.greetingEnded ? { providerEnd: { how: machine.greetingEnded, ...(machine.detectionMs !== undefined ? { detectionMs: machine.detectionMs } : {}) } } : {}),
         speak: (text, signal) => speak(text, io.sampleRateHz, signal),
       });
-      return { outcome, metaData: { agent: this.label, transcription: record.message_played ? [{ role: 'assistant', content: message }] : [], call_ended_by: 'agent', voicemail: record } };
+      return { outcome, metaData: { agent: this.label, transcription: transcript, call_ended_by: 'agent', voicemail: record } };
     }
-    const transcription: Array<{ role: 'assistant' | 'user'; content: string }> = [];
+    const transcription: Array<{ role: 'assistant' | 'user'; content: string; at_ms?: number }> = [];
     const errors: string[] = [];
     let dtmf = '';
     let bargeIns = 0;
@@ -158,9 +158,10 @@ export class GreeterAgent implements CallAgent {
       const pcm = await speak(text, io.sampleRateHz, io.signal);
       if (io.signal.aborted) return;
       agentSpeaking = true;
+      const at = recordingAt(io.recordingMs?.());
       const result = await io.play(pcm);
       agentSpeaking = false;
-      transcription.push({ role: 'assistant', content: result === 'played' ? text : `${text} [interrupted]` });
+      transcription.push({ role: 'assistant', content: result === 'played' ? text : `${text} [interrupted]`, ...at });
     };
 
     try {

@@ -5,7 +5,7 @@
  *
  *   caller audio -> VAD (barge-in) -> STT -> turns -> transcript      client text -> sentences -> TTS -> playout
  */
-import type { CallAgent, CallContext, CallIO, ConversationResult, SpeakRequest } from './agent.js';
+import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult, type SpeakRequest } from './agent.js';
 import type { VoiceServices } from './conversation.js';
 import { DEFAULT_PRICING, type Pricing } from './conversation.js';
 import { frame, type Direction, type Frame } from './frames.js';
@@ -24,7 +24,7 @@ export interface StreamAgentOptions {
   pricing?: Pricing;
 }
 
-type Line = { role: 'user' | 'assistant'; content: string };
+type Line = { role: 'user' | 'assistant'; content: string; at_ms?: number };
 
 /** Keeps the caller's finished turns as transcript lines; nothing goes further down. */
 class TranscriptSink extends FrameProcessor {
@@ -78,7 +78,7 @@ export class StreamAgent implements CallAgent {
         new TranscriptTap(observe),
         new TurnTakingProcessor({ settings: turnTaking }),
         new TranscriptSink((text) => {
-          transcription.push({ role: 'user', content: text });
+          transcription.push({ role: 'user', content: text, ...recordingAt(io.recordingMs?.()) });
           observe({ type: 'transcript', role: 'user', text, final: true });
         }),
         sentences,
@@ -88,7 +88,7 @@ export class StreamAgent implements CallAgent {
         new OutputProcessor(io, metrics, {
           spoke: (_turn, text) => {
             spokenCharacters += text.length;
-            transcription.push({ role: 'assistant', content: text });
+            transcription.push({ role: 'assistant', content: text, ...recordingAt(io.recordingMs?.()) });
             observe({ type: 'transcript', role: 'assistant', text, final: true });
           },
           ended: () => {},

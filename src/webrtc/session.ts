@@ -155,6 +155,9 @@ export class WebRtcSession {
         session.audioListeners.push(listener);
       },
       onDtmf() {},
+      recordingMs() {
+        return session.recorder.elapsedMs();
+      },
       observe(event: CallEvent) {
         session.peer.send(event);
       },

@@ -231,6 +231,17 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.waitForFunction(() => (document.getElementById('recording-audio') as HTMLAudioElement).currentTime > 0.2, null, { timeout: 30_000 });
     await page.evaluate(() => (document.getElementById('recording-audio') as HTMLAudioElement).pause());
     assert.ok(ranged.includes(206), `the recording is read in ranges (answers ${JSON.stringify(ranged)})`);
+    // Each line shows its time in the recording (m:ss); clicking the last one plays the recording from there.
+    const times = page.locator('#transcript button.turn-time');
+    assert.equal(await times.count(), await page.locator('#transcript .turn').count());
+    for (const text of await times.allInnerTexts()) assert.match(text, /^\d+:\d\d$/);
+    const paused = await page.evaluate(() => (document.getElementById('recording-audio') as HTMLAudioElement).currentTime);
+    const called0 = (await admin.get(`/leads/${page.url().split('/').at(-1)!}`)).body;
+    const lastAtMs: number = called0.metaData.transcription.at(-1).at_ms;
+    assert.ok(lastAtMs / 1000 > paused + 0.5 && lastAtMs / 1000 < duration, `the last line at ${lastAtMs} ms lies after the paused player (${paused} s), within ${duration} s`);
+    await times.last().click();
+    await page.waitForFunction((from) => (document.getElementById('recording-audio') as HTMLAudioElement).currentTime >= from, lastAtMs / 1000, { timeout: 30_000 });
+    await page.evaluate(() => (document.getElementById('recording-audio') as HTMLAudioElement).pause());
     // The waveform is drawn, and the trace id links where DIALER_TRACE_URL_TEMPLATE says.
     await page.locator('.waveform div').first().waitFor({ state: 'attached' });
     const leadId = page.url().split('/').at(-1)!;

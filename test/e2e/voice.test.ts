@@ -155,5 +155,12 @@ describe('a template-driven call', () => {
     assert.equal(rec.status, 200);
     const wav = decodeWav(new Uint8Array(await rec.arrayBuffer()));
     assert.ok(wav.pcm.length / 8000 > 4, `${wav.pcm.length / 8000} s recorded`);
+    // Each line is placed in the recording: increasing offsets, all within its length.
+    const recordedMs = (wav.pcm.length / 8000) * 1000;
+    const offsets = meta.transcription.map((t: any) => t.at_ms);
+    for (const at of offsets) assert.ok(Number.isInteger(at) && at >= 0 && at < recordedMs, `at_ms ${JSON.stringify(offsets)} within ${recordedMs} ms`);
+    for (let i = 1; i < offsets.length; i++) assert.ok(offsets[i] > offsets[i - 1], `increasing at_ms ${JSON.stringify(offsets)}`);
+    // The callee began answering after the greeting was queued, and the goodbye came after the answer began.
+    assert.ok(offsets[1] - offsets[0] > 1000, `the greeting lasts before the answer: ${JSON.stringify(offsets)}`);
   });
 });

@@ -20,6 +20,7 @@ import { validateArguments } from './arguments.js';
 import { strictOutbound } from '../../lib/outbound/index.js';
 import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
 import { runHook } from './hooks.js';
+import { recordingAt } from '../agent.js';
 import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
@@ -88,13 +89,13 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean> } = {}): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean>; startedMsAgo?: number } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
-    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
   }
@@ -158,7 +159,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.()) } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }
@@ -345,7 +346,7 @@ export class FlowEngine implements FlowSession {
       record.error = done.error;
       this.record.errors.push(`${name}: ${done.error}`);
     }
-    if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})` });
+    if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})`, ...recordingAt(this.deps.recordingMs?.()) });
     if (done.optedOut) this.record.opted_out = done.optedOut;
     if (done.callback) this.record.callback = done.callback;
     if (done.endAfterReply) this.endAfterReply = done.endAfterReply;

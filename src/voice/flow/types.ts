@@ -38,9 +38,18 @@ export interface FunctionCallRecord {
   at: string;
 }
 
+/** One line of what was said. */
+export interface TranscriptLine {
+  role: 'user' | 'assistant';
+  content: string;
+  node?: string;
+  at_ms?: number;
+}
+
 export interface FlowRecord {
   /** What was said, in order (assistant text as actually spoken when interrupted), each turn with the node it was said in. */
-  transcription: Array<{ role: 'user' | 'assistant'; content: string; node?: string }>;
+  /** `at_ms`: where the line begins in the call's recording (milliseconds from its start), when the call is recorded. */
+  transcription: TranscriptLine[];
   /** Node names in the order they were entered. */
   node_traversal: string[];
   function_calls: FunctionCallRecord[];
@@ -72,8 +81,9 @@ export interface FlowSession {
    * The caller's turn (a final transcript): the LLM answers, functions run, transitions happen.
    * `confirmed`: the turn is speculative: its reply streams, but nothing with an effect (a function,
    * a transition) runs before it resolves true; false (or an abort) leaves it to `retract`.
+   * `startedMsAgo`: how long ago the caller began saying it (the line's `at_ms` is placed there).
    */
-  userTurn(text: string, signal: AbortSignal, options?: { confirmed?: Promise<boolean> }): AsyncIterable<AgentAction>;
+  userTurn(text: string, signal: AbortSignal, options?: { confirmed?: Promise<boolean>; startedMsAgo?: number }): AsyncIterable<AgentAction>;
   /** Takes back a speculative turn the caller talked over: its words, reply and record lines (its tokens stay counted). */
   retract(): void;
   /** The caller was silent for the node's idle timeout: the idle prompt (or a short reprompt). */
@@ -96,6 +106,8 @@ export interface FlowDeps {
   hookTimeoutMs?: number;
   /** Clock for the record's timestamps. */
   now?: () => Date;
+  /** Where the call's recording is now (ms from its start): stamps each transcript line's `at_ms`. */
+  recordingMs?: () => number;
   /** The OpenTelemetry context of the turn being run: parent of its `llm` and `hook` spans (none: not traced). */
   traceParent?: () => Context | undefined;
   /** Offer the built-in opt_out function in every node. */

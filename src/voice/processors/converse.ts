@@ -99,7 +99,7 @@ export class ConverseProcessor extends FrameProcessor {
           // Before its first words: everything of this turn is held until the verdict.
           this.push(frame({ kind: 'turn_hold' as const, turn: speculation.turn }));
         }
-        const turn = this.run((signal) => this.flow.userTurn(text, signal, speculation ? { confirmed: speculation.confirmed } : {}), {
+        const turn = this.run((signal) => this.flow.userTurn(text, signal, { ...(speculation ? { confirmed: speculation.confirmed } : {}), startedMsAgo: performance.now() - startedAt }), {
           kind: 'user',
           at: startedAt,
           speechEndedAt: f.speechEndedAt,

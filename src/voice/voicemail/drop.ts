@@ -6,7 +6,7 @@
  * first, the message could not be spoken).
  */
 import { rms } from '../../lib/audio.js';
-import type { CallIO } from '../agent.js';
+import { recordingAt, type CallIO } from '../agent.js';
 import { BeepDetector } from './beep.js';
 
 export const VOICEMAIL_LEFT = 'voicemail_left';
@@ -85,21 +85,24 @@ function greetingOver(o: DropOptions): Promise<Pick<VoicemailRecord, 'waited_for
   });
 }
 
-export async function dropVoicemail(o: DropOptions): Promise<{ outcome: string; record: VoicemailRecord }> {
+/** `transcript`: the message's line, placed in the recording where it began, when it was heard to its end. */
+export async function dropVoicemail(o: DropOptions): Promise<{ outcome: string; record: VoicemailRecord; transcript: Array<{ role: 'assistant'; content: string; at_ms?: number }> }> {
   const { io } = o;
   const record: VoicemailRecord = { detected_by: o.detectedBy, waited_for: 'provider', message: o.message, message_played: false };
   if (o.providerEnd) {
     if (o.providerEnd.how) record.provider_greeting_end = o.providerEnd.how;
     if (o.providerEnd.detectionMs !== undefined) record.greeting_ms = o.providerEnd.detectionMs;
   } else Object.assign(record, await greetingOver(o));
+  let at: { at_ms?: number } = {};
   if (!io.signal.aborted) {
     try {
       const pcm = await o.speak(o.message, io.signal);
+      at = recordingAt(io.recordingMs?.());
       record.message_played = !io.signal.aborted && (await io.play(pcm)) === 'played';
     } catch (err) {
       if (!io.signal.aborted) record.error = `the message could not be spoken: ${(err as Error).message}`;
     }
   }
   if (!io.signal.aborted) io.hangup();
-  return { outcome: record.message_played ? VOICEMAIL_LEFT : VOICEMAIL, record };
+  return { outcome: record.message_played ? VOICEMAIL_LEFT : VOICEMAIL, record, transcript: record.message_played ? [{ role: 'assistant', content: o.message, ...at }] : [] };
 }

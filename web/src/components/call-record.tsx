@@ -3,9 +3,10 @@
  * turn's node, and the functions the agent called with their hooks' requests and responses.
  */
 import { Badge, Empty, Json } from './ui.js';
-import { clock, seconds, when } from '../lib/format.js';
+import { clock, offset, seconds, when } from '../lib/format.js';
 
-export type Turn = { role: string; content: string; node?: string };
+/** `at_ms`: where the line begins in the call's recording. */
+export type Turn = { role: string; content: string; node?: string; at_ms?: number };
 export type FunctionCall = {
   node: string;
   name: string;
@@ -17,7 +18,8 @@ export type FunctionCall = {
   at: string;
 };
 
-export function Transcript({ turns, nodes }: { turns: Turn[]; nodes: string[] }) {
+/** `onSeek`: the recording can be played from a line's time (each time is then a button). */
+export function Transcript({ turns, nodes, onSeek }: { turns: Turn[]; nodes: string[]; onSeek?: (ms: number) => void }) {
   if (turns.length === 0) return <Empty>Nothing was said yet.</Empty>;
   let last: string | undefined;
   return (
@@ -39,13 +41,26 @@ export function Transcript({ turns, nodes }: { turns: Turn[]; nodes: string[] })
           return (
             <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}`}>
               {showNode && <span class="turn-node">{t.node}</span>}
-              <span class="turn-who">{t.role === 'user' ? 'Customer' : 'Agent'}</span>
+              <span class="turn-who">
+                {t.role === 'user' ? 'Customer' : 'Agent'}
+                {typeof t.at_ms === 'number' && <TurnTime ms={t.at_ms} onSeek={onSeek} />}
+              </span>
               <span class="turn-text">{t.content}</span>
             </li>
           );
         })}
       </ol>
     </div>
+  );
+}
+
+function TurnTime({ ms, onSeek }: { ms: number; onSeek: ((ms: number) => void) | undefined }) {
+  const text = offset(ms);
+  if (!onSeek) return <time class="turn-time">{text}</time>;
+  return (
+    <button type="button" class="turn-time" title={`Play the recording from ${text}`} aria-label={`Play the recording from ${text}`} onClick={() => onSeek(ms)}>
+      {text}
+    </button>
   );
 }
 

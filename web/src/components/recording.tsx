@@ -10,6 +10,16 @@ import { ErrorNote } from './ui.js';
 
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="dialer-csp-nonce"]')?.content;
 
+/** Plays the recording on this page from `ms` (a transcript line's time); the waveform follows its element. */
+export function playRecordingFrom(ms: number): void {
+  const audio = document.getElementById('recording-audio') as HTMLAudioElement | null;
+  if (!audio) return;
+  audio.currentTime = ms / 1000;
+  audio.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  // A browser may refuse to play before the page was interacted with: the position is set either way.
+  void audio.play().catch(() => undefined);
+}
+
 export function RecordingPlayer({ callId }: { callId: string }) {
   const audio = useRef<HTMLAudioElement>(null);
   const wave = useRef<HTMLDivElement>(null);

@@ -36,6 +36,12 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   return new Date(iso).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
 }
 
+/** An offset in a recording as m:ss (1:05). */
+export function offset(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
 export function seconds(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   const s = Math.round(value);

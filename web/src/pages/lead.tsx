@@ -9,7 +9,7 @@ import { leads } from '../api/endpoints.js';
 import { subscribe } from '../api/events.js';
 import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
-import { RecordingPlayer } from '../components/recording.js';
+import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
 import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
@@ -114,7 +114,7 @@ export default function LeadPage({ id }: { id: string }) {
       </Card>
       <div class="grid-2">
         <Card title="Conversation" id="transcript">
-          <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} />
+          <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} {...(l.call_id && l.recording_url ? { onSeek: playRecordingFrom } : {})} />
           {m.agent === 'greeter' && (
             <p class="hint">The built-in greeter carried this call: it hears when the customer speaks but does not transcribe it (no speech-to-text or LLM is configured).</p>
           )}
