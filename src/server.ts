@@ -7,6 +7,7 @@ import type { Config, Role } from './config.js';
 import { hostname } from 'node:os';
 import { Scheduler } from './scheduler/index.js';
 import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
+import { LiveTranscripts } from './leads/index.js';
 import { Flags } from './flags/index.js';
 import { createKits, SipDriver, Telephony, type Drivers } from './telephony/index.js';
 import { TrunksService } from './trunks/index.js';
@@ -139,6 +140,10 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     switches: flags,
     onInboundFinished: onFinished,
     journalDir: config.journalDir,
+    liveTranscript: (() => {
+      const live = new LiveTranscripts(db, log);
+      return (leadId: string) => live.sink(leadId);
+    })(),
   });
   const webrtc = new WebRtcService({
     db,

@@ -1,7 +1,8 @@
 /**
  * GET /events: server-sent events for a page that shows leads. A client names the leads it shows
  * (`leads=id,id`) and whether it wants the count of calls in progress (`live=true`); it hears
- * `lead` when one of them changes (status, outcome, attempts, call) and `live` when the count does.
+ * `lead` when one of them changes (status, outcome, attempts, call), `transcript` for each line a
+ * live call of one of them adds (src/leads/live-transcript.ts), and `live` when the count does.
  * One watcher per process reads every watched lead in one statement a second, only while someone
  * watches; a client that stays connected through any process sees changes made by every process.
  */
@@ -12,6 +13,7 @@ import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { problems } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
+import { LiveTranscripts } from './live-transcript.js';
 import { LeadWatchRepository, type LeadState } from './watch-repository.js';
 
 const MAX_WATCHED = 500;
@@ -28,6 +30,16 @@ export const LeadEvent = Type.Object(
   },
   { description: 'data of a `lead` event' },
 );
+export const TranscriptEvent = Type.Object(
+  {
+    id: Type.String({ description: 'the lead' }),
+    seq: Type.Integer({ description: "the line's place in the live call's transcript, from 1" }),
+    role: Type.String(),
+    content: Type.String(),
+    at_ms: Type.Optional(Type.Integer({ description: "milliseconds into the call's recording" })),
+  },
+  { description: 'data of a `transcript` event: a line a live call of a watched lead added' },
+);
 export const LiveEvent = Type.Object({ live_calls: Type.Integer() }, { description: 'data of a `live` event' });
 
 interface Watcher {
@@ -35,6 +47,8 @@ interface Watcher {
   ids: readonly string[];
   live: boolean;
   seen: Map<string, string>;
+  /** The last live transcript line sent, per lead being called. */
+  lines: Map<string, number>;
   liveCalls: number | undefined;
   send(event: string, data: unknown): void;
   /** Ends the client's stream (the service is closing). */
@@ -49,7 +63,10 @@ export class LeadWatch {
   private running = false;
   private readonly repo: LeadWatchRepository;
 
-  constructor(db: Db, private readonly intervalMs = 1000) {
+  constructor(
+    private readonly db: Db,
+    private readonly intervalMs = 1000,
+  ) {
     this.repo = new LeadWatchRepository(db);
   }
 
@@ -82,6 +99,10 @@ export class LeadWatch {
       const ids = new Set<string>();
       for (const w of this.watchers) for (const id of w.ids) ids.add(id);
       const states = ids.size > 0 ? new Map((await this.repo.states([...ids])).map((s) => [s.id, s])) : new Map<string, LeadState>();
+      // Live lines only of leads being called (the others' transcript is on the lead).
+      const live = [...states.values()].filter((s) => s.status === 'PROCESSING').map((s) => s.id);
+      const lines = new Map<string, Awaited<ReturnType<typeof LiveTranscripts.of>>>();
+      for (const line of await LiveTranscripts.of(this.db, live)) lines.set(line.lead_id, [...(lines.get(line.lead_id) ?? []), line]);
       const counts = new Map<string, Promise<number>>();
       for (const w of this.watchers) {
         for (const id of w.ids) {
@@ -93,6 +114,15 @@ export class LeadWatch {
           if (before !== undefined && before !== print) {
             w.send('lead', { id, status: s.status, outcome: s.outcome, attempt_count: s.attempt_count, call_id: s.call_id, updated_at: new Date(s.updated_at).toISOString() });
           }
+          // Between calls nothing is sent; the next call numbers its lines from 1 again.
+          if (s.status !== 'PROCESSING') w.lines.delete(id);
+          const ofLead = lines.get(id) ?? [];
+          const sent = w.lines.get(id) ?? 0;
+          for (const line of ofLead) {
+            if (line.seq <= sent) continue;
+            w.send('transcript', { id, seq: line.seq, role: line.role, content: line.content, ...(line.at_ms === undefined ? {} : { at_ms: line.at_ms }) });
+          }
+          if (ofLead.length > 0) w.lines.set(id, ofLead.at(-1)!.seq);
         }
         if (!w.live) continue;
         // Watchers of the same scope share one count.
@@ -141,9 +171,9 @@ export function registerLeadEvents(app: App, watch: LeadWatch): void {
     config: { permission: ['leads', 'read'] },
     schema: {
       tags: ['leads'],
-      summary: 'Server-sent events (text/event-stream): `lead` when a watched lead changes, `live` when the number of calls in progress changes',
+      summary: 'Server-sent events (text/event-stream): `lead` when a watched lead changes, `transcript` for each line its live call adds, `live` when the number of calls in progress changes',
       description:
-        'Events carry JSON: lead {id, status, outcome, attempt_count, call_id, updated_at}; live {live_calls}; ready {} once watching. ' +
+        'Events carry JSON: lead {id, status, outcome, attempt_count, call_id, updated_at}; transcript {id, seq, role, content, at_ms} (an extension: the lines of a watched lead\'s call in progress, in order; a new call starts at seq 1); live {live_calls}; ready {} once watching. ' +
         'Leads out of the caller\'s scope are never reported. A comment line keeps idle connections open.',
       querystring: EventsQuery,
       produces: ['text/event-stream'],
@@ -155,7 +185,7 @@ export function registerLeadEvents(app: App, watch: LeadWatch): void {
       if (ids.some((id) => id.length > 64)) throw badRequest('A lead id is at most 64 characters', [{ path: '/leads', message: 'has an id that is too long' }]);
       const send = openStream(reply, request.id);
       const end = () => reply.raw.end();
-      const stop = watch.add({ principal: request.principal, ids: [...new Set(ids)], live: request.query.live === true, seen: new Map(), liveCalls: undefined, send, end });
+      const stop = watch.add({ principal: request.principal, ids: [...new Set(ids)], live: request.query.live === true, seen: new Map(), lines: new Map(), liveCalls: undefined, send, end });
       send('ready', {});
       const keepalive = setInterval(() => reply.raw.write(': keepalive\n\n'), KEEPALIVE_MS);
       request.raw.on('close', () => {

@@ -12,7 +12,7 @@ import { startDialSpan } from '../tracing/index.js';
 import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
 import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
-import { CallSession, type SaveRecording, type SessionUrls } from './session.js';
+import { CallSession, type SaveRecording, type SessionDeps, type SessionUrls } from './session.js';
 import type { TelephonySettings } from '../config/telephony.js';
 import type { SipDriver } from './sip/driver.js';
 
@@ -29,6 +29,8 @@ export interface TelephonyDeps {
   db: Db;
   /** How long to wait for the final status callback once the media stream closed. */
   statusGraceMs?: number;
+  /** Where calls' transcript lines go as they are spoken (see SessionDeps). */
+  liveTranscript?: SessionDeps['liveTranscript'];
   /** Why calls cannot be carried (an AI service is not configured): no driver is offered, leads wait. */
   notReady?: string;
   /** Feature switches read at each dial; without them the settings decide. */
@@ -154,6 +156,7 @@ export class Telephony {
         saveRecording: this.deps.saveRecording,
         log: this.deps.log,
         statusGraceMs: this.deps.statusGraceMs ?? 10_000,
+        ...(this.deps.liveTranscript ? { liveTranscript: this.deps.liveTranscript } : {}),
         urls: (token): SessionUrls => ({
           answer: `${base}/answer?s=${token}`,
           status: `${base}/callback/status?s=${token}`,

@@ -9,24 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
-import type { CallAgent, CallContext, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
+import type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
 import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
 import { KeySender } from './keys.js';
 import { writePlay, type Corkable } from './play.js';
 import { StreamReplacement } from './replacement.js';
-import {
-  TELEPHONY_SAMPLE_RATE_HZ,
-  type AnswerInfo,
-  type CallPhase,
-  type CallStatus,
-  type EndKind,
-  type Markup,
-  type MediaSerializer,
-  type ProviderKit,
-  type TransferRequest,
-} from './provider.js';
+import { TELEPHONY_SAMPLE_RATE_HZ, type AnswerInfo, type CallPhase, type CallStatus, type EndKind, type Markup, type MediaSerializer, type ProviderKit, type TransferRequest } from './provider.js';
 
 /** Stores a finished recording and gives back its URL. */
 export type SaveRecording = (callSid: string, wav: Buffer) => Promise<string>;
@@ -49,6 +39,8 @@ export interface SessionDeps {
   urls(token: string): SessionUrls;
   /** How long to wait for the final status callback after the media stream closed. */
   statusGraceMs: number;
+  /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live). */
+  liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
 
 const PHASE_RANK: Record<CallPhase, number> = { queued: 0, ringing: 1, answered: 2, ended: 3 };
@@ -267,7 +259,10 @@ export class CallSession {
 
   private io(): CallIO {
     const session = this;
+    // Only final lines go on to the live transcript: a page watching the lead shows what the lead will keep.
+    const sink = this.context.leadId ? this.deps.liveTranscript?.(this.context.leadId) : undefined;
     return {
+      ...(sink ? { observe: (e: CallEvent) => void (e.type === 'transcript' && e.final && sink({ role: e.role, content: e.text, at_ms: e.at_ms })) } : {}),
       sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
       signal: this.callOver.signal,
       play(pcm) {

@@ -46,7 +46,7 @@ export type PlayResult = 'played' | 'cleared' | 'ended';
 
 /** What a live client (the WebRTC playground, an app) is told while the conversation runs. */
 export type CallEvent =
-  | { type: 'transcript'; role: 'user' | 'assistant'; text: string; final: boolean }
+  | { type: 'transcript'; role: 'user' | 'assistant'; text: string; final: boolean; /** A final line's offset in the recording, when it has one. */ at_ms?: number }
   | { type: 'node'; node: string }
   | { type: 'function_call'; name: string; arguments: unknown; result?: unknown; transition_to?: string };
 

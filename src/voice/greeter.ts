@@ -161,7 +161,9 @@ export class GreeterAgent implements CallAgent {
       const at = recordingAt(io.recordingMs?.());
       const result = await io.play(pcm);
       agentSpeaking = false;
-      transcription.push({ role: 'assistant', content: result === 'played' ? text : `${text} [interrupted]`, ...at });
+      const content = result === 'played' ? text : `${text} [interrupted]`;
+      transcription.push({ role: 'assistant', content, ...at });
+      io.observe?.({ type: 'transcript', role: 'assistant', text: content, final: true, ...at });
     };
 
     try {

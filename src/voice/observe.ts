@@ -44,7 +44,7 @@ export class RecordPublisher {
     for (; this.seen.nodes < r.node_traversal.length; this.seen.nodes++) this.observe({ type: 'node', node: r.node_traversal[this.seen.nodes]! });
     for (; this.seen.transcription < r.transcription.length; this.seen.transcription++) {
       const line = r.transcription[this.seen.transcription]!;
-      this.observe({ type: 'transcript', role: line.role, text: line.content, final: true });
+      this.observe({ type: 'transcript', role: line.role, text: line.content, final: true, ...(line.at_ms === undefined ? {} : { at_ms: line.at_ms }) });
     }
     for (; this.seen.functions < r.function_calls.length; this.seen.functions++) {
       const call = r.function_calls[this.seen.functions]!;

@@ -216,6 +216,10 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.locator('#sandbox-banner').waitFor();
     await page.locator('#sandbox-call').click();
     await page.waitForURL(/\/app\/leads\/[0-9a-f-]+$/);
+    // While the call is live, its lines appear as they are spoken.
+    await page.locator('#live-transcript').waitFor({ timeout: 120_000 });
+    await page.locator('#transcript .turn', { hasText: 'Hello! This is an automated call from Dialer' }).waitFor();
+    await shoot(page, 'lead-live-transcript');
     // The page follows the call live, without a reload.
     await page.locator('.page-header .badge', { hasText: 'FINISHED' }).waitFor({ timeout: 120_000 });
     await page.locator('#sandbox-badge').waitFor();

@@ -15,6 +15,7 @@ import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
 import { issueToken } from '../helpers/world.js';
 import { client } from '../helpers/app.js';
+import { API_PREFIX } from '../../src/app.js';
 
 let server: RunningServer;
 let admin: Client;
@@ -117,5 +118,41 @@ describe('the sandbox line', { timeout: 240_000 }, () => {
     assert.equal(refused.status, 409);
     assert.match(refused.body.detail, /PROVIDER_C/);
     assert.equal((await m.post('/sandbox/call', { template_id: 'x', extra: 1 })).status, 400);
+  });
+
+  it('a page watching the lead hears its transcript lines while the call is live (GET /events)', async () => {
+    const res = await admin.post('/sandbox/call', {});
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const id = res.body.lead_id as string;
+    const ctl = new AbortController();
+    const stream = await fetch(`${server.url}${API_PREFIX}/events?leads=${id}`, { headers: { authorization: `Bearer ${admin.token}` }, signal: ctl.signal });
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const events: Array<{ event: string; data: any }> = [];
+    let text = '';
+    // Until the first transcript line, or the lead's end if no line came while it was live.
+    while (!events.some((e) => e.event === 'transcript' || (e.event === 'lead' && e.data.status === 'FINISHED'))) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended: ${text}`);
+      text += value;
+      for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
+        const block = text.slice(0, end);
+        text = text.slice(end + 2);
+        const event = /^event: (.+)$/m.exec(block)?.[1];
+        const data = /^data: (.+)$/m.exec(block)?.[1];
+        if (event && data) events.push({ event, data: JSON.parse(data) });
+      }
+    }
+    ctl.abort();
+    const line = events.find((e) => e.event === 'transcript');
+    assert.ok(line, `a transcript line came before the lead finished: ${JSON.stringify(events)}`);
+    assert.equal(line.data.id, id);
+    assert.equal(line.data.seq, 1);
+    assert.equal(line.data.role, 'assistant');
+    assert.equal(typeof line.data.at_ms, 'number');
+    // The live line is the line the finished lead keeps.
+    const lead = await finished(id);
+    assert.equal(lead.metaData.transcription[0].content, line.data.content);
+    assert.equal(lead.metaData.transcription[0].at_ms, line.data.at_ms);
   });
 });

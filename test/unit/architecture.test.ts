@@ -62,6 +62,7 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   dnc_lists: ['compliance'],
   dnc_numbers: ['compliance'],
   idempotency_keys: ['leads'],
+  live_transcript_lines: ['leads'],
   schema_migrations: ['db'],
 };
 

@@ -37,11 +37,20 @@ export default function LeadPage({ id }: { id: string }) {
   const webhooks = useLoad((signal) => leads.webhooks(id, signal), [id]);
   const [current, setCurrent] = useState<Lead>();
   useEffect(() => setCurrent(lead.data), [lead.data]);
+  // The lines of the call in progress, as they are spoken (GET /events `transcript`).
+  const [liveLines, setLiveLines] = useState<Turn[]>([]);
 
-  // Live: reload what changed when the lead moves on.
+  // Live: reload what changed when the lead moves on; a live call's lines as they come.
   useEffect(() => {
-    return subscribe('/events', { leads: id }, (event) => {
+    setLiveLines([]);
+    return subscribe('/events', { leads: id }, (event, data) => {
+      if (event === 'transcript') {
+        const line = data as Turn & { seq: number };
+        setLiveLines((lines) => (line.seq === 1 ? [line] : [...lines.slice(0, line.seq - 1), line]));
+        return;
+      }
       if (event !== 'lead') return;
+      if ((data as { status?: string }).status !== 'PROCESSING') setLiveLines([]);
       lead.reload();
       attempts.reload();
       webhooks.reload();
@@ -114,7 +123,14 @@ export default function LeadPage({ id }: { id: string }) {
       </Card>
       <div class="grid-2">
         <Card title="Conversation" id="transcript">
-          <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} {...(l.call_id && l.recording_url ? { onSeek: playRecordingFrom } : {})} />
+          {l.status === 'PROCESSING' && liveLines.length > 0 ? (
+            <>
+              <p class="hint" id="live-transcript">Live: the call in progress, as it is spoken.</p>
+              <Transcript turns={liveLines} nodes={[]} />
+            </>
+          ) : (
+            <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} {...(l.call_id && l.recording_url ? { onSeek: playRecordingFrom } : {})} />
+          )}
           {m.agent === 'greeter' && (
             <p class="hint">The built-in greeter carried this call: it hears when the customer speaks but does not transcribe it (no speech-to-text or LLM is configured).</p>
           )}
