@@ -10,6 +10,7 @@ import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../
 import type { Queryable } from '../db/index.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
+import { FREE_NUMBER_SQL } from './numbers.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
 
 /**
@@ -64,7 +65,7 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
        WHERE ${MAY_CALL_SQL}
          -- Computed once per claim (an InitPlan), not once per lead of the head.
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
-           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE'))))
+           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND ${FREE_NUMBER_SQL}))))
      SELECT p.id, p.reseller_id, p.merchant_id, p.template_id, p.template_name, p.request_id, p.execution_mode, p.payload, p.is_playground,
             p.configurations_override, p.attempt_count, p.configuration_id, p.campaign_id,
             -- Each configuration once (the leads of a batch mostly share one), not once per lead; with
@@ -121,8 +122,8 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
               -- A provider without a free number hides only when another has one: with every
               -- number of this worker's providers taken, nothing behind it could be called either,
               -- and the next finish gives a number back.
-              OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE')
-                  AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND status = 'AVAILABLE')))
+              OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE ${FREE_NUMBER_SQL})
+                  AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND ${FREE_NUMBER_SQL})))
        FOR UPDATE OF l SKIP LOCKED),
      moved AS (
        UPDATE leads SET next_attempt_at = now() + make_interval(secs => aside.secs), updated_at = now()
@@ -231,11 +232,11 @@ export async function claimWithNumbers(
     `WITH free AS (
        SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
          SELECT id, 0 AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id > $6
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id > $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS after_last
          UNION ALL
          SELECT id, 1 AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id <= $6
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
      want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),

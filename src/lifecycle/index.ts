@@ -80,3 +80,4 @@ export {
 } from './finish.js';
 export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';
+export { judgeNumbers, DEFAULT_NUMBER_HEALTH, type NumberHealthPolicy, type RestedNumber } from './number-health.js';
