@@ -126,6 +126,11 @@ export const ConfigurationFields = {
   max_calls_per_number_per_day: Type.Optional(
     Type.Union([Type.Integer({ minimum: 1, maximum: 1000 }), Type.Null()], { description: "Dials of one number per day of the recipient's time, across all the reseller's leads; null: no limit" }),
   ),
+  local_presence: Type.Boolean({
+    default: false,
+    description:
+      "Extension: call from a caller ID local to the callee when the provider's pool holds one: same NANP area code first, then same country calling code, else any free number",
+  }),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",

@@ -14,3 +14,17 @@ export function isE164(value: unknown): value is string {
 }
 
 export const E164_HINT = 'must be an E.164 phone number such as +14155550123 (a plus sign and digits only)';
+
+/**
+ * The E.164 prefixes a local caller ID for `e164` starts with, nearest first: in the North American
+ * Numbering Plan (+1) the area code, then the plan; elsewhere the country calling code (the
+ * numbering plans of other countries give no area code that libphonenumber's metadata can tell
+ * apart from the rest of the number). Empty for a number it cannot read.
+ */
+export function localPrefixes(e164: string): string[] {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed) return [];
+  const country = `+${parsed.countryCallingCode}`;
+  if (parsed.countryCallingCode === '1' && /^[2-9]\d{9}$/.test(parsed.nationalNumber)) return [`${country}${parsed.nationalNumber.slice(0, 3)}`, country];
+  return [country];
+}

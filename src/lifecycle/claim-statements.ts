@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { blacklistedSql } from '../blacklist/index.js';
 import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
+import { localPrefixes } from '../lib/phone.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
@@ -224,14 +225,51 @@ export async function claimWithNumbers(
   q: Queryable,
   provider: string,
   group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
-  lease: { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation },
+  lease: ClaimLease,
 ): Promise<Claimed[]> {
+  // Leads whose configuration asks for local presence take their number one by one, nearest
+  // first; the others (every lead, unless a configuration asks) all in one statement, as before.
+  const local = group.filter((g) => g.config.local_presence === true);
+  if (local.length === 0) return claimInRotation(q, provider, group, lease, []);
+  const final = lease.final === true;
+  const claimed: Claimed[] = [];
+  const rest = group.filter((g) => g.config.local_presence !== true);
+  if (rest.length > 0) claimed.push(...(await claimInRotation(q, provider, rest, { ...lease, final: false }, [])));
+  for (const [i, g] of local.entries()) {
+    const prefixes = localPrefixes(String(g.lead.payload.customer_mobile_number ?? ''));
+    claimed.push(...(await claimInRotation(q, provider, [g], { ...lease, final: final && i === local.length - 1 }, prefixes)));
+  }
+  return claimed;
+}
+
+type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
+
+/**
+ * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
+ * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
+ * of the prefix index: only the numbers of that area or country are read); then any free number.
+ */
+async function claimInRotation(
+  q: Queryable,
+  provider: string,
+  group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
+  lease: ClaimLease,
+  prefixes: readonly string[],
+): Promise<Claimed[]> {
+  // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
+  const near = prefixes.map(
+    (_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${7 + 2 * i} AND phone_number ~<~ $${8 + 2 * i}
+           ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
+         UNION ALL
+         `,
+  );
   const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string; rotation: string | null }>(
     // The free numbers after the last one taken, then (only when those run short) from the first
     // on: each part an index scan of about as many rows as it takes, read lazily under the LIMIT.
     `WITH free AS (
        SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
-         SELECT id, 0 AS part FROM (
+         ${near.join('')}SELECT id, 0 AS part FROM (
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id > $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS after_last
          UNION ALL
@@ -260,7 +298,7 @@ export async function claimWithNumbers(
      -- read and locked the rest of each lead itself), and where the rotation now stands.
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID()],
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(), ...prefixes.flatMap((p) => [p, `${p}:`])],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);

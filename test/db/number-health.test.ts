@@ -176,4 +176,51 @@ describe('number health', () => {
     // A reseller reads numbers but does not rest them.
     assert.equal((await w.reseller1.post(`/numbers/${id}/rest`, { rest_seconds: 60 })).status, 403);
   });
+
+  it('local presence: a callee is called from a number of their area code, else of their country, when the pool holds one', async () => {
+    const phones = ['+12125550401', '+14155550402', '+442071838750'];
+    const s = await setup(phones, { local_presence: true });
+    const driver = new ScriptedDriver('PROVIDER_A');
+    const sched = scheduler(driver);
+    const callees = ['+14155555001', '+447911123456', '+12125555002'];
+    let i = 0;
+    await push(s.template, 3, () => callees[i++]!);
+    await sched.drain();
+    const from = (to: string) => driver.dials.filter((d) => d.to === to).map((d) => d.from);
+    assert.deepEqual(from('+14155555001'), ['+14155550402'], 'the same area code');
+    assert.deepEqual(from('+447911123456'), ['+442071838750'], 'the same country');
+    assert.deepEqual(from('+12125555002'), ['+12125550401']);
+    // No number of Toronto's area code: one of the plan's (+1) while one is free, not the London one.
+    i = 0;
+    const toronto = ['+16475555001', '+16475555003'];
+    await push(s.template, 2, () => toronto[i++]!);
+    await sched.drain();
+    for (const to of toronto) assert.match(from(to)[0]!, /^\+1(212|415)/, to);
+    // A country the pool has no number of: any free number.
+    await push(s.template, 1, () => '+33612345678');
+    await sched.drain();
+    assert.equal(from('+33612345678').length, 1);
+  });
+
+  it('without local presence (the default) numbers are taken in rotation, whoever the callee', async () => {
+    const phones = ['+12125550501', '+14155550502'];
+    const s = await setup(phones);
+    const driver = new ScriptedDriver('PROVIDER_A');
+    const sched = scheduler(driver);
+    await push(s.template, 4, () => '+14155555' + String(100 + ++phoneSeq).slice(-3));
+    await sched.drain();
+    const used = driver.dials.map((d) => d.from);
+    assert.equal(used.length, 4);
+    assert.deepEqual(new Set(used), new Set(phones), 'both numbers in turn, not only the local one');
+  });
+
+  it('refuses a local_presence that is not a boolean', async () => {
+    const tpl = await w.reseller1.post('/templates', {
+      name: `nh-bad-${++seq}`,
+      reseller_id: w.r1,
+      flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] },
+    });
+    const res = await w.reseller1.post('/configurations', { reseller_id: w.r1, template: tpl.body.id, calling_provider: 'PROVIDER_A', local_presence: 'yes' });
+    assert.equal(res.status, 400);
+  });
 });

@@ -26,3 +26,6 @@ CREATE INDEX call_attempts_number_started_idx ON call_attempts (outbound_number_
 -- Local presence: the free numbers of a provider whose E.164 starts with the callee's country code
 -- or NANP area code (a LIKE prefix, served by this index). phone_number is kept for life: HOT stays.
 CREATE INDEX outbound_numbers_prefix_idx ON outbound_numbers (provider, phone_number text_pattern_ops);
+
+-- A configuration's local presence (off unless asked for): docs/leads.md, "Outbound number".
+ALTER TABLE configurations ADD COLUMN local_presence boolean NOT NULL DEFAULT false;
