@@ -243,7 +243,6 @@ export async function claimWithNumbers(
 }
 
 type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
-
 /**
  * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
  * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
@@ -257,13 +256,11 @@ async function claimInRotation(
   prefixes: readonly string[],
 ): Promise<Claimed[]> {
   // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
-  const near = prefixes.map(
-    (_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
+  const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${7 + 2 * i} AND phone_number ~<~ $${8 + 2 * i}
            ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
          UNION ALL
-         `,
-  );
+         `);
   const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string; rotation: string | null }>(
     // The free numbers after the last one taken, then (only when those run short) from the first
     // on: each part an index scan of about as many rows as it takes, read lazily under the LIMIT.

@@ -21,6 +21,9 @@ export interface NumberFilter {
   phone_number?: string;
 }
 
+/** A number new to the pool: no health round has measured it yet. */
+const NOT_MEASURED = { calls: null, answered: null, short_calls: null, pool_calls: null, pool_answered: null, measured_at: null } as const;
+
 const inUse = (id: string, what: string) =>
   conflict(`Number ${id} is IN_USE by a live call; ${what} it once the call ends`, 'number_in_use');
 
@@ -43,14 +46,14 @@ const duplicate = (phone: string) => conflict(`The number ${phone} already exist
 export class NumbersService {
   constructor(private readonly db: Db) {}
 
-  async create(input: NumberInput): Promise<OutboundNumberRow> {
+  async create(input: NumberInput): Promise<NumberWithHealth> {
     check(input);
     try {
       const { rows } = await this.db.query<OutboundNumberRow>(
         'INSERT INTO outbound_numbers (id, phone_number, provider, status, channel) VALUES ($1, $2, $3, $4, $5) RETURNING *',
         [newId(), input.phone_number, input.provider, input.status, input.channel],
       );
-      return rows[0]!;
+      return { ...rows[0]!, ...NOT_MEASURED };
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate(input.phone_number);
       throw err;
@@ -121,7 +124,7 @@ export class NumbersService {
     return this.get(id);
   }
 
-  async replace(id: string, input: NumberInput): Promise<OutboundNumberRow> {
+  async replace(id: string, input: NumberInput): Promise<NumberWithHealth> {
     check(input);
     let rows: OutboundNumberRow[];
     try {
@@ -134,7 +137,7 @@ export class NumbersService {
       if (isUniqueViolation(err)) throw duplicate(input.phone_number);
       throw err;
     }
-    if (rows[0]) return rows[0];
+    if (rows[0]) return this.get(id);
     await this.get(id); // 404 when missing
     throw inUse(id, 'change');
   }

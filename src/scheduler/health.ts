@@ -15,7 +15,8 @@ export interface NumberHealthSettings extends NumberHealthPolicy {
 export const DEFAULT_HEALTH_SETTINGS: NumberHealthSettings = { ...DEFAULT_NUMBER_HEALTH, everyMs: 60_000 };
 
 export class HealthRounds {
-  private last = 0;
+  /** The first round comes `everyMs` after the worker starts (its start is busy enough). */
+  private last = Date.now();
   private running: Promise<number> | undefined;
 
   constructor(

@@ -58,6 +58,7 @@ const FULL = {
   retry_policy: { busy: { retry: true, after_seconds: 300 }, voicemail: { retry: false }, callback_requested: { retry: true } },
   window_timezone: 'recipient',
   max_calls_per_number_per_day: 3,
+  local_presence: true,
 };
 
 describe('POST /configurations', () => {
