@@ -29,6 +29,7 @@ const ReplaceBody = Type.Object(
     lead_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Accepted and ignored' })),
     created_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
     updated_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+    health: Type.Optional(Type.Unknown({ description: 'Accepted and ignored (the health is measured, not written)' })),
   },
   { additionalProperties: false },
 );
