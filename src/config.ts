@@ -57,6 +57,16 @@ export interface Config extends SecuritySettings {
     pollMs: number;
     /** On SIGTERM: how long live calls may take to end before they are hung up. */
     shutdownGraceSeconds: number;
+    /** The outbound numbers' health rounds and rests (docs/leads.md, "Outbound number"). */
+    numberHealth: {
+      everyMs: number;
+      windowCalls: number;
+      windowHours: number;
+      shortCallSeconds: number;
+      restBelowRatio: number;
+      restMinCalls: number;
+      restSeconds: number;
+    };
   };
   /** Provider credentials and call limits (a provider is enabled when its credentials are set). */
   telephony: TelephonySettings;
@@ -153,6 +163,15 @@ export function loadConfig(env: Env = process.env): Config {
       leaseSeconds,
       pollMs: wholeNumber(env, 'DIALER_POLL_MS', 1000, 10, 60_000),
       shutdownGraceSeconds: wholeNumber(env, 'DIALER_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
+      numberHealth: {
+        everyMs: wholeNumber(env, 'DIALER_NUMBER_HEALTH_EVERY_SECONDS', 60, 1, 3600) * 1000,
+        windowCalls: wholeNumber(env, 'DIALER_NUMBER_HEALTH_WINDOW_CALLS', 100, 1, 10_000),
+        windowHours: wholeNumber(env, 'DIALER_NUMBER_HEALTH_WINDOW_HOURS', 24, 1, 720),
+        shortCallSeconds: wholeNumber(env, 'DIALER_NUMBER_SHORT_CALL_SECONDS', 10, 1, 600),
+        restBelowRatio: wholeNumber(env, 'DIALER_NUMBER_REST_BELOW_PERCENT', 50, 0, 100) / 100,
+        restMinCalls: wholeNumber(env, 'DIALER_NUMBER_REST_MIN_CALLS', 20, 1, 10_000),
+        restSeconds: wholeNumber(env, 'DIALER_NUMBER_REST_SECONDS', 14_400, 1, 30 * 86_400),
+      },
     },
     telephony,
     flags,

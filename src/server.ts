@@ -258,6 +258,7 @@ export async function startServer(
           shutdownGraceMs: config.scheduler.shutdownGraceSeconds * 1000,
           outbound: parts.outbound,
           journalDir: config.journalDir,
+          numberHealth: config.scheduler.numberHealth,
         });
   const retention =
     role === 'api'

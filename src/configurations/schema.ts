@@ -152,6 +152,11 @@ export const ConfigurationFields = {
     uniqueItems: true,
     description: "Jurisdictions whose calling hours apply on top of the window, to numbers of their countries, in the recipient's local time (docs/compliance.md lists them)",
   }),
+  local_presence: Type.Boolean({
+    default: false,
+    description:
+      "Extension: call from a caller ID local to the callee when the provider's pool holds one: same NANP area code first, then same country calling code, else any free number",
+  }),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",

@@ -36,3 +36,17 @@ export function phoneNumberProblem(value: unknown): string | undefined {
 export function numberCountry(e164: string): string | undefined {
   return parsePhoneNumberFromString(e164)?.country;
 }
+
+/**
+ * The E.164 prefixes a local caller ID for `e164` starts with, nearest first: in the North American
+ * Numbering Plan (+1) the area code, then the plan; elsewhere the country calling code (the
+ * numbering plans of other countries give no area code that libphonenumber's metadata can tell
+ * apart from the rest of the number). Empty for a number it cannot read.
+ */
+export function localPrefixes(e164: string): string[] {
+  const parsed = parsePhoneNumberFromString(e164);
+  if (!parsed) return [];
+  const country = `+${parsed.countryCallingCode}`;
+  if (parsed.countryCallingCode === '1' && /^[2-9]\d{9}$/.test(parsed.nationalNumber)) return [`${country}${parsed.nationalNumber.slice(0, 3)}`, country];
+  return [country];
+}

@@ -8,9 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { blacklistedSql } from '../blacklist/index.js';
 import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../configurations/index.js';
 import type { Queryable } from '../db/index.js';
+import { localPrefixes } from '../lib/phone.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
+import { FREE_NUMBER_SQL } from './numbers.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
 
 /**
@@ -67,7 +69,7 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
        WHERE ${MAY_CALL_SQL}
          -- Computed once per claim (an InitPlan), not once per lead of the head.
          AND ${EFFECTIVE_PROVIDER_SQL} = ANY (ARRAY(
-           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND status = 'AVAILABLE'))))
+           SELECT p FROM unnest($1::text[]) AS p WHERE EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = p AND ${FREE_NUMBER_SQL}))))
      SELECT p.id, p.reseller_id, p.merchant_id, p.template_id, p.template_name, p.request_id, p.execution_mode, p.payload, p.is_playground,
             p.configurations_override, p.attempt_count, p.configuration_id, p.campaign_id,
             -- Each configuration once (the leads of a batch mostly share one), not once per lead; with
@@ -124,8 +126,8 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
               -- A provider without a free number hides only when another has one: with every
               -- number of this worker's providers taken, nothing behind it could be called either,
               -- and the next finish gives a number back.
-              OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE status = 'AVAILABLE')
-                  AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND status = 'AVAILABLE')))
+              OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE ${FREE_NUMBER_SQL})
+                  AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND ${FREE_NUMBER_SQL})))
        FOR UPDATE OF l SKIP LOCKED),
      moved AS (
        UPDATE leads SET next_attempt_at = now() + make_interval(secs => aside.secs), updated_at = now()
@@ -228,19 +230,53 @@ export async function claimWithNumbers(
   q: Queryable,
   provider: string,
   group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
-  lease: { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation },
+  lease: ClaimLease,
 ): Promise<Claimed[]> {
+  // Leads whose configuration asks for local presence take their number one by one, nearest
+  // first; the others (every lead, unless a configuration asks) all in one statement, as before.
+  const local = group.filter((g) => g.config.local_presence === true);
+  if (local.length === 0) return claimInRotation(q, provider, group, lease, []);
+  const final = lease.final === true;
+  const claimed: Claimed[] = [];
+  const rest = group.filter((g) => g.config.local_presence !== true);
+  if (rest.length > 0) claimed.push(...(await claimInRotation(q, provider, rest, { ...lease, final: false }, [])));
+  for (const [i, g] of local.entries()) {
+    const prefixes = localPrefixes(String(g.lead.payload.customer_mobile_number ?? ''));
+    claimed.push(...(await claimInRotation(q, provider, [g], { ...lease, final: final && i === local.length - 1 }, prefixes)));
+  }
+  return claimed;
+}
+
+type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
+/**
+ * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
+ * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
+ * of the prefix index: only the numbers of that area or country are read); then any free number.
+ */
+async function claimInRotation(
+  q: Queryable,
+  provider: string,
+  group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
+  lease: ClaimLease,
+  prefixes: readonly string[],
+): Promise<Claimed[]> {
+  // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
+  const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${7 + 2 * i} AND phone_number ~<~ $${8 + 2 * i}
+           ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
+         UNION ALL
+         `);
   const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string; rotation: string | null }>(
     // The free numbers after the last one taken, then (only when those run short) from the first
     // on: each part an index scan of about as many rows as it takes, read lazily under the LIMIT.
     `WITH free AS (
        SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
-         SELECT id, 0 AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id > $6
+         ${near.join('')}SELECT id, 0 AS part FROM (
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id > $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS after_last
          UNION ALL
          SELECT id, 1 AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND status = 'AVAILABLE' AND id <= $6
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
      want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
@@ -264,7 +300,7 @@ export async function claimWithNumbers(
      -- read and locked the rest of each lead itself), and where the rotation now stands.
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID()],
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(), ...prefixes.flatMap((p) => [p, `${p}:`])],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);

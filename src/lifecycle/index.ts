@@ -81,3 +81,4 @@ export {
 export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';
+export { judgeNumbers, DEFAULT_NUMBER_HEALTH, type NumberHealthPolicy, type RestedNumber } from './number-health.js';

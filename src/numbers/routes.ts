@@ -3,7 +3,7 @@ import type { App } from '../http/index.js';
 import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
-import type { OutboundNumberRow } from './row.js';
+import type { NumberWithHealth, OutboundNumberRow } from './row.js';
 import type { NumbersService } from './service.js';
 
 /** SIP (an extension): a caller ID of a SIP trunk. */
@@ -30,8 +30,25 @@ const ReplaceBody = Type.Object(
     lead_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Accepted and ignored' })),
     created_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
     updated_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
+    health: Type.Optional(Type.Unknown({ description: 'Accepted and ignored (the health is measured, not written)' })),
   },
   { additionalProperties: false },
+);
+
+const rate = (description: string) => Type.Union([Type.Number({ minimum: 0, maximum: 1 }), Type.Null()], { description });
+
+/** An extension: clients that never read it are unaffected. */
+const Health = Type.Object(
+  {
+    calls: Type.Integer({ description: "Dialled calls in the number's window (its latest calls within the window's hours, since its last rest)" }),
+    answer_rate: rate('Share of those calls answered (a conversation took place); null without calls'),
+    short_call_rate: rate('Share of the answered calls shorter than the short-call threshold; null without answered calls'),
+    pool_answer_rate: rate("The answer rate of the provider's other numbers over their windows; null without calls"),
+    measured_at: Type.Union([Timestamp, Type.Null()], { description: 'When a worker last measured it; null: not yet' }),
+    rested_until: Type.Union([Timestamp, Type.Null()], { description: 'Resting (the dialler skips it) until then; null: not resting' }),
+    rest_reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it rests: its figures against its pool, or an operator' }),
+  },
+  { description: 'Extension: the caller ID health (docs/leads.md, "Outbound number")' },
 );
 
 export const OutboundNumber = Type.Object({
@@ -43,14 +60,39 @@ export const OutboundNumber = Type.Object({
   lead_id: Type.Union([Type.String(), Type.Null()], { description: 'The lead whose call holds the number while IN_USE' }),
   created_at: Timestamp,
   updated_at: Timestamp,
+  health: Type.Optional(Health),
 });
+
+const RestBody = Type.Object(
+  { rest_seconds: Type.Integer({ minimum: 1, maximum: 30 * 86_400, description: 'How long the number rests (at most 30 days)' }) },
+  { additionalProperties: false, examples: [{ rest_seconds: 14_400 }] },
+);
 
 const ListQuery = Type.Intersect([
   PageQuery,
   Type.Object({ provider: Type.Optional(Provider), status: Type.Optional(Status), phone_number: Type.Optional(Type.String({ maxLength: 32 })) }),
 ]);
 
-const view = (n: OutboundNumberRow) => ({ ...n, created_at: isoRequired(n.created_at), updated_at: isoRequired(n.updated_at) });
+const share = (part: number | null, whole: number | null) => (part === null || !whole ? null : Math.round((part / whole) * 10_000) / 10_000);
+
+const view = (n: OutboundNumberRow | NumberWithHealth) => {
+  const { rested_until, rest_reason, ...row } = n;
+  const resting = rested_until !== null && rested_until.getTime() > Date.now();
+  const base = { id: row.id, phone_number: row.phone_number, provider: row.provider, status: row.status, channel: row.channel, lead_id: row.lead_id, created_at: isoRequired(row.created_at), updated_at: isoRequired(row.updated_at) };
+  if (!('calls' in n)) return base;
+  return {
+    ...base,
+    health: {
+      calls: n.calls ?? 0,
+      answer_rate: share(n.answered, n.calls),
+      short_call_rate: share(n.short_calls, n.answered),
+      pool_answer_rate: share(n.pool_answered, n.pool_calls),
+      measured_at: n.measured_at ? isoRequired(n.measured_at) : null,
+      rested_until: resting ? isoRequired(rested_until) : null,
+      rest_reason: resting ? rest_reason : null,
+    },
+  };
+};
 
 /** Outbound numbers. */
 export function registerNumberRoutes(app: App, numbers: NumbersService): void {
@@ -80,6 +122,29 @@ export function registerNumberRoutes(app: App, numbers: NumbersService): void {
     config: { permission: ['numbers', 'read'] },
     schema: { tags: ['numbers'], summary: 'Read an outbound number', params: IdParams, response: { 200: OutboundNumber, ...problems(401, 403, 404) } },
     handler: async (request) => view(await numbers.get(request.params.id)),
+  });
+
+  app.post('/numbers/:id/rest', {
+    config: { permission: ['numbers', 'write'], audit: 'rest' },
+    schema: {
+      tags: ['numbers'],
+      summary: 'Extension: rest a number (the dialler skips it) for rest_seconds; it comes back by itself',
+      params: IdParams,
+      body: RestBody,
+      response: { 200: OutboundNumber, ...problems(400, 401, 403, 404) },
+    },
+    handler: async (request) => view(await numbers.rest(request.params.id, request.body.rest_seconds)),
+  });
+
+  app.delete('/numbers/:id/rest', {
+    config: { permission: ['numbers', 'write'], audit: 'unrest' },
+    schema: {
+      tags: ['numbers'],
+      summary: 'Extension: end a number\'s rest now (its health is measured afresh from now)',
+      params: IdParams,
+      response: { 200: OutboundNumber, ...problems(401, 403, 404) },
+    },
+    handler: async (request) => view(await numbers.rest(request.params.id, null)),
   });
 
   app.put('/numbers/:id', {

@@ -13,4 +13,18 @@ export interface OutboundNumberRow {
   lead_id: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Resting (skipped by the claim) until then; null or past: not resting. */
+  rested_until: Date | null;
+  /** Why it was rested (its health, or an operator). */
+  rest_reason: string | null;
+}
+
+/** A number with its health as last measured (null figures: never measured yet). */
+export interface NumberWithHealth extends OutboundNumberRow {
+  calls: number | null;
+  answered: number | null;
+  short_calls: number | null;
+  pool_calls: number | null;
+  pool_answered: number | null;
+  measured_at: Date | null;
 }

@@ -2,7 +2,11 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isUniqueViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { phoneNumberProblem } from '../lib/phone.js';
-import type { OutboundNumberRow } from './row.js';
+import type { NumberWithHealth, OutboundNumberRow } from './row.js';
+
+/** A number and its health (outbound_number_health, kept by the workers' health rounds). */
+const WITH_HEALTH = `SELECT n.*, h.calls, h.answered, h.short_calls, h.pool_calls, h.pool_answered, h.measured_at
+  FROM outbound_numbers n LEFT JOIN outbound_number_health h ON h.number_id = n.id`;
 
 export interface NumberInput {
   phone_number: string;
@@ -16,6 +20,9 @@ export interface NumberFilter {
   status?: string;
   phone_number?: string;
 }
+
+/** A number new to the pool: no health round has measured it yet. */
+const NOT_MEASURED = { calls: null, answered: null, short_calls: null, pool_calls: null, pool_answered: null, measured_at: null } as const;
 
 const inUse = (id: string, what: string) =>
   conflict(`Number ${id} is IN_USE by a live call; ${what} it once the call ends`, 'number_in_use');
@@ -40,14 +47,14 @@ const duplicate = (phone: string) => conflict(`The number ${phone} already exist
 export class NumbersService {
   constructor(private readonly db: Db) {}
 
-  async create(input: NumberInput): Promise<OutboundNumberRow> {
+  async create(input: NumberInput): Promise<NumberWithHealth> {
     check(input);
     try {
       const { rows } = await this.db.query<OutboundNumberRow>(
         'INSERT INTO outbound_numbers (id, phone_number, provider, status, channel) VALUES ($1, $2, $3, $4, $5) RETURNING *',
         [newId(), input.phone_number, input.provider, input.status, input.channel],
       );
-      return rows[0]!;
+      return { ...rows[0]!, ...NOT_MEASURED };
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate(input.phone_number);
       throw err;
@@ -78,30 +85,47 @@ export class NumbersService {
     );
   }
 
-  async list(filter: NumberFilter, limit: number, offset: number): Promise<{ rows: OutboundNumberRow[]; total: number }> {
+  async list(filter: NumberFilter, limit: number, offset: number): Promise<{ rows: NumberWithHealth[]; total: number }> {
     const params: unknown[] = [];
     const conds = ['TRUE'];
     for (const key of ['provider', 'status', 'phone_number'] as const) {
       if (filter[key] === undefined) continue;
       params.push(filter[key]);
-      conds.push(`${key} = $${params.length}`);
+      conds.push(`n.${key} = $${params.length}`);
     }
     const where = conds.join(' AND ');
-    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_numbers WHERE ${where}`, params);
-    const { rows } = await this.db.query<OutboundNumberRow>(
-      `SELECT * FROM outbound_numbers WHERE ${where} ORDER BY created_at, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    const total = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbound_numbers n WHERE ${where}`, params);
+    const { rows } = await this.db.query<NumberWithHealth>(
+      `${WITH_HEALTH} WHERE ${where} ORDER BY n.created_at, n.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, limit, offset],
     );
     return { rows, total: total.rows[0]!.n };
   }
 
-  async get(id: string): Promise<OutboundNumberRow> {
-    const { rows } = await this.db.query<OutboundNumberRow>('SELECT * FROM outbound_numbers WHERE id = $1', [id]);
+  async get(id: string): Promise<NumberWithHealth> {
+    const { rows } = await this.db.query<NumberWithHealth>(`${WITH_HEALTH} WHERE n.id = $1`, [id]);
     if (!rows[0]) throw notFound(`Number ${id}`);
     return rows[0];
   }
 
-  async replace(id: string, input: NumberInput): Promise<OutboundNumberRow> {
+  /**
+   * An operator rests a number for `restSeconds` (the claim skips it until then), or ends its rest
+   * (`restSeconds` null): either way its health is measured afresh from the rest's end, so the
+   * calls before it are not held against it again.
+   */
+  async rest(id: string, restSeconds: number | null): Promise<NumberWithHealth> {
+    const { rows } = await this.db.query<{ id: string }>(
+      restSeconds === null
+        ? `UPDATE outbound_numbers SET rested_until = NULL, rest_reason = NULL, health_since = now(), updated_at = now() WHERE id = $1 RETURNING id`
+        : `UPDATE outbound_numbers SET rested_until = now() + make_interval(secs => $2), health_since = now() + make_interval(secs => $2),
+             rest_reason = 'rested by an operator', updated_at = now() WHERE id = $1 RETURNING id`,
+      restSeconds === null ? [id] : [id, restSeconds],
+    );
+    if (!rows[0]) throw notFound(`Number ${id}`);
+    return this.get(id);
+  }
+
+  async replace(id: string, input: NumberInput): Promise<NumberWithHealth> {
     check(input);
     let rows: OutboundNumberRow[];
     try {
@@ -114,7 +138,7 @@ export class NumbersService {
       if (isUniqueViolation(err)) throw duplicate(input.phone_number);
       throw err;
     }
-    if (rows[0]) return rows[0];
+    if (rows[0]) return this.get(id);
     await this.get(id); // 404 when missing
     throw inUse(id, 'change');
   }

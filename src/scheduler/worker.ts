@@ -14,6 +14,7 @@ import type { Drivers } from '../telephony/index.js';
 import { dials } from '../metrics/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.js';
 import { callOptions, countAttempt, dialSafely } from './dial.js';
+import { DEFAULT_HEALTH_SETTINGS, HealthRounds, type NumberHealthSettings } from './health.js';
 import { runPreChecks } from './prechecks.js';
 import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished } from '../lifecycle/index.js';
 
@@ -48,6 +49,8 @@ export interface SchedulerOptions {
    * kept in memory only (lost if the process dies during the outage).
    */
   journalDir?: string | undefined;
+  /** The numbers' health rounds (window, thresholds, rest; docs/leads.md, "Outbound number"). */
+  numberHealth?: Partial<NumberHealthSettings>;
 }
 
 /** How often a busy worker may look for uncallable leads clogging the queue head (see claimBatch). */
@@ -92,6 +95,7 @@ export class Scheduler {
   /** A wake-up that came while a round ran (nobody was waiting): the loop runs another round at once. */
   private woken = false;
   private lastRecovery = 0;
+  private readonly health: HealthRounds;
   private lastUnclog = 0;
   /** When a paced campaign this worker claimed for may start its next call (the idle wait ends then). */
   private pacedAt: number | undefined;
@@ -118,6 +122,7 @@ export class Scheduler {
     this.stoppedResellers = options.stoppedResellers;
     this.judgedAt = options.judgedAt;
     this.outbound = options.outbound ?? strictOutbound();
+    this.health = new HealthRounds(this.db, this.log, { ...DEFAULT_HEALTH_SETTINGS, ...options.numberHealth });
     this.attempts = new Attempts({ db: this.db, log: this.log, workerId: this.workerId, leaseSeconds: this.leaseSeconds, onFinished: this.onFinished, journalDir: options.journalDir });
   }
 
@@ -163,6 +168,7 @@ export class Scheduler {
       await Promise.all(this.live);
     }
     clearTimeout(this.timer);
+    await this.health.idle();
     this.running = false;
   }
 
@@ -174,6 +180,8 @@ export class Scheduler {
       if (recovered.retried + recovered.finished + recovered.journalled > 0) this.log.warn(recovered, 'recovered leads whose worker stopped');
       if (recovered.finished + recovered.journalled > 0) this.afterFinished();
     }
+    // Not awaited: a round never delays a claim (it only rests numbers the next claims skip).
+    void this.health.maybeRun();
     const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
     const report = await this.db.tx((q) =>
@@ -218,7 +226,7 @@ export class Scheduler {
       const ended = this.callsEnded;
       const claimed = await this.round();
       // A call that ended during the round may have made its lead due again: look once more.
-      if (claimed === 0 && !this.movedAside && this.live.size === 0 && this.callsEnded === ended) return;
+      if (claimed === 0 && !this.movedAside && this.live.size === 0 && this.callsEnded === ended) return await this.health.idle();
       if (claimed === 0 && this.live.size > 0) await Promise.race(this.live);
     }
   }

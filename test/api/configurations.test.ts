@@ -62,6 +62,7 @@ const FULL = {
   require_consent: true,
   dnc_lists: [],
   legal_hours: ['US'],
+  local_presence: true,
 };
 
 describe('POST /configurations', () => {

@@ -35,6 +35,8 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   rate_limit_events: ['lifecycle'],
   // The pool: a claim takes a number and a finish gives it back, inside their own statements.
   outbound_numbers: ['numbers', 'lifecycle'],
+  // Each number's health, as the lifecycle's health round last measured it.
+  outbound_number_health: ['lifecycle'],
   // A callee's opt-out, added by the finish in its transaction.
   blacklist: ['blacklist', 'lifecycle'],
   resellers: ['tenants'],

@@ -4,7 +4,7 @@ import { numbers } from '../api/endpoints.js';
 import type { OutboundNumber } from '../api/types.js';
 import { FormModal, ListPage, useRowAction } from '../components/list-page.js';
 import { Badge, Field, toast } from '../components/ui.js';
-import { when } from '../lib/format.js';
+import { percent, when, whenShort } from '../lib/format.js';
 import { useInterval, useLoad } from '../lib/use.js';
 import { BASE, can } from '../session.js';
 
@@ -32,6 +32,7 @@ export default function NumbersPage() {
         { key: 'provider', label: 'Provider', render: (n) => n.provider },
         { key: 'status', label: 'Status', render: (n) => <Badge value={n.status} /> },
         { key: 'lead', label: 'Call', render: (n) => (n.lead_id ? <a href={`${BASE}/leads/${n.lead_id}`}>the lead it calls</a> : '—') },
+        { key: 'health', label: 'Answered · short calls', render: (n) => <Health number={n} /> },
         { key: 'channel', label: 'Channel', render: (n) => (n.channel === 'sandbox' ? <span class="badge badge-sandbox">sandbox</span> : n.channel) },
         { key: 'updated', label: 'Changed', render: (n) => when(n.updated_at) },
         ...(writable
@@ -59,6 +60,25 @@ export default function NumbersPage() {
     >
       {adding && <AddNumber onClose={() => setAdding(false)} onAdded={list.reload} />}
     </ListPage>
+  );
+}
+
+/** The number's answer and short-call rates over its window, and its rest (docs/leads.md, "Outbound number"). */
+function Health({ number: n }: { number: OutboundNumber }) {
+  const h = n.health;
+  if (!h) return <span class="muted">—</span>;
+  return (
+    <span title={`${h.calls} calls; the pool answers ${percent(h.pool_answer_rate)}`}>
+      {h.calls === 0 ? <span class="muted">no calls yet</span> : `${percent(h.answer_rate)} · ${percent(h.short_call_rate)}`}
+      {h.rested_until && (
+        <>
+          {' '}
+          <span class="badge badge-warn" title={h.rest_reason ?? ''}>
+            rested until {whenShort(h.rested_until)}
+          </span>
+        </>
+      )}
+    </span>
   );
 }
 
