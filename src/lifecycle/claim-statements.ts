@@ -226,12 +226,7 @@ export interface Claimed {
  * are taken in `rotation` (which it moves on), with SKIP LOCKED, so two workers never take the
  * same one; leads left without a number (the pool ran dry) stay due and are tried on the next round.
  */
-export async function claimWithNumbers(
-  q: Queryable,
-  provider: string,
-  group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
-  lease: ClaimLease,
-): Promise<Claimed[]> {
+export async function claimWithNumbers(q: Queryable, provider: string, group: readonly ClaimGroupLead[], lease: ClaimLease): Promise<Claimed[]> {
   // Leads whose configuration asks for local presence take their number one by one, nearest
   // first; the others (every lead, unless a configuration asks) all in one statement, as before.
   const local = group.filter((g) => g.config.local_presence === true);
@@ -248,6 +243,7 @@ export async function claimWithNumbers(
 }
 
 type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
+type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow };
 /**
  * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
  * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
@@ -256,7 +252,7 @@ type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rot
 async function claimInRotation(
   q: Queryable,
   provider: string,
-  group: readonly { lead: ClaimedLead; config: ConfigurationRow }[],
+  group: readonly ClaimGroupLead[],
   lease: ClaimLease,
   prefixes: readonly string[],
 ): Promise<Claimed[]> {

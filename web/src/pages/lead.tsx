@@ -13,20 +13,12 @@ import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
 import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
-import { ago, clock, money, seconds, when } from '../lib/format.js';
+import { ago, callee, clock, money, seconds, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
 
-/** Who a lead calls, for its title: the callee's name and number, as the payload has them; else its request id. */
-export function callee(lead: Lead): string {
-  const p = lead.payload as Record<string, unknown>;
-  const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
-  const name = text(p.customer_name) ?? text(p.name) ?? ([text(p.first_name), text(p.last_name)].filter(Boolean).join(' ') || undefined);
-  const number = text(p.customer_mobile_number);
-  return name && number ? `${name} · ${number}` : (name ?? number ?? lead.request_id);
-}
 
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
 const list = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
