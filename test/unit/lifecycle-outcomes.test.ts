@@ -33,6 +33,7 @@ const CLASSES: Record<string, [reached: boolean, retried: boolean]> = {
   voicemail: [false, false],
   PRECHECK_FAILED: [false, false],
   BLACKLISTED: [false, false],
+  DNC_LISTED: [false, false],
   aborted: [false, false],
   // A flow's own outcomes, and a conversation whose flow named none.
   completed: [true, false],
