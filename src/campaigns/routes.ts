@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { App } from '../http/index.js';
-import { IdParams, listOf, PageQuery, paged, problems, toPage } from '../http/index.js';
+import { listRoute, IdParams, PageQuery, paged, problems, toPage } from '../http/index.js';
 import { iso, isoRequired } from '../lib/time.js';
 import type { CampaignRow } from './repository.js';
 import { resultView } from './results.js';
@@ -58,19 +58,14 @@ export function registerCampaignRoutes(app: App, campaigns: CampaignsService, ba
     },
   });
 
-  app.get('/campaigns', {
+  listRoute(app, '/campaigns', {
     config: { permission: ['campaigns', 'read'] },
-    schema: {
-      tags: ['campaigns'],
-      summary: 'List campaigns in scope, newest first (without progress: GET /campaigns/{id} has it)',
-      querystring: CampaignListQuery,
-      response: { 200: listOf(CampaignSummary), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await campaigns.list(request.principal, request.query, page.limit, page.offset);
-      return paged(rows.map(summaryView), total, page);
-    },
+    tags: ['campaigns'],
+    summary: 'List campaigns in scope, newest first (without progress: GET /campaigns/{id} has it)',
+    querystring: CampaignListQuery,
+    item: CampaignSummary,
+    list: (request, query, page) => campaigns.list(request.principal, query, page.limit, page.offset),
+    view: summaryView,
   });
 
   app.get('/campaigns/:id', {

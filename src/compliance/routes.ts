@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { Id, IdParams, listOf, PageQuery, paged, problems, toPage } from '../http/index.js';
+import { listRoute, Id, IdParams, PageQuery, problems } from '../http/index.js';
 import { iso, isoRequired } from '../lib/time.js';
 import type { DncListRow } from './repository.js';
 import { CreateDncListBody, DncList, ImportQuery, ImportResult, Lookup, type DncListView } from './schema.js';
@@ -37,19 +37,14 @@ export async function registerDncRoutes(app: App, dnc: DncService): Promise<void
       handler: async (request, reply) => reply.code(201).send(view(await dnc.create(request.principal, request.body))),
     });
 
-    lists.get('/dnc-lists', {
+    listRoute(lists, '/dnc-lists', {
       config: { permission: ['dnc_lists', 'read'] },
-      schema: {
-        tags: ['compliance'],
-        summary: "The do-not-call lists in scope: the caller's reseller's and the platform-wide ones",
-        querystring: PageQuery,
-        response: { 200: listOf(DncList), ...problems(400, 401, 403) },
-      },
-      handler: async (request) => {
-        const page = toPage(request.query);
-        const { rows, total } = await dnc.list(request.principal, page.limit, page.offset);
-        return paged(rows.map(view), total, page);
-      },
+      tags: ['compliance'],
+      summary: "The do-not-call lists in scope: the caller's reseller's and the platform-wide ones",
+      querystring: PageQuery,
+      item: DncList,
+      list: (request, _query, page) => dnc.list(request.principal, page.limit, page.offset),
+      view,
     });
 
     lists.get('/dnc-lists/:id', {

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { listRoute, IdParams, PageQuery, problems, Timestamp } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
 import type { NumberWithHealth, OutboundNumberRow } from './row.js';
@@ -102,20 +102,14 @@ export function registerNumberRoutes(app: App, numbers: NumbersService): void {
     handler: async (request) => view(await numbers.create(request.body)),
   });
 
-  app.get('/numbers', {
+  listRoute(app, '/numbers', {
     config: { permission: ['numbers', 'read'] },
-    schema: {
-      tags: ['numbers'],
-      summary: 'List outbound numbers; provider, status and phone_number narrow it',
-      querystring: ListQuery,
-      response: { 200: listOf(OutboundNumber), ...problems(400, 401, 403) },
-    },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { provider, status, phone_number } = request.query;
-      const { rows, total } = await numbers.list({ provider, status, phone_number }, page.limit, page.offset);
-      return paged(rows.map(view), total, page);
-    },
+    tags: ['numbers'],
+    summary: 'List outbound numbers; provider, status and phone_number narrow it',
+    querystring: ListQuery,
+    item: OutboundNumber,
+    list: (_request, { provider, status, phone_number }, page) => numbers.list({ provider, status, phone_number }, page.limit, page.offset),
+    view,
   });
 
   app.get('/numbers/:id', {

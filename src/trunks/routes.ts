@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
-import { IdParams, listOf, PageQuery, paged, problems, Timestamp, toPage } from '../http/index.js';
+import { listRoute, IdParams, PageQuery, problems, Timestamp } from '../http/index.js';
 import { badRequest } from '../lib/errors.js';
 import { isoRequired } from '../lib/time.js';
 import type { TrunkRow } from './repository.js';
@@ -62,14 +62,14 @@ export function registerTrunkRoutes(app: App, trunks: TrunksService): void {
     handler: async (request) => view(await trunks.create(request.principal, request.body)),
   });
 
-  app.get('/trunks', {
+  listRoute(app, '/trunks', {
     config: { permission: ['trunks', 'read'] },
-    schema: { tags: ['trunks'], summary: 'List SIP trunks in scope', querystring: ListQuery, response: { 200: listOf(Trunk), ...problems(400, 401, 403) } },
-    handler: async (request) => {
-      const page = toPage(request.query);
-      const { rows, total } = await trunks.list(request.principal, request.query.reseller_id, page.limit, page.offset);
-      return paged(rows.map(view), total, page);
-    },
+    tags: ['trunks'],
+    summary: 'List SIP trunks in scope',
+    querystring: ListQuery,
+    item: Trunk,
+    list: (request, { reseller_id }, page) => trunks.list(request.principal, reseller_id, page.limit, page.offset),
+    view,
   });
 
   app.get('/trunks/:id', {
