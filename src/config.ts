@@ -59,12 +59,17 @@ export interface Config extends SecuritySettings {
     shutdownGraceSeconds: number;
     /** The outbound numbers' health rounds and rests (docs/leads.md, "Outbound number"). */
     numberHealth: {
+      /** How often each worker measures the numbers. */
       everyMs: number;
+      /** The window: at most this many of a number's latest calls, started within `windowHours`. */
       windowCalls: number;
       windowHours: number;
+      /** An answered call shorter than this is a short call. */
       shortCallSeconds: number;
+      /** A number is rested when its answer rate is below this share of its pool's, with at least `restMinCalls` calls in its window... */
       restBelowRatio: number;
       restMinCalls: number;
+      /** ...for this long. */
       restSeconds: number;
     };
   };

@@ -1,7 +1,7 @@
 export type { Principal, RoleName } from './principal.js';
 export { ROLES, systemPrincipal } from './principal.js';
 export { PERMISSIONS, can, assertCan, issuableTokenRoles, creatableUserRoles, permissionsOf, type Resource, type Action } from './permissions.js';
-export { scopeCondition, inScope, assertOwnerInScope, type ScopeColumns } from './scope.js';
+export { scopeCondition, inScope, assertOwnerInScope, resellerExists, merchantReseller, type ScopeColumns } from './scope.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { JwtSigner, hashS2sToken, S2S_PREFIX } from './tokens.js';
 export { resolveJwtSecret } from './keys.js';

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import type { RoleName } from './principal.js';
+import { merchantReseller, resellerExists } from './scope.js';
 
 export interface UserRow {
   id: string;
@@ -29,6 +30,15 @@ const TOKEN_COLUMNS = 'id, token_hint, name, role, reseller_id, merchant_id, cre
 
 export class AuthRepository {
   constructor(private readonly db: Queryable) {}
+
+  /** Whether a token's owners exist (scope.ts holds the lookups). */
+  resellerExists(id: string): Promise<boolean> {
+    return resellerExists(this.db, id);
+  }
+
+  merchantReseller(id: string): Promise<string | undefined> {
+    return merchantReseller(this.db, id);
+  }
 
   async userByEmail(email: string): Promise<UserRow | undefined> {
     const { rows } = await this.db.query<UserRow>(
@@ -99,15 +109,6 @@ export class AuthRepository {
     return rows[0];
   }
 
-  async resellerExists(id: string): Promise<boolean> {
-    const { rows } = await this.db.query('SELECT 1 FROM resellers WHERE id = $1', [id]);
-    return rows.length > 0;
-  }
-
-  async merchantReseller(id: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [id]);
-    return rows[0]?.reseller_id;
-  }
 
   /**
    * Counts a login attempt as a failure for each key, up front (a success undoes it), unless a key

@@ -1,5 +1,6 @@
 import { forbidden } from '../lib/errors.js';
 import type { Principal } from './principal.js';
+import type { Queryable } from '../db/index.js';
 
 /**
  * Scope rules, in one place. Admin sees everything; a reseller its reseller; a merchant or user its
@@ -59,4 +60,16 @@ export function assertOwnerInScope(principal: Principal, resellerId: string, mer
       'out_of_scope',
     );
   }
+}
+
+/** Whether a reseller of this id exists (an owner a write names must). */
+export async function resellerExists(q: Queryable, id: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM resellers WHERE id = $1', [id]);
+  return rows.length > 0;
+}
+
+/** The reseller a merchant belongs to, or undefined for an unknown merchant. */
+export async function merchantReseller(q: Queryable, id: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [id]);
+  return rows[0]?.reseller_id;
 }

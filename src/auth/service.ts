@@ -23,26 +23,9 @@ export interface IssueTokenInput {
   merchant_id?: string | null;
 }
 
-function principalOfUser(user: UserRow): Principal {
-  return {
-    kind: 'user',
-    id: user.id,
-    label: user.email,
-    role: user.role,
-    resellerId: user.reseller_id,
-    merchantId: user.merchant_id,
-  };
-}
-
-function principalOfToken(token: TokenRow): Principal {
-  return {
-    kind: 's2s',
-    id: token.id,
-    label: token.name,
-    role: token.role,
-    resellerId: token.reseller_id,
-    merchantId: token.merchant_id,
-  };
+/** Who a user or an s2s token acts as. */
+function principalOf(kind: Principal['kind'], row: UserRow | TokenRow, label: string): Principal {
+  return { kind, id: row.id, label, role: row.role, resellerId: row.reseller_id, merchantId: row.merchant_id };
 }
 
 const ISSUABLE: readonly RoleName[] = ['reseller', 'merchant', 'user'];
@@ -103,13 +86,13 @@ export class AuthService {
         this.touchedAtMs.set(row.id, Date.now());
         await this.repo.touchToken(row.id);
       }
-      return principalOfToken(row);
+      return principalOf('s2s', row, row.name);
     }
     const { userId, issuedAtMs } = await this.signer.verify(token);
     const user = await this.users.submit(userId);
     if (!user) throw unauthorized('The user of this token no longer exists');
     if (user.sessions_since && issuedAtMs < new Date(user.sessions_since).getTime()) throw unauthorized('The password of this user was reset; log in again');
-    return principalOfUser(user);
+    return principalOf('user', user, user.email);
   }
 
   /**

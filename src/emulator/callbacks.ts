@@ -12,17 +12,7 @@ export function answerParams(call: Call): Record<string, string> {
   const inbound = c.direction === 'inbound';
   const machine = call.script.answer === 'voicemail';
   if (call.provider === 'PROVIDER_A') {
-    const p: Record<string, string> = {
-      CallSid: c.callSid,
-      AccountSid: call.ctx.options.twilio.accountSid,
-      From: c.from,
-      To: c.to,
-      Caller: c.from,
-      Called: c.to,
-      CallStatus: inbound ? 'ringing' : 'in-progress',
-      ApiVersion: '2010-04-01',
-      Direction: inbound ? 'inbound' : 'outbound-api',
-    };
+    const p = twilioCall(call, inbound ? 'ringing' : 'in-progress');
     if (call.setup.machineDetection) {
       p.AnsweredBy = machine ? (call.machineEnd?.answeredBy ?? (call.setup.machineDetection === 'DetectMessageEnd' ? 'machine_end_beep' : 'machine_start')) : 'human';
       if (call.machineEnd) p.MachineDetectionDuration = String(call.machineEnd.durationMs);
@@ -79,9 +69,9 @@ const PLIVO_CAUSE: Record<string, [string, string]> = {
 };
 const PLIVO_SOURCE: Record<string, string> = { callee: 'Callee', dialer: 'Plivo', api: 'API Request', limit: 'Plivo', error: 'Error', close: 'Plivo' };
 
-function twilioBase(call: Call, status: string): Record<string, string> {
+/** The fields of a Twilio call in every request about it. */
+function twilioCall(call: Call, status: string): Record<string, string> {
   const c = call.rec;
-  const inbound = c.direction === 'inbound';
   return {
     CallSid: c.callSid,
     AccountSid: call.ctx.options.twilio.accountSid,
@@ -91,7 +81,13 @@ function twilioBase(call: Call, status: string): Record<string, string> {
     Called: c.to,
     CallStatus: status,
     ApiVersion: '2010-04-01',
-    Direction: inbound ? 'inbound' : 'outbound-api',
+    Direction: c.direction === 'inbound' ? 'inbound' : 'outbound-api',
+  };
+}
+
+function twilioBase(call: Call, status: string): Record<string, string> {
+  return {
+    ...twilioCall(call, status),
     CallbackSource: 'call-progress-events',
     Timestamp: new Date().toUTCString().replace('GMT', '+0000'),
     SequenceNumber: String(call.twilioSeq++),

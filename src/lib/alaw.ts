@@ -1,4 +1,5 @@
 /** G.711 A-law (what European and Indian trunks carry), beside mu-law in audio.ts. PCM is signed 16-bit mono. */
+import { g711Decoder, g711Encoder } from './audio.js';
 
 /** G.711 A-law: one 16-bit sample to one byte (the classic segment encoder, even bits inverted). */
 export function linearToAlaw(sample: number): number {
@@ -29,14 +30,5 @@ const ALAW_TABLE = (() => {
   return table;
 })();
 
-export function encodeAlaw(pcm: Int16Array): Buffer {
-  const out = Buffer.allocUnsafe(pcm.length);
-  for (let i = 0; i < pcm.length; i++) out[i] = linearToAlaw(pcm[i]!);
-  return out;
-}
-
-export function decodeAlaw(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = ALAW_TABLE[bytes[i]!]!;
-  return out;
-}
+export const encodeAlaw = g711Encoder(linearToAlaw);
+export const decodeAlaw = g711Decoder(ALAW_TABLE);

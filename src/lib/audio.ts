@@ -36,17 +36,26 @@ export function mulawToLinear(byte: number): number {
   return MULAW_TABLE[byte & 0xff]!;
 }
 
-export function encodeMulaw(pcm: Int16Array): Buffer {
-  const out = Buffer.allocUnsafe(pcm.length);
-  for (let i = 0; i < pcm.length; i++) out[i] = linearToMulaw(pcm[i]!);
-  return out;
+/** A G.711 encoder over a sample's byte (mu-law here, A-law in alaw.ts). */
+export function g711Encoder(toByte: (sample: number) => number): (pcm: Int16Array) => Buffer {
+  return (pcm) => {
+    const out = Buffer.allocUnsafe(pcm.length);
+    for (let i = 0; i < pcm.length; i++) out[i] = toByte(pcm[i]!);
+    return out;
+  };
 }
 
-export function decodeMulaw(bytes: Uint8Array): Int16Array {
-  const out = new Int16Array(bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[i] = MULAW_TABLE[bytes[i]!]!;
-  return out;
+/** A G.711 decoder over the 256 samples its bytes stand for. */
+export function g711Decoder(table: Int16Array): (bytes: Uint8Array) => Int16Array {
+  return (bytes) => {
+    const out = new Int16Array(bytes.length);
+    for (let i = 0; i < bytes.length; i++) out[i] = table[bytes[i]!]!;
+    return out;
+  };
 }
+
+export const encodeMulaw = g711Encoder(linearToMulaw);
+export const decodeMulaw = g711Decoder(MULAW_TABLE);
 
 /** PCM as little-endian bytes (what L16 frames and WAV data carry). */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -114,3 +114,30 @@ export class PcmBlocks {
     this.kept = 0;
   }
 }
+
+/** Audio queued to be played, and how much of it has been. */
+export interface QueuedPcm {
+  pcm: Int16Array;
+  offset: number;
+}
+
+/**
+ * The next frame of `samples` from the front of a playout queue (silence where the queue runs
+ * out); each queued audio whose last sample it takes leaves the queue and is handed to `played`.
+ */
+export function takeFrame<T extends QueuedPcm>(queue: T[], samples: number, played: (item: T) => void): Int16Array {
+  const frame = new Int16Array(samples);
+  let filled = 0;
+  while (filled < samples && queue.length > 0) {
+    const item = queue[0]!;
+    const n = Math.min(samples - filled, item.pcm.length - item.offset);
+    frame.set(item.pcm.subarray(item.offset, item.offset + n), filled);
+    filled += n;
+    item.offset += n;
+    if (item.offset >= item.pcm.length) {
+      queue.shift();
+      played(item);
+    }
+  }
+  return frame;
+}

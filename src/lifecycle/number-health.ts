@@ -13,23 +13,12 @@
  * - short call: answered, but shorter than `shortCallSeconds` (callees who hang up at once).
  * - pool rate: the answer rate of the provider's other numbers over their windows.
  */
+import type { Config } from '../config.js';
 import type { Queryable } from '../db/index.js';
 import { NOT_REACHED_OUTCOMES, UNDIALLED_OUTCOMES } from './outcomes.js';
 
-export interface NumberHealthPolicy {
-  /** The window: at most this many of a number's latest calls... */
-  windowCalls: number;
-  /** ...started within this many hours. */
-  windowHours: number;
-  /** An answered call shorter than this is a short call. */
-  shortCallSeconds: number;
-  /** A number is rested when its answer rate is below this share of its pool's... */
-  restBelowRatio: number;
-  /** ...with at least this many calls in its window. */
-  restMinCalls: number;
-  /** How long a rest lasts. */
-  restSeconds: number;
-}
+/** How a number's health is measured and when it is rested: the settings (docs/configuration.md) but how often. */
+export type NumberHealthPolicy = Omit<Config['scheduler']['numberHealth'], 'everyMs'>;
 
 export const DEFAULT_NUMBER_HEALTH: NumberHealthPolicy = {
   windowCalls: 100,

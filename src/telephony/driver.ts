@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { CallEnd } from '../lifecycle/index.js';
-import type { VoicemailPolicy } from '../voice/index.js';
+import type { CallContext, VoicemailPolicy } from '../voice/index.js';
 
 /**
  * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
@@ -49,3 +49,27 @@ export interface Driver {
 
 /** The drivers a worker can dial with, by provider. */
 export type Drivers = ReadonlyMap<string, Driver>;
+
+/**
+ * What the agent of an outbound call knows of it, from its dial request (every driver's calls):
+ * the lead, its variables, both numbers, the edges of the call it asked for, its trace. The
+ * driver says whether a machine is detected and, once placed, the call's id.
+ */
+export function outboundContext(request: DialRequest, voicemailDetection: boolean, callId?: string): CallContext {
+  const dialDigits = typeof request.payload.dial_digits === 'string' && request.payload.dial_digits !== '' ? request.payload.dial_digits : undefined;
+  return {
+    ...(callId ? { callId } : {}),
+    leadId: request.leadId,
+    templateId: request.templateId,
+    payload: request.payload,
+    direction: 'outbound',
+    ourNumber: request.from,
+    theirNumber: request.to,
+    voicemailDetection,
+    ...(request.voicemail ? { voicemail: request.voicemail } : {}),
+    ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
+    ...(request.timeZone ? { timeZone: request.timeZone } : {}),
+    ...(dialDigits ? { dialDigits } : {}),
+    ...(request.traceContext ? { traceContext: request.traceContext } : {}),
+  };
+}

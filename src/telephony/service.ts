@@ -10,7 +10,7 @@ import type { OnFinished } from '../lifecycle/index.js';
 import type { Logger } from '../lib/logger.js';
 import { startDialSpan } from '../tracing/index.js';
 import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
-import type { CallResult, DialRequest, Driver, Drivers } from './driver.js';
+import { outboundContext, type CallResult, type DialRequest, type Driver, type Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionDeps, type SessionUrls } from './session.js';
 import type { TelephonySettings } from '../config/telephony.js';
@@ -186,21 +186,7 @@ export class Telephony {
     const voicemailDetection =
       request.resellerId && this.deps.switches ? await this.deps.switches.voicemailDetection(request.resellerId) : this.deps.settings.machineDetection;
     const leaveMessage = request.voicemail?.action === 'leave_message';
-    const dialDigits = typeof request.payload.dial_digits === 'string' && request.payload.dial_digits !== '' ? request.payload.dial_digits : undefined;
-    const session = this.newSession(kit, {
-      voicemailDetection,
-      ...(request.voicemail ? { voicemail: request.voicemail } : {}),
-      ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
-      ...(request.timeZone ? { timeZone: request.timeZone } : {}),
-      ...(dialDigits ? { dialDigits } : {}),
-      leadId: request.leadId,
-      templateId: request.templateId,
-      payload: request.payload,
-      direction: 'outbound',
-      ourNumber: request.from,
-      theirNumber: request.to,
-      ...(request.traceContext ? { traceContext: request.traceContext } : {}),
-    });
+    const session = this.newSession(kit, outboundContext(request, voicemailDetection));
     const dialSpan = startDialSpan(request.traceContext, {
       provider: kit.slot,
       label: kit.label,
@@ -227,7 +213,7 @@ export class Telephony {
           token: session.token,
           // To leave a message, the provider's detection waits for the greeting's end where it can.
           machineDetection: voicemailDetection ? (leaveMessage ? 'message_end' : 'answer') : false,
-          ...(dialDigits ? { sendDigits: dialDigits } : {}),
+          ...(session.context.dialDigits ? { sendDigits: session.context.dialDigits } : {}),
           ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
           maxDurationSeconds: this.deps.settings.maxCallSeconds,
         }, request.traceContext);

@@ -6,25 +6,8 @@ import { TemplatesService } from './service.js';
 
 export { TemplatesService, findTemplateByName, findTemplateById, type TemplateRef } from './service.js';
 export type { TemplateRow } from './repository.js';
-export {
-  validateFlow,
-  promptVariables,
-  CALL_VARIABLES,
-  FlowSchema,
-  ACTION_TYPES,
-  HTTP_METHODS,
-  MESSAGE_ROLES,
-  MAX_HOOK_TIMEOUT_SECONDS,
-  BUILTIN_FUNCTIONS,
-  type BuiltinFunction,
-  type Flow,
-  type FlowNode,
-  type FlowMessage,
-  type FlowFunction,
-  type FlowHook,
-  type FlowAction,
-  type HttpRequestSpec,
-} from '../voice/flow/index.js';
+// A template's flow is the engine's (voice/flow): what others need of it goes through this door.
+export { validateFlow, promptVariables, type Flow } from '../voice/flow/index.js';
 
 /** The templates feature's only door: CRUD routes, flow validation, lookups for pushes. */
 export function registerTemplates(app: App, db: Db, policy: OutboundPolicy): void {

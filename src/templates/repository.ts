@@ -84,15 +84,4 @@ export class TemplatesRepository {
     const { rowCount } = await this.db.query('DELETE FROM templates WHERE id = $1', [id]);
     return rowCount > 0;
   }
-
-  async resellerExists(id: string): Promise<boolean> {
-    const { rows } = await this.db.query('SELECT 1 FROM resellers WHERE id = $1', [id]);
-    return rows.length > 0;
-  }
-
-  /** The reseller a merchant belongs to, or undefined for an unknown merchant. */
-  async merchantReseller(id: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ reseller_id: string }>('SELECT reseller_id FROM merchants WHERE id = $1', [id]);
-    return rows[0]?.reseller_id;
-  }
 }

@@ -1,4 +1,4 @@
-import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../auth/index.js';
+import { assertOwnerInScope, inScope, merchantReseller, resellerExists, scopeCondition, type Principal } from '../auth/index.js';
 import type { Db, Queryable } from '../db/index.js';
 import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
@@ -189,10 +189,10 @@ export class TemplatesService {
   }
 
   private async ownerErrors(resellerId: string, merchantId: string | null, checkReseller: boolean): Promise<FieldError[]> {
-    if (checkReseller && !(await this.repo.resellerExists(resellerId))) {
+    if (checkReseller && !(await resellerExists(this.db, resellerId))) {
       return [{ path: '/reseller_id', message: `${JSON.stringify(resellerId)} is not a known reseller` }];
     }
-    if (merchantId !== null && (await this.repo.merchantReseller(merchantId)) !== resellerId) {
+    if (merchantId !== null && (await merchantReseller(this.db, merchantId)) !== resellerId) {
       return [{ path: '/merchant_id', message: `${JSON.stringify(merchantId)} is not a merchant of reseller ${resellerId}` }];
     }
     return [];

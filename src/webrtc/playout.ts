@@ -5,6 +5,7 @@
  * its last frame has gone out, `cleared` on a barge-in, `ended` when the session closes.
  */
 import type { PlayResult } from '../voice/index.js';
+import { takeFrame } from '../lib/pcm-buffers.js';
 
 export const WEBRTC_RATE_HZ = 48_000;
 const FRAME_SAMPLES = WEBRTC_RATE_HZ / 100;
@@ -59,19 +60,6 @@ export class Playout {
   }
 
   private nextFrame(): Int16Array {
-    const frame = new Int16Array(FRAME_SAMPLES);
-    let filled = 0;
-    while (filled < FRAME_SAMPLES && this.queue.length > 0) {
-      const item = this.queue[0]!;
-      const n = Math.min(FRAME_SAMPLES - filled, item.pcm.length - item.offset);
-      frame.set(item.pcm.subarray(item.offset, item.offset + n), filled);
-      filled += n;
-      item.offset += n;
-      if (item.offset >= item.pcm.length) {
-        this.queue.shift();
-        item.done('played');
-      }
-    }
-    return frame;
+    return takeFrame(this.queue, FRAME_SAMPLES, (item) => item.done('played'));
   }
 }

@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { App } from '../http/index.js';
 import { Id, problems } from '../http/index.js';
@@ -45,6 +46,11 @@ const Spoken = Type.Object({ status: Type.Literal('queued'), room: Type.String()
 
 /** Signalling for browser voice sessions (the WEBRTC execution modes) and WEBRTC_STREAM's tts-speak. */
 export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
+  /** Runs `here` on the process that carries the lead's session; from any other, the request is forwarded there. */
+  const atOwner = async <T>(request: FastifyRequest, leadId: string, reply: FastifyReply, here: () => Promise<T>) => {
+    const place = await webrtc.locate(request.principal, leadId);
+    return place.here ? here() : forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
+  };
   app.post('/webrtc/:lead_id/offer', {
     config: { permission: ['leads', 'write'] },
     schema: {
@@ -71,11 +77,7 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
       body: Offer,
       response: { 200: Answer, ...problems(400, 401, 403, 404, 409, 503) },
     },
-    handler: async (request, reply) => {
-      const place = await webrtc.locate(request.principal, request.params.lead_id);
-      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
-      return webrtc.restartIce(request.principal, request.params.lead_id, request.body.sdp);
-    },
+    handler: async (request, reply) => atOwner(request, request.params.lead_id, reply, () => webrtc.restartIce(request.principal, request.params.lead_id, request.body.sdp)),
   });
 
   app.post('/webrtc/:lead_id/hangup', {
@@ -87,11 +89,8 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
       params: LeadParams,
       response: { 200: Ended, ...problems(401, 403, 404, 409, 503) },
     },
-    handler: async (request, reply) => {
-      const place = await webrtc.locate(request.principal, request.params.lead_id);
-      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
-      return { status: 'ended' as const, ...(await webrtc.hangup(request.principal, request.params.lead_id)) };
-    },
+    handler: async (request, reply) =>
+      atOwner(request, request.params.lead_id, reply, async () => ({ status: 'ended' as const, ...(await webrtc.hangup(request.principal, request.params.lead_id)) })),
   });
 
   app.post('/leads/:lead_id/tts-speak', {
@@ -104,11 +103,9 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
       body: Speak,
       response: { 202: Spoken, ...problems(400, 401, 403, 404, 409, 503) },
     },
-    handler: async (request, reply) => {
-      const place = await webrtc.locate(request.principal, request.params.lead_id);
-      if (!place.here) return forwardToOwner(request, reply, place.ownerUrl, request.log as Logger);
+    handler: async (request, reply) => atOwner(request, request.params.lead_id, reply, async () => {
       const { room } = await webrtc.ttsSpeak(request.principal, request.params.lead_id, request.body.text, request.body.interrupt ?? false);
       return reply.code(202).send({ status: 'queued' as const, room });
-    },
+    }),
   });
 }

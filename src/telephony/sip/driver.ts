@@ -12,7 +12,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../../voice/index.js';
-import type { CallResult, DialRequest, Driver } from '../driver.js';
+import { outboundContext, type CallResult, type DialRequest, type Driver } from '../driver.js';
 import { callEnd } from '../end.js';
 import { CallRecorder } from '../recorder.js';
 import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
@@ -252,23 +252,8 @@ export class SipDriver implements Driver {
   }
 
   private context(request: DialRequest, callId: string): CallContext {
-    const dialDigits = typeof request.payload.dial_digits === 'string' && request.payload.dial_digits !== '' ? request.payload.dial_digits : undefined;
-    return {
-      callId,
-      leadId: request.leadId,
-      templateId: request.templateId,
-      payload: request.payload,
-      direction: 'outbound',
-      ourNumber: request.from,
-      theirNumber: request.to,
-      // No carrier detects machines on a trunk: the agent's own beep and greeting detection decides.
-      voicemailDetection: true,
-      ...(request.voicemail ? { voicemail: request.voicemail } : {}),
-      ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
-      ...(request.timeZone ? { timeZone: request.timeZone } : {}),
-      ...(dialDigits ? { dialDigits } : {}),
-      ...(request.traceContext ? { traceContext: request.traceContext } : {}),
-    };
+    // No carrier detects machines on a trunk: the agent's own beep and greeting detection decides.
+    return outboundContext(request, true, callId);
   }
 
   async close(): Promise<void> {

@@ -13,6 +13,7 @@ import type { Socket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import { decodeAlaw, encodeAlaw } from '../../lib/alaw.js';
 import { decodeMulaw, encodeMulaw } from '../../lib/audio.js';
+import { takeFrame } from '../../lib/pcm-buffers.js';
 import type { PlayResult } from '../../voice/index.js';
 import type { RemoteMedia } from './sdp.js';
 
@@ -209,19 +210,7 @@ export class RtpStream {
       this.send(this.options.remote.payloadType, false, timestamp, this.silence);
       return;
     }
-    const frame = new Int16Array(FRAME_SAMPLES);
-    let filled = 0;
-    while (filled < FRAME_SAMPLES && this.queue.length) {
-      const q = this.queue[0]!;
-      const take = Math.min(FRAME_SAMPLES - filled, q.pcm.length - q.offset);
-      frame.set(q.pcm.subarray(q.offset, q.offset + take), filled);
-      filled += take;
-      q.offset += take;
-      if (q.offset >= q.pcm.length) {
-        this.queue.shift();
-        q.resolve('played');
-      }
-    }
+    const frame = takeFrame(this.queue, FRAME_SAMPLES, (q) => q.resolve('played'));
     this.send(this.options.remote.payloadType, false, timestamp, this.encode(frame));
   }
 
