@@ -8,9 +8,10 @@
  * - pace: at most one start per claim, and only once the database's clock has reached
  *   `next_start_at`, which then moves to this start + 1/rate: the recorded start times of any two
  *   calls of the campaign are at least 1/rate apart;
- * - breaker: at most once a second, the attempts that ended in its window are counted; more
- *   failures (busy, failed, error) than its ratio, over at least `min_calls` attempts, pause the
- *   campaign with the figures as its reason.
+ * - breaker: at most once a second, the attempts that ended in its window (and since the campaign
+ *   was last resumed: a resume starts the count afresh) are counted; more failures (busy, failed,
+ *   error) than its ratio, over at least `min_calls` attempts, pause the campaign with the figures
+ *   as its reason.
  */
 import type { Queryable } from '../db/index.js';
 import { BREAKER_FAILURES, campaignOpenSql } from '../lifecycle/index.js';
@@ -54,7 +55,7 @@ export async function admitCampaignStarts(q: Queryable, ids: readonly string[]):
      LEFT JOIN LATERAL (
        SELECT count(*)::int AS calls, count(*) FILTER (WHERE a.outcome = ANY($2::text[]))::int AS failures
        FROM call_attempts a JOIN leads l ON l.id = a.lead_id
-       WHERE a.ended_at > now() - make_interval(secs => c.breaker_window_seconds) AND l.campaign_id = c.id) AS b
+       WHERE a.ended_at > greatest(now() - make_interval(secs => c.breaker_window_seconds), coalesce(c.breaker_since, '-infinity')) AND l.campaign_id = c.id) AS b
        ON c.breaker_failure_ratio IS NOT NULL AND c.state = 'active'
           AND (c.breaker_checked_at IS NULL OR c.breaker_checked_at <= now() - interval '1 second')
      WHERE c.id = ANY($1::text[])`,

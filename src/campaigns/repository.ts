@@ -106,7 +106,8 @@ export class CampaignsRepository {
 
   async setState(id: string, state: CampaignRow['state'], pausedReason: string | null): Promise<void> {
     await this.db.query(
-      `UPDATE campaigns SET state = $2, paused_reason = $3, stopped_at = CASE WHEN $2 = 'stopped' THEN now() ELSE stopped_at END, updated_at = now() WHERE id = $1`,
+      `UPDATE campaigns SET state = $2, paused_reason = $3, stopped_at = CASE WHEN $2 = 'stopped' THEN now() ELSE stopped_at END,
+              breaker_since = CASE WHEN $2 = 'active' THEN now() ELSE breaker_since END, updated_at = now() WHERE id = $1`,
       [id, state, pausedReason],
     );
   }

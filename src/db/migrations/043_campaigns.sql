@@ -24,6 +24,8 @@ CREATE TABLE campaigns (
   next_start_at timestamptz,
   -- When a claim last looked at the breaker (at most once a second).
   breaker_checked_at timestamptz,
+  -- The breaker counts the attempts that ended since: a resume starts its count afresh.
+  breaker_since timestamptz,
   stopped_at timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
