@@ -141,7 +141,9 @@ async function settled(leadId: string, timeoutMs = 45_000): Promise<any> {
 
 const talkative: CalleeScript = {
   answer: 'answer',
-  steps: [{ wait: 1200 }, { say: 'Hello? Who is calling?' }, { dtmf: '5' }, { waitForAudio: 10_000 }],
+  // The callee speaks once Dialer's greeting has been heard for a moment (however long the greeting
+  // takes to start on a busy machine), so it always cuts the greeting short.
+  steps: [{ waitForSpeech: { speakingMs: 400, timeoutMs: 20_000 } }, { say: 'Hello? Who is calling?' }, { dtmf: '5' }, { waitForAudio: 10_000 }],
   maxSeconds: 25,
 };
 
