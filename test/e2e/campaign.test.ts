@@ -145,7 +145,9 @@ describe('voicemail drop', () => {
     assert.deepEqual([vm.detected_by, vm.waited_for, vm.provider_greeting_end, vm.message_played], ['provider', 'provider', 'beep', true]);
     assert.ok(vm.greeting_ms > 1000, JSON.stringify(vm));
     assert.equal(vm.message, 'Hi Ana, this is Acme about order A-42. Please call us back. Goodbye.');
-    assert.deepEqual(lead.metaData.transcription, [{ role: 'assistant', content: vm.message }]);
+    // The message, stamped with where it begins in the recording.
+    assert.deepEqual(lead.metaData.transcription.map(({ role, content }: { role: string; content: string }) => ({ role, content })), [{ role: 'assistant', content: vm.message }]);
+    assert.equal(typeof lead.metaData.transcription[0].at_ms, 'number');
     const call = callTo(to);
     assert.equal(call.rest[0]!.params.MachineDetection, 'DetectMessageEnd');
     assert.equal(call.beepsAtMs.length, 1);
