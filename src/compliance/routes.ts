@@ -19,52 +19,68 @@ const view = (r: DncListRow): DncListView => ({
 });
 
 /**
- * The do-not-call lists. Registered in a context of their own: the import's CSV body is handed to
- * the route as the request stream (read as it arrives, not buffered whole), for these routes only.
+ * The do-not-call lists: their JSON routes, and the import, whose CSV body is streamed.
  */
 export async function registerDncRoutes(app: App, dnc: DncService): Promise<void> {
-  await app.register(async (lists: App) => {
-    lists.addContentTypeParser(['text/csv', 'text/plain', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
-
-    lists.post('/dnc-lists', {
-      config: { permission: ['dnc_lists', 'write'] },
-      schema: {
-        tags: ['compliance'],
-        summary: 'Create a do-not-call list (a reseller\'s, or platform-wide for an admin); its numbers come by import',
-        body: CreateDncListBody,
-        response: { 201: DncList, ...problems(400, 401, 403, 409) },
-      },
-      handler: async (request, reply) => reply.code(201).send(view(await dnc.create(request.principal, request.body))),
-    });
-
-    listRoute(lists, '/dnc-lists', {
-      config: { permission: ['dnc_lists', 'read'] },
+  app.post('/dnc-lists', {
+    config: { permission: ['dnc_lists', 'write'] },
+    schema: {
       tags: ['compliance'],
-      summary: "The do-not-call lists in scope: the caller's reseller's and the platform-wide ones",
-      querystring: PageQuery,
-      item: DncList,
-      list: (request, _query, page) => dnc.list(request.principal, page.limit, page.offset),
-      view,
-    });
+      summary: 'Create a do-not-call list (a reseller\'s, or platform-wide for an admin); its numbers come by import',
+      body: CreateDncListBody,
+      response: { 201: DncList, ...problems(400, 401, 403, 409) },
+    },
+    handler: async (request, reply) => reply.code(201).send(view(await dnc.create(request.principal, request.body))),
+  });
 
-    lists.get('/dnc-lists/:id', {
-      config: { permission: ['dnc_lists', 'read'] },
-      schema: { tags: ['compliance'], summary: 'A do-not-call list', params: IdParams, response: { 200: DncList, ...problems(401, 403, 404) } },
-      handler: async (request) => view(await dnc.get(request.principal, request.params.id)),
-    });
+  listRoute(app, '/dnc-lists', {
+    config: { permission: ['dnc_lists', 'read'] },
+    tags: ['compliance'],
+    summary: "The do-not-call lists in scope: the caller's reseller's and the platform-wide ones",
+    querystring: PageQuery,
+    item: DncList,
+    list: (request, _query, page) => dnc.list(request.principal, page.limit, page.offset),
+    view,
+  });
 
-    lists.delete('/dnc-lists/:id', {
-      config: { permission: ['dnc_lists', 'write'] },
-      schema: {
-        tags: ['compliance'],
-        summary: 'Delete a do-not-call list and its numbers (configurations that name it stop honouring it)',
-        params: IdParams,
-        response: { 200: DncList, ...problems(401, 403, 404) },
-      },
-      handler: async (request) => view(await dnc.delete(request.principal, request.params.id)),
-    });
+  app.get('/dnc-lists/:id', {
+    config: { permission: ['dnc_lists', 'read'] },
+    schema: { tags: ['compliance'], summary: 'A do-not-call list', params: IdParams, response: { 200: DncList, ...problems(401, 403, 404) } },
+    handler: async (request) => view(await dnc.get(request.principal, request.params.id)),
+  });
 
-    lists.post('/dnc-lists/:id/import', {
+  app.delete('/dnc-lists/:id', {
+    config: { permission: ['dnc_lists', 'write'] },
+    schema: {
+      tags: ['compliance'],
+      summary: 'Delete a do-not-call list and its numbers (configurations that name it stop honouring it)',
+      params: IdParams,
+      response: { 200: DncList, ...problems(401, 403, 404) },
+    },
+    handler: async (request) => view(await dnc.delete(request.principal, request.params.id)),
+  });
+
+
+  app.get('/dnc-lists/:id/numbers/:phone', {
+    config: { permission: ['dnc_lists', 'read'] },
+    schema: {
+      tags: ['compliance'],
+      summary: 'Whether a number is on a do-not-call list',
+      params: Type.Object({ id: Id, phone: Type.String({ minLength: 1, maxLength: 32, description: 'E.164 (the + may be sent as %2B)' }) }),
+      response: { 200: Lookup, ...problems(400, 401, 403, 404) },
+    },
+    handler: async (request) => ({
+      list_id: request.params.id,
+      phone_number: request.params.phone,
+      listed: await dnc.lookup(request.principal, request.params.id, request.params.phone),
+    }),
+  });
+
+  // The import's CSV body is handed to its route as the request stream (read as it arrives, not
+  // buffered whole): a context of its own, so that every other route takes JSON only.
+  await app.register(async (csv: App) => {
+    csv.addContentTypeParser(['text/csv', 'text/plain', 'application/octet-stream'], (_request, payload, done) => done(null, payload));
+    csv.post('/dnc-lists/:id/import', {
       config: { permission: ['dnc_lists', 'write'] },
       schema: {
         tags: ['compliance'],
@@ -84,21 +100,6 @@ export async function registerDncRoutes(app: App, dnc: DncService): Promise<void
         }
         return dnc.import(request.principal, request.params.id, body, request.query);
       },
-    });
-
-    lists.get('/dnc-lists/:id/numbers/:phone', {
-      config: { permission: ['dnc_lists', 'read'] },
-      schema: {
-        tags: ['compliance'],
-        summary: 'Whether a number is on a do-not-call list',
-        params: Type.Object({ id: Id, phone: Type.String({ minLength: 1, maxLength: 32, description: 'E.164 (the + may be sent as %2B)' }) }),
-        response: { 200: Lookup, ...problems(400, 401, 403, 404) },
-      },
-      handler: async (request) => ({
-        list_id: request.params.id,
-        phone_number: request.params.phone,
-        listed: await dnc.lookup(request.principal, request.params.id, request.params.phone),
-      }),
     });
   });
 }

@@ -14,6 +14,11 @@ const flaw = unstorableTextFlaw;
 
 const segment = (key: string | number) => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
 /**
  * The first string (or key) in `value` that cannot be stored, as a field error; undefined when all
  * are fine. Walks without recursion, so a deeply nested body cannot exhaust the stack.
@@ -27,7 +32,9 @@ export function findUnstorableText(value: unknown): FieldError | undefined {
       if (why) return { path: path || '/', message: why };
     } else if (Array.isArray(item)) {
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}/${i}`]);
-    } else if (item !== null && typeof item === 'object') {
+    } else if (item !== null && typeof item === 'object' && isPlainObject(item)) {
+      // Only what JSON parsing makes: a streamed body (the CSV import's) is not walked, its
+      // object graph has cycles.
       const entries = Object.entries(item);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
