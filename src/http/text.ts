@@ -15,8 +15,10 @@ const flaw = unstorableTextFlaw;
 const segment = (key: string | number) => String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 
 function isPlainObject(value: object): boolean {
+  // JSON.parse makes Object.prototype ones; Fastify's query and path parameters are made by a
+  // constructor whose prototype has no prototype itself.
   const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  return proto === Object.prototype || proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /**
