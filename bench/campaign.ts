@@ -1,7 +1,7 @@
 /**
  * npm run bench:campaign: a campaign on the default `npm start` deployment (`dialer serve` on the
  * embedded database, role all, the sandbox line: the provider emulator in the process, the greeter
- * agent, simulated callees). LEADS (default 100,000) leads are imported into a paused campaign
+ * agent, simulated callees who answer, hear the greeting, say a line and hang up: about 3 s). LEADS (default 100,000) leads are imported into a paused campaign
  * with max_concurrent_calls CAP (100) and max_calls_per_second RATE (20) over POST /leads/batch
  * (1,000 a request, 4 at once); then it runs for MINUTES (default 3) and is stopped (it need not
  * call them all). Measured:
@@ -34,15 +34,24 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-bench-campaign-'));
 
+// Short simulated calls (about 3 s): every callee answers, hears the greeting out, says a line
+// and hangs up. At RATE starts a second that keeps some RATE x 3 calls live.
+const scenarios = path.join(dataDir, 'callees.json');
+fs.writeFileSync(
+  scenarios,
+  JSON.stringify({ '*': { kind: 'script', script: { answer: 'answer', ringMs: 200, maxSeconds: 20, steps: [{ waitForSpeech: { speakingMs: 1000, timeoutMs: 5000 } }, { say: 'Not now, thanks.' }, { hangup: true }] } } }),
+);
 const port = await freePort();
 const dialer = await serveDialer({
   connections: 8,
+  ...(process.env.BENCH_CPU_PROF ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] } : {}),
   env: {
     ...process.env,
     PORT: String(port),
     DIALER_DATA_DIR: dataDir,
     DATABASE_URL: '',
     DIALER_SANDBOX: 'true',
+    DIALER_SANDBOX_SCENARIOS: scenarios,
     DIALER_AGENT: 'greeter',
     DIALER_ADMIN_EMAIL: 'bench@example.com',
     DIALER_ADMIN_PASSWORD: 'bench-password',
@@ -141,10 +150,16 @@ await api('POST', `/campaigns/${campaign}/stop`);
 
 // 4. Late frames of the calls that finished.
 const totals = { frames: 0, late: 0, outFrames: 0, outLate: 0, calls: 0 };
-for (let page = 1; page <= 5; page++) {
-  const rows = (await api('GET', `/leads?template=campaign&status=FINISHED&page_size=1000&page=${page}`)).data as { attempt_count: number; trace_scores?: Record<string, number> }[];
+// The calls still live when it stopped end normally: their figures are written as they end.
+for (let waited = 0; (await progress()).in_progress > 0 && waited < 60_000; waited += 500) await sleep(500);
+let dialledLeft = true;
+for (let page = 1; page <= 20 && dialledLeft; page++) {
+  const rows = (await api('GET', `/leads?template=campaign&status=FINISHED&sort=attempt_count&order=desc&page_size=1000&page=${page}`)).data as { attempt_count: number; trace_scores?: Record<string, number> }[];
   for (const lead of rows) {
-    if (lead.attempt_count === 0) continue;
+    if (lead.attempt_count === 0) {
+      dialledLeft = false;
+      break;
+    }
     totals.calls++;
     totals.frames += lead.trace_scores?.media_frames ?? 0;
     totals.late += lead.trace_scores?.media_frames_late ?? 0;

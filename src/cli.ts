@@ -125,7 +125,7 @@ program
   .option('--exotel-api-token <token>', 'Exotel API token (default: EXOTEL_API_TOKEN or a demo value)')
   .option('--scenarios <file>', 'JSON file of phone number -> callee (voicemail, menu, opt_out, person, busy, no_answer, script); see docs/campaigns.md')
   .action(async (opts: Record<string, string | undefined>) => {
-    const { startEmulator, DEMO_CALLEE, readScenarios } = await import('./emulator/index.js');
+    const { startEmulator, ANY_NUMBER, DEMO_CALLEE, readScenarios } = await import('./emulator/index.js');
     let scenarios: Map<string, import('./emulator/index.js').CalleeScript> | undefined;
     try {
       scenarios = opts.scenarios ? readScenarios(opts.scenarios) : undefined;
@@ -151,11 +151,11 @@ program
       twilio,
       plivo,
       exotel,
-      defaultScript: DEMO_CALLEE,
+      defaultScript: scenarios?.get(ANY_NUMBER) ?? DEMO_CALLEE,
       voice: config.voice.localVoice,
       log: (msg) => process.stdout.write(`${new Date().toISOString()} ${msg}\n`),
     });
-    for (const [number, script] of scenarios ?? []) emulator.script(number, script);
+    for (const [number, script] of scenarios ?? []) if (number !== ANY_NUMBER) emulator.script(number, script);
     process.stdout.write(
       `Provider emulator on ${emulator.url} for the Dialer at ${opts.dialerUrl}. Give Dialer:\n\n` +
         [

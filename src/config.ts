@@ -88,6 +88,12 @@ export interface Config extends SecuritySettings {
    * the provider emulator inside this process, whose simulated customer answers every call.
    */
   sandbox: boolean;
+  /**
+   * A scenarios file for the sandbox line's callees (DIALER_SANDBOX_SCENARIOS): number -> callee,
+   * `*` for every other number, as `dialer emulator --scenarios` reads it; unset: the simulated
+   * customer who answers, replies and says goodbye.
+   */
+  sandboxScenarios: string | undefined;
   /** Delivery of reporting webhooks and service callbacks. */
   webhooks: WebhookSettings;
   /** Where call recordings are stored: a local directory, or an S3 bucket. */
@@ -183,6 +189,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     serviceCallbackUrl,
     sandbox: boolean(env, 'DIALER_SANDBOX', true),
+    sandboxScenarios: text(env, 'DIALER_SANDBOX_SCENARIOS'),
     tracing,
     webhooks: webhookSettings(env),
     recordings: recordingsConfigFromEnv(env, dataDir),

@@ -62,6 +62,11 @@ export const Progress = Type.Object(
     estimated_finish_at: Type.Union([Timestamp, Type.Null()], {
       description: 'When the queued leads would be done at the rate leads finished over the last ten minutes; null when it cannot be told',
     }),
+    as_of: Type.String({
+      format: 'date-time',
+      description:
+        'When these counts were read. A campaign of 50,000 leads or more is read again at most every ten times as long as its reading takes (1 to 30 s); a pause, resume or stop reads it afresh',
+    }),
   },
   { description: 'Counted in one reading of the leads: the three counts always add up to total' },
 );

@@ -6,7 +6,8 @@
  *   rules windows, retries and rate limits; a campaign never widens them.
  * - state: what a person or the breaker decided (active, paused, stopped); the status shown is
  *   read from it, the dates and the leads (repository.ts).
- * - progress: the leads counted in one reading: queued + in_progress + finished = total.
+ * - progress: the leads counted in one reading: queued + in_progress + finished = total; a big
+ *   campaign's reading is kept a few seconds (`as_of` says when it was read).
  */
 import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../auth/index.js';
 import type { Db, Queryable } from '../db/index.js';
@@ -39,7 +40,17 @@ export interface Progress {
   cost: number;
   live_calls: number;
   estimated_finish_at: string | null;
+  as_of: string;
 }
+
+/**
+ * The progress of a campaign of at least this many leads is kept (and shared by every reader) for
+ * ten times as long as reading it took, between 1 and 30 s: it walks the campaign's leads, and a
+ * dashboard or a script polling a big campaign must not keep the database busy. Smaller
+ * campaigns' progress is read afresh every time.
+ */
+const PROGRESS_KEEP_FROM_LEADS = 50_000;
+const PROGRESS_KEEP_MS = { min: 1000, max: 30_000 };
 
 /** The progress as the API shows it, from one reading of the leads. */
 export function progressOf(p: ProgressRow): Progress {
@@ -58,6 +69,7 @@ export function progressOf(p: ProgressRow): Progress {
     cost: Number(p.cost ?? 0),
     live_calls: p.in_progress,
     estimated_finish_at: eta,
+    as_of: new Date(p.now).toISOString(),
   };
 }
 
@@ -150,8 +162,35 @@ export class CampaignsService {
     return visible(caller, id, await this.repo.byId(id));
   }
 
-  async progress(id: string): Promise<Progress> {
-    return progressOf(await this.repo.progress(id));
+  /** Readings of big campaigns' progress kept a while (see PROGRESS_KEEP_FROM_LEADS), by campaign. */
+  private readonly kept = new Map<string, { until: number; reading: Promise<Progress> }>();
+
+  /** The campaign's progress: read now, or the reading kept for a big campaign (its `as_of` says when). */
+  progress(id: string): Promise<Progress> {
+    const now = Date.now();
+    for (const [key, k] of this.kept) if (k.until <= now) this.kept.delete(key);
+    const kept = this.kept.get(id);
+    if (kept) return kept.reading;
+    const started = performance.now();
+    const reading = this.repo.progress(id).then(progressOf);
+    // Readers meanwhile share it; once read, it is kept only if it was dear.
+    this.kept.set(id, { until: Number.POSITIVE_INFINITY, reading });
+    reading.then(
+      (p) => {
+        const keepMs = Math.min(PROGRESS_KEEP_MS.max, Math.max(PROGRESS_KEEP_MS.min, 10 * (performance.now() - started)));
+        if (p.total >= PROGRESS_KEEP_FROM_LEADS) this.kept.set(id, { until: Date.now() + keepMs, reading });
+        else if (this.kept.get(id)?.reading === reading) this.kept.delete(id);
+      },
+      () => {
+        if (this.kept.get(id)?.reading === reading) this.kept.delete(id);
+      },
+    );
+    return reading;
+  }
+
+  /** A person changed the campaign: the next reading of its progress is fresh. */
+  private forgetProgress(id: string): void {
+    this.kept.delete(id);
   }
 
   /** The columns of the campaign's results as CSV (the analysis fields of its template among them). */
@@ -204,6 +243,7 @@ export class CampaignsService {
       });
       if (done < STOP_BATCH) break;
     }
+    this.forgetProgress(id);
     return (await this.repo.byId(id))!;
   }
 
@@ -217,6 +257,7 @@ export class CampaignsService {
       await repo.setState(id, next.state, next.reason);
       if (next.state === 'active') await this.wake(q);
     });
+    this.forgetProgress(id);
     return (await this.repo.byId(id))!;
   }
 }

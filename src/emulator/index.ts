@@ -19,7 +19,7 @@ import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
 
 export type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
-export { calleeScript, parseScenarios, readScenarios, CALLEE_KINDS, type CalleeKind } from './scenarios.js';
+export { ANY_NUMBER, calleeScript, parseScenarios, readScenarios, CALLEE_KINDS, type CalleeKind } from './scenarios.js';
 
 /** A callee that answers and stays on the line silently. */
 export const SILENT_CALLEE: CalleeScript = { answer: 'answer' };

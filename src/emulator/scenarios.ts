@@ -79,7 +79,13 @@ function after(then: string | undefined): CalleeStep[] {
 
 const E164 = /^\+[1-9]\d{6,14}$/;
 
-/** Reads a scenarios file: `{"+14155550101": {"kind": "voicemail"}, ...}`. Throws with the offending number and field. */
+/** The key of a scenarios file's entry for every number it does not name. */
+export const ANY_NUMBER = '*';
+
+/**
+ * Reads a scenarios file: `{"+14155550101": {"kind": "voicemail"}, ..., "*": {"kind": "busy"}}`
+ * (`*`: every other number). Throws with the offending number and field.
+ */
 export function readScenarios(file: string): Map<string, CalleeScript> {
   let parsed: unknown;
   try {
@@ -94,7 +100,7 @@ export function parseScenarios(parsed: unknown, where = 'scenarios'): Map<string
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${where}: must be a JSON object of phone number -> callee`);
   const out = new Map<string, CalleeScript>();
   for (const [number, value] of Object.entries(parsed as Record<string, unknown>)) {
-    if (!E164.test(number)) throw new Error(`${where}: ${JSON.stringify(number)} is not an E.164 number such as +14155550101`);
+    if (number !== ANY_NUMBER && !E164.test(number)) throw new Error(`${where}: ${JSON.stringify(number)} is not an E.164 number such as +14155550101 (or "*" for every other number)`);
     const kind = value as { kind?: unknown } | null;
     if (!kind || typeof kind !== 'object' || !(CALLEE_KINDS as readonly unknown[]).includes(kind.kind)) {
       throw new Error(`${where}: ${number}: "kind" must be one of ${CALLEE_KINDS.join(', ')}`);

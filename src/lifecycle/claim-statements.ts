@@ -10,16 +10,9 @@ import { EFFECTIVE_PROVIDER_SQL, MAY_CALL_SQL, type ConfigurationRow } from '../
 import type { Queryable } from '../db/index.js';
 import { localPrefixes } from '../lib/phone.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
-import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
-import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
+import { dueHeadSql, HEAD_COLUMNS, PHONE_MODES_SQL } from './due-head.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
-
-/**
- * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
- * never dialled: the browser's offer claims them (claimForSession).
- */
-const PHONE_MODES_SQL = `'TELEPHONY', 'TELEPHONY_TEST'`;
 
 /** A due lead the claim may take, locked, with what its rules need. */
 export type Candidate = ClaimedLead & {
@@ -50,21 +43,10 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
   const { rows } = await q.query<Candidate>(
     // The head is read and locked once: a lead another claim changed meanwhile is checked again as
     // it is locked (and skipped if no longer due), and what is read of it is its locked version.
-    `WITH head AS MATERIALIZED (
-       SELECT id, reseller_id, merchant_id, template_id, template_name, request_id, execution_mode, payload, is_playground,
-              configurations_override, attempt_count, next_attempt_at, campaign_id
-       FROM leads
-       WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
-         -- A campaign's leads only while it may start a call (an InitPlan, read only if some lead has one).
-         AND (campaign_id IS NULL OR campaign_id = ANY (${STARTABLE_CAMPAIGNS_SQL}))
-         -- Nor leads of a configuration at its cap of live calls.
-         AND (reseller_id, template_id) NOT IN ${FULL_CONFIGURATIONS_SQL}
-       ORDER BY next_attempt_at, id
-       LIMIT ${Math.trunc(limit)}
-       FOR UPDATE SKIP LOCKED),
+    `WITH ${dueHeadSql(HEAD_COLUMNS, Math.trunc(limit), true)},
      picked AS (
        SELECT l.*, c.id AS configuration_id
-       FROM head l
+       FROM due_head l
        JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
        WHERE ${MAY_CALL_SQL}
          -- Computed once per claim (an InitPlan), not once per lead of the head.
@@ -108,13 +90,11 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
        -- nothing more is read (most empty claims, e.g. while pushes arrive a few at a time).
        SELECT count(*) >= $2 AS due FROM (
          SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() LIMIT $2) AS d),
+     ${dueHeadSql('id, reseller_id, template_id, is_playground, configurations_override, next_attempt_at', Math.trunc(examine), false)},
      h AS (
        SELECT l.id, c.id AS configuration_id, ${MAY_CALL_SQL} AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
-       FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
-       WHERE (SELECT due FROM enough)
-         AND l.status IN ('BACKLOG', 'RETRY') AND l.next_attempt_at <= now() AND l.execution_mode IN (${PHONE_MODES_SQL})
-       ORDER BY l.next_attempt_at, l.id
-       LIMIT $3),
+       FROM due_head l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
+       WHERE (SELECT due FROM enough)),
      full_head AS (SELECT count(*) >= $2 AS full FROM h),
      -- Only the leads it moves are locked (those another worker holds are left to it): locking the
      -- whole head would leave other workers' claims meanwhile with nothing to take.
@@ -135,7 +115,7 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
        WHERE leads.id = aside.id
        RETURNING 1)
      SELECT count(*)::int AS n FROM moved`,
-    [providers, head, examine],
+    [providers, head],
     { prepare: true },
   );
   return rows[0]!.n;
@@ -218,6 +198,15 @@ export interface Claimed {
   /** The outbound number the call goes out from (what the dial needs of it). */
   number: Pick<OutboundNumberRow, 'id' | 'phone_number'> & { provider: string };
   attempt: number;
+  /** A paced campaign's lead: its start slot, when the worker dials it. */
+  slot?: PaceSlot;
+}
+
+/** A start slot of a paced campaign: when its lead is dialled, and its campaign's step (1/rate). */
+export interface PaceSlot {
+  at: Date;
+  campaignId: string;
+  stepMs: number;
 }
 
 /**
@@ -243,7 +232,7 @@ export async function claimWithNumbers(q: Queryable, provider: string, group: re
 }
 
 type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
-type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow };
+type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow; slot?: PaceSlot | undefined };
 /**
  * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
  * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
@@ -258,7 +247,7 @@ async function claimInRotation(
 ): Promise<Claimed[]> {
   // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
   const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${7 + 2 * i} AND phone_number ~<~ $${8 + 2 * i}
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${8 + 2 * i} AND phone_number ~<~ $${9 + 2 * i}
            ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
          UNION ALL
          `);
@@ -275,37 +264,39 @@ async function claimInRotation(
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
-     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
+     want AS (SELECT lead_id, start_at, rn FROM unnest($3::text[], $7::timestamptz[]) WITH ORDINALITY AS w (lead_id, start_at, rn)),
      taken AS (
        UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
        FROM free JOIN want USING (rn)
        WHERE n.id = free.id
-       RETURNING n.id, n.phone_number, n.lead_id),
+       RETURNING n.id, n.phone_number, n.lead_id, want.start_at),
      claimed AS (
-       UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
+       -- A paced campaign's lead starts at its slot (a fraction of a second ahead at most), the rest now.
+       UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = coalesce(taken.start_at, now()), call_end_time = NULL,
               call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
               provider = $1, next_attempt_at = NULL, updated_at = now()
        FROM taken
        WHERE l.id = taken.lead_id
-       RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, taken.phone_number),
+       RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, taken.phone_number, l.call_initiated_time),
      history AS (
-       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number)
-       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone
+       INSERT INTO call_attempts (id, lead_id, attempt, provider, outbound_number_id, status, worker_id, phone_number, started_at)
+       SELECT gen_random_uuid()::text, claimed.id, claimed.attempt_count, $1, claimed.outbound_number_id, 'DIALLING', $4, claimed.phone, claimed.call_initiated_time
        FROM claimed)
      -- What the caller does not know yet: the new attempt count and the outbound number taken (it
      -- read and locked the rest of each lead itself), and where the rotation now stands.
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(), ...prefixes.flatMap((p) => [p, `${p}:`])],
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(),
+      group.map((g) => g.slot?.at.toISOString() ?? null), ...prefixes.flatMap((p) => [p, `${p}:`])],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);
   const taken = new Map(group.map((g) => [g.lead.id, g]));
   return rows.map(({ id, attempt_count, number_id, phone_number }) => {
-    const { lead, config } = taken.get(id)!;
+    const { lead, config, slot } = taken.get(id)!;
     // The lead as this claim read it, brought up to date (a claimed lead belongs to its claim).
     lead.attempt_count = attempt_count;
-    return { lead, configuration: config, number: { id: number_id, phone_number, provider }, attempt: attempt_count };
+    return { lead, configuration: config, number: { id: number_id, phone_number, provider }, attempt: attempt_count, ...(slot ? { slot } : {}) };
   });
 }
 

@@ -63,6 +63,7 @@ export {
   notePreChecks,
   type Candidate,
   type Claimed,
+  type PaceSlot,
   type NumberRotation,
   type InboundLead,
 } from './claim-statements.js';
@@ -78,7 +79,7 @@ export {
   type FinishItem,
   type AbortOutcome,
 } from './finish.js';
-export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
+export { campaignOpenSql, firstSlotSql, paceSlotsSql, PACE_LOOKAHEAD_MS, startableCampaignsSql } from './campaign-gate.js';
 export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';
 export { judgeNumbers, DEFAULT_NUMBER_HEALTH, type NumberHealthPolicy, type RestedNumber } from './number-health.js';

@@ -7,7 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import { startEmulator, type CalleeScript, type Emulator } from '../emulator/index.js';
+import { ConfigError } from '../config/env.js';
+import { ANY_NUMBER, readScenarios, startEmulator, type CalleeScript, type Emulator } from '../emulator/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { TelephonySettings } from '../config/telephony.js';
 import { createKits, SLOT_PATHS, type ProviderKit, type ProviderSlot } from '../telephony/index.js';
@@ -46,6 +47,12 @@ export async function startSandboxLine(config: Config, log: Logger): Promise<San
   const t = config.telephony;
   const missing = (Object.keys(SLOT_PATHS) as ProviderSlot[]).filter((slot) => (slot === 'PROVIDER_A' ? !t.twilio : slot === 'PROVIDER_B' ? !t.exotel : !t.plivo));
   if (missing.length === 0) return undefined;
+  let scenarios: Map<string, CalleeScript> | undefined;
+  try {
+    scenarios = config.sandboxScenarios ? readScenarios(config.sandboxScenarios) : undefined;
+  } catch (err) {
+    throw new ConfigError(`DIALER_SANDBOX_SCENARIOS ${(err as Error).message}`);
+  }
   const twilio = { accountSid: `AC${randomBytes(16).toString('hex')}`, authToken: secret() };
   const plivo = { authId: `MA${randomBytes(9).toString('hex').toUpperCase()}`, authToken: secret() };
   const exotel = { accountSid: `sandbox${randomBytes(4).toString('hex')}`, apiKey: secret(), apiToken: secret() };
@@ -54,13 +61,14 @@ export async function startSandboxLine(config: Config, log: Logger): Promise<San
     twilio,
     plivo,
     exotel,
-    defaultScript: SANDBOX_CALLEE,
+    defaultScript: scenarios?.get(ANY_NUMBER) ?? SANDBOX_CALLEE,
     // A line that lives as long as the server: no call's frames and audio kept in memory (the
     // recording Dialer makes is the record), and only the last 200 ended calls.
     recordMedia: false,
     keepEndedCalls: 200,
     log: (msg) => log.debug({ sandbox: true }, msg),
   });
+  for (const [number, script] of scenarios ?? []) if (number !== ANY_NUMBER) emulator.script(number, script);
   const settings: TelephonySettings = {
     ...t,
     twilio: { ...twilio, apiBaseUrl: emulator.url },

@@ -23,6 +23,7 @@ import {
   numberDialsSince,
   takeSlot,
   type Claimed,
+  type PaceSlot,
   type Candidate,
   type ClaimedLead,
   type NumberRotation,
@@ -83,6 +84,8 @@ const UNCLOG_HEAD = 200;
 interface Ready {
   lead: ClaimedLead;
   config: ConfigurationRow;
+  /** A paced campaign's lead: its start slot. */
+  slot?: PaceSlot | undefined;
 }
 
 /**
@@ -111,8 +114,9 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   const stopped = options.stoppedResellers && rows.length > 0 ? await options.stoppedResellers(rows.map((r) => r.reseller_id)) : undefined;
   // Campaigns' leads start only as their campaign admits (state, dates, cap, pace, breaker), decided
   // under the campaign's lock; those it does not admit are left as they are, due.
-  const campaignIds = [...new Set(rows.flatMap((r) => (r.campaign_id ? [r.campaign_id] : [])))];
-  const admission = campaignIds.length > 0 ? await admitCampaignStarts(q, campaignIds) : undefined;
+  const campaignLeads = new Map<string, number>();
+  for (const r of rows) if (r.campaign_id) campaignLeads.set(r.campaign_id, (campaignLeads.get(r.campaign_id) ?? 0) + 1);
+  const admission = campaignLeads.size > 0 ? await admitCampaignStarts(q, campaignLeads) : undefined;
   if (admission?.wakeAt) report.wakeAt = admission.wakeAt;
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);
@@ -129,6 +133,8 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     const left = campaignId && admission ? (admission.allowed.get(campaignId) ?? 0) : undefined;
     const room = configurationRoom?.get(configuration_id);
     if ((left !== undefined && left <= 0) || (room !== undefined && room <= 0)) continue;
+    // A paced campaign's lead takes the next start slot of its pace (dialled then).
+    const paceSlot = left !== undefined ? admission!.slots.get(campaignId!)?.shift() : undefined;
     if (left !== undefined) admission!.allowed.set(campaignId!, left - 1);
     if (room !== undefined) configurationRoom!.set(configuration_id, room - 1);
     const stored = configurations.get(configuration_id)!;
@@ -167,7 +173,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
         continue;
       }
       if (!isRateLimited(config, phone)) {
-        report.claimed.push(...(await claimWithNumbers(q, config.calling_provider, [{ lead, config }], options)));
+        report.claimed.push(...(await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot }], options)));
         continue;
       }
     }
@@ -178,13 +184,13 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
         deferrals.push({ id: lead.id, until: slot.freesAt.toISOString() });
         continue;
       }
-      const claimed = await claimWithNumbers(q, config.calling_provider, [{ lead, config }], options);
+      const claimed = await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot }], options);
       if (claimed.length > 0) await takeSlot(q, stored.id, lead.id);
       report.claimed.push(...claimed);
       continue;
     }
     const group = ready.get(config.calling_provider) ?? [];
-    group.push({ lead, config });
+    group.push({ lead, config, slot: paceSlot });
     ready.set(config.calling_provider, group);
   }
   // The claim's last statement carries its COMMIT (one round trip fewer): mostly the only claim.

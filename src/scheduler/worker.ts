@@ -16,7 +16,7 @@ import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.j
 import { callOptions, countAttempt, dialSafely } from './dial.js';
 import { DEFAULT_HEALTH_SETTINGS, HealthRounds, type NumberHealthSettings } from './health.js';
 import { runPreChecks } from './prechecks.js';
-import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished } from '../lifecycle/index.js';
+import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished, type PaceSlot } from '../lifecycle/index.js';
 
 export interface SchedulerOptions {
   db: Db;
@@ -97,6 +97,9 @@ export class Scheduler {
   private lastRecovery = 0;
   private readonly health: HealthRounds;
   private lastUnclog = 0;
+  /** Per paced campaign, this worker's dials waiting for their slots, in line, and when the last went. */
+  private readonly paceTurns = new Map<string, Promise<void>>();
+  private readonly paceLastDial = new Map<string, number>();
   /** When a paced campaign this worker claimed for may start its next call (the idle wait ends then). */
   private pacedAt: number | undefined;
   /** Whether the last round moved leads aside (see round). */
@@ -189,7 +192,9 @@ export class Scheduler {
         stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
     if (report.unclogged) this.lastUnclog = Date.now();
-    this.pacedAt = report.wakeAt?.getTime();
+    // A round that admitted no paced start keeps the wake of the last one that did (its campaign
+    // is not startable until then, so this round did not see it).
+    this.pacedAt = report.wakeAt?.getTime() ?? (this.pacedAt !== undefined && this.pacedAt > Date.now() ? this.pacedAt : undefined);
     this.stats.claimed += report.claimed.length;
     this.stats.finished += report.finished;
     if (report.finished > 0) this.afterFinished();
@@ -259,7 +264,36 @@ export class Scheduler {
     }
   }
 
-  /** Carries one claimed lead from pre-checks to its outcome, its lease renewed meanwhile. */
+  /**
+   * Waits for a paced campaign's start slot (a fraction of a second ahead at most). This worker's
+   * dials of one campaign go one after another, each at least a step after the one before it
+   * actually went: a timer that fires late (a busy event loop) delays the next dial rather than
+   * bunching the two.
+   */
+  private awaitSlot(slot: PaceSlot): Promise<void> {
+    const turn = (this.paceTurns.get(slot.campaignId) ?? Promise.resolve()).then(async () => {
+      const last = this.paceLastDial.get(slot.campaignId);
+      const wait = Math.max(slot.at.getTime(), last === undefined ? 0 : last + slot.stepMs) - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      this.paceLastDial.set(slot.campaignId, Date.now());
+    });
+    this.paceTurns.set(slot.campaignId, turn);
+    void turn.then(() => {
+      // The last in line clears the campaign's entries once its step has passed.
+      if (this.paceTurns.get(slot.campaignId) !== turn) return;
+      setTimeout(() => {
+        if (this.paceTurns.get(slot.campaignId) !== turn) return;
+        this.paceTurns.delete(slot.campaignId);
+        this.paceLastDial.delete(slot.campaignId);
+      }, slot.stepMs).unref();
+    });
+    return turn;
+  }
+
+  /**
+   * Carries one claimed lead from pre-checks to its outcome, its lease renewed meanwhile; a lead of a
+   * paced campaign is dialled at its slot.
+   */
   private async carry(claimed: Claimed, callEnded: () => void): Promise<void> {
     const { lead, configuration, number, attempt: attemptNo } = claimed;
     // The call's logger, made when something is logged (most calls log nothing here, and a child
@@ -307,6 +341,7 @@ export class Scheduler {
         return;
       }
       if (checks) await notePreChecks(this.db, lead.id, checks.results);
+      if (claimed.slot) await this.awaitSlot(claimed.slot);
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
       dials.inc({ provider: number.provider });

@@ -27,6 +27,7 @@ import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
 import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
+import { MediaClock } from './media-clock.js';
 import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
 export interface VoiceServices {
@@ -210,23 +211,9 @@ export class ConversationAgent implements CallAgent {
       },
     });
 
-    // Media clock: a frame handled more than one frame (plus 20 ms) behind its time is late. Its time
-    // is the transport's timestamp when it gives one (relative to the first frame's), else the
-    // steady 20 ms pace of the audio received so far.
-    let firstFrameAt: number | undefined;
-    let firstTimestampMs: number | undefined;
-    let mediaMs = 0;
-    let frames = 0;
-    let lateFrames = 0;
+    const clock = new MediaClock(io.sampleRateHz);
     io.onAudio((pcm, timestampMs) => {
-      const now = performance.now();
-      firstFrameAt ??= now;
-      if (timestampMs !== undefined) firstTimestampMs ??= timestampMs;
-      const frameMs = (pcm.length * 1000) / io.sampleRateHz;
-      const dueMs = timestampMs !== undefined && firstTimestampMs !== undefined ? timestampMs - firstTimestampMs : mediaMs;
-      if (now - (firstFrameAt + dueMs) > frameMs + 20) lateFrames++;
-      mediaMs += frameMs;
-      frames++;
+      clock.arrived(pcm.length, timestampMs);
       recent?.append(pcm);
       pipeline.send(frame({ kind: 'input_audio' as const, pcm, sampleRateHz: io.sampleRateHz }));
     });
@@ -273,8 +260,8 @@ export class ConversationAgent implements CallAgent {
     const traceScores: Record<string, number> = {
       interruptions: metrics.interruptions,
       turns: metrics.turnLatenciesMs.length,
-      media_frames: frames,
-      media_frames_late: lateFrames,
+      media_frames: clock.frames,
+      media_frames_late: clock.late,
       output_frames: metrics.outputFrames,
       output_frames_late: metrics.outputFramesLate,
     };

@@ -10,6 +10,7 @@ import { rms } from '../lib/audio.js';
 import { synthesize, type LocalVoice } from '../lib/speech.js';
 import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult } from './agent.js';
 import { dropVoicemail } from './voicemail/drop.js';
+import { MediaClock } from './media-clock.js';
 
 export interface GreeterOptions {
   /** Said first; `{variable}` is replaced from the lead payload. The payload's `greeting` wins. */
@@ -146,7 +147,9 @@ export class GreeterAgent implements CallAgent {
         });
       }
     });
-    io.onAudio((pcm) => {
+    const clock = new MediaClock(io.sampleRateHz);
+    io.onAudio((pcm, timestampMs) => {
+      clock.arrived(pcm.length, timestampMs);
       const { started } = detector.push(pcm, io.sampleRateHz);
       if (started && agentSpeaking) {
         bargeIns++;
@@ -186,6 +189,7 @@ export class GreeterAgent implements CallAgent {
     if (!io.signal.aborted && transfer !== 'started') io.hangup();
     return {
       outcome: detector.heardSpeech ? 'conversation_completed' : 'no_response',
+      traceScores: { media_frames: clock.frames, media_frames_late: clock.late },
       metaData: {
         agent: this.label,
         transcription,
