@@ -186,6 +186,8 @@ export class TemplateTestsService {
       note: notes.length ? notes.join(' ') : null,
       cases: results,
     });
+    // The cases as this process changes them (the row read back holds a copy).
+    row.cases = results;
     const running: Running = { row, leads: new Map(), bodies: cases.map((c) => c.body), maxSeconds: cases.map((c) => c.body.callee.max_seconds ?? 90), callingSince: new Map(), startedAt: Date.now() };
     this.running.set(runId, running);
     for (const [i, c] of cases.entries()) {
