@@ -155,6 +155,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     flowAgent: agent,
     streamAgent: services ? new StreamAgent({ services }) : undefined,
     notReady,
+    greeter: new GreeterAgent({ voice: config.voice.localVoice }),
     saveRecording: (room, wav) => recordings.save(room, wav),
     onFinished,
     journalDir: config.journalDir,
