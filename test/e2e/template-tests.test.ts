@@ -5,7 +5,7 @@
  * them, the template's flow answers (the LLM's answers are scripted from the request: the lead's
  * name in the prompt picks them, so cases can run at once). One case passes; the other fails naming
  * the function that was not called. `dialer test` prints the same verdicts, writes JUnit and exits
- * 0 or 1.
+ * 0 or 1. In Chromium, the template page's Tests card runs the suite and opens the failed case.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,6 +20,8 @@ import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.j
 import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
 import { issueToken } from '../helpers/world.js';
+import { chromiumAvailable } from '../helpers/browser.js';
+import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
 
 let server: RunningServer;
 let ai: OpenAIServer;
@@ -211,6 +213,32 @@ describe('template test suites', { timeout: 240_000 }, () => {
       assert.match(broken.stderr, /--suite .*broken\.json is not JSON/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the Tests card of the template page', { skip: chromiumAvailable() ? false : 'Chromium is not installed', timeout: 180_000 }, () => {
+  it('lists the cases, runs the suite, and shows the failed case with the expectation that failed and its transcript', async () => {
+    const browser = await launchDashboardBrowser();
+    try {
+      const page = await (await newContext(browser)).newPage();
+      const problems = watchProblems(page);
+      await logIn(page, server.url, 'admin@example.com', 'admin-password-1', `/templates/${templateId}`);
+      const card = page.locator('#tests');
+      await card.locator('#test-cases tbody tr').nth(1).waitFor();
+      assert.deepEqual(await card.locator('#test-cases tbody tr td:first-child').allInnerTexts(), ['books a visit', 'declines']);
+      await card.locator('#run-tests').click();
+      await card.locator('#test-run[data-status="failed"]').waitFor({ timeout: 120_000 });
+      const failed = card.locator('details.test-case[data-case="declines"]');
+      assert.equal(await failed.getAttribute('open'), '');
+      assert.match(await failed.locator('.expectations .failed').innerText(), /book_visit was not called/);
+      assert.match(await failed.locator('.transcript').innerText(), /No problem, goodbye/);
+      assert.equal(await card.locator('details.test-case[data-case="books a visit"]').getAttribute('data-status'), 'passed');
+      await card.scrollIntoViewIfNeeded();
+      await shoot(page, 'template-tests');
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
     }
   });
 });
