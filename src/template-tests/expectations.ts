@@ -34,9 +34,9 @@ export function expectationErrors(list: readonly Expectation[], at: string): Fie
       return;
     }
     const { required, optional } = FIELDS[e.kind];
-    for (const field of required) if ((e as Record<string, unknown>)[field] === undefined) errors.push({ path: `${path}/${field}`, message: `is required for a ${e.kind} expectation` });
+    for (const field of required) if ((e as Record<string, unknown>)[field] === undefined) errors.push({ path: `${path}/${field}`, message: `is required for an expectation of kind ${e.kind}` });
     for (const field of Object.keys(e)) {
-      if (field !== 'kind' && !required.includes(field) && !optional.includes(field)) errors.push({ path: `${path}/${field}`, message: `is not a field of a ${e.kind} expectation` });
+      if (field !== 'kind' && !required.includes(field) && !optional.includes(field)) errors.push({ path: `${path}/${field}`, message: `is not a field of an expectation of kind ${e.kind}` });
     }
     if (e.kind === 'outcome' && e.equals !== undefined && typeof e.equals !== 'string') errors.push({ path: `${path}/equals`, message: 'must be an outcome (a string)' });
   });
