@@ -54,6 +54,9 @@ import { registerWebRtc, type WebRtcService } from './webrtc/index.js';
 import { queueFinishNotifications } from './webhooks/index.js';
 import { registerOverview } from './overview/index.js';
 import { registerSandbox } from './sandbox/index.js';
+import { registerTemplateTests } from './template-tests/index.js';
+import type { CalleeScript } from './emulator/index.js';
+import type { LLM } from './voice/index.js';
 import { DashboardBundle, registerDashboardRoutes, registerRootRedirect } from './dashboard/index.js';
 
 export { API_PREFIX } from './http/index.js';
@@ -107,6 +110,8 @@ export interface AppDeps {
    * needs: the provider callbacks and media streams, health and metrics.
    */
   role?: Role;
+  /** Template test runs: the sandbox line's simulated customers (none: runs are refused) and the LLM that judges criteria. */
+  testLine?: { callees: { script(number: string, script: CalleeScript): void } | undefined; llm: LLM | undefined };
 }
 
 /** Builds the HTTP application from its built parts (see server.ts). It never listens: server.ts does, tests use `inject()`. */
@@ -283,6 +288,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerAnalytics(scoped, { db, log: app.log });
       registerOverview(scoped, db);
       registerSandbox(scoped, { db, onFinished, onCallingEnabled, policy: outbound.policy, sandbox: () => telephony.sandboxStatus() });
+      const templateTests = registerTemplateTests(scoped, {
+        db,
+        log,
+        onFinished,
+        onCallingEnabled,
+        policy: outbound.policy,
+        sandbox: () => telephony.sandboxStatus(),
+        callees: deps.testLine?.callees,
+        llm: deps.testLine?.llm,
+        publicBase: `${config.publicUrl}${API_PREFIX}`,
+      });
+      app.addHook('onClose', () => templateTests.close());
       registerWebRtc(scoped, webrtc);
       registerDashboardRoutes(scoped, deps.dashboard ?? DashboardBundle.shared(), API_PREFIX);
     },

@@ -12,7 +12,7 @@ import { Flags } from './flags/index.js';
 import { createKits, SipDriver, Telephony, type Drivers } from './telephony/index.js';
 import { TrunksService } from './trunks/index.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
-import { API_PREFIX, buildApp } from './app.js';
+import { API_PREFIX, buildApp, type AppDeps } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
 import type { App } from './http/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -94,6 +94,8 @@ export interface Parts {
   webrtc: WebRtcService;
   /** One client for every tenant-steered request of this process: hooks, pre-checks, webhooks. */
   outbound: OutboundClient;
+  /** What template test runs play their cases with: the sandbox line's callees, and the LLM that judges criteria. */
+  testLine: NonNullable<AppDeps['testLine']>;
 }
 
 /**
@@ -153,12 +155,13 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     flowAgent: agent,
     streamAgent: services ? new StreamAgent({ services }) : undefined,
     notReady,
+    greeter: new GreeterAgent({ voice: config.voice.localVoice }),
     saveRecording: (room, wav) => recordings.save(room, wav),
     onFinished,
     journalDir: config.journalDir,
     ...(ownerUrl ? { ownerUrl } : {}),
   });
-  return { flags, recordings, telephony, webrtc, outbound };
+  return { flags, recordings, telephony, webrtc, outbound, testLine: { callees: sandbox?.emulator, llm: services?.llm } };
 }
 
 /**

@@ -124,6 +124,13 @@ export class TemplatesService {
     return this.visible(caller, id, await this.repo.byId(id));
   }
 
+  /** The template, when the caller may change it (and what belongs to it, such as its test cases). */
+  async changeable(caller: Principal, id: string): Promise<TemplateRow> {
+    const row = await this.get(caller, id);
+    this.assertMayChange(caller, row);
+    return row;
+  }
+
   async replace(caller: Principal, id: string, input: TemplateReplacement): Promise<TemplateRow> {
     if (input.id !== id) {
       throw invalid([{ path: '/id', message: `${JSON.stringify(input.id)} must equal the id in the path (${id})` }]);

@@ -2,3 +2,5 @@ export type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, Pla
 export { ConversationAgent, type VoiceServices } from './conversation.js';
 export { StreamAgent } from './stream.js';
 export { GreeterAgent, GREETER_DEFAULTS, type GreeterOptions } from './greeter.js';
+export { analyseCall, type AnalysisSpec } from './analysis.js';
+export type { LLM } from './services.js';

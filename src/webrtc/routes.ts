@@ -30,6 +30,8 @@ const Answer = Type.Object({
   sdp: Type.String({ description: "Dialer's SDP answer, its ICE candidates included (no trickle)" }),
   room: Type.String({ description: "The session's room name: the lead's call_id and its recording's name" }),
   ice_servers: Type.Optional(Type.Array(IceServer, { description: 'STUN/TURN servers the client should use too' })),
+  agent: Type.Optional(Type.String({ description: 'The agent the session runs: flow (the template), greeter (no LLM is configured), stream' })),
+  note: Type.Optional(Type.String({ description: 'Why the session runs another agent than the template (what to configure so it can)' })),
 });
 
 const Ended = Type.Object({ status: Type.Literal('ended'), room: Type.String() });
@@ -59,7 +61,8 @@ export function registerWebRtcRoutes(app: App, webrtc: WebRtcService): void {
       description:
         'Claims the lead (BACKLOG/RETRY -> PROCESSING, call_id = the room name) and answers the offer; the conversation starts when the peer connects. ' +
         'The client opens one data channel for events (transcript, node, function_call, ended) and commands (tts-speak, hangup). ' +
-        '400: the SDP is not an audio offer. 404: no such lead in scope. 409: the lead is not a WebRTC lead, is already in a session, or is finished. 503: the voice engine is not configured.',
+        'Without an LLM and speech-to-text configured, WEBRTC and WEBRTC_TEST sessions run the built-in greeter (the answer\'s `agent` and `note` say so). ' +
+        '400: the SDP is not an audio offer. 404: no such lead in scope. 409: the lead is not a WebRTC lead, is already in a session, or is finished. 503: a WEBRTC_STREAM session while speech services are not configured.',
       params: LeadParams,
       body: Offer,
       response: { 200: Answer, ...problems(400, 401, 403, 404, 409, 503) },

@@ -33,8 +33,10 @@ export interface WebRtcDeps {
   flowAgent: CallAgent;
   /** STT and TTS only (WEBRTC_STREAM). */
   streamAgent: CallAgent | undefined;
-  /** Why sessions cannot be carried (an AI service is not configured). */
+  /** Why the template agent cannot carry sessions (an AI service is not configured). */
   notReady?: string;
+  /** Carries WEBRTC and WEBRTC_TEST sessions while the template agent cannot (the built-in greeter, as on the sandbox line). */
+  greeter?: CallAgent;
   saveRecording(room: string, wav: Buffer): Promise<string>;
   /** In the transaction that finishes a lead: queues its reporting webhook. */
   onFinished: OnFinished;
@@ -56,6 +58,10 @@ export interface OfferAnswer {
   sdp: string;
   room: string;
   ice_servers: IceServer[];
+  /** The agent the session runs: the template's (flow), the greeter, or stream. */
+  agent: string;
+  /** Why the session runs another agent than the one asked for. */
+  note?: string;
 }
 
 interface Live {
@@ -91,8 +97,11 @@ export class WebRtcService {
     }
     if (this.byLead.has(leadId) || lead.status === 'PROCESSING') throw conflict(`Lead ${leadId} is already in a session; a room cannot be joined twice`, 'room_taken');
     if (lead.status === 'FINISHED') throw conflict(`Lead ${leadId} is finished (${lead.outcome ?? 'no outcome'}); push a new lead for a new session`, 'lead_finished');
-    const agent = lead.execution_mode === 'WEBRTC_STREAM' ? this.deps.streamAgent : this.deps.flowAgent;
-    if (this.deps.notReady || !agent) throw new AppError(503, 'voice_not_ready', this.deps.notReady ?? 'The voice engine is not configured');
+    const stream = lead.execution_mode === 'WEBRTC_STREAM';
+    // Without its AI services the template cannot run: the greeter talks instead, and the answer says so.
+    const agent = stream ? (this.deps.notReady ? undefined : this.deps.streamAgent) : this.deps.notReady ? this.deps.greeter : this.deps.flowAgent;
+    if (!agent) throw new AppError(503, 'voice_not_ready', this.deps.notReady ?? 'The voice engine is not configured');
+    const note = this.deps.notReady && !stream ? `The built-in greeter answers instead of the template, because ${this.deps.notReady}.` : undefined;
     if (!/^m=audio /m.test(offerSdp)) throw badRequest('The SDP offer has no audio section (m=audio)', [{ path: '/sdp', message: 'must offer audio' }], 'invalid_offer');
 
     // The policy its end is judged by, read now: the end must not need the database to be reachable.
@@ -157,7 +166,7 @@ export class WebRtcService {
       );
     }
     log.info({ mode: claimed.execution_mode, attempt: attemptNo }, 'webrtc session answered');
-    return { type: 'answer', sdp: answer, room, ice_servers: settings.iceServers };
+    return { type: 'answer', sdp: answer, room, ice_servers: settings.iceServers, agent: agent.label, ...(note ? { note } : {}) };
   }
 
   /** An ICE restart (the client's network changed): a new offer for the same session. */

@@ -1,5 +1,6 @@
 /**
- * WebRTC signalling without a browser: the offer against an unconfigured voice engine (503), and a
+ * WebRTC signalling without a browser: the offer while no LLM is configured (the greeter answers,
+ * and says so; a WEBRTC_STREAM session, which has no greeter, is a 503), and a
  * session whose peer never connects (its SDP offer comes from a libwebrtc peer in this process
  * that never completes the handshake): the attempt ends as an error and the lead is retried under
  * its configuration's max_retry, exactly as an unreached phone call. Runs on PGlite and PostgreSQL.
@@ -53,13 +54,25 @@ async function realOffer(): Promise<{ sdp: string; close(): void }> {
 }
 
 describe('webrtc signalling without a browser', () => {
-  it('answers 503 with the reason when the voice engine is not configured, and claims nothing', async () => {
-    const leadId = await push();
-    const res = await t.admin.post(`/webrtc/${leadId}/offer`, { sdp: 'v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n' });
+  it('with no LLM configured the greeter answers a WEBRTC_TEST session and says why; WEBRTC_STREAM answers 503 and claims nothing', async () => {
+    const stream = await push('WEBRTC_STREAM');
+    const res = await t.admin.post(`/webrtc/${stream}/offer`, { sdp: 'v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n' });
     assert.equal(res.status, 503, JSON.stringify(res.body));
     assert.equal(res.body.code, 'voice_not_ready');
-    assert.equal((await t.admin.get(`/leads/${leadId}`)).body.status, 'BACKLOG');
+    assert.equal((await t.admin.get(`/leads/${stream}`)).body.status, 'BACKLOG');
     assert.equal((await t.admin.post('/webrtc/no-such-lead/offer', { sdp: 'v=0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n' })).status, 404);
+
+    const leadId = await push('WEBRTC_TEST');
+    const offer = await realOffer();
+    const answered = await t.admin.post(`/webrtc/${leadId}/offer`, { sdp: offer.sdp });
+    assert.equal(answered.status, 200, JSON.stringify(answered.body));
+    assert.equal(answered.body.agent, 'greeter');
+    assert.match(answered.body.note, /greeter answers instead of the template, because .*LLM/);
+    assert.equal((await t.admin.post(`/webrtc/${leadId}/hangup`)).status, 200);
+    // The session was an attempt (this configuration retries once).
+    const lead = (await t.admin.get(`/leads/${leadId}`)).body;
+    assert.deepEqual([lead.status, lead.attempt_count, lead.call_id], ['RETRY', 1, answered.body.room]);
+    offer.close();
   });
 
   it('a peer that never connects ends its attempt as an error: RETRY under max_retry, then FINISHED error', async () => {

@@ -65,6 +65,8 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   dnc_numbers: ['compliance'],
   idempotency_keys: ['leads'],
   live_transcript_lines: ['leads'],
+  template_tests: ['template-tests'],
+  template_test_runs: ['template-tests'],
   schema_migrations: ['db'],
 };
 

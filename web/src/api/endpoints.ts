@@ -52,6 +52,15 @@ export const templates = {
   delete: (id: string) => http.delete<{ id: string; deleted: true }>(`/templates/${encodeURIComponent(id)}`),
 };
 
+export const templateTests = {
+  list: (templateId: string, signal?: AbortSignal) => http.get<{ data: T.TestCase[] }>(`/templates/${encodeURIComponent(templateId)}/tests`, undefined, signal),
+  create: (templateId: string, body: T.TestCaseBody) => http.post<T.TestCase>(`/templates/${encodeURIComponent(templateId)}/tests`, body),
+  delete: (templateId: string, id: string) => http.delete<{ id: string; deleted: true }>(`/templates/${encodeURIComponent(templateId)}/tests/${encodeURIComponent(id)}`),
+  run: (templateId: string) => http.post<T.TestRun>(`/templates/${encodeURIComponent(templateId)}/tests/run`, {}),
+  runs: (templateId: string, signal?: AbortSignal) => http.get<{ data: T.TestRun[] }>(`/templates/${encodeURIComponent(templateId)}/test-runs`, { limit: 2 }, signal),
+  getRun: (id: string) => http.get<T.TestRun>(`/test-runs/${encodeURIComponent(id)}`),
+};
+
 export const tenants = {
   resellers: (signal?: AbortSignal) => http.get<T.Paged<T.Reseller>>('/resellers', { page_size: 1000 }, signal),
   createReseller: (name: string) => http.post<T.Reseller>('/resellers', { name }),

@@ -16,6 +16,7 @@ import type { Delivery as DeliverySchema } from '../../../src/webhooks/routes.js
 import type { AnalyticsBody as AnalyticsBodyType, QueryType as QueryTypeType, Granularity as GranularityType, Filters as FiltersType } from '../../../src/analytics/schemas.js';
 import type { AnalyticsResponse as AnalyticsResponseSchema } from '../../../src/analytics/schemas.js';
 import type { HealthSchema } from '../../../src/app.js';
+import type { TestCase as TestCaseSchema, TestCaseBody as TestCaseBodySchema, TestRun as TestRunSchema } from '../../../src/template-tests/schema.js';
 import type { Problem as ProblemType } from '../../../src/lib/errors.js';
 
 export type Lead = Static<typeof LeadSchema>;
@@ -24,6 +25,9 @@ export type PushResult = Static<typeof PushResultSchema>;
 export type BatchResult = Static<typeof BatchResultSchema>;
 export type AbortResult = Static<typeof AbortResultSchema>;
 export type Template = Static<typeof TemplateSchema>;
+export type TestCase = Static<typeof TestCaseSchema>;
+export type TestCaseBody = Static<typeof TestCaseBodySchema>;
+export type TestRun = Static<typeof TestRunSchema>;
 export type Flow = FlowType;
 export type FlowNode = FlowNodeType;
 export type Configuration = Static<typeof ConfigurationSchema>;

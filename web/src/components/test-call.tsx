@@ -59,6 +59,7 @@ export function TestCall({ template }: { template: Template }) {
   const [interim, setInterim] = useState<string>();
   const [running, setRunning] = useState(false);
   const [result, setResult] = useState<Lead>();
+  const [note, setNote] = useState<string>();
   const remote = useRef<HTMLAudioElement>(null);
   const state = useRef<Playground>({ leadId: null, room: null, pc: null, channel: null, events: [], lead: null });
   const ending = useRef<Promise<void> | null>(null);
@@ -120,6 +121,7 @@ export function TestCall({ template }: { template: Template }) {
       }
     }
     setError(undefined);
+    setNote(undefined);
     setResult(undefined);
     setEvents([]);
     setInterim(undefined);
@@ -159,14 +161,21 @@ export function TestCall({ template }: { template: Template }) {
       };
       await pc.setLocalDescription(await pc.createOffer());
       await gathered(pc);
-      const answer = await http.post<{ sdp: string; room: string; ice_servers?: RTCIceServer[] }>(`/webrtc/${pushed.lead_call_tracker_id}/offer`, { sdp: pc.localDescription!.sdp });
+      const answer = await http.post<{ sdp: string; room: string; ice_servers?: RTCIceServer[]; agent?: string; note?: string }>(`/webrtc/${pushed.lead_call_tracker_id}/offer`, {
+        sdp: pc.localDescription!.sdp,
+      });
       state.current.room = answer.room;
+      if (answer.note) setNote(answer.note);
       if (answer.ice_servers?.length) pc.setConfiguration({ iceServers: answer.ice_servers });
       await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
     } catch (err) {
       setError(err as Error);
       setStatus('The call did not start.');
       setRunning(false);
+      state.current.pc?.close();
+      // A try that never became a session leaves no lead waiting to be called.
+      const leadId = state.current.leadId;
+      if (leadId && !state.current.room) await leads.abort([leadId], 'the browser test did not start').catch(() => undefined);
     }
   };
 
@@ -240,6 +249,11 @@ export function TestCall({ template }: { template: Template }) {
           </label>
           <button type="submit">Speak</button>
         </form>
+      )}
+      {note && (
+        <p class="notice" id="test-note" role="note">
+          {note}
+        </p>
       )}
       <ErrorNote error={error} />
       {(events.length > 0 || running) && (

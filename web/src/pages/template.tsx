@@ -11,6 +11,7 @@ import type { Template } from '../api/types.js';
 import { validateFlow } from '../../../src/voice/flow/validate.js';
 import { FlowGraph } from '../components/flow-graph.js';
 import { TestCall } from '../components/test-call.js';
+import { TemplateTests } from '../components/template-tests.js';
 import { PushLead } from '../components/push-lead.js';
 import { Card, ErrorNote, Field, PageHeader, Spinner, toast } from '../components/ui.js';
 import { NamedSelect } from '../components/list-page.js';
@@ -304,6 +305,11 @@ export default function TemplatePage({ id }: { id: string }) {
             <TestCall template={t} />
           </Card>
         </div>
+      )}
+      {t && (
+        <Card title="Tests" id="tests">
+          <TemplateTests template={t} />
+        </Card>
       )}
       {pushing && t && <PushLead templates={[t]} templateId={t.id} onClose={() => setPushing(false)} onPushed={(leadId) => route(`${BASE}/leads/${leadId}`)} />}
     </div>
