@@ -34,6 +34,7 @@ import {
 import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerCompliance } from './compliance/index.js';
+import { registerPrivacy } from './privacy/index.js';
 import { registerCampaigns } from './campaigns/index.js';
 import { registerConfigurations, type OnCallingEnabled } from './configurations/index.js';
 import { registerLeads } from './leads/index.js';
@@ -274,6 +275,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerBlacklist(scoped, db);
       await registerCompliance(scoped, db);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
+      registerPrivacy(scoped, { db, recordings, onFinished });
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });
       // A stopped campaign's waiting leads are aborted; a resumed one wakes the workers.
       registerCampaigns(scoped, {

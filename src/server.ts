@@ -25,6 +25,7 @@ import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
+import { RetentionJob } from './privacy/index.js';
 import { SANDBOX_NUMBERS, startSandboxLine, syncSandboxNumbers, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
@@ -267,6 +268,7 @@ export async function startServer(
     role === 'api'
       ? undefined
       : new RecordingRetention({ db, recordings: parts.recordings, log: logger, retentionSeconds: config.webrtc.recordingRetentionSeconds });
+  const privacyRetention = role === 'api' ? undefined : new RetentionJob({ db, recordings: parts.recordings, log: logger });
   // Every role prunes the audit trail and old login failures (idempotent: several processes may).
   const auditRetention = new AuditRetention({
     audit: new AuditService(db),
@@ -277,6 +279,7 @@ export async function startServer(
   scheduler?.start();
   webhooks?.start();
   retention?.start();
+  privacyRetention?.start();
   auditRetention.start();
   return {
     app: running,
@@ -289,6 +292,7 @@ export async function startServer(
         await scheduler?.stop();
         await webhooks?.stop();
         await retention?.stop();
+        await privacyRetention?.stop();
         await auditRetention.stop();
         await running.close();
         await sandbox?.close();

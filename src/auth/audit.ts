@@ -120,6 +120,11 @@ export function auditEntry(request: FastifyRequest, reply: FastifyReply, payload
   if (answer) {
     resourceId ??= clip(answer.id, 200) ?? clip(answer.lead_call_tracker_id, 200);
     if (typeof answer.queued === 'number') details = { queued: answer.queued, rejected: answer.rejected };
+    // An erasure is recorded by its counts only: never the number it erased.
+    if (config.audit === 'erasure' && Array.isArray(answer.leads)) {
+      const leads = answer.leads as { id: string; recordings?: unknown[] }[];
+      details = { lead_ids: leads.slice(0, 100).map((l) => l.id), recordings_deleted: leads.reduce((n, l) => n + (l.recordings?.length ?? 0), 0), opt_outs_hashed: answer.opt_outs_hashed };
+    }
   }
   const leads = (request.body as { leads?: unknown } | undefined)?.leads;
   if (config.audit === 'abort' && Array.isArray(leads)) details = { lead_ids: leads.slice(0, 100).map((l: { lead_id?: unknown }) => clip(l?.lead_id, 64)) };

@@ -11,6 +11,7 @@ export type Resource =
   | 'trunks'
   | 'blacklist'
   | 'dnc_lists'
+  | 'privacy'
   | 'leads'
   | 'campaigns'
   | 'analytics'
@@ -38,6 +39,8 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   trunks: { read: ['admin', 'reseller'], write: ['admin', 'reseller'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   dnc_lists: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
+  // Subject access and erasure of a person's data, each inside the caller's scope; retention is a reseller's setting.
+  privacy: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller', 'merchant'] },
   leads: { read: ALL, write: ALL },
   // Users push leads into campaigns; pausing, resuming and stopping one is for those who run them.
   campaigns: { read: ALL, write: ['admin', 'reseller', 'merchant'] },

@@ -26,9 +26,17 @@ export const Consent = Type.Object(
 );
 export type Consent = Static<typeof Consent>;
 
-/** A lead's consent as GET /leads/{id} shows it: as pushed, and revoked_at once the callee opted out. */
+/**
+ * A lead's consent as GET /leads/{id} shows it: as pushed, revoked_at once the callee opted out,
+ * and erased_at once its person was erased (the text and reference are gone then).
+ */
 export const StoredConsent = Type.Object(
-  { ...Consent.properties, revoked_at: Type.Optional(Type.String({ description: 'When an opt-out revoked it' })), revoked_by: Type.Optional(Type.String()) },
+  {
+    ...Consent.properties,
+    revoked_at: Type.Optional(Type.String({ description: 'When an opt-out revoked it' })),
+    revoked_by: Type.Optional(Type.String()),
+    erased_at: Type.Optional(Type.String({ description: 'When its person was erased (POST /privacy/erasure): text and reference removed' })),
+  },
   { additionalProperties: false },
 );
 

@@ -19,7 +19,7 @@ export { EXECUTION_MODES, LEAD_STATUSES, type ExecutionMode } from './schema.js'
 export { LeadList } from './routes.js';
 export { Attempt } from './read-routes.js';
 export { LeadEvent, LiveEvent, TranscriptEvent } from './events.js';
-export { LiveTranscripts, type LiveLine } from './live-transcript.js';
+export { LiveTranscripts, forgetLiveLines, type LiveLine } from './live-transcript.js';
 export { RecordingLink, RecordingPeaks } from './recording-routes.js';
 export { LeadListQuery, SORT_KEYS, COUNT_CAP } from './list-query.js';
 export { ImportPreview, PreviewBody } from './import-preview.js';

@@ -4,7 +4,7 @@
  * page watching the lead, whichever process carries the call. Lines are written a handful at a
  * time (one statement per turn of the event loop for all live calls), never on the audio path.
  */
-import type { Db } from '../db/index.js';
+import type { Db, Queryable } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 
 export interface LiveLine {
@@ -82,4 +82,11 @@ export class LiveTranscripts {
     );
     return rows.map((r) => ({ ...r, at_ms: r.at_ms ?? undefined }));
   }
+}
+
+/** Erasure: the live lines of these leads deleted; returns how many. */
+export async function forgetLiveLines(q: Queryable, leadIds: readonly string[]): Promise<number> {
+  if (leadIds.length === 0) return 0;
+  const { rows } = await q.query<{ n: number }>('WITH d AS (DELETE FROM live_transcript_lines WHERE lead_id = ANY($1::text[]) RETURNING 1) SELECT count(*)::int AS n FROM d', [leadIds]);
+  return rows[0]?.n ?? 0;
 }

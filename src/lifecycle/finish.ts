@@ -299,3 +299,47 @@ export async function isRecordedCall(q: Queryable, callId: string): Promise<bool
   const { rows } = await q.query('SELECT 1 FROM leads WHERE call_id = $1 LIMIT 1', [callId]);
   return rows.length > 0;
 }
+
+/** What erasure leaves of a lead: its payload and metaData as the caller cut them, its consent without the evidence. */
+export interface ErasedLead {
+  id: string;
+  payload: Record<string, unknown>;
+  meta_data: Record<string, unknown>;
+  consent: Record<string, unknown> | null;
+}
+
+/**
+ * Erasure on request: each lead's personal content is replaced by what is left of it, and its
+ * recording forgotten. Its status, outcome and figures are kept (analytics count it as before). A
+ * lead in a call is left alone (the caller refuses those first); returns the ids written.
+ */
+export async function eraseLeadContent(q: Queryable, leads: readonly ErasedLead[]): Promise<string[]> {
+  if (leads.length === 0) return [];
+  const { rows } = await q.query<{ id: string }>(
+    `UPDATE leads l SET payload = x.payload, meta_data = x.meta_data, consent = x.consent, recording_url = NULL, updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x (id text, payload jsonb, meta_data jsonb, consent jsonb)
+     WHERE l.id = x.id AND l.status <> 'PROCESSING'
+     RETURNING l.id`,
+    [JSON.stringify(leads)],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Retention: finished calls' recordings and transcripts deleted (their files gone first), noted in
+ * metaData (`recording_deleted_at`, `transcript_deleted_at`). Outcome and figures stay.
+ */
+export async function dropCallContent(q: Queryable, items: readonly { id: string; recording: boolean; transcript: boolean }[]): Promise<void> {
+  if (items.length === 0) return;
+  const stamp = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`;
+  await q.query(
+    `UPDATE leads l SET
+       recording_url = CASE WHEN x.recording THEN NULL ELSE l.recording_url END,
+       meta_data = CASE WHEN x.transcript THEN l.meta_data - 'transcription' - 'function_calls' || jsonb_build_object('transcript_deleted_at', ${stamp}) ELSE l.meta_data END
+                   || CASE WHEN x.recording THEN jsonb_build_object('recording_deleted_at', ${stamp}) ELSE '{}'::jsonb END,
+       updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS x (id text, recording boolean, transcript boolean)
+     WHERE l.id = x.id`,
+    [JSON.stringify(items)],
+  );
+}

@@ -2,7 +2,7 @@ import type { Db } from '../db/index.js';
 import type { App } from '../http/index.js';
 import { registerWebhookRoutes } from './routes.js';
 
-export { enqueueReportingWebhook, enqueueReportingWebhooks, reportingPayload } from './payload.js';
+export { enqueueReportingWebhook, enqueueReportingWebhooks, reportingPayload, eraseDeliveryPayloads } from './payload.js';
 export { WebhookDispatcher, type DispatcherOptions } from './dispatcher.js';
 export { signWebhook, verifyWebhookSignature } from './sign.js';
 export { enqueueServiceCallback, enqueueServiceCallbacks, serviceCallbackPayload } from './service-callback.js';

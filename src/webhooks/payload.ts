@@ -98,3 +98,18 @@ export function reportingDeliveries(leads: readonly NotifiableLead[]): NewDelive
     return [{ id: newId(), lead_id: lead.id, url, kind, payload: body }];
   });
 }
+
+/** What a person said and what was made of it, in a queued or sent payload: removed by erasure. */
+const PERSONAL_KEYS = ['transcription', 'functionCalls', 'errors', 'recordingUrl', 'analysis', 'callbackAt'];
+
+/** Erasure: the payloads of these leads' deliveries (sent or not) lose their personal content; returns how many. */
+export async function eraseDeliveryPayloads(q: Queryable, leadIds: readonly string[]): Promise<number> {
+  if (leadIds.length === 0) return 0;
+  const { rows } = await q.query<{ n: number }>(
+    `WITH d AS (UPDATE webhook_deliveries SET payload = (payload - $2::text[]) || '{"erased": true}'::jsonb, updated_at = now()
+                WHERE lead_id = ANY($1::text[]) RETURNING 1)
+     SELECT count(*)::int AS n FROM d`,
+    [leadIds, PERSONAL_KEYS],
+  );
+  return rows[0]?.n ?? 0;
+}

@@ -1,6 +1,6 @@
 /**
- * A small S3 stand-in for tests: the REST wire protocol of PutObject, GetObject (with Range) and
- * HeadObject, path-style (`/bucket/key`), answering S3's XML errors. Every request must carry an
+ * A small S3 stand-in for tests: the REST wire protocol of PutObject, GetObject (with Range),
+ * HeadObject and DeleteObject, path-style (`/bucket/key`), answering S3's XML errors. Every request must carry an
  * AWS Signature V4 `Authorization` header (its form is checked, not the signature itself).
  */
 import http from 'node:http';
@@ -49,6 +49,12 @@ export async function startS3Server(bucket = 'dialer-test'): Promise<S3Server> {
         const body = Buffer.concat(chunks);
         objects.set(key, { body, contentType: String(req.headers['content-type'] ?? 'binary/octet-stream') });
         res.writeHead(200, { etag: '"test"' });
+        return res.end();
+      }
+      if (req.method === 'DELETE') {
+        // DeleteObject answers 204 whether or not the key existed.
+        objects.delete(key);
+        res.writeHead(204);
         return res.end();
       }
       const obj = objects.get(key);

@@ -63,6 +63,7 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   campaigns: ['campaigns'],
   dnc_lists: ['compliance'],
   dnc_numbers: ['compliance'],
+  privacy_retention: ['privacy'],
   idempotency_keys: ['leads'],
   live_transcript_lines: ['leads'],
   template_tests: ['template-tests'],

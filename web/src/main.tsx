@@ -39,6 +39,8 @@ const TemplatePage = screen<{ id: string }>('templates', () => import('./pages/t
 const Configurations = screen('configurations', () => import('./pages/configurations.js'));
 const Numbers = screen('numbers', () => import('./pages/numbers.js'));
 const Blacklist = screen('blacklist', () => import('./pages/blacklist.js'));
+const DncLists = screen('dnc_lists', () => import('./pages/dnc-lists.js'));
+const Privacy = screen('privacy', () => import('./pages/privacy.js'));
 const Merchants = screen('merchants', () => import('./pages/merchants.js'));
 const Users = screen('users', () => import('./pages/users.js'));
 const Tokens = screen('tokens', () => import('./pages/tokens.js'));
@@ -72,6 +74,8 @@ function App() {
           <Route path={`${BASE}/configurations`} component={Configurations} />
           <Route path={`${BASE}/numbers`} component={Numbers} />
           <Route path={`${BASE}/blacklist`} component={Blacklist} />
+          <Route path={`${BASE}/dnc-lists`} component={DncLists} />
+          <Route path={`${BASE}/privacy`} component={Privacy} />
           <Route path={`${BASE}/merchants`} component={Merchants} />
           <Route path={`${BASE}/users`} component={Users} />
           <Route path={`${BASE}/tokens`} component={Tokens} />

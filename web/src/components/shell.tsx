@@ -29,6 +29,8 @@ export const NAV: NavItem[] = [
   { path: '/analytics', label: 'Analytics', resource: 'analytics' },
   { path: '/numbers', label: 'Numbers', resource: 'numbers' },
   { path: '/blacklist', label: 'Blacklist', resource: 'blacklist' },
+  { path: '/dnc-lists', label: 'Do-not-call lists', resource: 'dnc_lists' },
+  { path: '/privacy', label: 'Privacy', resource: 'privacy' },
   { path: '/merchants', label: 'Merchants', resource: 'merchants' },
   { path: '/users', label: 'Users', resource: 'users' },
   { path: '/tokens', label: 'API tokens', resource: 'tokens' },

@@ -87,11 +87,17 @@ export function daysAgo(n: number): string {
   return isoDate(d);
 }
 
+/** A number as shown: an erased person's number is kept only as its one-way hash (`sha256:…`). */
+export function shownNumber(value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value.trim()) return undefined;
+  return value.startsWith('sha256:') ? 'erased person' : value.trim();
+}
+
 /** Who a lead calls, for its title: the callee's name and number, as the payload has them; else its request id. */
 export function callee(lead: { payload: unknown; request_id: string }): string {
   const p = lead.payload as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
   const name = text(p.customer_name) ?? text(p.name) ?? ([text(p.first_name), text(p.last_name)].filter(Boolean).join(' ') || undefined);
-  const number = text(p.customer_mobile_number);
+  const number = shownNumber(p.customer_mobile_number);
   return name && number ? `${name} · ${number}` : (name ?? number ?? lead.request_id);
 }

@@ -3,6 +3,7 @@
  * and their hooks, pre-checks, webhook deliveries (deliver again), the recording with a waveform,
  * and abort while it can be aborted. Kept live through GET /events.
  */
+import { ComplianceCard } from '../components/compliance-card.js';
 import { useEffect, useState } from 'preact/hooks';
 import { http } from '../api/client.js';
 import { leads } from '../api/endpoints.js';
@@ -13,7 +14,7 @@ import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
 import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
-import { ago, callee, clock, money, seconds, when } from '../lib/format.js';
+import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 
@@ -106,6 +107,7 @@ export default function LeadPage({ id }: { id: string }) {
           <CallSummary lead={l} />
         </Card>
       </div>
+      <ComplianceCard lead={l} />
       <Card title="Recording" id="recording">
         {l.call_id && l.recording_url ? (
           <RecordingPlayer callId={l.call_id} />
@@ -205,7 +207,7 @@ function Details({ lead: l }: { lead: Lead }) {
   return (
     <dl class="kv">
       <dt>Phone number</dt>
-      <dd>{String(payload.customer_mobile_number ?? '— (no customer_mobile_number: the lead waits)')}</dd>
+      <dd>{shownNumber(payload.customer_mobile_number) ?? '— (no customer_mobile_number: the lead waits)'}</dd>
       <dt>Template</dt>
       <dd>
         <a href={`${BASE}/templates/${l.template_id}`}>{l.template}</a>

@@ -1,0 +1,145 @@
+/**
+ * Compliance screens in the real Chromium, against `dialer serve`: a do-not-call list created and
+ * imported from a CSV (progress, malformed lines reported by number), a number searched; a lead's
+ * consent on its page; a person looked up, erased after a confirmation naming what goes; a
+ * reseller's retention set. Every screen is saved at 1280 px and at phone width in test/screenshots/.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { API_PREFIX } from '../../src/app.js';
+import type { RunningServer } from '../../src/server.js';
+import type { Client } from '../helpers/app.js';
+import { chromiumAvailable } from '../helpers/browser.js';
+import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
+import { freePort } from '../helpers/net.js';
+import { serveDialer } from '../helpers/serve.js';
+
+const EMAIL = 'admin@example.com';
+const PASSWORD = 'admin-password-1';
+const PERSON = '+14155550188';
+const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
+
+let server: RunningServer;
+let admin: Client;
+let browser: Browser;
+let dataDir: string;
+let reseller: string;
+let leadId: string;
+const problems: string[] = [];
+
+before(async () => {
+  if (skip) return;
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-privacy-ui-'));
+  ({ server, admin } = await serveDialer({
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DIALER_DATA_DIR: dataDir,
+    DIALER_JWT_SECRET: 'privacy-ui-secret-privacy-ui-secret-12',
+    DIALER_ADMIN_EMAIL: EMAIL,
+    DIALER_ADMIN_PASSWORD: PASSWORD,
+    LOG_LEVEL: 'silent',
+  }));
+  reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
+  const tpl = await admin.post('/templates', { name: 'Renewal', reseller_id: reseller, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
+  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  // Calling is off: the lead waits, so erasing it also means it is never called.
+  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', enable_calling: false });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  const pushed = await admin.post('/leads', {
+    request_id: 'renewal-7',
+    template: 'Renewal',
+    reseller_id: reseller,
+    payload: { customer_mobile_number: PERSON, customer_name: 'Grace Hopper' },
+    consent: { source: 'web_form', captured_at: '2025-01-10T09:30:00Z', text: 'I agree to be called by Acme about my renewal', reference: 'form-7781' },
+  });
+  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+  leadId = pushed.body.lead_call_tracker_id;
+  browser = await launchDashboardBrowser();
+  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
+  assert.equal(warm.status, 200);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
+  it('imports a do-not-call list, finds a number, shows consent, erases a person after confirming, sets retention', async () => {
+    const page = await (await newContext(browser)).newPage();
+    problems.push(...watchProblems(page));
+    await logIn(page, server.url, EMAIL, PASSWORD, '/dnc-lists');
+    await page.getByText('No do-not-call list yet').waitFor();
+
+    await page.getByRole('button', { name: 'New list' }).click();
+    await page.getByLabel('Name').fill('National registry');
+    await page.getByLabel('Source').fill('FTC National DNC Registry');
+    await page.getByLabel('Version').fill('2025-01');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('cell', { name: 'National registry' }).waitFor();
+
+    await page.getByRole('button', { name: 'Import CSV' }).click();
+    const csv = ['phone_number', '+14155550101', '+1 415 555', '+14155550102', PERSON].join('\n');
+    await page.getByLabel('CSV file').setInputFiles({ name: 'registry.csv', mimeType: 'text/csv', buffer: Buffer.from(csv) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const result = await page.locator('#dnc-import-result').innerText();
+    assert.match(result, /3 imported, 0 already listed, 1 malformed/);
+    assert.match(result, /Line 3: "\+1 415 555"/);
+    await shoot(page, 'dnc-import-result');
+    await page.getByRole('button', { name: 'Close' }).last().click();
+    await page.getByRole('cell', { name: '3', exact: true }).waitFor();
+
+    await page.getByLabel('Is a number on a list?').fill('+14155550102');
+    await page.getByRole('button', { name: 'Search' }).click();
+    assert.match(await page.locator('#dnc-search-result').innerText(), /\+14155550102 is on National registry/);
+    await shoot(page, 'dnc-lists');
+
+    // The lead's page shows the consent it was pushed with.
+    await page.goto(`${server.url}${API_PREFIX}/app/leads/${leadId}`);
+    await page.locator('#lead-consent').waitFor();
+    const consent = await page.locator('#lead-consent').innerText();
+    assert.match(consent, /web_form/);
+    assert.match(consent, /I agree to be called by Acme about my renewal/);
+    await page.locator('#compliance').scrollIntoViewIfNeeded();
+    await shoot(page, 'lead-consent');
+
+    // Erasure: look the person up, read what will go, confirm.
+    await page.goto(`${server.url}${API_PREFIX}/app/privacy`);
+    await page.getByLabel('Phone number (E.164)').fill(PERSON);
+    await page.getByRole('button', { name: 'Look up' }).click();
+    assert.match(await page.locator('#erasure-plan').innerText(), /1 lead\(s\), 0 recording\(s\), 0 transcript\(s\), 0 opt-out\(s\), on 1 do-not-call list/);
+    await page.getByRole('button', { name: 'Erase this person…' }).click();
+    const confirm = await page.locator('#erasure-confirm').innerText();
+    assert.match(confirm, /customer_mobile_number/);
+    assert.match(confirm, /customer_name/);
+    assert.match(confirm, /1 waiting lead\(s\): they will not be called/);
+    assert.match(confirm, /text and reference of 1 consent/);
+    await shoot(page, 'privacy-erasure-confirm');
+    await page.getByRole('button', { name: 'Erase', exact: true }).click();
+    assert.match(await page.locator('#erasure-done').innerText(), /Erased from 1 lead/);
+    const lead = (await admin.get(`/leads/${leadId}`)).body;
+    assert.equal(lead.payload.customer_name, undefined);
+    assert.deepEqual([lead.status, lead.outcome], ['FINISHED', 'aborted']);
+
+    // Retention, as an admin: for a chosen reseller.
+    await page.getByLabel('Reseller').selectOption({ label: 'Acme' });
+    await page.getByLabel('Recordings (days)').fill('90');
+    await page.getByLabel('Transcripts (days)').fill('365');
+    await page.getByRole('button', { name: 'Save retention' }).click();
+    await page.getByText('Retention saved.').waitFor();
+    const set = (await admin.get(`/privacy/retention?reseller_id=${reseller}`)).body;
+    assert.deepEqual([set.recordings_days, set.transcripts_days], [90, 365]);
+    await shoot(page, 'privacy');
+
+    await page.goto(`${server.url}${API_PREFIX}/app/leads/${leadId}`);
+    assert.match(await page.locator('#compliance').innerText(), /Erased/);
+    assert.doesNotMatch(await page.locator('#lead-consent').innerText(), /I agree/);
+    await shoot(page, 'lead-erased');
+    assert.deepEqual(problems, []);
+  });
+});
