@@ -13,6 +13,7 @@ import type { OutboundNumberRow } from '../numbers/index.js';
 import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
+import { CLOSED_TRUNK_CONFIGURATIONS_SQL } from './trunk-gate.js';
 import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
 
 /**
@@ -59,6 +60,8 @@ export async function dueCandidates(q: Queryable, providers: string[], limit: nu
          AND (campaign_id IS NULL OR campaign_id = ANY (${STARTABLE_CAMPAIGNS_SQL}))
          -- Nor leads of a configuration at its cap of live calls.
          AND (reseller_id, template_id) NOT IN ${FULL_CONFIGURATIONS_SQL}
+         -- Nor leads of a SIP configuration whose trunks are all full or paced.
+         AND (reseller_id, template_id) NOT IN ${CLOSED_TRUNK_CONFIGURATIONS_SQL}
        ORDER BY next_attempt_at, id
        LIMIT ${Math.trunc(limit)}
        FOR UPDATE SKIP LOCKED),
@@ -243,7 +246,8 @@ export async function claimWithNumbers(q: Queryable, provider: string, group: re
 }
 
 type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
-type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow };
+/** `trunkId`: the SIP trunk the call takes a channel of (the trunks' admission chose it). */
+type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow; trunkId?: string | null };
 /**
  * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
  * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
@@ -258,7 +262,7 @@ async function claimInRotation(
 ): Promise<Claimed[]> {
   // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
   const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${7 + 2 * i} AND phone_number ~<~ $${8 + 2 * i}
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${8 + 2 * i} AND phone_number ~<~ $${9 + 2 * i}
            ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
          UNION ALL
          `);
@@ -275,16 +279,16 @@ async function claimInRotation(
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
-     want AS (SELECT lead_id, rn FROM unnest($3::text[]) WITH ORDINALITY AS w (lead_id, rn)),
+     want AS (SELECT lead_id, trunk_id, rn FROM unnest($3::text[], $7::text[]) WITH ORDINALITY AS w (lead_id, trunk_id, rn)),
      taken AS (
        UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
        FROM free JOIN want USING (rn)
        WHERE n.id = free.id
-       RETURNING n.id, n.phone_number, n.lead_id),
+       RETURNING n.id, n.phone_number, n.lead_id, want.trunk_id),
      claimed AS (
        UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = now(), call_end_time = NULL,
               call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
-              provider = $1, next_attempt_at = NULL, updated_at = now()
+              provider = $1, trunk_id = taken.trunk_id, next_attempt_at = NULL, updated_at = now()
        FROM taken
        WHERE l.id = taken.lead_id
        RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, taken.phone_number),
@@ -296,7 +300,7 @@ async function claimInRotation(
      -- read and locked the rest of each lead itself), and where the rotation now stands.
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
-    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(), ...prefixes.flatMap((p) => [p, `${p}:`])],
+    [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(), group.map((g) => g.trunkId ?? null), ...prefixes.flatMap((p) => [p, `${p}:`])],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);
@@ -381,6 +385,15 @@ export async function renewLeases(q: Queryable, leadIds: readonly string[], work
     { prepare: true },
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * A live call moves to another SIP trunk (its trunk refused it and the failover trunk takes it):
+ * the lead holds that trunk's channel from now on. Only while `workerId` holds the lead.
+ */
+export async function moveToTrunk(q: Queryable, leadId: string, workerId: string, trunkId: string): Promise<boolean> {
+  const { rowCount } = await q.query(`UPDATE leads SET trunk_id = $3 WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`, [leadId, workerId, trunkId]);
+  return (rowCount ?? 0) > 0;
 }
 
 /** Notes the provider's call SID on the lead and its attempt as soon as it is known. */

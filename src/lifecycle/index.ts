@@ -61,6 +61,7 @@ export {
   renewLeases,
   recordCallId,
   notePreChecks,
+  moveToTrunk,
   type Candidate,
   type Claimed,
   type NumberRotation,
@@ -79,6 +80,7 @@ export {
   type AbortOutcome,
 } from './finish.js';
 export { campaignOpenSql, STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
+export { trunkLiveSql, trunkOpenSql } from './trunk-gate.js';
 export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';
 export { judgeNumbers, DEFAULT_NUMBER_HEALTH, type NumberHealthPolicy, type RestedNumber } from './number-health.js';

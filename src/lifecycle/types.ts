@@ -43,6 +43,8 @@ export interface LeadRow {
   next_attempt_at: Date | null;
   /** The campaign the lead joined, if any. */
   campaign_id?: string | null;
+  /** The SIP trunk its call holds a channel of (set by the claim; counted while PROCESSING). */
+  trunk_id?: string | null;
   /** The evidence of consent it was pushed with (revoked_at once the callee opted out); null: none. */
   consent?: Record<string, unknown> | null;
   created_at: Date;

@@ -66,10 +66,14 @@ export async function configurationsUsing(q: Queryable, id: string): Promise<num
   return Number(rows[0]!.n);
 }
 
-/** The trunk a lead's call goes through: its configuration's (by the lead's template). */
+/**
+ * The trunk a lead's call goes through: the one its claim chose (its configuration's, or that
+ * one's failover when it was full), else its configuration's (by the lead's template).
+ */
 export async function trunkOfLead(q: Queryable, leadId: string): Promise<TrunkRow | undefined> {
   const { rows } = await q.query<TrunkRow>(
-    `SELECT t.* FROM leads l JOIN configurations c ON c.template_id = l.template_id AND c.reseller_id = l.reseller_id JOIN sip_trunks t ON t.id = c.trunk_id
+    `SELECT t.* FROM leads l LEFT JOIN configurations c ON c.template_id = l.template_id AND c.reseller_id = l.reseller_id
+     JOIN sip_trunks t ON t.id = coalesce(l.trunk_id, c.trunk_id)
      WHERE l.id = $1 LIMIT 1`,
     [leadId],
   );
