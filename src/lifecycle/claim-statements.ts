@@ -389,11 +389,11 @@ export async function renewLeases(q: Queryable, leadIds: readonly string[], work
 
 /**
  * A live call moves to another SIP trunk (its trunk refused it and the failover trunk takes it):
- * the lead holds that trunk's channel from now on. Only while `workerId` holds the lead.
+ * the lead holds that trunk's channel from now on. Only while the lead is still in `attempt`.
  */
-export async function moveToTrunk(q: Queryable, leadId: string, workerId: string, trunkId: string): Promise<boolean> {
-  const { rowCount } = await q.query(`UPDATE leads SET trunk_id = $3 WHERE id = $1 AND status = 'PROCESSING' AND locked_by = $2`, [leadId, workerId, trunkId]);
-  return (rowCount ?? 0) > 0;
+export async function moveToTrunk(q: Queryable, leadId: string, attempt: number, trunkId: string): Promise<boolean> {
+  const { rows } = await q.query(`UPDATE leads SET trunk_id = $3 WHERE id = $1 AND status = 'PROCESSING' AND attempt_count = $2 RETURNING id`, [leadId, attempt, trunkId]);
+  return rows.length > 0;
 }
 
 /** Notes the provider's call SID on the lead and its attempt as soon as it is known. */

@@ -94,9 +94,9 @@ export type CallEnd =
       traceScores?: Record<string, number>;
     }
   /** The callee was not reached. */
-  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
+  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number; metaData?: Record<string, unknown> }
   /** The provider or Dialer failed while placing or carrying the call. */
-  | { kind: 'error'; error: string };
+  | { kind: 'error'; error: string; metaData?: Record<string, unknown> };
 
 /** An attempt's end as the runner that carried it reports it. */
 export interface AttemptEnd {

@@ -13,7 +13,7 @@
  * Trunks without caps are neither locked nor counted.
  */
 import type { Queryable } from '../db/index.js';
-import { trunkLiveSql, trunkOpenSql } from '../lifecycle/index.js';
+import { moveToTrunk, trunkLiveSql, trunkOpenSql } from '../lifecycle/index.js';
 
 interface Reading {
   id: string;
@@ -112,4 +112,31 @@ export async function trunkHold(q: Queryable, resellerId: string, templateId: st
   );
   if (!rows[0]) return null;
   return rows[0].paced ? 'trunk_pace' : 'trunk_cap';
+}
+
+/**
+ * A live call that trunk `fromTrunkId` failed (the carrier's fault) takes a channel of that trunk's
+ * failover trunk, if it is open (its lock taken when it has caps, its pace moved on): the lead holds
+ * it from now on. Answers the failover trunk's id, or undefined (none, full, or paced). Call it in
+ * a transaction of its own.
+ */
+export async function takeFailover(q: Queryable, lead: { id: string; attempt: number }, fromTrunkId: string): Promise<string | undefined> {
+  const { rows: next } = await q.query<{ id: string; capped: boolean }>(
+    `SELECT f.id, (f.max_channels IS NOT NULL OR f.max_calls_per_second IS NOT NULL) AS capped
+     FROM sip_trunks t JOIN sip_trunks f ON f.id = t.failover_trunk_id WHERE t.id = $1`,
+    [fromTrunkId],
+  );
+  const failover = next[0];
+  if (!failover) return undefined;
+  if (failover.capped) {
+    // Locked first, counted after: the count reads what the claims before the lock committed.
+    await q.query('SELECT id FROM sip_trunks WHERE id = $1 FOR NO KEY UPDATE', [failover.id]);
+    const { rows } = await q.query<{ open: boolean; paced: boolean }>(
+      `SELECT ${trunkOpenSql('f')} AS open, f.max_calls_per_second IS NOT NULL AS paced FROM sip_trunks f WHERE f.id = $1`,
+      [failover.id],
+    );
+    if (!rows[0]?.open) return undefined;
+    if (rows[0].paced) await q.query('UPDATE sip_trunks SET next_start_at = now() + make_interval(secs => 1.0 / max_calls_per_second) WHERE id = $1', [failover.id]);
+  }
+  return (await moveToTrunk(q, lead.id, lead.attempt, failover.id)) ? failover.id : undefined;
 }

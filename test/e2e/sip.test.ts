@@ -13,6 +13,7 @@ import type { CallAgent } from '../../src/voice/index.js';
 import type { CallResult } from '../../src/telephony/index.js';
 import { decodeWav } from '../../src/lib/audio.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startSipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
 
 const CALLEE = '+14155550199';
@@ -129,6 +130,31 @@ describe('SIP trunk calls against baresip', () => {
       await baresip.waitFor(/received event: '5'/);
       await baresip.waitFor(/received event: '#'/);
     });
+  });
+
+  it('a trunk answering 503, without a failover trunk, is a carrier error with the status in metaData', async () => {
+    const down = await startSipRefuser(503, 'Service Unavailable');
+    const driver = new SipDriver({
+      agent: new GreeterAgent(),
+      saveRecording: async (callId) => `memory:${callId}`,
+      log: createLogger('silent'),
+      trunkFor: async () => ({ id: 'down', address: down.address, transport: 'udp', codecs: ['PCMU'] }),
+      failover: async () => undefined,
+      bind: { host: '127.0.0.1', port: 0 },
+      ringTimeoutSeconds: 10,
+      maxCallSeconds: 60,
+    });
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+      assert.match(result.end.kind === 'error' ? result.end.error : '', /SIP 503 Service Unavailable/);
+      assert.equal(result.end.metaData?.sip_status, 503);
+      assert.equal(result.end.metaData?.sip_trunk_id, 'down');
+      assert.equal(down.invites.size, 1);
+    } finally {
+      await driver.close();
+      await down.close();
+    }
   });
 
   it('an unknown user is a failed attempt with its SIP status', async () => {
