@@ -14,7 +14,7 @@ import { STARTABLE_CAMPAIGNS_SQL } from './campaign-gate.js';
 import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
 import { CLOSED_TRUNK_CONFIGURATIONS_SQL } from './trunk-gate.js';
-import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
+import { LEADS_CHANNEL, type ClaimedLead, type InboundLead, type LeadRow } from './types.js';
 
 /**
  * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
@@ -338,21 +338,6 @@ export async function claimForSession(
     [lead.id, lead.attempt_count, args.room, args.provider, args.workerId],
   );
   return lead;
-}
-
-/** An inbound call's lead, as its own attempt 1 begins: PROCESSING, with its attempt row. */
-export interface InboundLead {
-  id: string;
-  resellerId: string;
-  merchantId: string | null;
-  templateId: string;
-  templateName: string;
-  /** The provider's call SID: the lead's call_id; its request_id is `inbound-<callSid>`. */
-  callSid: string;
-  provider: string;
-  /** The number of ours that was called. */
-  numberId: string;
-  payload: Record<string, unknown>;
 }
 
 /** Creates an inbound call's lead, already PROCESSING (the call is answered as it is created). */

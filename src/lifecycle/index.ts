@@ -24,7 +24,7 @@
  * - outcome: how a lead finished: a flow's own (a conversation took place) or one of Dialer's
  *   (outcomes.ts, the one table of them).
  */
-export type { LeadRow, LeadStatus, ExecutionMode, NewLead, FinishedLeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
+export type { InboundLead, LeadRow, LeadStatus, ExecutionMode, NewLead, FinishedLeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
 export { LEADS_CHANNEL, LEAD_STATUSES, EXECUTION_MODES } from './types.js';
 export { queueLeads, insertFinishedLeads } from './create.js';
 export {
@@ -65,7 +65,6 @@ export {
   type Candidate,
   type Claimed,
   type NumberRotation,
-  type InboundLead,
 } from './claim-statements.js';
 export {
   finishAttempts,

@@ -115,3 +115,18 @@ export type OnFinished = ((q: Queryable, leadIds: readonly string[]) => Promise<
 
 /** NOTIFY channel that tells idle schedulers new leads were queued (or made due). */
 export const LEADS_CHANNEL = 'dialer_leads';
+
+/** An inbound call's lead, as its own attempt 1 begins: PROCESSING, with its attempt row. */
+export interface InboundLead {
+  id: string;
+  resellerId: string;
+  merchantId: string | null;
+  templateId: string;
+  templateName: string;
+  /** The provider's call SID: the lead's call_id; its request_id is `inbound-<callSid>`. */
+  callSid: string;
+  provider: string;
+  /** The number of ours that was called. */
+  numberId: string;
+  payload: Record<string, unknown>;
+}
