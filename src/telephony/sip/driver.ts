@@ -54,6 +54,8 @@ export interface SipDriverDeps {
   bind: { host: string; advertise?: string; port: number };
   ringTimeoutSeconds: number;
   maxCallSeconds: number;
+  /** How long a trunk may leave an INVITE without any response before it is taken as unreachable (default NO_RESPONSE_SECONDS). */
+  noResponseSeconds?: number;
 }
 
 export const SIP_PROVIDER = 'SIP';
@@ -129,6 +131,7 @@ export class SipDriver implements Driver {
       for (;;) {
         tried.add(trunk.id);
         const call = this.call(endpoint, trunk, request, rtp.address().port);
+        // Each call placed has its Call-ID: after a failover the lead's call id is the new call's.
         request.onCallId(call.callId);
         const rung = await this.ring(call, request);
         const failover = refusals.length > 0 ? { sip_failover: [...refusals] } : {};
@@ -172,7 +175,8 @@ export class SipDriver implements Driver {
   /** Sends the INVITE and waits for its end: answered, refused, CANCELled at the ring timeout, or abandoned when the trunk never answers. */
   private async ring(call: OutboundCall, request: DialRequest): Promise<InviteResult> {
     const ring = setTimeout(() => call.cancel(), this.deps.ringTimeoutSeconds * 1000);
-    const unheard = setTimeout(() => call.abandonUnheard(NO_RESPONSE_SECONDS), NO_RESPONSE_SECONDS * 1000);
+    const silence = this.deps.noResponseSeconds ?? NO_RESPONSE_SECONDS;
+    const unheard = setTimeout(() => call.abandonUnheard(silence), silence * 1000);
     const stopRinging = () => call.cancel();
     request.signal.addEventListener('abort', stopRinging, { once: true });
     return call.start().finally(() => {
