@@ -73,7 +73,7 @@ export const HealthSchema = Type.Object({
     {
       ready: Type.Boolean({ description: 'Calls can be placed; when false, leads wait and `reason` says why' }),
       agent: Type.String(),
-      providers: Type.Array(Type.String()),
+      providers: Type.Array(Type.String(), { description: 'The providers this process dials: the configured hosted providers, the sandbox line\'s, and SIP (calls through SIP trunks)' }),
       liveCalls: Type.Integer({ description: 'Phone calls and WebRTC sessions in progress in this process' }),
       reason: Type.Optional(Type.String()),
     },

@@ -9,8 +9,8 @@ import { Scheduler } from './scheduler/index.js';
 import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
 import { LiveTranscripts } from './leads/index.js';
 import { Flags } from './flags/index.js';
-import { createKits, SipDriver, Telephony, type Drivers } from './telephony/index.js';
-import { TrunksService } from './trunks/index.js';
+import { createKits, SipDriver, Telephony, type Drivers, type SipTrunk } from './telephony/index.js';
+import { TrunksService, type TrunkRow } from './trunks/index.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp, type AppDeps } from './app.js';
 import { openAndMigrate, type Db } from './db/index.js';
@@ -99,6 +99,11 @@ export interface Parts {
   testLine: NonNullable<AppDeps['testLine']>;
 }
 
+/** A trunk as the SIP driver dials it. */
+function sipTrunk(t: TrunkRow | undefined): SipTrunk | undefined {
+  return t && { id: t.id, address: t.address, transport: 'udp', codecs: t.codecs, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+}
+
 /**
  * Builds recordings, the agent, telephony and WebRTC around open flags. The sandbox line's kits
  * (providers without credentials, dialled on the in-process emulator) join the configured ones;
@@ -120,10 +125,8 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     agent,
     saveRecording: (callId, wav) => recordings.save(callId, wav),
     log,
-    trunkFor: async (request) => {
-      const t = await trunks.forLead(request.leadId);
-      return t && { id: t.id, address: t.address, transport: 'udp', codecs: t.codecs, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
-    },
+    trunkFor: async (request) => sipTrunk(await trunks.forLead(request.leadId)),
+    failover: async (request, fromTrunkId) => sipTrunk(await trunks.failoverFor({ id: request.leadId, attempt: request.attempt }, fromTrunkId)),
     bind: config.telephony.sip,
     ringTimeoutSeconds: config.telephony.ringTimeoutSeconds,
     maxCallSeconds: config.telephony.maxCallSeconds,

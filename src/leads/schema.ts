@@ -148,7 +148,7 @@ export const Lead = Type.Object({
   held_reason: Type.Optional(
     Type.String({
       description:
-        'An extension, on GET /leads/{id} of a waiting lead that is held: by its campaign, campaign_paused, campaign_stopped, campaign_scheduled, campaign_ended, campaign_cap (its live calls are at max_concurrent_calls), campaign_pace (the next start waits for max_calls_per_second); or, on a due lead, configuration_cap (the live calls of its configuration are at its max_concurrent_calls)',
+        'An extension, on GET /leads/{id} of a waiting lead that is held: by its campaign, campaign_paused, campaign_stopped, campaign_scheduled, campaign_ended, campaign_cap (its live calls are at max_concurrent_calls), campaign_pace (the next start waits for max_calls_per_second); or, on a due lead, configuration_cap (the live calls of its configuration are at its max_concurrent_calls), trunk_cap (its SIP trunk\'s channels are all in use, max_channels, and so are its failover trunk\'s), trunk_pace (its SIP trunk\'s next call waits for max_calls_per_second)',
     }),
   ),
   created_at: Timestamp,

@@ -10,6 +10,7 @@ import { liveCallsNow } from '../metrics/index.js';
 import type { RecordAnswer } from './idempotency.js';
 import { LeadSearchRepository } from './search-repository.js';
 import { campaignHold } from '../campaigns/index.js';
+import { trunkHold } from '../trunks/index.js';
 import { AttemptsRepository, type AttemptRow } from './attempts-repository.js';
 import { findDuplicates, type Duplicate } from './duplicates.js';
 import { previewImport, type PreviewBody } from './import-preview.js';
@@ -225,13 +226,15 @@ export class LeadsService {
     return rows[0];
   }
 
-  /** Why a waiting lead is held: by its campaign, or (when due) by its configuration's cap of live calls; or null. */
+  /** Why a waiting lead is held: by its campaign, or (when due) by its configuration's cap of live calls or its SIP trunk's caps; or null. */
   async heldReason(lead: LeadRow): Promise<string | null> {
     if (lead.status !== 'BACKLOG' && lead.status !== 'RETRY') return null;
     const byCampaign = lead.campaign_id ? await campaignHold(this.db, lead.campaign_id) : null;
     if (byCampaign) return byCampaign;
     const due = lead.next_attempt_at !== null && new Date(lead.next_attempt_at).getTime() <= Date.now();
-    return due && (await configurationCapHolds(this.db, lead.reseller_id, lead.template_id)) ? 'configuration_cap' : null;
+    if (!due) return null;
+    if (await configurationCapHolds(this.db, lead.reseller_id, lead.template_id)) return 'configuration_cap';
+    return trunkHold(this.db, lead.reseller_id, lead.template_id);
   }
 
   /** GET /leads: a page of the leads in scope that match, in the order asked. */

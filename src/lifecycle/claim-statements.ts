@@ -12,7 +12,7 @@ import { localPrefixes } from '../lib/phone.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { dueHeadSql, HEAD_COLUMNS, PHONE_MODES_SQL } from './due-head.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
-import { LEADS_CHANNEL, type ClaimedLead, type LeadRow } from './types.js';
+import { LEADS_CHANNEL, type ClaimedLead, type InboundLead, type LeadRow } from './types.js';
 
 /** A due lead the claim may take, locked, with what its rules need. */
 export type Candidate = ClaimedLead & {
@@ -232,7 +232,8 @@ export async function claimWithNumbers(q: Queryable, provider: string, group: re
 }
 
 type ClaimLease = { workerId: string; leaseSeconds: number; final?: boolean; rotation?: NumberRotation };
-type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow; slot?: PaceSlot | undefined };
+/** `trunkId`: the SIP trunk the call takes a channel of (the trunks' admission chose it). */
+type ClaimGroupLead = { lead: ClaimedLead; config: ConfigurationRow; slot?: PaceSlot | undefined; trunkId?: string | null };
 /**
  * The claim's statement. With `prefixes` (one lead, local presence) the free numbers starting with
  * each prefix come first, nearest first, each set in rotation from where it stands (a range scan
@@ -247,7 +248,7 @@ async function claimInRotation(
 ): Promise<Claimed[]> {
   // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
   const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
-           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${8 + 2 * i} AND phone_number ~<~ $${9 + 2 * i}
+           SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${9 + 2 * i} AND phone_number ~<~ $${10 + 2 * i}
            ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
          UNION ALL
          `);
@@ -264,17 +265,17 @@ async function claimInRotation(
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
            ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
-     want AS (SELECT lead_id, start_at, rn FROM unnest($3::text[], $7::timestamptz[]) WITH ORDINALITY AS w (lead_id, start_at, rn)),
+     want AS (SELECT lead_id, start_at, trunk_id, rn FROM unnest($3::text[], $7::timestamptz[], $8::text[]) WITH ORDINALITY AS w (lead_id, start_at, trunk_id, rn)),
      taken AS (
        UPDATE outbound_numbers n SET status = 'IN_USE', lead_id = want.lead_id, updated_at = now()
        FROM free JOIN want USING (rn)
        WHERE n.id = free.id
-       RETURNING n.id, n.phone_number, n.lead_id, want.start_at),
+       RETURNING n.id, n.phone_number, n.lead_id, want.start_at, want.trunk_id),
      claimed AS (
        -- A paced campaign's lead starts at its slot (a fraction of a second ahead at most), the rest now.
        UPDATE leads l SET status = 'PROCESSING', attempt_count = l.attempt_count + 1, call_initiated_time = coalesce(taken.start_at, now()), call_end_time = NULL,
               call_id = NULL, locked_by = $4, locked_until = now() + make_interval(secs => $5), outbound_number_id = taken.id,
-              provider = $1, next_attempt_at = NULL, updated_at = now()
+              provider = $1, trunk_id = taken.trunk_id, next_attempt_at = NULL, updated_at = now()
        FROM taken
        WHERE l.id = taken.lead_id
        RETURNING l.id, l.attempt_count, l.outbound_number_id, l.payload->>'customer_mobile_number' AS phone, taken.phone_number, l.call_initiated_time),
@@ -287,7 +288,7 @@ async function claimInRotation(
      SELECT id, attempt_count, outbound_number_id AS number_id, phone_number, (SELECT id FROM free ORDER BY rn DESC LIMIT 1) AS rotation
      FROM claimed`,
     [provider, group.length, group.map((g) => g.lead.id), lease.workerId, lease.leaseSeconds, lease.rotation?.get(provider) ?? randomUUID(),
-      group.map((g) => g.slot?.at.toISOString() ?? null), ...prefixes.flatMap((p) => [p, `${p}:`])],
+      group.map((g) => g.slot?.at.toISOString() ?? null), group.map((g) => g.trunkId ?? null), ...prefixes.flatMap((p) => [p, `${p}:`])],
     { prepare: true, final: lease.final === true },
   );
   if (rows[0]?.rotation) lease.rotation?.set(provider, rows[0].rotation);
@@ -327,21 +328,6 @@ export async function claimForSession(
   return lead;
 }
 
-/** An inbound call's lead, as its own attempt 1 begins: PROCESSING, with its attempt row. */
-export interface InboundLead {
-  id: string;
-  resellerId: string;
-  merchantId: string | null;
-  templateId: string;
-  templateName: string;
-  /** The provider's call SID: the lead's call_id; its request_id is `inbound-<callSid>`. */
-  callSid: string;
-  provider: string;
-  /** The number of ours that was called. */
-  numberId: string;
-  payload: Record<string, unknown>;
-}
-
 /** Creates an inbound call's lead, already PROCESSING (the call is answered as it is created). */
 export async function openInbound(q: Queryable, lead: InboundLead, attemptId: string): Promise<void> {
   await q.query(
@@ -372,6 +358,15 @@ export async function renewLeases(q: Queryable, leadIds: readonly string[], work
     { prepare: true },
   );
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * A live call moves to another SIP trunk (its trunk refused it and the failover trunk takes it):
+ * the lead holds that trunk's channel from now on. Only while the lead is still in `attempt`.
+ */
+export async function moveToTrunk(q: Queryable, leadId: string, attempt: number, trunkId: string): Promise<boolean> {
+  const { rows } = await q.query(`UPDATE leads SET trunk_id = $3 WHERE id = $1 AND status = 'PROCESSING' AND attempt_count = $2 RETURNING id`, [leadId, attempt, trunkId]);
+  return rows.length > 0;
 }
 
 /** Notes the provider's call SID on the lead and its attempt as soon as it is known. */

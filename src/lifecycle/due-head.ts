@@ -4,6 +4,7 @@
  */
 import { startableCampaignsSql } from './campaign-gate.js';
 import { FULL_CONFIGURATIONS_SQL } from './configuration-cap.js';
+import { CLOSED_TRUNK_CONFIGURATIONS_SQL } from './trunk-gate.js';
 
 /**
  * The execution modes the scheduler dials. WebRTC leads (WEBRTC, WEBRTC_TEST, WEBRTC_STREAM) are
@@ -18,15 +19,17 @@ export const HEAD_COLUMNS = `id, reseller_id, merchant_id, template_id, template
  * The queue head as CTEs ending in `due_head`: the first `limit` due phone leads in due order,
  * out of the leads without a campaign and the leads of the campaigns that may start calls now
  * (each read through leads_due_campaign_idx, as far as its room goes), leaving out configurations
- * at their cap. A paused, full or paced campaign's leads are not walked at all: a million of them
+ * at their cap and SIP configurations whose trunks are all full or paced. A paused, full or paced campaign's leads are not walked at all: a million of them
  * queued cost a claim nothing. `lock`: each part locks what it reads (SKIP LOCKED), so claims at
  * the same moment each take a head of their own.
  */
 export function dueHeadSql(columns: string, limit: number, lock: boolean): string {
   const locking = lock ? 'FOR UPDATE SKIP LOCKED' : '';
   const due = `status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
-         AND (reseller_id, template_id) NOT IN (SELECT reseller_id, template_id FROM full_configurations)`;
+         AND (reseller_id, template_id) NOT IN (SELECT reseller_id, template_id FROM full_configurations)
+         AND (reseller_id, template_id) NOT IN (SELECT reseller_id, template_id FROM closed_trunk_configurations)`;
   return `full_configurations AS MATERIALIZED ${FULL_CONFIGURATIONS_SQL},
+     closed_trunk_configurations AS MATERIALIZED ${CLOSED_TRUNK_CONFIGURATIONS_SQL},
      startable AS MATERIALIZED (${startableCampaignsSql(limit)}),
      free_head AS MATERIALIZED (
        SELECT ${columns} FROM leads

@@ -47,7 +47,8 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
     const next = verdict(outcome, isRetried(end), attempt, config, callbackOf(end));
     const optedOut = outcome === 'OPTED_OUT' ? (end.kind === 'completed' ? (end.metaData?.opted_out as { reason?: unknown } | undefined) : undefined) : undefined;
     const error = end.kind === 'completed' ? null : (end.error ?? null);
-    const meta: Record<string, unknown> = end.kind === 'completed' ? { ...(end.metaData ?? {}) } : {};
+    // A call that was not reached may say how, too (a SIP trunk's statuses).
+    const meta: Record<string, unknown> = { ...(end.metaData ?? {}) };
     if (error) meta.last_error = { attempt, outcome, message: error };
     if (traceId) meta.trace_id = traceId;
     return {

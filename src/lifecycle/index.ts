@@ -24,7 +24,7 @@
  * - outcome: how a lead finished: a flow's own (a conversation took place) or one of Dialer's
  *   (outcomes.ts, the one table of them).
  */
-export type { LeadRow, LeadStatus, ExecutionMode, NewLead, FinishedLeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
+export type { InboundLead, LeadRow, LeadStatus, ExecutionMode, NewLead, FinishedLeadRow, ClaimedLead, CallEnd, AttemptEnd, OnFinished } from './types.js';
 export { LEADS_CHANNEL, LEAD_STATUSES, EXECUTION_MODES } from './types.js';
 export { queueLeads, insertFinishedLeads } from './create.js';
 export {
@@ -61,11 +61,11 @@ export {
   renewLeases,
   recordCallId,
   notePreChecks,
+  moveToTrunk,
   type Candidate,
   type Claimed,
   type PaceSlot,
   type NumberRotation,
-  type InboundLead,
 } from './claim-statements.js';
 export {
   finishAttempts,
@@ -83,6 +83,7 @@ export {
   type AbortOutcome,
 } from './finish.js';
 export { campaignOpenSql, firstSlotSql, paceSlotsSql, PACE_LOOKAHEAD_MS, startableCampaignsSql } from './campaign-gate.js';
+export { trunkLiveSql, trunkOpenSql } from './trunk-gate.js';
 export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';
 export { judgeNumbers, DEFAULT_NUMBER_HEALTH, type NumberHealthPolicy, type RestedNumber } from './number-health.js';

@@ -43,6 +43,8 @@ export interface LeadRow {
   next_attempt_at: Date | null;
   /** The campaign the lead joined, if any. */
   campaign_id?: string | null;
+  /** The SIP trunk its call holds a channel of (set by the claim; counted while PROCESSING). */
+  trunk_id?: string | null;
   /** The evidence of consent it was pushed with (revoked_at once the callee opted out); null: none. */
   consent?: Record<string, unknown> | null;
   created_at: Date;
@@ -92,9 +94,9 @@ export type CallEnd =
       traceScores?: Record<string, number>;
     }
   /** The callee was not reached. */
-  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number }
+  | { kind: 'no_answer' | 'busy' | 'failed' | 'voicemail'; error?: string; durationSeconds?: number; metaData?: Record<string, unknown> }
   /** The provider or Dialer failed while placing or carrying the call. */
-  | { kind: 'error'; error: string };
+  | { kind: 'error'; error: string; metaData?: Record<string, unknown> };
 
 /** An attempt's end as the runner that carried it reports it. */
 export interface AttemptEnd {
@@ -113,3 +115,18 @@ export type OnFinished = ((q: Queryable, leadIds: readonly string[]) => Promise<
 
 /** NOTIFY channel that tells idle schedulers new leads were queued (or made due). */
 export const LEADS_CHANNEL = 'dialer_leads';
+
+/** An inbound call's lead, as its own attempt 1 begins: PROCESSING, with its attempt row. */
+export interface InboundLead {
+  id: string;
+  resellerId: string;
+  merchantId: string | null;
+  templateId: string;
+  templateName: string;
+  /** The provider's call SID: the lead's call_id; its request_id is `inbound-<callSid>`. */
+  callSid: string;
+  provider: string;
+  /** The number of ours that was called. */
+  numberId: string;
+  payload: Record<string, unknown>;
+}

@@ -1,7 +1,8 @@
 /**
  * The claim's rules. One transaction locks a batch of due leads with FOR UPDATE SKIP LOCKED (other
  * workers skip them) and decides each: its campaign's admission and its configuration's cap of live
- * calls (src/lifecycle/configuration-cap.ts), the blacklist and the do-not-call lists at dial time,
+ * calls (src/lifecycle/configuration-cap.ts), its SIP trunk's channels and pace (the trunk or its
+ * failover; src/trunks/admission.ts), the blacklist and the do-not-call lists at dial time,
  * the kill switch, the calling window and the calling hours of law, the rate limit (exact across
  * workers), and the outbound number (taken atomically). A
  * lead that passes becomes PROCESSING with a lease; one that must wait is held to its next due
@@ -31,6 +32,7 @@ import {
   admitConfigurationStarts,
 } from '../lifecycle/index.js';
 import { findDncHits, type DncHit } from '../compliance/index.js';
+import { admitTrunkStarts } from '../trunks/index.js';
 import { inWindow, leadZone, legalHold, localDay, nextOpening } from '../lib/windows.js';
 
 export type { Claimed } from '../lifecycle/index.js';
@@ -86,6 +88,8 @@ interface Ready {
   config: ConfigurationRow;
   /** A paced campaign's lead: its start slot. */
   slot?: PaceSlot | undefined;
+  /** The SIP trunk the call takes a channel of. */
+  trunkId?: string | null;
 }
 
 /**
@@ -124,6 +128,14 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // configurations that have one are locked and counted.
   const capped = [...configurations.values()].filter((c) => c.max_concurrent_calls != null).map((c) => c.id);
   const configurationRoom = capped.length > 0 ? await admitConfigurationStarts(q, capped.sort()) : undefined;
+  // SIP trunks' channels and pace, under their locks (after the configurations'): the trunk of each
+  // SIP lead's configuration, and their failover trunks.
+  const trunkOf = (row: Candidate) => {
+    const stored = configurations.get(row.configuration_id)!;
+    return stored.trunk_id && effectiveConfiguration(stored, row).calling_provider === 'SIP' ? stored.trunk_id : undefined;
+  };
+  const trunkIds = [...new Set(rows.flatMap((r) => trunkOf(r) ?? []))];
+  const trunks = trunkIds.length > 0 ? await admitTrunkStarts(q, trunkIds) : undefined;
   // The database's clock, read with the leads.
   const now = options.judgedAt?.() ?? rows.find((r) => r.now)?.now ?? new Date();
   const dnc = await dncHits(q, rows, configurations);
@@ -133,6 +145,9 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
     const left = campaignId && admission ? (admission.allowed.get(campaignId) ?? 0) : undefined;
     const room = configurationRoom?.get(configuration_id);
     if ((left !== undefined && left <= 0) || (room !== undefined && room <= 0)) continue;
+    const trunk = trunkOf(row);
+    const trunkId = trunk && trunks!.route(trunk);
+    if (trunk && !trunkId) continue;
     // A paced campaign's lead takes the next start slot of its pace (dialled then).
     const paceSlot = left !== undefined ? admission!.slots.get(campaignId!)?.shift() : undefined;
     if (left !== undefined) admission!.allowed.set(campaignId!, left - 1);
@@ -173,7 +188,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
         continue;
       }
       if (!isRateLimited(config, phone)) {
-        report.claimed.push(...(await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot }], options)));
+        report.claimed.push(...(await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot, trunkId }], options)));
         continue;
       }
     }
@@ -184,15 +199,17 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
         deferrals.push({ id: lead.id, until: slot.freesAt.toISOString() });
         continue;
       }
-      const claimed = await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot }], options);
+      const claimed = await claimWithNumbers(q, config.calling_provider, [{ lead, config, slot: paceSlot, trunkId }], options);
       if (claimed.length > 0) await takeSlot(q, stored.id, lead.id);
       report.claimed.push(...claimed);
       continue;
     }
     const group = ready.get(config.calling_provider) ?? [];
-    group.push({ lead, config, slot: paceSlot });
+    group.push({ lead, config, slot: paceSlot, trunkId });
     ready.set(config.calling_provider, group);
   }
+  const trunkWake = await trunks?.commit(q);
+  if (trunkWake && (!report.wakeAt || trunkWake < report.wakeAt)) report.wakeAt = trunkWake;
   // The claim's last statement carries its COMMIT (one round trip fewer): mostly the only claim.
   const groups = [...ready];
   for (const [i, [provider, group]] of groups.entries()) {

@@ -55,7 +55,7 @@ export interface CallSwitches {
 }
 
 export interface TelephonyStatus {
-  /** Calls can be placed: an agent is ready and at least one provider is configured. */
+  /** Calls can be placed: an agent is ready and at least one provider is configured (SIP trunks count). */
   ready: boolean;
   agent: string;
   providers: string[];
@@ -92,8 +92,9 @@ export class Telephony {
   }
 
   status(): TelephonyStatus {
-    const providers = [...this.deps.kits.keys()];
-    const real = providers.filter((p) => !this.isSandbox(p));
+    // SIP: calls through the resellers' own trunks, placed by Dialer itself (no credentials to configure here).
+    const providers: string[] = [...this.deps.kits.keys(), ...(this.deps.sip ? [this.deps.sip.provider] : [])];
+    const real = providers.filter((p) => !this.isSandbox(p as ProviderSlot));
     // The sandbox line carries calls even when the configured agent cannot; real providers wait for it.
     const reason =
       real.length > 0 || providers.length === 0

@@ -6,6 +6,7 @@ import { TrunksService } from './service.js';
 
 export { TrunksService, IMPLEMENTED_TRANSPORTS } from './service.js';
 export type { TrunkRow } from './repository.js';
+export { admitTrunkStarts, trunkHold, TrunkAdmission } from './admission.js';
 
 /** The trunks feature's only door: the SIP trunk API, and the trunk a lead dials through (for the SIP driver). */
 export function registerTrunks(app: App, db: Db, policy: OutboundPolicy): void {

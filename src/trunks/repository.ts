@@ -1,5 +1,6 @@
 /** SQL of SIP trunks. */
 import type { Queryable } from '../db/index.js';
+import { trunkLiveSql } from '../lifecycle/index.js';
 
 export interface TrunkRow {
   id: string;
@@ -14,11 +15,15 @@ export interface TrunkRow {
   max_channels: number | null;
   max_calls_per_second: number | null;
   failover_trunk_id: string | null;
+  /** Live calls holding the trunk now (read with the row; not a column). */
+  channels_in_use?: number;
   created_at: Date;
   updated_at: Date;
 }
 
-export type TrunkFields = Omit<TrunkRow, 'id' | 'created_at' | 'updated_at'>;
+export type TrunkFields = Omit<TrunkRow, 'id' | 'created_at' | 'updated_at' | 'channels_in_use'>;
+
+const READ = `*, ${trunkLiveSql('sip_trunks')} AS channels_in_use`;
 
 const COLUMNS = ['reseller_id', 'name', 'address', 'transport', 'username', 'password', 'from_domain', 'codecs', 'max_channels', 'max_calls_per_second', 'failover_trunk_id'] as const;
 
@@ -29,7 +34,7 @@ function row(r: TrunkRow): TrunkRow {
 
 export async function insertTrunk(q: Queryable, id: string, f: TrunkFields): Promise<TrunkRow> {
   const { rows } = await q.query<TrunkRow>(
-    `INSERT INTO sip_trunks (id, ${COLUMNS.join(', ')}) VALUES ($1, ${COLUMNS.map((_c, i) => `$${i + 2}`).join(', ')}) RETURNING *`,
+    `INSERT INTO sip_trunks (id, ${COLUMNS.join(', ')}) VALUES ($1, ${COLUMNS.map((_c, i) => `$${i + 2}`).join(', ')}) RETURNING ${READ}`,
     [id, ...COLUMNS.map((c) => f[c])],
   );
   return row(rows[0]!);
@@ -37,20 +42,20 @@ export async function insertTrunk(q: Queryable, id: string, f: TrunkFields): Pro
 
 export async function updateTrunk(q: Queryable, id: string, f: TrunkFields): Promise<TrunkRow | undefined> {
   const { rows } = await q.query<TrunkRow>(
-    `UPDATE sip_trunks SET ${COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1 RETURNING *`,
+    `UPDATE sip_trunks SET ${COLUMNS.map((c, i) => `${c} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1 RETURNING ${READ}`,
     [id, ...COLUMNS.map((c) => f[c])],
   );
   return rows[0] && row(rows[0]);
 }
 
 export async function selectTrunk(q: Queryable, id: string): Promise<TrunkRow | undefined> {
-  const { rows } = await q.query<TrunkRow>('SELECT * FROM sip_trunks WHERE id = $1', [id]);
+  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE id = $1`, [id]);
   return rows[0] && row(rows[0]);
 }
 
 export async function selectTrunks(q: Queryable, where: string, params: unknown[], limit: number, offset: number): Promise<{ rows: TrunkRow[]; total: number }> {
   const { rows } = await q.query<TrunkRow & { total: string }>(
-    `SELECT *, count(*) OVER () AS total FROM sip_trunks WHERE ${where} ORDER BY name, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    `SELECT ${READ}, count(*) OVER () AS total FROM sip_trunks WHERE ${where} ORDER BY name, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, limit, offset],
   );
   return { rows: rows.map(({ total: _t, ...r }) => row(r)), total: rows[0] ? Number(rows[0].total) : 0 };
@@ -66,10 +71,14 @@ export async function configurationsUsing(q: Queryable, id: string): Promise<num
   return Number(rows[0]!.n);
 }
 
-/** The trunk a lead's call goes through: its configuration's (by the lead's template). */
+/**
+ * The trunk a lead's call goes through: the one its claim chose (its configuration's, or that
+ * one's failover when it was full), else its configuration's (by the lead's template).
+ */
 export async function trunkOfLead(q: Queryable, leadId: string): Promise<TrunkRow | undefined> {
   const { rows } = await q.query<TrunkRow>(
-    `SELECT t.* FROM leads l JOIN configurations c ON c.template_id = l.template_id AND c.reseller_id = l.reseller_id JOIN sip_trunks t ON t.id = c.trunk_id
+    `SELECT t.* FROM leads l LEFT JOIN configurations c ON c.template_id = l.template_id AND c.reseller_id = l.reseller_id
+     JOIN sip_trunks t ON t.id = coalesce(l.trunk_id, c.trunk_id)
      WHERE l.id = $1 LIMIT 1`,
     [leadId],
   );

@@ -24,12 +24,12 @@ const Fields = {
   failover_trunk_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'A trunk of the same reseller' })),
 };
 
-const Body = Type.Object(Fields, {
+export const TrunkBody = Type.Object(Fields, {
   additionalProperties: false,
   examples: [{ reseller_id: 'r_123', name: 'Carrier A', address: 'sip.carrier.example:5060', transport: 'udp', username: 'dialer', password: 'secret', codecs: ['PCMU', 'PCMA'], max_channels: 30 }],
 });
 const ReplaceBody = Type.Object(
-  { id: Type.Optional(Type.String()), ...Fields, has_password: Type.Optional(Type.Boolean()), created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
+  { id: Type.Optional(Type.String()), ...Fields, has_password: Type.Optional(Type.Boolean()), channels_in_use: Type.Optional(Type.Integer()), created_at: Type.Optional(Type.String()), updated_at: Type.Optional(Type.String()) },
   { additionalProperties: false },
 );
 
@@ -46,19 +46,20 @@ export const Trunk = Type.Object({
   max_channels: Type.Union([Type.Integer(), Type.Null()]),
   max_calls_per_second: Type.Union([Type.Number(), Type.Null()]),
   failover_trunk_id: Type.Union([Type.String(), Type.Null()]),
+  channels_in_use: Type.Integer({ description: 'Live calls holding the trunk now, across all workers' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
 
 const ListQuery = Type.Intersect([PageQuery, Type.Object({ reseller_id: Type.Optional(Type.String({ maxLength: 64 })) })]);
 
-const view = ({ password, ...t }: TrunkRow) => ({ ...t, has_password: password !== null, created_at: isoRequired(t.created_at), updated_at: isoRequired(t.updated_at) });
+const view = ({ password, ...t }: TrunkRow) => ({ ...t, has_password: password !== null, channels_in_use: t.channels_in_use ?? 0, created_at: isoRequired(t.created_at), updated_at: isoRequired(t.updated_at) });
 
 /** SIP trunks. */
 export function registerTrunkRoutes(app: App, trunks: TrunksService): void {
   app.post('/trunks', {
     config: { permission: ['trunks', 'write'] },
-    schema: { tags: ['trunks'], summary: 'Add a SIP trunk (an extension of the interface)', body: Body, response: { 200: Trunk, ...problems(400, 401, 403, 409) } },
+    schema: { tags: ['trunks'], summary: 'Add a SIP trunk (an extension of the interface)', body: TrunkBody, response: { 200: Trunk, ...problems(400, 401, 403, 409) } },
     handler: async (request) => view(await trunks.create(request.principal, request.body)),
   });
 
@@ -82,7 +83,7 @@ export function registerTrunkRoutes(app: App, trunks: TrunksService): void {
     config: { permission: ['trunks', 'write'] },
     schema: { tags: ['trunks'], summary: 'Replace a SIP trunk (a password left out is kept)', params: IdParams, body: ReplaceBody, response: { 200: Trunk, ...problems(400, 401, 403, 404, 409) } },
     handler: async (request) => {
-      const { id, has_password: _h, created_at: _c, updated_at: _u, ...input } = request.body;
+      const { id, has_password: _h, channels_in_use: _n, created_at: _c, updated_at: _u, ...input } = request.body;
       if (id !== undefined && id !== request.params.id) throw badRequest(`id ${id} must equal the id in the path`, [{ path: '/id', message: `must equal ${request.params.id}` }]);
       return view(await trunks.replace(request.principal, request.params.id, input));
     },

@@ -10,6 +10,7 @@ import type { Db } from '../db/index.js';
 import { badRequest, conflict, isForeignKeyViolation, isUniqueViolation, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
+import { takeFailover } from './admission.js';
 import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
 
 /** Transports the SIP driver carries today. */
@@ -133,7 +134,20 @@ export class TrunksService {
   /** The trunk a lead's call goes through, with its address checked against what its name resolves to now. */
   async forLead(leadId: string): Promise<TrunkRow | undefined> {
     const trunk = await trunkOfLead(this.db, leadId);
-    if (!trunk) return undefined;
+    return trunk && this.reachable(trunk);
+  }
+
+  /**
+   * Trunk `fromTrunkId` failed a lead's live call (the carrier's fault): its failover trunk, with a
+   * channel taken for the call, or undefined (none, or it is full or paced).
+   */
+  async failoverFor(lead: { id: string; attempt: number }, fromTrunkId: string): Promise<TrunkRow | undefined> {
+    const id = await this.db.tx((q) => takeFailover(q, lead, fromTrunkId));
+    const trunk = id ? await selectTrunk(this.db, id) : undefined;
+    return trunk && this.reachable(trunk);
+  }
+
+  private async reachable(trunk: TrunkRow): Promise<TrunkRow> {
     const host = trunk.address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
     if (!this.policy.hostAllowed(host)) {
       const { address } = await lookup(host, { family: 4 });

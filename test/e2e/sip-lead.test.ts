@@ -1,6 +1,7 @@
 /**
  * A lead called through a SIP trunk, end to end: `dialer serve` (API, scheduler, the SIP driver,
- * the built-in greeter) places the call through a trunk added with POST /trunks to baresip, which
+ * the built-in greeter) places the call through a trunk added with POST /trunks whose carrier is
+ * down (it answers 503), so the call goes at once to the trunk's failover trunk, baresip, which
  * answers, speaks, records, and hangs up when its speech is over.
  */
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { client, type TestApp } from '../helpers/app.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startSipRefuser, type SipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
 import { freePort } from '../helpers/net.js';
 import { buildWorld, type World } from '../helpers/world.js';
@@ -31,6 +33,7 @@ function loudSeconds(pcm: Int16Array): number {
 describe('a lead called through a SIP trunk (baresip)', () => {
   let server: RunningServer;
   let baresip: Baresip;
+  let down: SipRefuser;
   let t: TestApp;
   let w: World;
   let dataDir: string;
@@ -38,6 +41,7 @@ describe('a lead called through a SIP trunk (baresip)', () => {
   before(async () => {
     const speech = await speechClip('sip-callee', 'Hello, this is Sam. Yes, I can talk now, thank you for calling.');
     baresip = await startBaresip({ user: CALLEE, speech: speech.pcm, sampleRateHz: RATE_HZ });
+    down = await startSipRefuser(503, 'Service Unavailable');
     const port = await freePort();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-sip-e2e-'));
     const env = {
@@ -66,12 +70,15 @@ describe('a lead called through a SIP trunk (baresip)', () => {
   after(async () => {
     await server?.close();
     await baresip?.close();
+    await down?.close();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('finishes with a call id, a transcript and recordings of both voices, ended by the callee', async () => {
+  it('fails over from a trunk answering 503 and finishes with a call id, a transcript and recordings of both voices, ended by the callee', async () => {
     const trunk = await w.reseller1.post('/trunks', { reseller_id: w.r1, name: 'baresip', address: baresip.address, transport: 'udp', codecs: ['PCMU', 'PCMA'], max_channels: 2 });
     assert.equal(trunk.status, 200, JSON.stringify(trunk.body));
+    const first = await w.reseller1.post('/trunks', { reseller_id: w.r1, name: 'down', address: down.address, transport: 'udp', codecs: ['PCMU'], max_channels: 2, failover_trunk_id: trunk.body.id });
+    assert.equal(first.status, 200, JSON.stringify(first.body));
     assert.equal((await t.admin.post('/numbers', { phone_number: CALLER_ID, provider: 'SIP' })).status, 200);
     const tpl = await w.reseller1.post('/templates', {
       name: 'sip-e2e',
@@ -80,7 +87,7 @@ describe('a lead called through a SIP trunk (baresip)', () => {
     });
     assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
     const cfg = await w.reseller1.post('/configurations', {
-      reseller_id: w.r1, template: tpl.body.id, calling_provider: 'SIP', trunk_id: trunk.body.id, call_start_time: '00:00', call_end_time: '00:00', max_retry: 0,
+      reseller_id: w.r1, template: tpl.body.id, calling_provider: 'SIP', trunk_id: first.body.id, call_start_time: '00:00', call_end_time: '00:00', max_retry: 0,
     });
     assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
     const pushed = await w.reseller1.post('/leads', { request_id: 'sip-1', template: 'sip-e2e', reseller_id: w.r1, payload: { customer_mobile_number: CALLEE } });
@@ -99,7 +106,13 @@ describe('a lead called through a SIP trunk (baresip)', () => {
     assert.match(lead.call_id, /^dialer-[0-9a-f]+$/, JSON.stringify(lead));
     const meta = lead.metaData ?? lead.meta_data;
     assert.equal(meta.call_ended_by, 'customer', JSON.stringify(meta));
+    // The first trunk refused it once; the failover trunk carried it, the refusal's status kept.
     assert.equal(meta.sip_trunk_id, trunk.body.id);
+    assert.equal(down.invites.size, 1);
+    assert.deepEqual(
+      (meta.sip_failover as Array<{ trunk_id: string; status: number }>).map(({ trunk_id, status }) => ({ trunk_id, status })),
+      [{ trunk_id: first.body.id, status: 503 }],
+    );
     assert.ok(Array.isArray(meta.transcription) && meta.transcription.length > 0, JSON.stringify(meta));
     // Dialer's recording holds the callee's speech.
     assert.ok(lead.recording_url, 'recorded');

@@ -4,6 +4,7 @@
  * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter.
  */
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -13,6 +14,7 @@ import type { CallAgent } from '../../src/voice/index.js';
 import type { CallResult } from '../../src/telephony/index.js';
 import { decodeWav } from '../../src/lib/audio.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startSipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
 
 const CALLEE = '+14155550199';
@@ -129,6 +131,65 @@ describe('SIP trunk calls against baresip', () => {
       await baresip.waitFor(/received event: '5'/);
       await baresip.waitFor(/received event: '#'/);
     });
+  });
+
+  it('a trunk answering 503, without a failover trunk, is a carrier error with the status in metaData', async () => {
+    const down = await startSipRefuser(503, 'Service Unavailable');
+    const driver = new SipDriver({
+      agent: new GreeterAgent(),
+      saveRecording: async (callId) => `memory:${callId}`,
+      log: createLogger('silent'),
+      trunkFor: async () => ({ id: 'down', address: down.address, transport: 'udp', codecs: ['PCMU'] }),
+      failover: async () => undefined,
+      bind: { host: '127.0.0.1', port: 0 },
+      ringTimeoutSeconds: 10,
+      maxCallSeconds: 60,
+    });
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+      assert.match(result.end.kind === 'error' ? result.end.error : '', /SIP 503 Service Unavailable/);
+      assert.equal(result.end.metaData?.sip_status, 503);
+      assert.equal(result.end.metaData?.sip_trunk_id, 'down');
+      assert.equal(down.invites.size, 1);
+    } finally {
+      await driver.close();
+      await down.close();
+    }
+  });
+
+  it('a trunk that never answers the INVITE is left for its failover trunk; both refusals are kept', async () => {
+    const silent = createSocket('udp4');
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    const down = await startSipRefuser(502, 'Bad Gateway');
+    const driver = new SipDriver({
+      agent: new GreeterAgent(),
+      saveRecording: async (callId) => `memory:${callId}`,
+      log: createLogger('silent'),
+      trunkFor: async () => ({ id: 'silent', address: `127.0.0.1:${silent.address().port}`, transport: 'udp', codecs: ['PCMU'] }),
+      failover: async (_request, from) => (from === 'silent' ? { id: 'down', address: down.address, transport: 'udp', codecs: ['PCMU'] } : undefined),
+      bind: { host: '127.0.0.1', port: 0 },
+      ringTimeoutSeconds: 10,
+      maxCallSeconds: 60,
+      noResponseSeconds: 0.3,
+    });
+    try {
+      const ids: string[] = [];
+      const result = await driver.dial({ leadId: 'lead-2', attempt: 1, to: CALLEE, from: US, templateId: 't', payload: {}, executionMode: 'sip', onCallId: (id) => ids.push(id), signal: new AbortController().signal });
+      assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+      const meta = result.end.metaData!;
+      assert.equal(meta.sip_status, 502);
+      assert.equal(meta.sip_trunk_id, 'down');
+      const [first] = meta.sip_failover as Array<{ trunk_id: string; status: number; reason: string }>;
+      assert.equal(first!.trunk_id, 'silent');
+      assert.equal(first!.status, 408);
+      assert.match(first!.reason, /did not answer the INVITE/);
+      assert.deepEqual(ids, [(meta.sip_failover as Array<{ sip_call_id: string }>)[0]!.sip_call_id, result.callId]);
+    } finally {
+      await driver.close();
+      await down.close();
+      silent.close();
+    }
   });
 
   it('an unknown user is a failed attempt with its SIP status', async () => {

@@ -38,6 +38,7 @@ const Templates = screen('templates', () => import('./pages/templates.js'));
 const TemplatePage = screen<{ id: string }>('templates', () => import('./pages/template.js'));
 const Configurations = screen('configurations', () => import('./pages/configurations.js'));
 const Numbers = screen('numbers', () => import('./pages/numbers.js'));
+const Trunks = screen('trunks', () => import('./pages/trunks.js'));
 const Blacklist = screen('blacklist', () => import('./pages/blacklist.js'));
 const DncLists = screen('dnc_lists', () => import('./pages/dnc-lists.js'));
 const Privacy = screen('privacy', () => import('./pages/privacy.js'));
@@ -73,6 +74,7 @@ function App() {
           <Route path={`${BASE}/templates/:id`} component={TemplatePage} />
           <Route path={`${BASE}/configurations`} component={Configurations} />
           <Route path={`${BASE}/numbers`} component={Numbers} />
+          <Route path={`${BASE}/trunks`} component={Trunks} />
           <Route path={`${BASE}/blacklist`} component={Blacklist} />
           <Route path={`${BASE}/dnc-lists`} component={DncLists} />
           <Route path={`${BASE}/privacy`} component={Privacy} />

@@ -42,6 +42,8 @@ export class OutboundCall {
   private ackFor2xx: SipRequest | undefined;
   private dialogUp = false;
   private ended = false;
+  /** Ends start()'s wait with a failure of our own (the trunk never answered the INVITE). */
+  private giveUp: ((result: InviteResult) => void) | undefined;
   /** SIP statuses seen, in order (the lead's metaData keeps them). */
   readonly statuses: number[] = [];
   /** The far side hung up (BYE). */
@@ -76,6 +78,7 @@ export class OutboundCall {
   /** Sends the INVITE; resolves with its final outcome (authenticating once when challenged). */
   start(): Promise<InviteResult> {
     return new Promise((resolve) => {
+      this.giveUp = resolve;
       let authenticated = false;
       const send = (auth?: [string, string]) => {
         const extra: Array<[string, string]> = [
@@ -162,6 +165,21 @@ export class OutboundCall {
   /** Where in-dialog requests go: the trunk (it stays on the path of calls through a carrier's proxy). */
   private targetAddress(): Destination {
     return this.options.proxy;
+  }
+
+  /**
+   * Gives up on an INVITE the trunk has not answered at all (not even 100 Trying): the trunk is
+   * taken as unreachable, the INVITE stops and start() ends with a 408 of ours. False when the
+   * trunk has answered something meanwhile (the call goes on).
+   */
+  abandonUnheard(afterSeconds: number): boolean {
+    if (this.provisional || this.dialogUp || this.ended || this.statuses.length > 0) return false;
+    this.ended = true;
+    this.inviteTransaction?.stop();
+    this.endpoint.offDialog(this.callId);
+    this.statuses.push(408);
+    this.giveUp?.({ answered: false, status: 408, reason: `Request Timeout (the trunk did not answer the INVITE in ${afterSeconds} s)`, canceled: false });
+    return true;
   }
 
   /** Gives up on the ringing call (ring timeout, shutdown): CANCEL once a provisional response came. */

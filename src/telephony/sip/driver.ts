@@ -6,7 +6,11 @@
  * Terminology
  * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to, with its credentials and codecs.
  * - SIP status: the final response to the INVITE (486 busy, 480 unavailable, 200 answered …); the
- *   statuses seen go to the lead's metaData (`sip_statuses`), a failure's to its error text.
+ *   statuses seen go to the lead's metaData (`sip_statuses`), a failure's to its error text and
+ *   `sip_status`.
+ * - failover: a trunk that fails the call itself (5xx, 408, or no answer to the INVITE at all) has
+ *   the call placed again at once on its failover trunk, when that one has a channel free; each
+ *   refusal is kept in `sip_failover`.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
@@ -17,7 +21,7 @@ import { callEnd } from '../end.js';
 import { CallRecorder } from '../recorder.js';
 import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
 import type { SaveRecording } from '../session.js';
-import { OutboundCall } from './call.js';
+import { OutboundCall, type InviteResult } from './call.js';
 import { SipEndpoint, type Destination } from './endpoint.js';
 import { RtpStream } from './rtp.js';
 import { offer, readRemote, SdpError, type Codec } from './sdp.js';
@@ -41,13 +45,28 @@ export interface SipDriverDeps {
   log: Logger;
   /** The trunk the lead's configuration dials through; undefined when it names none. */
   trunkFor(request: DialRequest): Promise<SipTrunk | undefined>;
+  /**
+   * The call failed on trunk `fromTrunkId` by the carrier's fault: its failover trunk, with a channel
+   * taken for the call, or undefined (none, or it is full or paced).
+   */
+  failover?(request: DialRequest, fromTrunkId: string): Promise<SipTrunk | undefined>;
   /** Where the SIP socket and the RTP sockets bind, the address put in headers and SDP, and the SIP port (0: any free one). */
   bind: { host: string; advertise?: string; port: number };
   ringTimeoutSeconds: number;
   maxCallSeconds: number;
+  /** How long a trunk may leave an INVITE without any response before it is taken as unreachable (default NO_RESPONSE_SECONDS). */
+  noResponseSeconds?: number;
 }
 
 export const SIP_PROVIDER = 'SIP';
+
+/** How long a trunk may leave an INVITE without any response (not even 100 Trying) before it is taken as unreachable. */
+export const NO_RESPONSE_SECONDS = 4;
+
+/** Whether a failed INVITE is the carrier's own failure, tried again on the failover trunk: 5xx, 408 (theirs or ours), not our CANCEL. */
+export function failsOver(result: { status: number; canceled: boolean }): boolean {
+  return !result.canceled && ((result.status >= 500 && result.status < 600) || result.status === 408);
+}
 
 /** How a failed INVITE ends the attempt, by its final status. */
 export function inviteFailure(status: number, reason: string, canceled: boolean, ringSeconds: number): CallEnd {
@@ -101,23 +120,36 @@ export class SipDriver implements Driver {
     const log = this.deps.log.child({ leadId: request.leadId, provider: SIP_PROVIDER });
     let rtp: Socket | undefined;
     try {
-      const trunk = await this.deps.trunkFor(request);
-      if (!trunk) return { end: { kind: 'error', error: "no SIP trunk: the configuration's trunk_id names none that exists" } };
+      const first = await this.deps.trunkFor(request);
+      if (!first) return { end: { kind: 'error', error: "no SIP trunk: the configuration's trunk_id names none that exists" } };
+      let trunk: SipTrunk = first;
       const endpoint = await this.open();
       rtp = await bindRtp(this.deps.bind.host);
-      const advertise = endpoint.address.host;
-      const proxy = parseAddress(trunk.address);
-      const call = new OutboundCall(endpoint, {
-        proxy,
-        toUser: request.to,
-        domain: proxy.host,
-        fromUser: request.from,
-        fromDomain: trunk.fromDomain ?? proxy.host,
-        ...(trunk.username && trunk.password ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
-        sdp: offer({ address: advertise, port: rtp.address().port, codecs: trunk.codecs, sessionId: Date.now(), version: 1 }),
-      });
-      request.onCallId(call.callId);
-      return { callId: call.callId, end: await this.carry(call, rtp, trunk, request, log) };
+      void this.deps.agent.prepare?.(this.context(request, ''));
+      const refusals: Array<{ trunk_id: string; status: number; reason: string; sip_call_id: string }> = [];
+      const tried = new Set<string>();
+      for (;;) {
+        tried.add(trunk.id);
+        const call = this.call(endpoint, trunk, request, rtp.address().port);
+        // Each call placed has its Call-ID: after a failover the lead's call id is the new call's.
+        request.onCallId(call.callId);
+        const rung = await this.ring(call, request);
+        const failover = refusals.length > 0 ? { sip_failover: [...refusals] } : {};
+        if (rung.answered) return { callId: call.callId, end: await this.carry(call, rung.sdp, rtp, trunk, request, log, failover) };
+        log.info({ trunkId: trunk.id, status: rung.status, statuses: call.statuses }, 'the SIP call was not answered');
+        if (failsOver(rung) && !request.signal.aborted) {
+          const next: SipTrunk | undefined = await this.deps.failover?.(request, trunk.id);
+          if (next && !tried.has(next.id)) {
+            refusals.push({ trunk_id: trunk.id, status: rung.status, reason: rung.reason, sip_call_id: call.callId });
+            log.warn({ trunkId: trunk.id, failoverTrunkId: next.id, status: rung.status }, 'the trunk failed the call: placing it on the failover trunk');
+            trunk = next;
+            continue;
+          }
+        }
+        const end = inviteFailure(rung.status, rung.reason, rung.canceled, this.deps.ringTimeoutSeconds);
+        const meta = { sip_status: rung.status, sip_statuses: call.statuses, sip_call_id: call.callId, sip_trunk_id: trunk.id, ...(refusals.length > 0 ? { sip_failover: refusals } : {}) };
+        return { callId: call.callId, end: { ...end, metaData: meta } };
+      }
     } catch (err) {
       log.error({ err }, 'the SIP call failed');
       return { end: { kind: 'error', error: `the SIP call failed: ${(err as Error).message}` } };
@@ -126,26 +158,42 @@ export class SipDriver implements Driver {
     }
   }
 
-  private async carry(call: OutboundCall, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger): Promise<CallEnd> {
+  /** A call to the lead through `trunk`, offering the RTP socket at `rtpPort`. */
+  private call(endpoint: SipEndpoint, trunk: SipTrunk, request: DialRequest, rtpPort: number): OutboundCall {
+    const proxy = parseAddress(trunk.address);
+    return new OutboundCall(endpoint, {
+      proxy,
+      toUser: request.to,
+      domain: proxy.host,
+      fromUser: request.from,
+      fromDomain: trunk.fromDomain ?? proxy.host,
+      ...(trunk.username && trunk.password ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
+      sdp: offer({ address: endpoint.address.host, port: rtpPort, codecs: trunk.codecs, sessionId: Date.now(), version: 1 }),
+    });
+  }
+
+  /** Sends the INVITE and waits for its end: answered, refused, CANCELled at the ring timeout, or abandoned when the trunk never answers. */
+  private async ring(call: OutboundCall, request: DialRequest): Promise<InviteResult> {
     const ring = setTimeout(() => call.cancel(), this.deps.ringTimeoutSeconds * 1000);
+    const silence = this.deps.noResponseSeconds ?? NO_RESPONSE_SECONDS;
+    const unheard = setTimeout(() => call.abandonUnheard(silence), silence * 1000);
     const stopRinging = () => call.cancel();
     request.signal.addEventListener('abort', stopRinging, { once: true });
-    const context = this.context(request, call.callId);
-    void this.deps.agent.prepare?.(context);
-    const result = await call.start().finally(() => {
+    return call.start().finally(() => {
       clearTimeout(ring);
+      clearTimeout(unheard);
       request.signal.removeEventListener('abort', stopRinging);
     });
-    if (!result.answered) {
-      log.info({ status: result.status, statuses: call.statuses }, 'the SIP call was not answered');
-      return inviteFailure(result.status, result.reason, result.canceled, this.deps.ringTimeoutSeconds);
-    }
+  }
+
+  private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>): Promise<CallEnd> {
+    const context = this.context(request, call.callId);
     let remote;
     try {
-      remote = readRemote(result.sdp, trunk.codecs);
+      remote = readRemote(answer, trunk.codecs);
     } catch (err) {
       await call.bye();
-      return { kind: 'error', error: `the answer's SDP is unusable: ${err instanceof SdpError ? err.message : String(err)}` };
+      return { kind: 'error', error: `the answer's SDP is unusable: ${err instanceof SdpError ? err.message : String(err)}`, metaData: { sip_statuses: call.statuses, sip_trunk_id: trunk.id, ...failover } };
     }
     const answeredAt = Date.now();
     const over = new AbortController();
@@ -242,6 +290,7 @@ export class SipDriver implements Driver {
         sip_statuses: call.statuses,
         sip_call_id: call.callId,
         sip_trunk_id: trunk.id,
+        ...failover,
         sip_ended_by: endedBy,
         codec: remote.codec,
         rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late },

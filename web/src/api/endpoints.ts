@@ -84,6 +84,13 @@ export const sandbox = {
   call: (templateId?: string) => http.post<SandboxCallResult>('/sandbox/call', templateId ? { template_id: templateId } : {}),
 };
 
+export const trunks = {
+  list: (signal?: AbortSignal) => http.get<T.Paged<T.Trunk>>('/trunks', { page_size: 1000 }, signal),
+  create: (body: T.TrunkBody) => http.post<T.Trunk>('/trunks', body),
+  replace: (id: string, body: T.TrunkBody) => http.put<T.Trunk>(`/trunks/${encodeURIComponent(id)}`, body),
+  delete: (id: string) => http.delete<{ id: string; deleted: true }>(`/trunks/${encodeURIComponent(id)}`),
+};
+
 export const numbers = {
   list: (signal?: AbortSignal) => http.get<T.Paged<T.OutboundNumber>>('/numbers', { page_size: 1000 }, signal),
   create: (body: T.NumberBody) => http.post<T.OutboundNumber>('/numbers', body),

@@ -28,6 +28,7 @@ export const NAV: NavItem[] = [
   { path: '/configurations', label: 'Configurations', resource: 'configurations' },
   { path: '/analytics', label: 'Analytics', resource: 'analytics' },
   { path: '/numbers', label: 'Numbers', resource: 'numbers' },
+  { path: '/trunks', label: 'SIP trunks', resource: 'trunks' },
   { path: '/blacklist', label: 'Blacklist', resource: 'blacklist' },
   { path: '/dnc-lists', label: 'Do-not-call lists', resource: 'dnc_lists' },
   { path: '/privacy', label: 'Privacy', resource: 'privacy' },
