@@ -13,12 +13,15 @@
  *   from the pause's answer to the last call start seen (0 when none), p99;
  * - late frames: trace_scores of the finished calls (as bench:embedded counts them), the larger of
  *   the caller-audio and agent-audio shares.
+ * - the import's floor: the same batches written by one INSERT each straight into the same PGlite
+ *   once Dialer has stopped (its triggers and indexes, nothing else), and Dialer's ratio to it.
  * Last line: `campaign: import N leads/s, pace error P%, cap exceeded C times, pause-to-quiet Q ms
  * p99, live-call late frames L%`. Method and figures: docs/benchmarks.md.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { migrate, openDatabase } from '../src/db/index.js';
 import { freePort } from '../test/helpers/net.js';
 import { percentileOf, serveDialer } from './lib/serve.js';
 
@@ -172,7 +175,28 @@ const share = (late: number, n: number) => (n ? late / n : 0);
 // No frames counted (the calls' trace_scores carry none): said so, not reported as 0 %.
 const latePct = totals.frames + totals.outFrames === 0 ? 'n/a (no frames counted) ' : `${(Math.max(share(totals.late, totals.frames), share(totals.outLate, totals.outFrames)) * 100).toFixed(2)}`;
 out(`run: ${samples} samples, ${totals.calls} calls measured (${totals.frames} caller frames, ${totals.outFrames} agent frames); pause-to-quiet ${quiet.map((q) => Math.round(q)).join(', ')} ms; load ${load()}`);
-await stopAll();
+// 5. The import's floor, beside it: the same batches of campaign leads written by one INSERT each
+// straight into the same PGlite (the triggers and indexes Dialer's writes meet, nothing else).
+await dialer.stop();
+const FLOOR_LEADS = Math.min(LEADS, 20_000);
+const db = await openDatabase({ databaseUrl: undefined, dataDir });
+await migrate(db);
+const floorStart = performance.now();
+for (let from = 0; from < FLOOR_LEADS; from += BATCH) {
+  const rows = Array.from({ length: Math.min(BATCH, FLOOR_LEADS - from) }, (_, k) => ({
+    request_id: `f-${from + k}`, payload: { customer_mobile_number: `+1718${String(5000000 + from + k)}`, customer_name: 'Ada' },
+  }));
+  await db.query(
+    `INSERT INTO leads (id, reseller_id, template_id, template_name, request_id, payload, next_attempt_at, campaign_id)
+     SELECT gen_random_uuid()::text, $1, $2, 'campaign', x.request_id, x.payload, now(), $3
+     FROM jsonb_to_recordset($4::jsonb) AS x (request_id text, payload jsonb)`,
+    [reseller, tpl.id, campaign, JSON.stringify(rows)],
+  );
+}
+const floorRate = FLOOR_LEADS / ((performance.now() - floorStart) / 1000);
+await db.close();
+out(`import floor: ${FLOOR_LEADS} leads by one INSERT per ${BATCH} into the same PGlite, ${Math.round(floorRate)} leads/s; Dialer / floor ${(importRate / floorRate).toFixed(2)}; load ${load()}`);
+fs.rmSync(dataDir, { recursive: true, force: true });
 out(
   `campaign: import ${Math.round(importRate)} leads/s, pace error ${paceError.toFixed(1)}%, cap exceeded ${capExceeded} times, pause-to-quiet ${Math.round(percentileOf(quiet, 99))} ms p99, live-call late frames ${latePct}%`,
 );

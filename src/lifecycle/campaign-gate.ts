@@ -45,6 +45,8 @@ export function startableCampaignsSql(limit: number): string {
                   ELSE c.max_concurrent_calls - (SELECT count(*)::int FROM leads p WHERE p.campaign_id = c.id AND p.status = 'PROCESSING') END,
              CASE WHEN c.max_calls_per_second IS NULL THEN ${Math.trunc(limit)} ELSE ${paceSlotsSql('c')} END) AS room
     FROM campaigns c
-    WHERE ${campaignOpenSql('c')}) AS s
+    WHERE ${campaignOpenSql('c')}
+      -- A campaign with nothing due (done, or all its leads waiting for later) is not counted.
+      AND EXISTS (SELECT 1 FROM leads d WHERE d.campaign_id = c.id AND d.status IN ('BACKLOG', 'RETRY') AND d.next_attempt_at <= now())) AS s
   WHERE s.room > 0`;
 }
