@@ -1,6 +1,6 @@
 /**
- * `npm test`: every test file on embedded PGlite (but *.postgres.test.ts) and, beside it, the storage and API suites
- * (test/api, test/db) again on a real PostgreSQL. It first finds or brings what the tests need (see
+ * `npm test`: every test file on embedded PGlite (but *.postgres.test.ts), then the storage and API suites (test/api,
+ * test/db) again on a real PostgreSQL. It first finds or brings what the tests need (see
  * provision.ts: the voice, PostgreSQL, Chromium) and ends with one summary line: the counts, what
  * was used, and what was skipped.
  *
@@ -9,7 +9,6 @@
  *   DIALER_TEST_BACKENDS=pglite npm test    one backend only (pglite or postgres)
  *   DIALER_TEST_SKIP_BROWSER=1 npm test     without the browser suites (said in the summary)
  *   DIALER_TEST_FILE_TIMEOUT_MS=60000 npm test  a file still running after this long fails (default 10 minutes)
- *   DIALER_TEST_SERIAL_BACKENDS=1 npm test  the PostgreSQL run after the PGlite run, not beside it
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -70,23 +69,17 @@ const totals: Counts = { pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
 /** Every failed test of both runs, named (see failures-reporter.mjs): the summary lists them. */
 const failures: string[] = [];
 
-/**
- * Runs node's test runner on `files` (`concurrency` at once); its output goes through (or, with
- * `held`, is kept and written when it ends, so two runs at once do not mix their lines), and its
- * closing counts are added up.
- */
-function run(label: string, files: string[], env: Env, options: { concurrency?: number; held?: boolean } = {}): Promise<number> {
+/** Runs node's test runner on `files`; its output goes through, its closing counts are added up. */
+function run(label: string, files: string[], env: Env): Promise<number> {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve(0);
-    const held: Buffer[] = [];
-    const write = (chunk: string | Buffer) => (options.held ? held.push(Buffer.from(chunk)) : process.stdout.write(chunk));
-    write(`\n== ${label}: ${files.length} test file(s)\n`);
+    process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
     const failuresFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-test-')), 'failures.txt');
     const args = [
       '--import', 'tsx', '--test',
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       `--test-reporter=${path.join(root, 'scripts', 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresFile}`,
-      `--test-concurrency=${options.concurrency ?? CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit',
+      `--test-concurrency=${CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit',
     ];
     const child = spawn(process.execPath, [...args, ...files], {
       cwd: root,
@@ -97,7 +90,7 @@ function run(label: string, files: string[], env: Env, options: { concurrency?: 
     const counts: Partial<Counts> = {};
     let partial = '';
     child.stdout.on('data', (chunk: Buffer) => {
-      write(chunk);
+      process.stdout.write(chunk);
       const lines = (partial + chunk.toString()).split('\n');
       partial = lines.pop()!;
       for (const line of lines) {
@@ -106,7 +99,6 @@ function run(label: string, files: string[], env: Env, options: { concurrency?: 
       }
     });
     child.on('exit', (code, signal) => {
-      if (options.held) process.stdout.write(Buffer.concat(held));
       for (const [k, v] of Object.entries(counts)) totals[k as keyof Counts] += v;
       const named = fs.existsSync(failuresFile) ? fs.readFileSync(failuresFile, 'utf8').split('\n').filter(Boolean) : [];
       failures.push(...named.map((line) => `${label}: ${line}`));
@@ -168,15 +160,8 @@ process.stdout.write(`${notes.join('\n')}\n`);
 let failed = 0;
 try {
   const pgliteFiles = files.filter((f) => !f.endsWith(POSTGRES_ONLY));
-  // The PostgreSQL run (the storage and API suites again, and the several-process suites) goes
-  // beside the PGlite run, one file at a time, its output kept until it ends: most files wait on
-  // calls in real time rather than on the processor, so together they take little more than the
-  // PGlite run alone. DIALER_TEST_SERIAL_BACKENDS=1 runs them one after the other.
-  const serial = process.env.DIALER_TEST_SERIAL_BACKENDS === '1' || !backends.includes('pglite') || !pg;
-  const pgRun = () => run('PostgreSQL', pgFiles, { DIALER_TEST_DB: 'postgres', DIALER_TEST_DATABASE_URL: pg!.url }, serial ? {} : { concurrency: 1, held: true });
-  const pgliteRun = () => (backends.includes('pglite') ? run('PGlite', pgliteFiles, { DIALER_TEST_DB: 'pglite' }) : Promise.resolve(0));
-  const codes = serial ? [await pgliteRun(), pg ? await pgRun() : 0] : await Promise.all([pgRun(), pgliteRun()]);
-  for (const code of codes) failed += code === 0 ? 0 : 1;
+  if (backends.includes('pglite')) failed += (await run('PGlite', pgliteFiles, { DIALER_TEST_DB: 'pglite' })) === 0 ? 0 : 1;
+  if (pg) failed += (await run('PostgreSQL', pgFiles, { DIALER_TEST_DB: 'postgres', DIALER_TEST_DATABASE_URL: pg.url })) === 0 ? 0 : 1;
 } finally {
   await pg?.stop();
 }
