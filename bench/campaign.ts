@@ -1,6 +1,7 @@
 /**
  * npm run bench:campaign: a campaign on the default `npm start` deployment (`dialer serve` on the
- * embedded database, role all, the sandbox line: the provider emulator in the process, the greeter
+ * embedded database, role all, its call slots (DIALER_MAX_CONCURRENT_CALLS) raised to the campaign's
+ * cap, the sandbox line: the provider emulator in the process, the greeter
  * agent, simulated callees who answer, hear the greeting, say a line and hang up: about 3 s). LEADS (default 100,000) leads are imported into a paused campaign
  * with max_concurrent_calls CAP (100) and max_calls_per_second RATE (20) over POST /leads/batch
  * (1,000 a request, 4 at once); then it runs for MINUTES (default 3) and is stopped (it need not
@@ -55,6 +56,8 @@ const dialer = await serveDialer({
     DATABASE_URL: '',
     DIALER_SANDBOX: 'true',
     DIALER_SANDBOX_SCENARIOS: scenarios,
+    // The worker's call slots (default 50) sized to the campaign's cap: the cap, not the worker, limits the run.
+    DIALER_MAX_CONCURRENT_CALLS: String(Math.max(CAP, 50)),
     DIALER_AGENT: 'greeter',
     DIALER_ADMIN_EMAIL: 'bench@example.com',
     DIALER_ADMIN_PASSWORD: 'bench-password',
@@ -196,7 +199,8 @@ for (let from = 0; from < FLOOR_LEADS; from += BATCH) {
 const floorRate = FLOOR_LEADS / ((performance.now() - floorStart) / 1000);
 await db.close();
 out(`import floor: ${FLOOR_LEADS} leads by one INSERT per ${BATCH} into the same PGlite, ${Math.round(floorRate)} leads/s; Dialer / floor ${(importRate / floorRate).toFixed(2)}; load ${load()}`);
-fs.rmSync(dataDir, { recursive: true, force: true });
+if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+else out(`kept ${dataDir}`);
 out(
   `campaign: import ${Math.round(importRate)} leads/s, pace error ${paceError.toFixed(1)}%, cap exceeded ${capExceeded} times, pause-to-quiet ${Math.round(percentileOf(quiet, 99))} ms p99, live-call late frames ${latePct}%`,
 );

@@ -46,7 +46,9 @@ export function startableCampaignsSql(limit: number): string {
              CASE WHEN c.max_calls_per_second IS NULL THEN ${Math.trunc(limit)} ELSE ${paceSlotsSql('c')} END) AS room
     FROM campaigns c
     WHERE ${campaignOpenSql('c')}
-      -- A campaign with nothing due (done, or all its leads waiting for later) is not counted.
-      AND EXISTS (SELECT 1 FROM leads d WHERE d.campaign_id = c.id AND d.status IN ('BACKLOG', 'RETRY') AND d.next_attempt_at <= now())) AS s
+      -- A campaign with nothing due (done, or all its leads waiting for later) is not counted. A
+      -- scalar subquery, one index probe per campaign: as EXISTS the planner made it a join over
+      -- every due lead.
+      AND (SELECT 1 FROM leads d WHERE d.campaign_id = c.id AND d.status IN ('BACKLOG', 'RETRY') AND d.next_attempt_at <= now() LIMIT 1) IS NOT NULL) AS s
   WHERE s.room > 0`;
 }
