@@ -155,7 +155,7 @@ export function TemplateTests({ template }: { template: Template }) {
         </table>
       )}
       {latest && (
-        <div class="test-run" id="test-run" data-status={latest.status}>
+        <div class="test-run" id="test-run" data-run={latest.id} data-status={latest.status}>
           <h3>
             Run of {new Date(latest.created_at).toLocaleString()}: <Badge value={latest.status} tone={tone(latest.status)} /> {latest.passed} of {latest.total} passed
             {previous && <span class="muted"> · the run before: {previous.passed} of {previous.total}</span>}
