@@ -38,6 +38,11 @@ const login = (t: TestApp, password: string, email = 'guessed@example.com') => t
 
 describe('login throttling', () => {
   it('the sixth wrong password meets 429 with Retry-After; another process sees the same count; a correct login after the wait succeeds', async () => {
+    // "Another process": a second app on the same database (its own connections on PostgreSQL).
+    // It starts first, so that its start (seconds on a loaded machine) does not outlast the
+    // backoff; it serves none of the failures, so it holds nothing of them in memory.
+    secondDb = testBackend() === 'postgres' ? await openPostgres(db.url!) : db;
+    second = await buildTestApp({ db: secondDb, env: { DIALER_LOGIN_BACKOFF_SECONDS: String(BACKOFF_SECONDS) } });
     for (let i = 1; i <= 5; i++) {
       const res = await login(first, `wrong-${i}`);
       assert.equal(res.status, 422, `attempt ${i}: ${JSON.stringify(res.body)}`);
@@ -52,10 +57,6 @@ describe('login throttling', () => {
     // Even the right password waits: the throttle is decided before the password is looked at.
     assert.equal((await login(first, 'right-password-1')).status, 429);
 
-    // "Another process": a second app on the same database (its own connections on PostgreSQL),
-    // started after the failures, so it holds nothing of them in memory.
-    secondDb = testBackend() === 'postgres' ? await openPostgres(db.url!) : db;
-    second = await buildTestApp({ db: secondDb, env: { DIALER_LOGIN_BACKOFF_SECONDS: String(BACKOFF_SECONDS) } });
     const elsewhere = await login(second, 'right-password-1');
     assert.equal(elsewhere.status, 429, 'the other process sees the same count');
 
