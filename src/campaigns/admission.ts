@@ -40,8 +40,8 @@ interface Reading {
   live: number;
   ratio: number | null;
   min_calls: number | null;
-  calls: number | null;
-  failures: number | null;
+  /** The breaker's look is due (it has one, the campaign runs, and it last looked a second ago or more). */
+  breaker_due: boolean;
 }
 
 /**
@@ -62,24 +62,39 @@ export async function admitCampaignStarts(q: Queryable, leads: ReadonlyMap<strin
             1000.0 / c.max_calls_per_second AS step_ms,
             CASE WHEN c.max_concurrent_calls IS NULL THEN 0
                  ELSE (SELECT count(*)::int FROM leads l WHERE l.campaign_id = c.id AND l.status = 'PROCESSING') END AS live,
-            c.breaker_failure_ratio AS ratio, c.breaker_min_calls AS min_calls, b.calls, b.failures
+            c.breaker_failure_ratio AS ratio, c.breaker_min_calls AS min_calls,
+            c.breaker_failure_ratio IS NOT NULL AND c.state = 'active'
+              AND (c.breaker_checked_at IS NULL OR c.breaker_checked_at <= now() - interval '1 second') AS breaker_due
      FROM campaigns c
-     LEFT JOIN LATERAL (
-       SELECT count(*)::int AS calls, count(*) FILTER (WHERE a.outcome = ANY($2::text[]))::int AS failures
-       FROM call_attempts a JOIN leads l ON l.id = a.lead_id
-       WHERE a.ended_at > greatest(now() - make_interval(secs => c.breaker_window_seconds), coalesce(c.breaker_since, '-infinity')) AND l.campaign_id = c.id) AS b
-       ON c.breaker_failure_ratio IS NOT NULL AND c.state = 'active'
-          AND (c.breaker_checked_at IS NULL OR c.breaker_checked_at <= now() - interval '1 second')
      WHERE c.id = ANY($1::text[])`,
-    [ids, BREAKER_FAILURES],
+    [ids],
     { prepare: true },
   );
+  // The breaker's look, only for the campaigns whose look is due (a breaker at most once a second):
+  // the attempts that ended in its window, counted by the ended_at index.
+  const due = rows.filter((r) => r.breaker_due).map((r) => r.id);
+  const looks = new Map<string, { calls: number; failures: number }>();
+  if (due.length > 0) {
+    const { rows: counted } = await q.query<{ id: string; calls: number; failures: number }>(
+      `SELECT c.id, b.calls, b.failures
+       FROM campaigns c
+       CROSS JOIN LATERAL (
+         SELECT count(*)::int AS calls, count(*) FILTER (WHERE a.outcome = ANY($2::text[]))::int AS failures
+         FROM call_attempts a JOIN leads l ON l.id = a.lead_id
+         WHERE a.ended_at > greatest(now() - make_interval(secs => c.breaker_window_seconds), coalesce(c.breaker_since, '-infinity')) AND l.campaign_id = c.id) AS b
+       WHERE c.id = ANY($1::text[])`,
+      [due, BREAKER_FAILURES],
+      { prepare: true },
+    );
+    for (const r of counted) looks.set(r.id, { calls: r.calls, failures: r.failures });
+  }
   const moves: { id: string; started: number; first: string | null; checked: boolean; pause: string | null }[] = [];
   for (const r of rows) {
-    const checked = r.calls !== null;
-    const tripped = checked && r.calls! >= r.min_calls! && r.failures! / r.calls! > r.ratio!;
+    const look = looks.get(r.id);
+    const checked = look !== undefined;
+    const tripped = look !== undefined && look.calls >= r.min_calls! && look.failures / look.calls > r.ratio!;
     const pause = tripped
-      ? `circuit breaker: ${r.failures} of the last ${r.calls} attempts failed (busy, failed or error), more than ${Math.round(r.ratio! * 100)} %`
+      ? `circuit breaker: ${look.failures} of the last ${look.calls} attempts failed (busy, failed or error), more than ${Math.round(r.ratio! * 100)} %`
       : null;
     let allowed = r.open && !tripped ? (leads.get(r.id) ?? 0) : 0;
     if (r.cap !== null) allowed = Math.min(allowed, Math.max(0, r.cap - r.live));
