@@ -6,7 +6,7 @@
  * - cap: its PROCESSING leads (live calls and calls being placed) plus the starts admitted now
  *   never exceed `max_concurrent_calls`;
  * - pace: starts on a grid of 1/rate steps from `next_start_at`: a claim takes the slots that fall
- *   within PACE_LOOKAHEAD_MS from now (as many as it has leads of the campaign, at most), gives one
+ *   within the claim's lookahead (PACE_LOOKAHEAD) from now (as many as it has leads of the campaign, at most), gives one
  *   to each lead it admits, and moves `next_start_at` past the last; the worker dials each lead at
  *   its slot. Two starts of a campaign are at least 1/rate apart however the claims fall; when its
  *   next slot has passed, the grid moves on from now (no burst to catch up);
@@ -17,7 +17,7 @@
  */
 import type { Queryable } from '../db/index.js';
 import type { PaceSlot } from '../lifecycle/index.js';
-import { BREAKER_FAILURES, campaignOpenSql, firstSlotSql, PACE_LOOKAHEAD_MS, paceSlotsSql } from '../lifecycle/index.js';
+import { BREAKER_FAILURES, campaignOpenSql, firstSlotSql, paceLookaheadMs, paceSlotsSql } from '../lifecycle/index.js';
 
 export interface Admission {
   /** Per campaign, how many of its leads this claim may start. */
@@ -48,9 +48,11 @@ interface Reading {
  * Locks the campaigns of `leads` (campaign id -> how many of its leads the claim holds; in id
  * order: claims never wait on each other in a circle) and decides how many starts each may have in
  * this claim, writing what the decision moves on (the pace, the breaker's look, a pause). Call it
- * in the claim's transaction, before its leads are taken.
+ * in the claim's transaction, before its leads are taken. `lookaheadMs`: how far ahead it takes a
+ * paced campaign's start slots (see PACE_LOOKAHEAD).
  */
-export async function admitCampaignStarts(q: Queryable, leads: ReadonlyMap<string, number>): Promise<Admission> {
+export async function admitCampaignStarts(q: Queryable, leads: ReadonlyMap<string, number>, lookaheadMs?: number): Promise<Admission> {
+  const lookahead = paceLookaheadMs(lookaheadMs ?? 0);
   const admission: Admission = { allowed: new Map(), slots: new Map() };
   const ids = [...leads.keys()];
   if (ids.length === 0) return admission;
@@ -58,7 +60,7 @@ export async function admitCampaignStarts(q: Queryable, leads: ReadonlyMap<strin
   const { rows } = await q.query<Reading>(
     `SELECT c.id, ${campaignOpenSql('c')} AS open, c.max_concurrent_calls AS cap, c.max_calls_per_second IS NOT NULL AS paced,
             CASE WHEN c.max_calls_per_second IS NOT NULL THEN ${firstSlotSql('c')} END AS first_slot,
-            CASE WHEN c.max_calls_per_second IS NOT NULL THEN ${paceSlotsSql('c')} ELSE 0 END AS pace_slots,
+            CASE WHEN c.max_calls_per_second IS NOT NULL THEN ${paceSlotsSql('c', lookahead)} ELSE 0 END AS pace_slots,
             1000.0 / c.max_calls_per_second AS step_ms,
             CASE WHEN c.max_concurrent_calls IS NULL THEN 0
                  ELSE (SELECT count(*)::int FROM leads l WHERE l.campaign_id = c.id AND l.status = 'PROCESSING') END AS live,
@@ -123,7 +125,7 @@ export async function admitCampaignStarts(q: Queryable, leads: ReadonlyMap<strin
     );
     for (const { next_start_at: next } of paced) {
       // The next slot comes within reach of a claim a lookahead before it is due.
-      const at = next ? new Date(new Date(next).getTime() - PACE_LOOKAHEAD_MS) : undefined;
+      const at = next ? new Date(new Date(next).getTime() - lookahead) : undefined;
       if (at && (!admission.wakeAt || at < admission.wakeAt)) admission.wakeAt = at;
     }
   }

@@ -14,9 +14,18 @@ export function campaignOpenSql(c: string): string {
  * How far ahead a claim reserves a paced campaign's start slots. A claim takes the slots that fall
  * between now and this far ahead, each for one lead, and the worker dials each lead at its slot:
  * starts are spread evenly at the campaign's rate however long a claim takes, and at 20 calls a
- * second a worker claims four times a second, not twenty.
+ * second a worker claims four times a second, not twenty. A worker whose claims take longer (a
+ * busy database) looks further ahead, up to `maxMs`, so that its claims still cover every slot
+ * (a slot more than a step in the past is given up: the grid moves on from now); a slot reserved
+ * before a pause is still dialled, so `maxMs` also bounds how long after a pause a start is seen.
  */
-export const PACE_LOOKAHEAD_MS = 250;
+export const PACE_LOOKAHEAD = { minMs: 250, maxMs: 750 } as const;
+
+/** A lookahead in whole 50 ms steps within PACE_LOOKAHEAD (few statement texts: each is prepared once). */
+export function paceLookaheadMs(wantedMs: number): number {
+  const stepped = Math.ceil((Number.isFinite(wantedMs) ? wantedMs : 0) / 50) * 50;
+  return Math.min(PACE_LOOKAHEAD.maxMs, Math.max(PACE_LOOKAHEAD.minMs, stepped));
+}
 
 /**
  * The first start slot paced campaign `c` may give: its next slot on the grid of 1/rate steps, or
@@ -28,8 +37,8 @@ export function firstSlotSql(c: string): string {
 }
 
 /** How many start slots of paced campaign `c` fall between its first slot and now + the lookahead (0 when none). */
-export function paceSlotsSql(c: string): string {
-  return `greatest(0, 1 + floor(extract(epoch FROM now() + make_interval(secs => ${PACE_LOOKAHEAD_MS / 1000}) - ${firstSlotSql(c)}) * ${c}.max_calls_per_second))::int`;
+export function paceSlotsSql(c: string, lookaheadMs: number = PACE_LOOKAHEAD.minMs): string {
+  return `greatest(0, 1 + floor(extract(epoch FROM now() + make_interval(secs => ${paceLookaheadMs(lookaheadMs) / 1000}) - ${firstSlotSql(c)}) * ${c}.max_calls_per_second))::int`;
 }
 
 /**
@@ -38,12 +47,12 @@ export function paceSlotsSql(c: string): string {
  * the lookahead. Read without locks: it decides which campaigns' leads are read into the queue
  * head at all (a paused, full or paced campaign's leads are never walked); the admission decides.
  */
-export function startableCampaignsSql(limit: number): string {
+export function startableCampaignsSql(limit: number, lookaheadMs: number = PACE_LOOKAHEAD.minMs): string {
   return `SELECT s.id, s.room FROM (
     SELECT c.id, least(${Math.trunc(limit)},
              CASE WHEN c.max_concurrent_calls IS NULL THEN ${Math.trunc(limit)}
                   ELSE c.max_concurrent_calls - (SELECT count(*)::int FROM leads p WHERE p.campaign_id = c.id AND p.status = 'PROCESSING') END,
-             CASE WHEN c.max_calls_per_second IS NULL THEN ${Math.trunc(limit)} ELSE ${paceSlotsSql('c')} END) AS room
+             CASE WHEN c.max_calls_per_second IS NULL THEN ${Math.trunc(limit)} ELSE ${paceSlotsSql('c', lookaheadMs)} END) AS room
     FROM campaigns c
     WHERE ${campaignOpenSql('c')}
       -- A campaign with nothing due (done, or all its leads waiting for later) is not counted. A

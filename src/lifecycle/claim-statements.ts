@@ -37,13 +37,14 @@ export type Candidate = ClaimedLead & {
  * The limit is written into the statement, not passed as a parameter: with a parameter for a
  * LIMIT PostgreSQL plans the statement afresh on every claim (its generic plan assumes a tenth of
  * the table), 0.5 ms each time; as a literal there is one prepared statement per limit a worker
- * uses (at most its call slots), whose plan is kept.
+ * uses (at most its call slots), whose plan is kept. `lookaheadMs`: how far ahead paced
+ * campaigns' start slots are taken (PACE_LOOKAHEAD; in 50 ms steps, a statement for each).
  */
-export async function dueCandidates(q: Queryable, providers: string[], limit: number): Promise<Candidate[]> {
+export async function dueCandidates(q: Queryable, providers: string[], limit: number, lookaheadMs?: number): Promise<Candidate[]> {
   const { rows } = await q.query<Candidate>(
     // The head is read and locked once: a lead another claim changed meanwhile is checked again as
     // it is locked (and skipped if no longer due), and what is read of it is its locked version.
-    `WITH ${dueHeadSql(HEAD_COLUMNS, Math.trunc(limit), true)},
+    `WITH ${dueHeadSql(HEAD_COLUMNS, Math.trunc(limit), true, lookaheadMs)},
      picked AS (
        SELECT l.*, c.id AS configuration_id
        FROM due_head l

@@ -82,7 +82,7 @@ export {
   type FinishItem,
   type AbortOutcome,
 } from './finish.js';
-export { campaignOpenSql, firstSlotSql, paceSlotsSql, PACE_LOOKAHEAD_MS, startableCampaignsSql } from './campaign-gate.js';
+export { campaignOpenSql, firstSlotSql, paceLookaheadMs, paceSlotsSql, PACE_LOOKAHEAD, startableCampaignsSql } from './campaign-gate.js';
 export { trunkLiveSql, trunkOpenSql } from './trunk-gate.js';
 export { admitConfigurationStarts, configurationCapHolds } from './configuration-cap.js';
 export { isRateLimited, freeSlot, takeSlot, numberDialsSince } from './rate-limit.js';

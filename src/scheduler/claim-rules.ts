@@ -63,6 +63,8 @@ export interface ClaimOptions {
    * database's clock. Lets the lifecycle tests judge a claim on a day clocks change.
    */
   judgedAt?: () => Date;
+  /** How far ahead paced campaigns' start slots are taken (PACE_LOOKAHEAD; default its least). */
+  paceLookaheadMs?: number;
 }
 
 export interface ClaimReport {
@@ -103,7 +105,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // Due leads that may be called (configurations' `mayCall`, decided in the statement), through a
   // provider this worker dials that has a free number now (so leads of an exhausted pool do not
   // crowd out the others); then the rules.
-  const rows = await dueCandidates(q, options.providers, limit);
+  const rows = await dueCandidates(q, options.providers, limit, options.paceLookaheadMs);
   // A head holding leads that cannot be called now (no configuration, calling disabled, no free
   // number, no driver here) would hide the callable ones behind it: move those aside for a while.
   if (rows.length === 0 || (rows.length < limit && options.unclogWhenShort !== false)) {
@@ -120,7 +122,7 @@ export async function claimBatch(q: Queryable, options: ClaimOptions): Promise<C
   // under the campaign's lock; those it does not admit are left as they are, due.
   const campaignLeads = new Map<string, number>();
   for (const r of rows) if (r.campaign_id) campaignLeads.set(r.campaign_id, (campaignLeads.get(r.campaign_id) ?? 0) + 1);
-  const admission = campaignLeads.size > 0 ? await admitCampaignStarts(q, campaignLeads) : undefined;
+  const admission = campaignLeads.size > 0 ? await admitCampaignStarts(q, campaignLeads, options.paceLookaheadMs) : undefined;
   if (admission?.wakeAt) report.wakeAt = admission.wakeAt;
   const configurations = new Map<string, ConfigurationRow>();
   for (const row of rows) if (row.configuration) configurations.set(row.configuration_id, row.configuration);

@@ -16,7 +16,7 @@ import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.j
 import { callOptions, countAttempt, dialSafely } from './dial.js';
 import { DEFAULT_HEALTH_SETTINGS, HealthRounds, type NumberHealthSettings } from './health.js';
 import { runPreChecks } from './prechecks.js';
-import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished, type PaceSlot } from '../lifecycle/index.js';
+import { finishUndialled, LEADS_CHANNEL, notePreChecks, paceLookaheadMs, recordCallId, releaseClaim, type NumberRotation, type OnFinished, type PaceSlot } from '../lifecycle/index.js';
 
 export interface SchedulerOptions {
   db: Db;
@@ -102,6 +102,11 @@ export class Scheduler {
   private readonly paceLastDial = new Map<string, number>();
   /** When a paced campaign this worker claimed for may start its next call (the idle wait ends then). */
   private pacedAt: number | undefined;
+  /**
+   * How long this worker's claims take, smoothed (ms): it looks twice that far ahead for paced
+   * campaigns' start slots (within PACE_LOOKAHEAD), so slow claims still cover every slot.
+   */
+  private claimMs = 0;
   /** Whether the last round moved leads aside (see round). */
   private movedAside = false;
   private callsEnded = 0;
@@ -187,10 +192,13 @@ export class Scheduler {
     void this.health.maybeRun();
     const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
+    const claimStarted = performance.now();
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
-        stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS, ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
+        stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS,
+        paceLookaheadMs: paceLookaheadMs(2 * this.claimMs), ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
+    this.claimMs = 0.7 * this.claimMs + 0.3 * (performance.now() - claimStarted);
     if (report.unclogged) this.lastUnclog = Date.now();
     // A round that admitted no paced start keeps the wake of the last one that did (its campaign
     // is not startable until then, so this round did not see it).
