@@ -15,8 +15,9 @@ import { dials } from '../metrics/index.js';
 import { claimBatch, type Claimed, type StoppedResellers } from './claim-rules.js';
 import { callOptions, countAttempt, dialSafely } from './dial.js';
 import { DEFAULT_HEALTH_SETTINGS, HealthRounds, type NumberHealthSettings } from './health.js';
+import { Pacer } from './pacer.js';
 import { runPreChecks } from './prechecks.js';
-import { finishUndialled, LEADS_CHANNEL, notePreChecks, paceLookaheadMs, recordCallId, releaseClaim, type NumberRotation, type OnFinished, type PaceSlot } from '../lifecycle/index.js';
+import { finishUndialled, LEADS_CHANNEL, notePreChecks, recordCallId, releaseClaim, type NumberRotation, type OnFinished } from '../lifecycle/index.js';
 
 export interface SchedulerOptions {
   db: Db;
@@ -97,16 +98,10 @@ export class Scheduler {
   private lastRecovery = 0;
   private readonly health: HealthRounds;
   private lastUnclog = 0;
-  /** Per paced campaign, this worker's dials waiting for their slots, in line, and when the last went. */
-  private readonly paceTurns = new Map<string, Promise<void>>();
-  private readonly paceLastDial = new Map<string, number>();
+  /** This worker's dials of paced campaigns: their turns at their slots, how far ahead it claims slots. */
+  private readonly pacer = new Pacer();
   /** When a paced campaign this worker claimed for may start its next call (the idle wait ends then). */
   private pacedAt: number | undefined;
-  /**
-   * How long this worker's claims take, smoothed (ms): it looks twice that far ahead for paced
-   * campaigns' start slots (within PACE_LOOKAHEAD), so slow claims still cover every slot.
-   */
-  private claimMs = 0;
   /** Whether the last round moved leads aside (see round). */
   private movedAside = false;
   private callsEnded = 0;
@@ -192,13 +187,13 @@ export class Scheduler {
     void this.health.maybeRun();
     const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
-    const claimStarted = performance.now();
+    const claiming = this.pacer.claimStarted();
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
         stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS,
-        paceLookaheadMs: paceLookaheadMs(2 * this.claimMs), ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
+        paceLookaheadMs: this.pacer.lookaheadMs(), ...(this.judgedAt ? { judgedAt: this.judgedAt } : {}) }),
     );
-    this.claimMs = 0.7 * this.claimMs + 0.3 * (performance.now() - claimStarted);
+    claiming.ended();
     if (report.unclogged) this.lastUnclog = Date.now();
     // A round that admitted no paced start keeps the wake of the last one that did (its campaign
     // is not startable until then, so this round did not see it).
@@ -273,32 +268,6 @@ export class Scheduler {
   }
 
   /**
-   * Waits for a paced campaign's start slot (a fraction of a second ahead at most). This worker's
-   * dials of one campaign go one after another, each at least a step after the one before it
-   * actually went: a timer that fires late (a busy event loop) delays the next dial rather than
-   * bunching the two.
-   */
-  private awaitSlot(slot: PaceSlot): Promise<void> {
-    const turn = (this.paceTurns.get(slot.campaignId) ?? Promise.resolve()).then(async () => {
-      const last = this.paceLastDial.get(slot.campaignId);
-      const wait = Math.max(slot.at.getTime(), last === undefined ? 0 : last + slot.stepMs) - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      this.paceLastDial.set(slot.campaignId, Date.now());
-    });
-    this.paceTurns.set(slot.campaignId, turn);
-    void turn.then(() => {
-      // The last in line clears the campaign's entries once its step has passed.
-      if (this.paceTurns.get(slot.campaignId) !== turn) return;
-      setTimeout(() => {
-        if (this.paceTurns.get(slot.campaignId) !== turn) return;
-        this.paceTurns.delete(slot.campaignId);
-        this.paceLastDial.delete(slot.campaignId);
-      }, slot.stepMs).unref();
-    });
-    return turn;
-  }
-
-  /**
    * Carries one claimed lead from pre-checks to its outcome, its lease renewed meanwhile; a lead of a
    * paced campaign is dialled at its slot.
    */
@@ -349,7 +318,7 @@ export class Scheduler {
         return;
       }
       if (checks) await notePreChecks(this.db, lead.id, checks.results);
-      if (claimed.slot) await this.awaitSlot(claimed.slot);
+      if (claimed.slot) await this.pacer.awaitSlot(claimed.slot);
       const driver = this.drivers.get(number.provider)!;
       this.stats.dialled++;
       dials.inc({ provider: number.provider });
