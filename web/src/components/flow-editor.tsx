@@ -58,6 +58,12 @@ function SyntaxNote({ syntax, text, reveal }: { syntax: SyntaxProblem; text: str
 
 export function FlowEditor({ text, setText, history, writable, apiProblems, onEdited }: { text: string; setText: (text: string) => void; history: History; writable: boolean; apiProblems: Problem[]; onEdited: () => void }) {
   const [checked, setChecked] = useState(text);
+  // What the JSON view shows: the text, except while a form is being typed in, when it follows a
+  // moment later (rewriting a large textarea at each key is what would make typing slow).
+  const [shown, setShown] = useState(text);
+  const latest = useRef(text);
+  latest.current = text;
+  const typingInForm = useRef(false);
   const [selected, setSelected] = useState<number>();
   const [cursor, setCursor] = useState<{ line: number; column: number }>();
   const editor = useRef<HTMLTextAreaElement>(null);
@@ -65,12 +71,18 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
   const immediate = useRef(false);
 
   useEffect(() => {
+    const inForm = typingInForm.current;
+    typingInForm.current = false;
+    if (!inForm) setShown(text);
     if (immediate.current) {
       immediate.current = false;
       setChecked(text);
       return;
     }
-    const timer = setTimeout(() => setChecked(text), 200);
+    const timer = setTimeout(() => {
+      setChecked(text);
+      setShown(text);
+    }, 200);
     return () => clearTimeout(timer);
   }, [text]);
 
@@ -99,6 +111,7 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
 
   const change = (next: string, key?: string) => {
     if (key === undefined) immediate.current = true;
+    typingInForm.current = key !== undefined && key !== 'json';
     setText(next);
     history.record(next, key);
     onEdited();
@@ -167,11 +180,11 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
           flow={parsed.flow}
           problemsByNode={byNode}
           selected={graphName}
-          onSelect={writable ? (name) => setSelected(nodesOf((parseFlowText(editor.current?.value ?? '').flow ?? {}) as FlowDoc).findIndex((n) => nameOf(n) === name)) : undefined}
+          onSelect={writable ? (name) => setSelected(nodesOf((parseFlowText(latest.current).flow ?? {}) as FlowDoc).findIndex((n) => nameOf(n) === name)) : undefined}
           onConnect={
             writable
               ? (from, to) => {
-                  const current = parseFlowText(editor.current?.value ?? '').flow;
+                  const current = parseFlowText(latest.current).flow;
                   if (current) emit(addTransition(current, from, to).flow);
                 }
               : undefined
@@ -217,7 +230,7 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
         }
       >
         {graph}
-        {writable && <p class="hint">Click a node to edit it below. Drag from the dot under a node onto another node to add a transition.</p>}
+        {writable && !parsed.syntax && <p class="hint">Click a node to edit it below. Drag from the dot under a node onto another node to add a transition.</p>}
       </Card>
       <div class="editor-grid">
         {writable && (
@@ -294,7 +307,8 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
               aria-label="The flow as JSON"
               spellcheck={false}
               readOnly={!writable}
-              value={text}
+              value={shown}
+              onFocus={() => setShown(latest.current)}
               onInput={(e) => change(e.currentTarget.value, 'json')}
               onKeyUp={trackCursor}
               onClick={trackCursor}
