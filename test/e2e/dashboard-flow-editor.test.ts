@@ -150,6 +150,28 @@ describe('the flow editor', { skip }, () => {
     assert.equal(await box(page, 'welcome').getAttribute('class').then((c) => c?.includes('box-initial')), true);
     assert.equal(await page.locator('#unsaved').count(), 0);
 
+    // A test case written in the Tests card's forms.
+    const tests = page.locator('#tests');
+    await tests.getByRole('button', { name: 'Add a case' }).click();
+    const form = tests.locator('#case-form');
+    await form.locator('input[name="case_name"]').fill('reaches the end');
+    await form.locator('.expectation-row').first().locator('select[name="expectation_kind"]').selectOption('nodes');
+    await form.locator('input[name="expectation_nodes"]').fill('welcome, ask_date, bye');
+    await form.getByRole('button', { name: 'Add an expectation' }).click();
+    await form.locator('.expectation-row').nth(1).locator('select[name="expectation_kind"]').selectOption('outcome');
+    await form.locator('.expectation-row').nth(1).locator('input[name="expectation_equals"]').fill('scheduled');
+    await form.locator('.case-row[data-step="1"] input[name="step_say"]').fill('Tuesday at ten, please.');
+    await form.scrollIntoViewIfNeeded();
+    await shoot(page, 'test-case-form');
+    await form.getByRole('button', { name: 'Save the case' }).click();
+    await tests.locator('#test-cases td', { hasText: 'reaches the end' }).waitFor();
+    const cases = (await admin.get(`/templates/${id}/tests`)).body.data;
+    assert.deepEqual(cases[0].expectations, [
+      { kind: 'nodes', nodes: ['welcome', 'ask_date', 'bye'], match: 'in_order' },
+      { kind: 'outcome', equals: 'scheduled' },
+    ]);
+    assert.equal(cases[0].callee.steps[1].say, 'Tuesday at ten, please.');
+
     // A JSON syntax error: its line and column, and the line itself.
     const json = await page.locator('#flow-editor').inputValue();
     const broken = json.replace('"initial_node": "welcome",', '"initial_node": "welcome"');

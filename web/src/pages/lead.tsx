@@ -116,7 +116,19 @@ export default function LeadPage({ id }: { id: string }) {
         )}
       </Card>
       <div class="grid-2">
-        <Card title="Conversation" id="transcript">
+        <Card
+          title="Conversation"
+          id="transcript"
+          actions={
+            l.status === 'FINISHED' &&
+            list<Turn>(m.transcription).some((t) => t.role === 'user') &&
+            can('templates', 'write') && (
+              <a class="button" id="make-test-case" href={`${BASE}/templates/${l.template_id}?from_lead=${encodeURIComponent(l.id)}`} title="A test case of the template that plays this conversation again">
+                Make a test case
+              </a>
+            )
+          }
+        >
           {l.status === 'PROCESSING' && liveLines.length > 0 ? (
             <>
               <p class="hint" id="live-transcript">Live: the call in progress, as it is spoken.</p>
