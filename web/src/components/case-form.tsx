@@ -5,7 +5,8 @@
  * hook's body). The API checks the case when it is saved; its refusal is shown by the caller.
  */
 import { useState } from 'preact/hooks';
-import type { TestCaseBody } from '../api/types.js';
+import type { Lead, TestCaseBody } from '../api/types.js';
+import { BASE, can } from '../session.js';
 import { RemoveButton } from './flow-fields.js';
 import { Field } from './ui.js';
 
@@ -226,5 +227,16 @@ export function CaseForm({ initial, onSave, onCancel }: { initial: TestCaseBody;
         </button>
       </div>
     </form>
+  );
+}
+
+/** On a finished call's page: opens a test case of its template drafted from the call (`?from_lead=`). */
+export function MakeTestCase({ lead }: { lead: Lead }) {
+  const lines = (lead.metaData as { transcription?: { role?: string }[] }).transcription;
+  if (lead.status !== 'FINISHED' || !Array.isArray(lines) || !lines.some((t) => t.role === 'user') || !can('templates', 'write')) return null;
+  return (
+    <a class="button" id="make-test-case" href={`${BASE}/templates/${lead.template_id}?from_lead=${encodeURIComponent(lead.id)}`} title="A test case of the template that plays this conversation again">
+      Make a test case
+    </a>
   );
 }

@@ -17,6 +17,7 @@ import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
+import { MakeTestCase } from '../components/case-form.js';
 
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
 
@@ -116,19 +117,7 @@ export default function LeadPage({ id }: { id: string }) {
         )}
       </Card>
       <div class="grid-2">
-        <Card
-          title="Conversation"
-          id="transcript"
-          actions={
-            l.status === 'FINISHED' &&
-            list<Turn>(m.transcription).some((t) => t.role === 'user') &&
-            can('templates', 'write') && (
-              <a class="button" id="make-test-case" href={`${BASE}/templates/${l.template_id}?from_lead=${encodeURIComponent(l.id)}`} title="A test case of the template that plays this conversation again">
-                Make a test case
-              </a>
-            )
-          }
-        >
+        <Card title="Conversation" id="transcript" actions={<MakeTestCase lead={l} />}>
           {l.status === 'PROCESSING' && liveLines.length > 0 ? (
             <>
               <p class="hint" id="live-transcript">Live: the call in progress, as it is spoken.</p>
