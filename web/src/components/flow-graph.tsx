@@ -3,8 +3,12 @@
  * `transition_to` an arrow labelled with its function, the initial node marked. Laid out by dagre;
  * drawn as SVG. An arrow to a node that does not exist ends at a red "missing" box, and a node
  * with problems is outlined in red.
+ *
+ * When editable, a click on a box selects its node, and dragging from a box's handle (the dot
+ * under it) onto another box draws a transition. The graph fits its card's width (never cut off;
+ * a large flow scrolls) or is zoomed in and out.
  */
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 
 interface GraphFunction {
   name?: unknown;
@@ -83,9 +87,38 @@ export function graphOf(flow: unknown, problemsByNode: Map<string, number>): { b
   return { boxes, arrows: arrows.map((a) => (a.broken ? { ...a, to: `missing:${a.to}` } : a)) };
 }
 
-export function FlowGraph({ flow, problemsByNode }: { flow: unknown; problemsByNode: Map<string, number> }) {
+interface Drag {
+  from: string;
+  x1: number;
+  y1: number;
+  x2: number;
+  y2: number;
+}
+
+const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5];
+
+export function FlowGraph({
+  flow,
+  problemsByNode,
+  selected,
+  onSelect,
+  onConnect,
+}: {
+  flow: unknown;
+  problemsByNode: Map<string, number>;
+  /** The selected node's name. */
+  selected?: string | undefined;
+  onSelect?: (node: string) => void;
+  /** A transition drawn from one node to another; without it the graph cannot be drawn on. */
+  onConnect?: (from: string, to: string) => void;
+}) {
   const shape = useMemo(() => graphOf(flow, problemsByNode), [flow, problemsByNode]);
   const [laid, setLaid] = useState<{ boxes: Box[]; arrows: Arrow[]; width: number; height: number }>();
+  const [zoom, setZoom] = useState<number | 'fit'>('fit');
+  const [room, setRoom] = useState(0);
+  const [drag, setDrag] = useState<Drag>();
+  const frame = useRef<HTMLDivElement>(null);
+  const svg = useRef<SVGSVGElement>(null);
   useEffect(() => {
     let stale = false;
     void import('@dagrejs/dagre').then(({ default: dagre }) => {
@@ -93,12 +126,12 @@ export function FlowGraph({ flow, problemsByNode }: { flow: unknown; problemsByN
       const g = new dagre.graphlib.Graph({ multigraph: true });
       g.setGraph({ rankdir: 'TB', nodesep: 40, ranksep: 60, marginx: 16, marginy: 16 });
       g.setDefaultEdgeLabel(() => ({}));
-      for (const b of shape.boxes) g.setNode(b.id, { width: b.width, height: b.height });
+      for (const b of shape.boxes) g.setNode(b.id, { width: b.width, height: b.height + (onConnect ? 10 : 0) });
       shape.arrows.forEach((a, i) => g.setEdge(a.from, a.to, { width: a.label.length * CHAR, height: 14, labelpos: 'c' }, `e${i}`));
       dagre.layout(g);
       const boxes = shape.boxes.map((b) => {
         const n = g.node(b.id);
-        return { ...b, x: n.x - b.width / 2, y: n.y - b.height / 2 };
+        return { ...b, x: n.x - b.width / 2, y: n.y - n.height / 2 };
       });
       const arrows = shape.arrows.map((a, i) => ({ ...a, points: (g.edge({ v: a.from, w: a.to, name: `e${i}` }) as { points: { x: number; y: number }[] }).points }));
       const graph = g.graph();
@@ -108,46 +141,125 @@ export function FlowGraph({ flow, problemsByNode }: { flow: unknown; problemsByN
       stale = true;
     };
   }, [shape]);
+  // The card's inner width, so that "fit" scales the drawing to it.
+  useEffect(() => {
+    const el = frame.current;
+    if (!el) return;
+    const observer = new ResizeObserver(() => setRoom(el.clientWidth));
+    observer.observe(el);
+    setRoom(el.clientWidth);
+    return () => observer.disconnect();
+  }, [!!laid]);
+
   if (!laid) return <div class="flow-graph" aria-busy="true" />;
-  if (laid.boxes.length === 0) return <div class="flow-graph empty">The flow has no nodes yet.</div>;
+  if (laid.boxes.length === 0) return <div class="flow-graph empty">The flow has no nodes yet{onConnect ? ': add one.' : '.'}</div>;
+  const scale = zoom === 'fit' ? Math.min(1, room > 0 ? (room - 2) / laid.width : 1) : zoom;
+
+  /** A pointer's place in the drawing's own coordinates. */
+  const local = (e: PointerEvent) => {
+    const m = svg.current?.getScreenCTM();
+    if (!m) return { x: 0, y: 0 };
+    const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
+    return { x: p.x, y: p.y };
+  };
+  const startDrag = (e: PointerEvent, b: Box) => {
+    e.stopPropagation();
+    e.preventDefault();
+    svg.current?.setPointerCapture(e.pointerId);
+    const x1 = b.x + b.width / 2;
+    const y1 = b.y + b.height + 5;
+    setDrag({ from: b.id, x1, y1, x2: x1, y2: y1 });
+  };
+  const moveDrag = (e: PointerEvent) => {
+    if (!drag) return;
+    const p = local(e);
+    setDrag({ ...drag, x2: p.x, y2: p.y });
+  };
+  const endDrag = (e: PointerEvent) => {
+    if (!drag) return;
+    setDrag(undefined);
+    const target = (document.elementFromPoint(e.clientX, e.clientY) as Element | null)?.closest('g.box')?.getAttribute('data-node');
+    if (target && target !== drag.from && !target.startsWith('missing:')) onConnect?.(drag.from, target);
+  };
+  const zoomIndex = ZOOMS.findIndex((z) => z >= scale - 0.001);
+
   return (
-    <div class="flow-graph">
-      <svg viewBox={`0 0 ${laid.width} ${laid.height}`} width={laid.width} height={laid.height} role="img" aria-label="Flow graph">
-        <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-            <path d="M 0 0 L 10 5 L 0 10 z" fill="#5b6578" />
-          </marker>
-          <marker id="arrow-bad" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-            <path d="M 0 0 L 10 5 L 0 10 z" fill="#b42318" />
-          </marker>
-        </defs>
-        {laid.arrows.map((a, i) => {
-          const d = a.points.map((p, j) => `${j === 0 ? 'M' : 'L'} ${p.x} ${p.y}`).join(' ');
-          const mid = a.points[Math.floor(a.points.length / 2)]!;
-          return (
-            <g key={i} class={`edge ${a.broken ? 'edge-broken' : ''}`} data-from={a.from} data-to={a.to.replace(/^missing:/, '')} data-function={a.label}>
-              <path d={d} marker-end={`url(#${a.broken ? 'arrow-bad' : 'arrow'})`} />
-              <text x={mid.x + 4} y={mid.y - 4} class="edge-label">
-                {a.label}
+    <div class="flow-graph-frame">
+      <div class="graph-zoom" role="group" aria-label="Zoom">
+        <button type="button" class="small" aria-label="Zoom out" disabled={scale <= ZOOMS[0]!} onClick={() => setZoom(ZOOMS[Math.max(0, (zoomIndex < 0 ? ZOOMS.length : zoomIndex) - 1)]!)}>
+          −
+        </button>
+        <button type="button" class={`small ${zoom === 'fit' ? 'pressed' : ''}`} onClick={() => setZoom('fit')} title="Fit the width of the card">
+          {zoom === 'fit' ? `Fit · ${Math.round(scale * 100)}%` : `${Math.round(scale * 100)}%`}
+        </button>
+        <button type="button" class="small" aria-label="Zoom in" disabled={scale >= ZOOMS[ZOOMS.length - 1]!} onClick={() => setZoom(ZOOMS.find((z) => z > scale + 0.001) ?? ZOOMS[ZOOMS.length - 1]!)}>
+          +
+        </button>
+      </div>
+      <div class={`flow-graph ${onConnect ? 'editable' : ''}`} ref={frame}>
+        <svg
+          ref={svg}
+          viewBox={`0 0 ${laid.width} ${laid.height}`}
+          width={Math.round(laid.width * scale)}
+          height={Math.round(laid.height * scale)}
+          role="img"
+          aria-label="Flow graph"
+          onPointerMove={moveDrag}
+          onPointerUp={endDrag}
+          onPointerCancel={() => setDrag(undefined)}
+        >
+          <defs>
+            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+              <path d="M 0 0 L 10 5 L 0 10 z" fill="#5b6578" />
+            </marker>
+            <marker id="arrow-bad" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+              <path d="M 0 0 L 10 5 L 0 10 z" fill="#b42318" />
+            </marker>
+          </defs>
+          {laid.arrows.map((a, i) => {
+            const d = a.points.map((p, j) => `${j === 0 ? 'M' : 'L'} ${p.x} ${p.y}`).join(' ');
+            const mid = a.points[Math.floor(a.points.length / 2)]!;
+            return (
+              <g key={i} class={`edge ${a.broken ? 'edge-broken' : ''}`} data-from={a.from} data-to={a.to.replace(/^missing:/, '')} data-function={a.label}>
+                <path d={d} marker-end={`url(#${a.broken ? 'arrow-bad' : 'arrow'})`} />
+                <text x={mid.x + 4} y={mid.y - 4} class="edge-label">
+                  {a.label}
+                </text>
+              </g>
+            );
+          })}
+          {laid.boxes.map((b) => (
+            <g
+              key={b.id}
+              class={`box ${b.initial ? 'box-initial' : ''} ${b.missing ? 'box-missing' : ''} ${b.problems ? 'box-problem' : ''} ${selected === b.id ? 'box-selected' : ''}`}
+              data-node={b.id}
+              transform={`translate(${b.x} ${b.y})`}
+              tabIndex={onSelect && !b.missing ? 0 : undefined}
+              role={onSelect && !b.missing ? 'button' : undefined}
+              aria-label={onSelect && !b.missing ? `Node ${b.id}` : undefined}
+              onClick={onSelect && !b.missing ? () => onSelect(b.id) : undefined}
+              onKeyDown={onSelect && !b.missing ? (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), onSelect(b.id)) : undefined}
+            >
+              <rect width={b.width} height={b.height} rx="8" />
+              <text x={PAD} y={PAD + 12} class="box-title">
+                {b.title}
+                {b.problems > 0 && !b.missing ? ` ⚠ ${b.problems}` : ''}
               </text>
+              {b.lines.map((l, i) => (
+                <text key={i} x={PAD} y={PAD + 12 + LINE * (i + 1) + 4} class="box-line">
+                  {l.length > 42 ? `${l.slice(0, 41)}…` : l}
+                </text>
+              ))}
+              {onConnect && !b.missing && (
+                <circle class="connector" data-node={b.id} cx={b.width / 2} cy={b.height + 5} r="6" onPointerDown={(e) => startDrag(e, b)} onClick={(e) => e.stopPropagation()}>
+                  <title>Drag onto another node to add a transition</title>
+                </circle>
+              )}
             </g>
-          );
-        })}
-        {laid.boxes.map((b) => (
-          <g key={b.id} class={`box ${b.initial ? 'box-initial' : ''} ${b.missing ? 'box-missing' : ''} ${b.problems ? 'box-problem' : ''}`} data-node={b.id} transform={`translate(${b.x} ${b.y})`}>
-            <rect width={b.width} height={b.height} rx="8" />
-            <text x={PAD} y={PAD + 12} class="box-title">
-              {b.title}
-              {b.problems > 0 && !b.missing ? ` ⚠ ${b.problems}` : ''}
-            </text>
-            {b.lines.map((l, i) => (
-              <text key={i} x={PAD} y={PAD + 12 + LINE * (i + 1) + 4} class="box-line">
-                {l.length > 42 ? `${l.slice(0, 41)}…` : l}
-              </text>
-            ))}
-          </g>
-        ))}
-      </svg>
+          ))}
+          {drag && <line class="drag-line" x1={drag.x1} y1={drag.y1} x2={drag.x2} y2={drag.y2} marker-end="url(#arrow)" />}
+        </svg>
+      </div>
     </div>
   );
 }

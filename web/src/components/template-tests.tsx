@@ -1,14 +1,17 @@
 /**
- * A template's test suite: its cases (callee steps and expectations), a case added as JSON, "Run
- * the suite", and the latest run: each case passed or failed, each expectation with its evidence,
+ * A template's test suite: its cases (callee steps and expectations), a case added in forms (or as
+ * JSON), one drafted from a real call (`?from_lead=` a lead of the template), "Run the suite", and the latest run: each case passed or failed, each expectation with its evidence,
  * the transcript and recording of the call, and the previous run's verdict beside it.
  */
-import { useEffect, useState } from 'preact/hooks';
-import { templateTests } from '../api/endpoints.js';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { leads, templateTests } from '../api/endpoints.js';
+import { caseFromCall } from '../lib/case-from-call.js';
+import { CaseForm } from './case-form.js';
 import type { Template, TestCaseBody, TestRun } from '../api/types.js';
 import { useLoad } from '../lib/use.js';
 import { can } from '../session.js';
-import { Badge, ErrorNote, Field, Spinner, toast } from './ui.js';
+import { Badge, ErrorNote, Spinner, toast } from './ui.js';
 import { RecordingPlayer } from './recording.js';
 
 const EXAMPLE_CASE: TestCaseBody = {
@@ -27,7 +30,9 @@ export function TemplateTests({ template }: { template: Template }) {
   const cases = useLoad((signal) => templateTests.list(template.id, signal), [template.id]);
   const runs = useLoad((signal) => templateTests.runs(template.id, signal), [template.id]);
   const [run, setRun] = useState<TestRun>();
-  const [draft, setDraft] = useState<string>();
+  const [draft, setDraft] = useState<TestCaseBody>();
+  const { query } = useLocation();
+  const card = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const latest = run ?? runs.data?.data[0];
@@ -39,6 +44,18 @@ export function TemplateTests({ template }: { template: Template }) {
     const timer = setTimeout(() => void templateTests.getRun(latest.id).then(setRun, setError), 1000);
     return () => clearTimeout(timer);
   }, [latest]);
+
+  // A case drafted from a lead's call, for a person to review and save.
+  useEffect(() => {
+    const leadId = query.from_lead;
+    if (!leadId || !writable) return;
+    const ctl = new AbortController();
+    leads.get(leadId, ctl.signal).then((lead) => {
+      setDraft(caseFromCall(lead as unknown as Parameters<typeof caseFromCall>[0]));
+      card.current?.scrollIntoView({ block: 'start' });
+    }, (err: Error) => err.name !== 'AbortError' && setError(err));
+    return () => ctl.abort();
+  }, [query.from_lead]);
 
   const start = async () => {
     setError(undefined);
@@ -53,16 +70,8 @@ export function TemplateTests({ template }: { template: Template }) {
     }
   };
 
-  const add = async (event: Event) => {
-    event.preventDefault();
+  const add = async (body: TestCaseBody) => {
     setError(undefined);
-    let body: TestCaseBody;
-    try {
-      body = JSON.parse(draft ?? '') as TestCaseBody;
-    } catch (err) {
-      setError(new Error(`The case is not valid JSON: ${(err as Error).message}`));
-      return;
-    }
     try {
       await templateTests.create(template.id, body);
       setDraft(undefined);
@@ -82,14 +91,14 @@ export function TemplateTests({ template }: { template: Template }) {
   const list = cases.data?.data ?? [];
   const before = (name: string) => previous?.cases.find((c) => c.name === name)?.status;
   return (
-    <div class="template-tests">
+    <div class="template-tests" ref={card}>
       <div class="toolbar">
         <span class="hint">
           Each case is played as a call to the sandbox line's simulated customer, who speaks its lines; the template answers as on a real call. Test leads never count in analytics.
         </span>
         {writable && (
           <>
-            <button type="button" onClick={() => setDraft(draft === undefined ? JSON.stringify(EXAMPLE_CASE, null, 2) : undefined)}>
+            <button type="button" onClick={() => setDraft(draft === undefined ? EXAMPLE_CASE : undefined)}>
               {draft === undefined ? 'Add a case' : 'Cancel'}
             </button>
             <button type="button" class="primary" id="run-tests" onClick={start} disabled={busy || list.length === 0 || latest?.status === 'running'}>
@@ -99,18 +108,7 @@ export function TemplateTests({ template }: { template: Template }) {
         )}
       </div>
       <ErrorNote error={error ?? cases.error} />
-      {draft !== undefined && (
-        <form onSubmit={add} class="form-grid">
-          <Field label="Test case (JSON)" wide hint="callee steps: say, wait_for_agent, silence_ms, keys, hang_up. Expectations: outcome, nodes, function_called, hook_request, analysis_field, says, never_says, turn_latency, judge.">
-            <textarea class="json-editor small" rows={12} value={draft} onInput={(e) => setDraft(e.currentTarget.value)} spellcheck={false} />
-          </Field>
-          <div class="form-actions field-wide">
-            <button type="submit" class="primary">
-              Save the case
-            </button>
-          </div>
-        </form>
-      )}
+      {draft !== undefined && <CaseForm key={draft.name} initial={draft} onSave={add} onCancel={() => setDraft(undefined)} />}
       {list.length === 0 ? (
         <p class="empty">No test cases yet.</p>
       ) : (

@@ -17,6 +17,7 @@ import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
+import { MakeTestCase } from '../components/case-form.js';
 
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
 
@@ -116,7 +117,7 @@ export default function LeadPage({ id }: { id: string }) {
         )}
       </Card>
       <div class="grid-2">
-        <Card title="Conversation" id="transcript">
+        <Card title="Conversation" id="transcript" actions={<MakeTestCase lead={l} />}>
           {l.status === 'PROCESSING' && liveLines.length > 0 ? (
             <>
               <p class="hint" id="live-transcript">Live: the call in progress, as it is spoken.</p>
