@@ -42,9 +42,13 @@ f AS (
          m.negative, m.neutral, m.positive
   FROM m
   LEFT JOIN LATERAL (
+    -- Read only for a dirty bucket (the condition in here is a one-time filter: a clean bucket
+    -- reads nothing), and only its leads with a duration (leads_durations_idx): an hour's bucket
+    -- may hold a whole import's queued leads, none of which has one.
     SELECT min(l.duration_seconds) AS duration_min, max(l.duration_seconds) AS duration_max
     FROM leads l
-    WHERE l.reseller_id = m.reseller_id
+    WHERE m.dirty AND m.with_duration > 0 AND l.duration_seconds IS NOT NULL
+      AND l.reseller_id = m.reseller_id
       AND coalesce(l.call_initiated_time, l.created_at) >= m.hour
       AND coalesce(l.call_initiated_time, l.created_at) < m.hour + interval '1 hour'
       AND NOT l.is_playground AND l.execution_mode NOT IN ('TELEPHONY_TEST', 'WEBRTC_TEST')
