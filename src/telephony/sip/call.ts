@@ -46,6 +46,8 @@ export class OutboundCall {
   private giveUp: ((result: InviteResult) => void) | undefined;
   /** SIP statuses seen, in order (the lead's metaData keeps them). */
   readonly statuses: number[] = [];
+  /** When the last INVITE went out (performance.now()): the call's setup time counts from it. */
+  inviteSentAt = 0;
   /** The far side hung up (BYE). */
   onBye: (() => void) | undefined;
   /** The far side is ringing or has early media (18x). */
@@ -90,6 +92,7 @@ export class OutboundCall {
         if (auth) extra.push(auth);
         this.invite = this.request('INVITE', this.requestUri, this.cseqNumber, extra, this.options.sdp);
         this.provisional = false;
+        this.inviteSentAt = performance.now();
         this.inviteTransaction = this.endpoint.request(this.invite, this.options.proxy, (response) => onResponse(response));
       };
       const onResponse = (response: SipResponse) => {

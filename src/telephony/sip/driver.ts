@@ -213,6 +213,8 @@ export class SipDriver implements Driver {
         for (const l of digitListeners) l(digit);
       },
     });
+    // INVITE sent to the answer handled and the media going: the far side's ring time included.
+    const setupMs = Math.round((performance.now() - call.inviteSentAt) * 10) / 10;
     let endedBy: 'customer' | 'agent' | 'timeout' | 'shutdown' | undefined;
     const hangUp = (by: NonNullable<typeof endedBy>) => {
       if (endedBy) return;
@@ -293,6 +295,7 @@ export class SipDriver implements Driver {
         ...failover,
         sip_ended_by: endedBy,
         codec: remote.codec,
+        sip_setup_ms: setupMs,
         rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late },
         ...(digitsHeard.length ? { dtmf_received: digitsHeard.join('') } : {}),
         ...(keysSent.length ? { dtmf_sent: keysSent } : {}),
