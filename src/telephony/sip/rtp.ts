@@ -28,26 +28,38 @@ const KEY_GAP_FRAMES = 3;
 /**
  * Puts arriving frames back in order. Frames wait until the one before them came; when more than
  * `depth` wait, the missing one is taken as lost and its place is filled (the last frame, halved).
+ * A frame whose place was already filled (or that came twice) is dropped. A jump of more than
+ * `RESYNC_FRAMES` either way is a stream that started again (a new source after a re-INVITE, a
+ * carrier's media switch): the buffer follows it at once, rather than filling the gap with seconds
+ * of concealment or dropping every frame as late.
  */
 export class JitterBuffer {
+  static readonly RESYNC_FRAMES = 100;
   private expected: number | undefined;
   private readonly waiting = new Map<number, Int16Array>();
   private last: Int16Array = new Int16Array(FRAME_SAMPLES);
-  /** Frames concealed, and frames that came too late or twice. */
+  /** Frames concealed, frames that came too late or twice, and restarts followed. */
   lost = 0;
   late = 0;
+  resyncs = 0;
 
   constructor(private readonly depth = 3) {}
 
   push(seq: number, pcm: Int16Array): Int16Array[] {
     this.expected ??= seq;
     const ahead = (seq - this.expected) & 0xffff;
-    if (ahead >= 0x8000 || this.waiting.has(seq)) {
+    const out: Int16Array[] = [];
+    if (ahead > JitterBuffer.RESYNC_FRAMES && ahead < 0x10000 - JitterBuffer.RESYNC_FRAMES) {
+      // What waits is handed on in its order, and the stream goes on from here.
+      for (const s of [...this.waiting.keys()].sort((a, b) => ((a - this.expected!) & 0xffff) - ((b - this.expected!) & 0xffff))) out.push(this.waiting.get(s)!);
+      this.waiting.clear();
+      this.expected = seq;
+      this.resyncs++;
+    } else if (ahead >= 0x8000 || this.waiting.has(seq)) {
       this.late++;
       return [];
     }
     this.waiting.set(seq, pcm);
-    const out: Int16Array[] = [];
     for (;;) {
       const next = this.waiting.get(this.expected);
       if (next) {
@@ -140,8 +152,8 @@ export class RtpStream {
     pacer.add(this);
   }
 
-  get stats(): { lost: number; late: number; sent: number } {
-    return { lost: this.jitter.lost, late: this.jitter.late, sent: this.framesSent };
+  get stats(): { lost: number; late: number; sent: number; restarts: number } {
+    return { lost: this.jitter.lost, late: this.jitter.late, sent: this.framesSent, restarts: this.jitter.resyncs };
   }
 
   /** Queues audio; resolves once its last frame was sent, or when it was cleared or the call ended. */
