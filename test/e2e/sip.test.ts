@@ -16,6 +16,7 @@ import type { CallAgent } from '../../src/voice/index.js';
 import type { CallResult } from '../../src/telephony/index.js';
 import { decodeWav } from '../../src/lib/audio.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startKamailio, type Kamailio } from '../helpers/kamailio.js';
 import { startSipCallee, type FrameFate } from '../helpers/sip-callee.js';
 import { startSipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
@@ -136,6 +137,54 @@ describe('SIP trunk calls against baresip', () => {
     });
   });
 
+  describe('digest authentication against kamailio, the carrier\'s proxy in front of baresip', () => {
+    let baresip: Baresip;
+    let kamailio: Kamailio;
+    // The agent hangs up at once: the call's setup is what is tested.
+    const brief: CallAgent = {
+      label: 'brief',
+      async converse(_context, io) {
+        io.hangup();
+        return { metaData: {} };
+      },
+    };
+    before(async () => {
+      baresip = await startBaresip({ user: CALLEE, speech: calleeSpeech, sampleRateHz: RATE_HZ });
+      kamailio = await startKamailio({ realm: 'carrier.test', username: 'dialer', password: 's3cret', next: baresip.address });
+    });
+    after(async () => {
+      await kamailio?.close();
+      await baresip?.close();
+    });
+
+    it('answers the 407 challenge and the call goes through the proxy to baresip', async () => {
+      const driver = driverFor(kamailio, brief, new Map(), { username: 'dialer', password: 's3cret' });
+      try {
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'completed', `${JSON.stringify(result.end)}\n${kamailio.output()}`);
+        const statuses = result.end.metaData!.sip_statuses as number[];
+        assert.equal(statuses[0], 407);
+        assert.equal(statuses.at(-1), 200);
+        await baresip.waitFor(/session closed|terminated/);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('a wrong password fails the attempt as a carrier error with the 403 kept', async () => {
+      const driver = driverFor(kamailio, brief, new Map(), { username: 'dialer', password: 'wrong' });
+      try {
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+        assert.match(result.end.kind === 'error' ? result.end.error : '', /carrier error: SIP 403 Forbidden/);
+        assert.equal(result.end.metaData?.sip_status, 403);
+        assert.deepEqual(result.end.metaData?.sip_statuses, [407, 403]);
+      } finally {
+        await driver.close();
+      }
+    });
+  });
+
   it('a trunk answering 503, without a failover trunk, is a carrier error with the status in metaData', async () => {
     const down = await startSipRefuser(503, 'Service Unavailable');
     const driver = new SipDriver({
@@ -250,8 +299,15 @@ describe('SIP calls over a network that loses and reorders RTP, and cold transfe
         return true;
       };
       // The first frames may come before the stream listens: the recording starts a few frames in.
-      const matches = Math.max(...Array.from({ length: 10 }, (_, shift) => speechFrames.filter((k) => same(k, shift)).length));
-      assert.ok(matches / speechFrames.length >= 0.93, `${matches} of ${speechFrames.length} speech frames are in the recording as sent`);
+      const misses = Array.from({ length: 10 }, (_, shift) => speechFrames.filter((k) => !same(k, shift))).sort((a, b) => a.length - b.length)[0]!;
+      // Only the lost frames differ (concealed); at most two others, where the agent's own voice
+      // may touch the callee's in the mixed recording (the greeting's tail, the farewell's start).
+      const lost = (k: number) => {
+        const fate = channel(k);
+        return fate !== 'send' && 'drop' in fate;
+      };
+      const others = misses.filter((k) => !lost(k));
+      assert.ok(others.length <= 2 && misses.length / speechFrames.length <= 0.08, `speech frames not as sent: ${misses.join(', ')} (lost: every 20th from 7)`);
       // The callee heard the agent.
       assert.ok(loudSeconds(callee.heardPcm()) >= 1);
     } finally {

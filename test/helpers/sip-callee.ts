@@ -87,7 +87,10 @@ export async function startSipCallee(options: { speech: Int16Array; channel?: (i
       quietFrames = loud ? 0 : quietFrames + 1;
     });
     const ssrc = 0x1234;
-    timer = setInterval(() => {
+    // Frames go out by the clock (those a late timer owes are sent at once), as a phone's do: the
+    // recording places what it hears by frame count and what it plays by time.
+    const startedAt = performance.now();
+    const sendFrame = () => {
       // Speech once the caller spoke and then stayed quiet for 800 ms; silence before and after.
       const speaking = spoken > 0 ? spoken * FRAME < speech.length : heardSpeech && quietFrames >= 40;
       const payload = speaking ? speech.subarray(spoken * FRAME, ++spoken * FRAME) : silence;
@@ -111,6 +114,10 @@ export async function startSipCallee(options: { speech: Int16Array; channel?: (i
         held.splice(h, 1);
       }
       i++;
+    };
+    timer = setInterval(() => {
+      const owed = Math.floor((performance.now() - startedAt) / 20) + 1 - i;
+      for (let n = 0; n < owed; n++) sendFrame();
     }, 20);
   }
 
