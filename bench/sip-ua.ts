@@ -30,7 +30,7 @@ import { SipDriver } from '../src/telephony/sip/driver.js';
 import { pacer } from '../src/telephony/sip/rtp.js';
 import type { CallAgent } from '../src/voice/index.js';
 
-export type UaRequest = { type: 'round'; calls: number; trunk: string } | { type: 'close' };
+export type UaRequest = { type: 'round'; calls: number; trunk: string; spreadMs: number } | { type: 'close' };
 
 export interface UaCall {
   callId: string;
@@ -82,10 +82,14 @@ const benchAgent: CallAgent = {
   },
 };
 
-async function dialerRound(driver: SipDriver, calls: number, trunk: string): Promise<UaCall[]> {
+/** Call i of n is placed i/n of the way through the spread (a trunk's calls per second, not one burst). */
+const placeAt = (i: number, calls: number, spreadMs: number) => new Promise((resolve) => setTimeout(resolve, (i * spreadMs) / calls));
+
+async function dialerRound(driver: SipDriver, calls: number, spreadMs: number): Promise<UaCall[]> {
   arrivals.clear();
   return Promise.all(
     Array.from({ length: calls }, async (_, i) => {
+      await placeAt(i, calls, spreadMs);
       const result = await driver.dial({
         leadId: `lead-${i}`,
         attempt: 1,
@@ -185,7 +189,7 @@ function floorTick(): void {
   setTimeout(floorTick, FRAME_MS - ((performance.now() - epoch) % FRAME_MS));
 }
 
-async function openFloor(): Promise<(calls: number, trunk: string) => Promise<UaCall[]>> {
+async function openFloor(): Promise<(calls: number, trunk: string, spreadMs: number) => Promise<UaCall[]>> {
   const sip = createSocket('udp4');
   await new Promise<void>((resolve) => sip.bind(0, '127.0.0.1', resolve));
   const answers = new Map<string, (text: string) => void>();
@@ -201,9 +205,12 @@ async function openFloor(): Promise<(calls: number, trunk: string) => Promise<Ua
     }
   });
   floorTick();
-  return (calls, trunk) => {
+  return (calls, trunk, spreadMs) => {
     const [host, port] = trunk.split(':');
-    return Promise.all(Array.from({ length: calls }, (_, i) => floorCall(sip, answers, byes, { host: host!, port: Number(port) }, i)));
+    return Promise.all(Array.from({ length: calls }, async (_, i) => {
+      await placeAt(i, calls, spreadMs);
+      return floorCall(sip, answers, byes, { host: host!, port: Number(port) }, i);
+    }));
   };
 }
 
@@ -238,7 +245,7 @@ process.on('message', (m: UaRequest) => {
   currentTrunk = m.trunk;
   const [sentBefore, lateBefore] = driver ? [pacer.frames, pacer.lateFrames] : [floorSent, floorLate];
   loop.reset();
-  void (driver ? dialerRound(driver, m.calls, m.trunk) : floor!(m.calls, m.trunk)).then((calls) => {
+  void (driver ? dialerRound(driver, m.calls, m.spreadMs) : floor!(m.calls, m.trunk, m.spreadMs)).then((calls) => {
     const [sent, late] = driver ? [pacer.frames, pacer.lateFrames] : [floorSent, floorLate];
     const reply: UaReply = { type: 'done', calls, framesSent: sent - sentBefore, framesSentLate: late - lateBefore, loopP99Ms: loop.percentile(99) / 1e6, loopMaxMs: loop.max / 1e6 };
     process.send!(reply);
