@@ -154,7 +154,8 @@ function onAck(callId: string, from: RemoteInfo): void {
   if (!call || call.acked) return;
   call.acked = true;
   call.live = true;
-  call.startedAt = performance.now();
+  // Its frames fall due on the clock's ticks (late only when a tick is), as Dialer's do.
+  call.startedAt = epoch + Math.ceil((performance.now() - epoch) / FRAME_MS) * FRAME_MS;
   live++;
   peakLive = Math.max(peakLive, live);
   call.timers.push(
@@ -198,7 +199,7 @@ function tick(): void {
   const now = performance.now();
   for (const call of calls.values()) {
     if (!call.live || !call.media) continue;
-    const owed = Math.floor((now - call.startedAt) / FRAME_MS) + 1 - call.framesSent;
+    const owed = Math.floor((now - call.startedAt + 1) / FRAME_MS) + 1 - call.framesSent;
     if (owed > 1) framesSentLate++;
     if (owed > 5) call.framesSent += owed - 5;
     for (let i = 0; i < Math.min(owed, 5); i++) {

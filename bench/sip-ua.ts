@@ -154,7 +154,7 @@ async function floorCall(sip: Socket, answers: Map<string, (text: string) => voi
   const toTag = /^To:.*;tag=([^;\s]+)/m.exec(answer)?.[1];
   sip.send([`ACK sip:+1415${5_000_000 + i}@${trunk.host} SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:${local.port};branch=z9hG4bK${callId}a`, 'Max-Forwards: 70', `From: <sip:+12125550100@${trunk.host}>;tag=f${i}`, `To: ${to};tag=${toTag}`, `Call-ID: ${callId}`, 'CSeq: 1 ACK', 'Content-Length: 0', '', ''].join('\r\n'), trunk.port, trunk.host);
   // The frames go out on one clock for all the floor's calls.
-  const stream = { media, port, startedAt: performance.now(), sent: 0, seq: 0, offset: 0 };
+  const stream = { media, port, startedAt: epoch + Math.ceil((performance.now() - epoch) / FRAME_MS) * FRAME_MS, sent: 0, seq: 0, offset: 0 };
   floorStreams.add(stream);
   const setupMs = performance.now() - sentAt;
   await ended;
@@ -169,7 +169,7 @@ const epoch = performance.now();
 function floorTick(): void {
   const now = performance.now();
   for (const s of floorStreams) {
-    const owed = Math.floor((now - s.startedAt) / FRAME_MS) + 1 - s.sent;
+    const owed = Math.floor((now - s.startedAt + 1) / FRAME_MS) + 1 - s.sent;
     if (owed > 1) floorLate++;
     if (owed > 5) s.sent += owed - 5;
     for (let i = 0; i < Math.min(owed, 5); i++) {

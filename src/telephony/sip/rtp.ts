@@ -106,6 +106,16 @@ class Pacer {
     }
   }
 
+  /**
+   * The clock's next tick: a stream's frames fall due on the ticks themselves, so a frame goes out
+   * late only when a tick does (by a frame or more), not by the chance of where its call began
+   * between two ticks.
+   */
+  nextTick(): number {
+    const now = performance.now();
+    return this.epoch + Math.ceil((now - this.epoch) / FRAME_MS) * FRAME_MS;
+  }
+
   private schedule(): void {
     const now = performance.now();
     const next = FRAME_MS - ((now - this.epoch) % FRAME_MS);
@@ -133,7 +143,7 @@ export class RtpStream {
   private seq = randomInt(0, 0x10000);
   private readonly timestampBase = randomInt(0, 2 ** 32);
   private framesSent = 0;
-  private readonly startedAt = performance.now();
+  private readonly startedAt = pacer.nextTick();
   private readonly queue: Queued[] = [];
   private readonly keySteps: KeyStep[] = [];
   private readonly jitter = new JitterBuffer();
@@ -188,7 +198,8 @@ export class RtpStream {
 
   /** Sends the frames owed by `now` (at most five at once: after a stall, the rest are skipped). */
   catchUp(now: number): void {
-    const owed = Math.floor((now - this.startedAt) / FRAME_MS) + 1 - this.framesSent;
+    // (A tick's timer may read the clock a hair before the tick itself: 1 ms of grace.)
+    const owed = Math.floor((now - this.startedAt + 1) / FRAME_MS) + 1 - this.framesSent;
     if (owed > 1) pacer.lateFrames++;
     if (owed > 5) this.framesSent += owed - 5;
     for (let i = 0; i < Math.min(owed, 5); i++) this.step();
