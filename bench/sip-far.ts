@@ -201,7 +201,12 @@ function tick(): void {
     if (!call.live || !call.media) continue;
     const owed = Math.floor((now - call.startedAt + 1) / FRAME_MS) + 1 - call.framesSent;
     if (owed > 1) framesSentLate++;
-    if (owed > 5) call.framesSent += owed - 5;
+    // After a stall the oldest frames are skipped as a network would lose them: their sequence
+    // numbers too, so the caller's count of frames (and its jitter buffer) stays on time.
+    if (owed > 5) {
+      call.framesSent += owed - 5;
+      call.seq = (call.seq + owed - 5) & 0xffff;
+    }
     for (let i = 0; i < Math.min(owed, 5); i++) {
       const packet = Buffer.allocUnsafe(12 + FRAME_BYTES);
       packet[0] = 0x80;

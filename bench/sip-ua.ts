@@ -13,7 +13,8 @@
  * Both measure the same things: each call's setup time (INVITE sent to the answer handled and the
  * media going), the frames sent more than a frame late (the sending clock's), and the frames heard
  * late: a frame handed on more than one frame plus 20 ms after its time (the first frame's arrival
- * plus 20 ms a frame).
+ * plus 20 ms a frame: Dialer's jitter buffer hands on a lost frame's concealment in its place; the
+ * floor goes by the packets' sequence numbers).
  *
  * Messages with the bench (process IPC): UaRequest in, UaReply out.
  */
@@ -55,12 +56,18 @@ const agentSpeech = await synthesize('Hello! This is an automated call from Dial
 /** Frames heard on one call: late when handed on more than a frame plus 20 ms after their time. */
 class Arrivals {
   private first: number | undefined;
+  private firstSeq = 0;
   heard = 0;
   late = 0;
-  frame(): void {
+  /** A frame handed on now: the n-th since the first, or the one of RTP sequence number `seq` (the floor's raw packets). */
+  frame(seq?: number): void {
     const now = performance.now();
-    this.first ??= now;
-    if (now - (this.first + this.heard * FRAME_MS) > 2 * FRAME_MS) this.late++;
+    if (this.first === undefined) {
+      this.first = now;
+      this.firstSeq = seq ?? 0;
+    }
+    const index = seq === undefined ? this.heard : (seq - this.firstSeq) & 0xffff;
+    if (now - (this.first + index * FRAME_MS) > 2 * FRAME_MS) this.late++;
     this.heard++;
   }
 }
@@ -126,7 +133,7 @@ async function floorCall(sip: Socket, answers: Map<string, (text: string) => voi
   const media = createSocket('udp4');
   await new Promise<void>((resolve) => media.bind(0, '127.0.0.1', resolve));
   const heard = new Arrivals();
-  media.on('message', () => heard.frame());
+  media.on('message', (data) => heard.frame(data.readUInt16BE(2)));
   const callId = `floor-${randomBytes(8).toString('hex')}`;
   const local = sip.address();
   const sdp = ['v=0', 'o=floor 1 1 IN IP4 127.0.0.1', 's=floor', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${media.address().port} RTP/AVP 0 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', 'a=sendrecv', ''].join('\r\n');
