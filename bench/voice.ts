@@ -50,6 +50,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { percentile } from '../src/voice/metrics.js';
+import { cpuPlan } from './lib/cpu.js';
 import { startBenchDialer, type BenchDialer } from './lib/dialer.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 import { confirmingCallee, CONFIRM_FLOW } from './lib/voice-call.js';
@@ -79,25 +80,6 @@ function cpuSeconds(pid: number): number {
 /** Seconds the process's main thread (the event loop) waited for a CPU while runnable, from /proc. */
 function runqueueWaitSeconds(pid: number): number {
   return Number(fs.readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
-}
-
-/** "0-2,5" -> [0, 1, 2, 5]. */
-function cpuList(list: string): number[] {
-  return list.split(',').flatMap((part) => {
-    const [a, b] = part.split('-').map(Number);
-    return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i);
-  });
-}
-
-/** Which CPUs Dialer runs on and which the rest of the bench does. */
-function cpuPlan(): { dialer: number[]; rest: number[]; pinned: boolean } {
-  const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
-  const cpus = allowed ? cpuList(allowed) : os.cpus().map((_, i) => i);
-  const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
-  if (!hasTaskset || cpus.length < 2) return { dialer: cpus, rest: cpus, pinned: false };
-  const dialer = process.env.DIALER_CPUS ? cpuList(process.env.DIALER_CPUS) : [cpus[cpus.length - 1]!];
-  const rest = cpus.filter((c) => !dialer.includes(c));
-  return { dialer, rest: rest.length ? rest : cpus, pinned: true };
 }
 
 const plan = cpuPlan();

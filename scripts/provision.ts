@@ -380,6 +380,32 @@ export function provisionBaresip(env: Env, options: ChromiumOptions = defaultIns
   throw new ProvisionError(`the SIP suites need baresip, which is not installed. Install it with: sudo sh -c '${BARESIP_INSTALL}' (or set BARESIP_PATH)`);
 }
 
+export const KAMAILIO_INSTALL = 'apt-get update && apt-get install -y --no-install-recommends kamailio';
+
+/** KAMAILIO_PATH, /usr/sbin/kamailio, or a kamailio on PATH. */
+export function findKamailio(env: Env): string | undefined {
+  if (env.KAMAILIO_PATH) return fs.existsSync(env.KAMAILIO_PATH) ? env.KAMAILIO_PATH : undefined;
+  return fs.existsSync('/usr/sbin/kamailio') ? '/usr/sbin/kamailio' : onPath(['kamailio'], env);
+}
+
+/**
+ * kamailio, the SIP proxy the SIP suite authenticates against (Debian's kamailio): found, or
+ * installed with apt when the command runs as root, else the run stops with the command to run.
+ */
+export function provisionKamailio(env: Env, options: ChromiumOptions = defaultInstall(KAMAILIO_INSTALL)): Step {
+  const found = findKamailio(env);
+  if (found) return { note: `kamailio: ${found}`, env: { KAMAILIO_PATH: found } };
+  if (env.KAMAILIO_PATH) throw new ProvisionError(`KAMAILIO_PATH=${env.KAMAILIO_PATH} does not exist`);
+  if (options.canInstall) {
+    process.stdout.write(`kamailio is not installed; installing it: ${KAMAILIO_INSTALL}\n`);
+    if (options.install()) {
+      const installed = findKamailio(env);
+      if (installed) return { note: `kamailio: ${installed} (installed with apt by this run)`, env: { KAMAILIO_PATH: installed } };
+    }
+  }
+  throw new ProvisionError(`the SIP suite needs kamailio, which is not installed. Install it with: sudo sh -c '${KAMAILIO_INSTALL}' (or set KAMAILIO_PATH)`);
+}
+
 function defaultInstall(command: string): ChromiumOptions {
   return {
     canInstall: process.getuid?.() === 0 && onPath(['apt-get'], process.env as Env) !== undefined,

@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { provisionBaresip, provisionChromium, provisionPostgres, provisionVoice, ProvisionError, type Env, type Postgres, type Step } from './provision.js';
+import { provisionBaresip, provisionChromium, provisionKamailio, provisionPostgres, provisionVoice, ProvisionError, type Env, type Postgres, type Step } from './provision.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const BOTH_BACKENDS = [`test${path.sep}api${path.sep}`, `test${path.sep}db${path.sep}`];
@@ -45,6 +45,8 @@ function wholeNumber(name: string, fallback: number): number {
 const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
 /** Suites that call baresip (SIP trunks). */
 const SIP_SUITES = [`test${path.sep}e2e${path.sep}sip.test.ts`, `test${path.sep}e2e${path.sep}sip-lead.test.ts`];
+/** The suite that authenticates through kamailio (a carrier's SIP proxy). */
+const KAMAILIO_SUITES = [`test${path.sep}e2e${path.sep}sip.test.ts`];
 
 function listTests(dir: string): string[] {
   const out: string[] = [];
@@ -141,6 +143,7 @@ try {
   const steps: Step[] = [provisionVoice(process.env)];
   if (files.some((f) => BROWSER_SUITES.includes(f))) steps.push(provisionChromium(process.env));
   if (files.some((f) => SIP_SUITES.includes(f))) steps.push(provisionBaresip(process.env));
+  if (files.some((f) => KAMAILIO_SUITES.includes(f))) steps.push(provisionKamailio(process.env));
   for (const step of steps) {
     notes.push(step.note);
     provided = { ...provided, ...step.env };

@@ -3,7 +3,9 @@
  * went in a phase: per item, in the load generator, the service and the database. Figures are
  * user + system seconds, including children that have exited and been waited for.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -65,4 +67,27 @@ export async function cpuDuring<T>(
   const [cpuAfter, writesAfter] = [measure(cpuSeconds), measure(writeCalls)];
   const since = (after: Record<string, number>, before: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([name, v]) => [name, v - before[name]!]));
   return { result, cpu: since(cpuAfter, cpuBefore), writes: since(writesAfter, writesBefore) };
+}
+
+/** "0-2,5" -> [0, 1, 2, 5]. */
+function cpuList(list: string): number[] {
+  return list.split(',').flatMap((part) => {
+    const [a, b] = part.split('-').map(Number);
+    return b === undefined ? [a!] : Array.from({ length: b - a! + 1 }, (_, i) => a! + i);
+  });
+}
+
+/**
+ * Which CPUs the process being measured runs on (DIALER_CPUS, default the last CPU this process may
+ * use) and which the rest of the bench does. Without `taskset` or with a single CPU nothing is
+ * pinned, and "per core" divides by every CPU.
+ */
+export function cpuPlan(): { dialer: number[]; rest: number[]; pinned: boolean } {
+  const allowed = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))?.[1];
+  const cpus = allowed ? cpuList(allowed) : os.cpus().map((_, i) => i);
+  const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
+  if (!hasTaskset || cpus.length < 2) return { dialer: cpus, rest: cpus, pinned: false };
+  const dialer = process.env.DIALER_CPUS ? cpuList(process.env.DIALER_CPUS) : [cpus[cpus.length - 1]!];
+  const rest = cpus.filter((c) => !dialer.includes(c));
+  return { dialer, rest: rest.length ? rest : cpus, pinned: true };
 }

@@ -2,6 +2,8 @@
  * Calls through a SIP trunk against baresip, a SIP and RTP stack no one here wrote: it answers
  * (answermode=auto), plays speech from the local voice as the callee, records what it hears, and
  * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter.
+ * What baresip cannot be made to do on demand (a network that loses and reorders its RTP, a
+ * transfer's NOTIFYs) is played by a lean callee of the tests' own (helpers/sip-callee.ts).
  */
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
@@ -9,11 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { SipDriver, type SipTrunk } from '../../src/telephony/sip/driver.js';
-import { GreeterAgent } from '../../src/voice/greeter.js';
+import { GREETER_DEFAULTS, GreeterAgent } from '../../src/voice/greeter.js';
 import type { CallAgent } from '../../src/voice/index.js';
 import type { CallResult } from '../../src/telephony/index.js';
 import { decodeWav } from '../../src/lib/audio.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
+import { startKamailio, type Kamailio } from '../helpers/kamailio.js';
+import { startSipCallee, type FrameFate } from '../helpers/sip-callee.js';
 import { startSipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
 
@@ -27,7 +31,7 @@ function loudSeconds(pcm: Int16Array): number {
   return loud * 0.02;
 }
 
-function driverFor(baresip: Baresip, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}): SipDriver {
+function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}): SipDriver {
   return new SipDriver({
     agent,
     saveRecording: async (callId, wav) => {
@@ -42,10 +46,10 @@ function driverFor(baresip: Baresip, agent: CallAgent, recordings: Map<string, B
   });
 }
 
-function dial(driver: SipDriver, to = CALLEE): Promise<CallResult> {
+function dial(driver: SipDriver, to = CALLEE, payload: Record<string, unknown> = {}): Promise<CallResult> {
   const ids: string[] = [];
   return driver
-    .dial({ leadId: 'lead-1', attempt: 1, to, from: US, templateId: 'template-1', payload: {}, executionMode: 'sip', onCallId: (id) => ids.push(id), signal: new AbortController().signal })
+    .dial({ leadId: 'lead-1', attempt: 1, to, from: US, templateId: 'template-1', payload, executionMode: 'sip', onCallId: (id) => ids.push(id), signal: new AbortController().signal })
     .then((r) => {
       assert.deepEqual(ids, r.callId ? [r.callId] : []);
       return r;
@@ -133,6 +137,54 @@ describe('SIP trunk calls against baresip', () => {
     });
   });
 
+  describe('digest authentication against kamailio, the carrier\'s proxy in front of baresip', () => {
+    let baresip: Baresip;
+    let kamailio: Kamailio;
+    // The agent hangs up at once: the call's setup is what is tested.
+    const brief: CallAgent = {
+      label: 'brief',
+      async converse(_context, io) {
+        io.hangup();
+        return { metaData: {} };
+      },
+    };
+    before(async () => {
+      baresip = await startBaresip({ user: CALLEE, speech: calleeSpeech, sampleRateHz: RATE_HZ });
+      kamailio = await startKamailio({ realm: 'carrier.test', username: 'dialer', password: 's3cret', next: baresip.address });
+    });
+    after(async () => {
+      await kamailio?.close();
+      await baresip?.close();
+    });
+
+    it('answers the 407 challenge and the call goes through the proxy to baresip', async () => {
+      const driver = driverFor(kamailio, brief, new Map(), { username: 'dialer', password: 's3cret' });
+      try {
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'completed', `${JSON.stringify(result.end)}\n${kamailio.output()}`);
+        const statuses = result.end.metaData!.sip_statuses as number[];
+        assert.equal(statuses[0], 407);
+        assert.equal(statuses.at(-1), 200);
+        await baresip.waitFor(/session closed|terminated/);
+      } finally {
+        await driver.close();
+      }
+    });
+
+    it('a wrong password fails the attempt as a carrier error with the 403 kept', async () => {
+      const driver = driverFor(kamailio, brief, new Map(), { username: 'dialer', password: 'wrong' });
+      try {
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+        assert.match(result.end.kind === 'error' ? result.end.error : '', /carrier error: SIP 403 Forbidden/);
+        assert.equal(result.end.metaData?.sip_status, 403);
+        assert.deepEqual(result.end.metaData?.sip_statuses, [407, 403]);
+      } finally {
+        await driver.close();
+      }
+    });
+  });
+
   it('a trunk answering 503, without a failover trunk, is a carrier error with the status in metaData', async () => {
     const down = await startSipRefuser(503, 'Service Unavailable');
     const driver = new SipDriver({
@@ -202,6 +254,123 @@ describe('SIP trunk calls against baresip', () => {
     } finally {
       await driver.close();
       await baresip.close();
+    }
+  });
+});
+
+describe('SIP calls over a network that loses and reorders RTP, and cold transfer', () => {
+  let calleeSpeech: Int16Array;
+  before(async () => {
+    calleeSpeech = (await speechClip('callee-short', 'Yes, this is Sam speaking. Thank you.')).pcm;
+  });
+
+  it('5 % of the callee\'s frames lost and 12 % reordered: the recording holds its speech frame for frame, the transcript is whole', async () => {
+    // Frame i: every twentieth lost; every tenth overtaken by the next; every fiftieth two frames late.
+    const channel = (i: number): FrameFate => (i % 20 === 7 ? { drop: true } : i % 10 === 3 ? { later: 1 } : i % 50 === 25 ? { later: 2 } : 'send');
+    const callee = await startSipCallee({ speech: calleeSpeech, channel });
+    const recordings = new Map<string, Buffer>();
+    const driver = driverFor(callee, new GreeterAgent(), recordings, { codecs: ['PCMU'] });
+    try {
+      const greeting = 'Hello, is this Sam?';
+      const result = await dial(driver, CALLEE, { greeting });
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      const meta = result.end.metaData!;
+      // The greeter heard one whole turn: nothing cut its greeting, it said goodbye and hung up.
+      assert.equal(result.end.outcome, 'conversation_completed');
+      assert.deepEqual((meta.transcription as Array<{ role: string; content: string }>).map((t) => t.content), [greeting, GREETER_DEFAULTS.farewell]);
+      assert.equal(meta.barge_ins, 0);
+      assert.equal(meta.sip_ended_by, 'agent');
+      // Every lost frame concealed, none dropped as late: the reordered ones were put back in place.
+      const rtp = meta.rtp as { frames_concealed: number; frames_late: number };
+      assert.equal(rtp.frames_late, 0);
+      assert.ok(Math.abs(rtp.frames_concealed - callee.dropped) <= 3, `${rtp.frames_concealed} concealed, ${callee.dropped} dropped`);
+      // The callee's speech in Dialer's recording, frame for frame at one offset (no frame missing
+      // or doubled): all but the lost frames are the very samples it sent.
+      const recording = decodeWav(recordings.get(result.callId!)!).pcm;
+      const sent = callee.sentPcm();
+      const speechFrames: number[] = [];
+      for (let k = 0; (k + 1) * 160 <= sent.length; k++) if (rms(sent.subarray(k * 160, (k + 1) * 160)) > 300) speechFrames.push(k);
+      assert.ok(speechFrames.length > 50, `the callee spoke ${speechFrames.length} frames`);
+      const same = (k: number, shift: number) => {
+        const at = (k - shift) * 160;
+        if (at < 0 || at + 160 > recording.length) return false;
+        for (let j = 0; j < 160; j++) if (recording[at + j] !== sent[k * 160 + j]) return false;
+        return true;
+      };
+      // The first frames may come before the stream listens: the recording starts a few frames in.
+      const misses = Array.from({ length: 10 }, (_, shift) => speechFrames.filter((k) => !same(k, shift))).sort((a, b) => a.length - b.length)[0]!;
+      // Only the lost frames differ (concealed); at most two others, where the agent's own voice
+      // may touch the callee's in the mixed recording (the greeting's tail, the farewell's start).
+      const lost = (k: number) => {
+        const fate = channel(k);
+        return fate !== 'send' && 'drop' in fate;
+      };
+      const others = misses.filter((k) => !lost(k));
+      assert.ok(others.length <= 2 && misses.length / speechFrames.length <= 0.08, `speech frames not as sent: ${misses.join(', ')} (lost: every 20th from 7)`);
+      // The callee heard the agent.
+      assert.ok(loudSeconds(callee.heardPcm()) >= 1);
+    } finally {
+      await driver.close();
+      await callee.close();
+    }
+  });
+
+  it('the agent\'s transfer sends REFER; the callee\'s NOTIFYs are kept, Dialer hangs up after the 200, and the lead is TRANSFERRED', async () => {
+    const callee = await startSipCallee({ speech: calleeSpeech });
+    const transferring: CallAgent = {
+      label: 'transferring',
+      async converse(_context, io) {
+        await io.transfer('+14155550123');
+        await new Promise<void>((resolve) => (io.signal.aborted ? resolve() : io.signal.addEventListener('abort', () => resolve(), { once: true })));
+        return { outcome: 'conversation_completed', metaData: { call_ended_by: 'transfer' } };
+      },
+    };
+    const driver = driverFor(callee, transferring, new Map());
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      assert.equal(result.end.outcome, 'TRANSFERRED');
+      const meta = result.end.metaData!;
+      assert.equal(meta.transferred_to, '+14155550123');
+      assert.equal(meta.sip_ended_by, 'transfer');
+      assert.deepEqual(callee.refers, [`sip:+14155550123@127.0.0.1`]);
+      const events = meta.transfer_events as Array<Record<string, string>>;
+      assert.deepEqual(events.map((e) => e.event), ['refer', 'accepted', 'notify', 'notify']);
+      assert.deepEqual(events.filter((e) => e.event === 'notify').map((e) => e.status), ['100', '200']);
+      await callee.ended;
+      assert.equal(callee.byes, 1);
+    } finally {
+      await driver.close();
+      await callee.close();
+    }
+  });
+
+  it('a REFER the far side refuses fails the transfer with its status; the agent keeps the call', async () => {
+    const callee = await startSipCallee({ speech: calleeSpeech, referResponse: '403 Forbidden' });
+    const transferring: CallAgent = {
+      label: 'transferring',
+      async converse(_context, io) {
+        const error = await io.transfer('+14155550123').then(() => undefined, (err: Error) => err.message);
+        io.hangup();
+        return { outcome: 'conversation_completed', metaData: { transfer_error: error } };
+      },
+    };
+    const driver = driverFor(callee, transferring, new Map());
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      assert.equal(result.end.outcome, 'conversation_completed');
+      const meta = result.end.metaData!;
+      assert.match(String(meta.transfer_error), /SIP 403 Forbidden/);
+      assert.equal(meta.transferred_to, undefined);
+      assert.equal(meta.sip_ended_by, 'agent');
+      assert.deepEqual((meta.transfer_events as Array<Record<string, string>>).map((e) => e.event), ['refer', 'refused']);
+    } finally {
+      await driver.close();
+      await callee.close();
     }
   });
 });

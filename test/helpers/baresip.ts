@@ -43,7 +43,22 @@ export interface Baresip {
   close(): Promise<void>;
 }
 
+/**
+ * baresip listens on its SIP port for UDP and TCP, and on the port after it for TLS: a port free
+ * for UDP may still be taken for those by another process on a busy machine. Such a start is
+ * tried again on other ports.
+ */
 export async function startBaresip(options: { user: string; speech: Int16Array; sampleRateHz: number }): Promise<Baresip> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(options: { user: string; speech: Int16Array; sampleRateHz: number }): Promise<Baresip> {
   const dir = await mkdtemp(path.join(tmpdir(), 'dialer-baresip-'));
   const sipPort = await freeUdpPort();
   const ctrlPort = await freePort();

@@ -65,6 +65,13 @@ describe('the jitter buffer', () => {
     assert.deepEqual(out.slice(4), [20, 30, 40]);
     push(0);
     assert.equal(jb.late, 1);
+    // The far side's stream starts again far away (a new source): followed at once, nothing concealed.
+    out.length = 0;
+    push(30_000);
+    push(30_001);
+    assert.deepEqual(out, [300_000, 300_010].map((v) => (v << 16) >> 16));
+    assert.equal(jb.lost, 1);
+    assert.equal(jb.resyncs, 1);
   });
 });
 

@@ -2,7 +2,8 @@
  * One outbound SIP call as a user agent client: the INVITE (with the SDP offer) and its
  * provisional responses, digest authentication on 401/407, CANCEL, the ACK of the answer, and the
  * dialog that follows (BYE either side, re-INVITE/UPDATE answered with the same SDP, INFO and
- * OPTIONS acknowledged).
+ * OPTIONS acknowledged), and the cold transfer: a REFER to the far side (RFC 3515), whose progress
+ * comes back in NOTIFYs of message/sipfrag.
  */
 import { randomBytes } from 'node:crypto';
 import { authorization, parseChallenge } from './digest.js';
@@ -34,6 +35,10 @@ export class OutboundCall {
   private remoteTarget: string;
   private cseqNumber = 1;
   private readonly requestUri: string;
+  /** The trunk's domain (the Request-URI's host): where the dialled numbers live. */
+  get domain(): string {
+    return this.options.domain;
+  }
   private invite: SipRequest | undefined;
   private inviteTransaction: ClientTransaction | undefined;
   private provisional = false;
@@ -46,10 +51,14 @@ export class OutboundCall {
   private giveUp: ((result: InviteResult) => void) | undefined;
   /** SIP statuses seen, in order (the lead's metaData keeps them). */
   readonly statuses: number[] = [];
+  /** When the last INVITE went out (performance.now()): the call's setup time counts from it. */
+  inviteSentAt = 0;
   /** The far side hung up (BYE). */
   onBye: (() => void) | undefined;
   /** The far side is ringing or has early media (18x). */
   onProgress: ((status: number) => void) | undefined;
+  /** A NOTIFY about our REFER: the status line of the transfer's call, and whether it is the last. */
+  onTransferProgress: ((fragment: { status: number; line: string; final: boolean }) => void) | undefined;
 
   constructor(private readonly endpoint: SipEndpoint, private readonly options: OutboundCallOptions) {
     this.requestUri = `sip:${options.toUser}@${options.domain}`;
@@ -83,13 +92,14 @@ export class OutboundCall {
       const send = (auth?: [string, string]) => {
         const extra: Array<[string, string]> = [
           ['contact', this.contact],
-          ['allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO'],
+          ['allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO, REFER, NOTIFY'],
           ['supported', 'timer'],
           ['content-type', 'application/sdp'],
         ];
         if (auth) extra.push(auth);
         this.invite = this.request('INVITE', this.requestUri, this.cseqNumber, extra, this.options.sdp);
         this.provisional = false;
+        this.inviteSentAt = performance.now();
         this.inviteTransaction = this.endpoint.request(this.invite, this.options.proxy, (response) => onResponse(response));
       };
       const onResponse = (response: SipResponse) => {
@@ -218,6 +228,27 @@ export class OutboundCall {
     }).finally(() => this.endpoint.offDialog(this.callId));
   }
 
+  /**
+   * Asks the far side to call `target` and hand the callee over (cold transfer, RFC 3515).
+   * Resolves when the REFER is accepted (2xx); rejects with its status when it is refused.
+   */
+  refer(target: string): Promise<void> {
+    if (!this.dialogUp || this.ended) return Promise.reject(new Error('the call is over'));
+    const request = this.request('REFER', this.remoteTarget, ++this.cseqNumber, [
+      ['contact', this.contact],
+      ['refer-to', `<${target}>`],
+      ['referred-by', `<sip:${this.options.fromUser}@${this.options.fromDomain}>`],
+    ]);
+    return new Promise((resolve, reject) => {
+      const transaction = this.endpoint.request(request, this.targetAddress(), (response) => {
+        if (response.status < 200) return;
+        transaction.stop();
+        if (response.status < 300) resolve();
+        else reject(new Error(`the far side refused the transfer: SIP ${response.status} ${response.reason}`.trim()));
+      });
+    });
+  }
+
   private inDialog(request: SipRequest, from: Destination): void {
     const reply = (status: number, reason: string, extra: { headers?: Array<[string, string]>; body?: string } = {}) =>
       this.endpoint.send(responseTo(request, status, reason, { toTag: this.localTag, ...extra }), from);
@@ -242,13 +273,22 @@ export class OutboundCall {
         reply(200, 'OK', withSdp ? { headers: [['contact', this.contact], ['content-type', 'application/sdp']], body: this.options.sdp } : { headers: [['contact', this.contact]] });
         return;
       }
+      case 'NOTIFY': {
+        reply(200, 'OK');
+        const line = /^SIP\/2\.0 (\d{3})[^\r\n]*/.exec(request.body);
+        if ((header(request, 'event') ?? '').toLowerCase().startsWith('refer') && line) {
+          const status = Number(line[1]);
+          const final = status >= 200 || (header(request, 'subscription-state') ?? '').toLowerCase().startsWith('terminated');
+          this.onTransferProgress?.({ status, line: line[0], final });
+        }
+        return;
+      }
       case 'OPTIONS':
       case 'INFO':
-      case 'NOTIFY':
         reply(200, 'OK');
         return;
       default:
-        reply(405, 'Method Not Allowed', { headers: [['allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO']] });
+        reply(405, 'Method Not Allowed', { headers: [['allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO, REFER, NOTIFY']] });
     }
   }
 

@@ -213,7 +213,11 @@ export class SipDriver implements Driver {
         for (const l of digitListeners) l(digit);
       },
     });
-    let endedBy: 'customer' | 'agent' | 'timeout' | 'shutdown' | undefined;
+    // INVITE sent to the answer handled and the media going: the far side's ring time included.
+    const setupMs = Math.round((performance.now() - call.inviteSentAt) * 10) / 10;
+    let endedBy: 'customer' | 'agent' | 'transfer' | 'timeout' | 'shutdown' | undefined;
+    let transferTo: string | undefined;
+    const transferEvents: Array<Record<string, string>> = [];
     const hangUp = (by: NonNullable<typeof endedBy>) => {
       if (endedBy) return;
       endedBy = by;
@@ -225,6 +229,11 @@ export class SipDriver implements Driver {
       endedBy ??= 'customer';
       over.abort();
       stream.close();
+    };
+    // The transfer's call reports back: once it is over (answered or not) the callee is no longer ours to talk to.
+    call.onTransferProgress = ({ status, line, final }) => {
+      transferEvents.push({ event: 'notify', status: String(status), sipfrag: line, at: new Date().toISOString() });
+      if (final) hangUp('transfer');
     };
     const onShutdown = () => hangUp('shutdown');
     request.signal.addEventListener('abort', onShutdown, { once: true });
@@ -245,7 +254,21 @@ export class SipDriver implements Driver {
         recorder.cleared();
       },
       hangup: () => hangUp('agent'),
-      transfer: () => Promise.reject(new Error('transfer is not supported on SIP trunks yet')),
+      // Cold transfer: the far side is asked to call the human (REFER); the agent leaves once it accepts.
+      transfer: async (to) => {
+        const target = `sip:${to}@${call.domain}`;
+        transferEvents.push({ event: 'refer', refer_to: target, at: new Date().toISOString() });
+        try {
+          await call.refer(target);
+        } catch (err) {
+          transferEvents.push({ event: 'refused', reason: (err as Error).message, at: new Date().toISOString() });
+          throw err;
+        }
+        transferEvents.push({ event: 'accepted', at: new Date().toISOString() });
+        transferTo = to;
+        stream.clear();
+        recorder.cleared();
+      },
       onAudio: (listener) => void audioListeners.push(listener),
       onDtmf: (listener) => void digitListeners.push(listener),
       sendDigits: async (digits) => {
@@ -275,11 +298,11 @@ export class SipDriver implements Driver {
     } catch (err) {
       log.error({ err }, 'could not store the recording');
     }
-    const { lost, late, sent } = stream.stats;
+    const { lost, late, sent, restarts } = stream.stats;
     return callEnd({
       answeredBy: 'human',
       media: { result: conversation, ...(recordingUrl ? { recordingUrl } : {}) },
-      transferTo: undefined,
+      transferTo,
       durationSeconds,
       spokenSeconds: recorder.seconds,
       failure: undefined,
@@ -293,7 +316,9 @@ export class SipDriver implements Driver {
         ...failover,
         sip_ended_by: endedBy,
         codec: remote.codec,
-        rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late },
+        sip_setup_ms: setupMs,
+        rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late, stream_restarts: restarts },
+        ...(transferEvents.length ? { transfer_events: transferEvents } : {}),
         ...(digitsHeard.length ? { dtmf_received: digitsHeard.join('') } : {}),
         ...(keysSent.length ? { dtmf_sent: keysSent } : {}),
       },

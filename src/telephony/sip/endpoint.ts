@@ -42,7 +42,10 @@ export function newBranch(): string {
 
 export class SipEndpoint {
   private readonly clients = new Map<string, (response: SipResponse) => void>();
+  /** Each open client transaction's stop (its retransmission timer), so close() leaves none behind. */
+  private readonly transactions = new Set<() => void>();
   private readonly dialogs = new Map<string, DialogHandler>();
+  private closed = false;
 
   private constructor(
     private readonly socket: Socket,
@@ -74,6 +77,7 @@ export class SipEndpoint {
   }
 
   send(message: SipMessage, to: Destination): void {
+    if (this.closed) return;
     this.socket.send(serialize(message), to.port, to.host);
   }
 
@@ -92,7 +96,9 @@ export class SipEndpoint {
     const stop = () => {
       clearTimeout(timer);
       this.clients.delete(branch);
+      this.transactions.delete(stop);
     };
+    this.transactions.add(stop);
     const retransmit = () => {
       if (Date.now() - startedAt >= TIMEOUT_MS) {
         stop();
@@ -146,6 +152,8 @@ export class SipEndpoint {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    for (const stop of [...this.transactions]) stop();
     for (const client of this.clients.keys()) this.clients.delete(client);
     await new Promise<void>((resolve) => this.socket.close(() => resolve()));
   }

@@ -29,7 +29,7 @@ export type SipMessage = SipRequest | SipResponse;
 
 const COMPACT: Record<string, string> = {
   i: 'call-id', m: 'contact', e: 'content-encoding', l: 'content-length', c: 'content-type',
-  f: 'from', s: 'subject', k: 'supported', t: 'to', v: 'via',
+  f: 'from', s: 'subject', k: 'supported', t: 'to', v: 'via', o: 'event', r: 'refer-to', b: 'referred-by',
 };
 
 /** Headers whose values may hold commas inside one value: never split. */

@@ -28,26 +28,38 @@ const KEY_GAP_FRAMES = 3;
 /**
  * Puts arriving frames back in order. Frames wait until the one before them came; when more than
  * `depth` wait, the missing one is taken as lost and its place is filled (the last frame, halved).
+ * A frame whose place was already filled (or that came twice) is dropped. A jump of more than
+ * `RESYNC_FRAMES` either way is a stream that started again (a new source after a re-INVITE, a
+ * carrier's media switch): the buffer follows it at once, rather than filling the gap with seconds
+ * of concealment or dropping every frame as late.
  */
 export class JitterBuffer {
+  static readonly RESYNC_FRAMES = 100;
   private expected: number | undefined;
   private readonly waiting = new Map<number, Int16Array>();
   private last: Int16Array = new Int16Array(FRAME_SAMPLES);
-  /** Frames concealed, and frames that came too late or twice. */
+  /** Frames concealed, frames that came too late or twice, and restarts followed. */
   lost = 0;
   late = 0;
+  resyncs = 0;
 
   constructor(private readonly depth = 3) {}
 
   push(seq: number, pcm: Int16Array): Int16Array[] {
     this.expected ??= seq;
     const ahead = (seq - this.expected) & 0xffff;
-    if (ahead >= 0x8000 || this.waiting.has(seq)) {
+    const out: Int16Array[] = [];
+    if (ahead > JitterBuffer.RESYNC_FRAMES && ahead < 0x10000 - JitterBuffer.RESYNC_FRAMES) {
+      // What waits is handed on in its order, and the stream goes on from here.
+      for (const s of [...this.waiting.keys()].sort((a, b) => ((a - this.expected!) & 0xffff) - ((b - this.expected!) & 0xffff))) out.push(this.waiting.get(s)!);
+      this.waiting.clear();
+      this.expected = seq;
+      this.resyncs++;
+    } else if (ahead >= 0x8000 || this.waiting.has(seq)) {
       this.late++;
       return [];
     }
     this.waiting.set(seq, pcm);
-    const out: Int16Array[] = [];
     for (;;) {
       const next = this.waiting.get(this.expected);
       if (next) {
@@ -94,6 +106,16 @@ class Pacer {
     }
   }
 
+  /**
+   * The clock's next tick: a stream's frames fall due on the ticks themselves, so a frame goes out
+   * late only when a tick does (by a frame or more), not by the chance of where its call began
+   * between two ticks.
+   */
+  nextTick(): number {
+    const now = performance.now();
+    return this.epoch + Math.ceil((now - this.epoch) / FRAME_MS) * FRAME_MS;
+  }
+
   private schedule(): void {
     const now = performance.now();
     const next = FRAME_MS - ((now - this.epoch) % FRAME_MS);
@@ -121,7 +143,7 @@ export class RtpStream {
   private seq = randomInt(0, 0x10000);
   private readonly timestampBase = randomInt(0, 2 ** 32);
   private framesSent = 0;
-  private readonly startedAt = performance.now();
+  private readonly startedAt = pacer.nextTick();
   private readonly queue: Queued[] = [];
   private readonly keySteps: KeyStep[] = [];
   private readonly jitter = new JitterBuffer();
@@ -140,8 +162,8 @@ export class RtpStream {
     pacer.add(this);
   }
 
-  get stats(): { lost: number; late: number; sent: number } {
-    return { lost: this.jitter.lost, late: this.jitter.late, sent: this.framesSent };
+  get stats(): { lost: number; late: number; sent: number; restarts: number } {
+    return { lost: this.jitter.lost, late: this.jitter.late, sent: this.framesSent, restarts: this.jitter.resyncs };
   }
 
   /** Queues audio; resolves once its last frame was sent, or when it was cleared or the call ended. */
@@ -176,7 +198,8 @@ export class RtpStream {
 
   /** Sends the frames owed by `now` (at most five at once: after a stall, the rest are skipped). */
   catchUp(now: number): void {
-    const owed = Math.floor((now - this.startedAt) / FRAME_MS) + 1 - this.framesSent;
+    // (A tick's timer may read the clock a hair before the tick itself: 1 ms of grace.)
+    const owed = Math.floor((now - this.startedAt + 1) / FRAME_MS) + 1 - this.framesSent;
     if (owed > 1) pacer.lateFrames++;
     if (owed > 5) this.framesSent += owed - 5;
     for (let i = 0; i < Math.min(owed, 5); i++) this.step();
