@@ -3,7 +3,7 @@
  * embedded database (PGlite) and on PostgreSQL (DATABASE_URL's server, else a throwaway one).
  * `dialer serve` runs as its own process; the CSV (one E.164 number a line after a header: US
  * numbers over twenty area codes and UK mobiles, spread as a real registry's are, every 50,000th
- * line malformed) is POSTed to /dnc-lists/{id}/import as a stream, as a client sends it; the time is
+ * line malformed, and some 0.1 % that libphonenumber finds invalid for their country) is POSTed to /dnc-lists/{id}/import as a stream, as a client sends it; the time is
  * from the first byte sent to the answer. Beside it, the floor: the same valid numbers, already
  * parsed, written into the same table of the same database (another list) by one bare multi-row
  * INSERT (unnest) per 10,000, no parsing, no HTTP. BACKENDS=pglite or postgres runs one.
