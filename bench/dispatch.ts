@@ -8,6 +8,8 @@
  * 3. the floor: the bare lifecycle SQL alone, as the database is, without the analytics triggers,
  *    and with each call's outbound number taken and given back.
  * Figures are ratios against the baseline run beside them. LEADS (default 20000) sets the size.
+ * DNC_NUMBERS=N attaches a do-not-call list of N numbers to the configuration (none of the leads
+ * on it: each is looked up at push and at dial time and called), to compare with a run without.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,6 +40,7 @@ const writeReport = (writes: Record<string, number>, n: number) =>
   Object.entries(writes).map(([name, w]) => `${name} ${(w / n).toFixed(2)}`).join(', ');
 
 const LEADS = Number(process.env.LEADS ?? 20_000);
+const DNC_NUMBERS = Number(process.env.DNC_NUMBERS ?? 0);
 const PUSHES = Number(process.env.PUSHES ?? 5000);
 const CONCURRENCY = 50;
 const WORKERS = 2;
@@ -124,7 +127,17 @@ try {
   const reseller = (await call('POST', '/resellers', { name: 'Bench' }, token)).body.id;
   const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi {customer_name}' }] }] };
   const template = (await call('POST', '/templates', { name: 'bench', reseller_id: reseller, flow }, token)).body.id;
-  const cfg = await call('POST', '/configurations', { reseller_id: reseller, template, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' }, token);
+  const dncLists: string[] = [];
+  if (DNC_NUMBERS > 0) {
+    // Filled by one statement (its import is bench:dnc's subject, not this one's): US numbers none of the leads has.
+    const list = (await call('POST', '/dnc-lists', { name: 'registry', reseller_id: reseller }, token)).body.id as string;
+    await db.query("INSERT INTO dnc_numbers (list_id, phone_number) SELECT $1, '+1' || (2122000000 + g)::text FROM generate_series(0, $2 - 1) AS g", [list, DNC_NUMBERS]);
+    await db.query('UPDATE dnc_lists SET number_count = $2 WHERE id = $1', [list, DNC_NUMBERS]);
+    await db.query('ANALYZE dnc_numbers');
+    dncLists.push(list);
+    process.stdout.write(`  a do-not-call list of ${DNC_NUMBERS} numbers on the configuration\n`);
+  }
+  const cfg = await call('POST', '/configurations', { reseller_id: reseller, template, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', dnc_lists: dncLists }, token);
   if (cfg.status !== 200) throw new Error(JSON.stringify(cfg.body));
   for (let i = 0; i < NUMBERS; i++) await call('POST', '/numbers', { phone_number: `+121255${String(10000 + i)}`, provider: 'PROVIDER_A' }, token);
 

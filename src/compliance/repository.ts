@@ -54,11 +54,14 @@ export class DncRepository {
     await this.db.query('DELETE FROM dnc_numbers WHERE list_id = $1', [id]);
   }
 
-  /** Adds numbers (one multi-row statement for the batch); answers how many were new. */
+  /**
+   * Adds numbers (one multi-row statement for the batch, in the primary key's order, so the index
+   * is written page by page rather than all over); answers how many were new.
+   */
   async addNumbers(listId: string, numbers: readonly string[]): Promise<number> {
     const { rowCount } = await this.db.query(
       'INSERT INTO dnc_numbers (list_id, phone_number) SELECT $1, n FROM unnest($2::text[]) AS n ON CONFLICT DO NOTHING',
-      [listId, numbers],
+      [listId, [...numbers].sort()],
       { prepare: true },
     );
     return rowCount;
@@ -93,12 +96,19 @@ export interface DncHit {
 export async function findDncHits(q: Queryable, asks: readonly { phone: string; lists: readonly string[] }[]): Promise<(DncHit | undefined)[]> {
   if (asks.length === 0) return [];
   const { rows } = await q.query<{ i: number; list_id: string; name: string }>(
-    `SELECT DISTINCT ON (a.i) a.i, d.list_id, l.name
+    // Each ask probes the primary key (list, number) on its own (a LATERAL subquery): joined
+    // as a whole, the planner hashed the asks against every listed number, a scan of a million
+    // numbers for each claim.
+    `SELECT a.i, hit.list_id, l.name
      FROM jsonb_to_recordset($1::jsonb) AS a (i integer, phone text, lists jsonb)
-     CROSS JOIN LATERAL jsonb_array_elements_text(a.lists) WITH ORDINALITY AS k (list_id, pos)
-     JOIN dnc_numbers d ON d.list_id = k.list_id AND d.phone_number = a.phone
-     JOIN dnc_lists l ON l.id = d.list_id
-     ORDER BY a.i, k.pos`,
+     CROSS JOIN LATERAL (
+       SELECT k.list_id
+       FROM jsonb_array_elements_text(a.lists) WITH ORDINALITY AS k (list_id, pos)
+       WHERE EXISTS (SELECT 1 FROM dnc_numbers d WHERE d.list_id = k.list_id AND d.phone_number = a.phone)
+       ORDER BY k.pos
+       LIMIT 1
+     ) AS hit
+     JOIN dnc_lists l ON l.id = hit.list_id`,
     [JSON.stringify(asks.map((a, i) => ({ i, phone: a.phone, lists: a.lists })))],
     { prepare: true },
   );

@@ -23,7 +23,7 @@ export interface PushTargetRow extends Omit<TemplateRef, 'flow'> {
 
 /** The written columns, in one order for INSERT and UPDATE. jsonb columns are passed as JSON text. */
 const COLUMNS = WRITTEN_COLUMNS;
-const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks', 'retry_policy', 'dnc_lists', 'legal_hours']);
+const JSONB = new Set<string>(['rate_limit_whitelist', 'pre_checks', 'retry_policy', 'dnc_lists', 'legal_hours', 'disclosure']);
 
 const values = (row: ConfigurationWrite) => COLUMNS.map((c) => (JSONB.has(c) && row[c] !== null ? JSON.stringify(row[c]) : row[c]));
 const placeholder = (c: string, i: number) => `$${i}${JSONB.has(c) ? '::jsonb' : ''}`;

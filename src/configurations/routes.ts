@@ -15,10 +15,11 @@ const ListQuery = Type.Intersect([
   }),
 ]);
 
-export const configurationView = ({ template_id, created_at, updated_at, trunk_id, ...rest }: ConfigurationRow) => ({
+export const configurationView = ({ template_id, created_at, updated_at, trunk_id, disclosure, ...rest }: ConfigurationRow) => ({
   ...rest,
-  // An extension: shown only on the configurations that use it, so other clients see no new field.
+  // Extensions: shown only on the configurations that use them, so other clients see no new field.
   ...(trunk_id ? { trunk_id } : {}),
+  ...(disclosure ? { disclosure } : {}),
   template: template_id,
   created_at: isoRequired(created_at),
   updated_at: isoRequired(updated_at),

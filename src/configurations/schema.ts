@@ -79,6 +79,26 @@ export const RetryPolicy = Type.Record(Type.String({ pattern: OUTCOME_KEY }), Re
 });
 export type RetryPolicy = Static<typeof RetryPolicy>;
 
+/** A language code such as es or pt-BR. */
+export const LANGUAGE_CODE = '^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$';
+
+export const Disclosure = Type.Object(
+  {
+    text: Type.String({ minLength: 1, maxLength: 1000, description: 'Spoken when the call has no language of its own or none of `languages` matches it; {variable} placeholders from the lead payload' }),
+    languages: Type.Optional(
+      Type.Record(Type.String({ pattern: LANGUAGE_CODE }), Type.String({ minLength: 1, maxLength: 1000 }), {
+        maxProperties: 50,
+        additionalProperties: false,
+        description: "The disclosure in other languages, by language code: the lead's payload.language picks one (es-MX matches es-MX, then es)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const DISCLOSURE_DESCRIPTION =
+  "An extension: words spoken whole before the agent's first line on every outbound call (the callee cannot talk over them), first in the transcript and marked as the disclosure; the lead's metaData.disclosure says whether it finished playing (docs/compliance.md); null or absent: none";
+export type Disclosure = Static<typeof Disclosure>;
+
 /** Every writable field, with its default. */
 export const ConfigurationFields = {
   reseller_id: Id,
@@ -157,6 +177,7 @@ export const ConfigurationFields = {
     description:
       "Extension: call from a caller ID local to the callee when the provider's pool holds one: same NANP area code first, then same country calling code, else any free number",
   }),
+  disclosure: Type.Optional(Type.Union([Disclosure, Type.Null()], { description: DISCLOSURE_DESCRIPTION })),
   service_callback_url: Type.Optional(
     Type.Union([Type.String({ minLength: 1, maxLength: 2000, pattern: '^https?://[^\\s]+$' }), Type.Null()], {
       description: "Where the final state of each conversation is POSTed; null: the deployment's DIALER_SERVICE_CALLBACK_URL",
@@ -219,9 +240,13 @@ export const ReplaceConfigurationBody = Type.Object(
 export type ReplaceConfigurationBody = Static<typeof ReplaceConfigurationBody>;
 
 /** A configuration as the API answers it: every field of the create body present (null when unset), with its id and times. */
-const { trunk_id: TrunkId, ...answeredFields } = CreateConfigurationBody.properties;
-/** trunk_id (an extension) is answered only on the configurations that use it, so other clients see no new field. */
-export const Configuration = Type.Object({ ...Type.Required(Type.Object({ id: Type.String(), ...answeredFields, created_at: Timestamp, updated_at: Timestamp })).properties, trunk_id: TrunkId });
+const { trunk_id: TrunkId, disclosure: DisclosureField, ...answeredFields } = CreateConfigurationBody.properties;
+/** trunk_id and disclosure (extensions) are answered only on the configurations that use them, so other clients see no new field. */
+export const Configuration = Type.Object({
+  ...Type.Required(Type.Object({ id: Type.String(), ...answeredFields, created_at: Timestamp, updated_at: Timestamp })).properties,
+  trunk_id: TrunkId,
+  disclosure: DisclosureField,
+});
 
 type Body = Static<typeof CreateConfigurationBody>;
 /**

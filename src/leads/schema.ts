@@ -138,7 +138,9 @@ export const Lead = Type.Object({
   outbound_number_id: Nullable(Type.String()),
   trace_scores: Type.Record(Type.String(), Type.Number()),
   payload: Type.Object({}, { additionalProperties: true }),
-  metaData: Type.Object({}, { additionalProperties: true, description: 'transcription, call_ended_by, node_traversal, errors, pre_check_results' }),
+  metaData: Type.Object({}, { additionalProperties: true, description:
+      "transcription, call_ended_by, node_traversal, errors, pre_check_results; disclosure (an extension, on calls whose configuration has one): {text, language, completed, at_ms}, completed false when the call ended before it finished playing (the callee hung up during it); its transcript line is the first, with disclosure: true",
+  }),
   is_playground: Type.Boolean(),
   configurations_override: Nullable(Type.Object({}, { additionalProperties: true })),
   cancellation_reason: Nullable(Type.String()),

@@ -11,6 +11,26 @@ export function isE164(value: unknown): value is string {
   return phoneNumberProblem(value) === undefined;
 }
 
+/**
+ * `isE164` for a stream of many numbers (a do-not-call list's import): the same verdicts, but a
+ * number whose block (the same digits but the last four, the same length) already held a valid
+ * number is taken without parsing again: libphonenumber's patterns decide validity by a number's
+ * leading digits and length, and parsing costs some 30 µs a number, half a minute a million.
+ * Only valid blocks are remembered, so a valid number is never refused for a neighbour's sake.
+ */
+export function e164Checker(maxBlocks = 500_000): (value: string) => boolean {
+  const validBlocks = new Set<string>();
+  return (value) => {
+    if (!E164_SHAPE.test(value)) return false;
+    const block = value.slice(0, -4);
+    if (validBlocks.has(block)) return true;
+    if (!isE164(value)) return false;
+    if (validBlocks.size >= maxBlocks) validBlocks.clear();
+    validBlocks.add(block);
+    return true;
+  };
+}
+
 export const E164_HINT = 'must be an E.164 phone number such as +14155550123 (a plus sign and digits only)';
 
 const regions = new Intl.DisplayNames('en', { type: 'region' });

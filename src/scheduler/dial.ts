@@ -8,12 +8,26 @@ import { leadZone } from '../lib/windows.js';
 import type { CallResult, DialRequest, Driver } from '../telephony/index.js';
 import type { Claimed } from './claim-rules.js';
 
-/** What the configuration says about the call's edges: a machine that answers, an opt-out, the lead's zone. */
-export function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone'> {
+type Disclosure = NonNullable<Claimed['configuration']['disclosure']>;
+
+/**
+ * The disclosure in the call's language: the lead's payload.language (es-MX: the text for es-MX,
+ * else for es), else the configuration's default text.
+ */
+export function disclosureFor(disclosure: Disclosure, payload: Record<string, unknown>): NonNullable<DialRequest['disclosure']> {
+  const wanted = typeof payload.language === 'string' ? payload.language.trim().toLowerCase().replace('_', '-') : '';
+  const byLanguage = new Map(Object.entries(disclosure.languages ?? {}).map(([code, text]) => [code.toLowerCase().replace('_', '-'), { code, text }]));
+  const found = wanted ? (byLanguage.get(wanted) ?? byLanguage.get(wanted.split('-')[0]!)) : undefined;
+  return found ? { text: found.text, language: found.code } : { text: disclosure.text };
+}
+
+/** What the configuration says about the call's edges: its disclosure, a machine that answers, an opt-out, the lead's zone. */
+export function callOptions(configuration: Claimed['configuration'], payload: Record<string, unknown>): Pick<DialRequest, 'voicemail' | 'optOut' | 'timeZone' | 'disclosure'> {
   return {
     voicemail: { action: configuration.voicemail_action, ...(configuration.voicemail_message ? { message: configuration.voicemail_message } : {}) },
     optOut: configuration.opt_out_enabled,
     timeZone: leadZone(payload, configuration.call_timezone, configuration.window_timezone),
+    ...(configuration.disclosure ? { disclosure: disclosureFor(configuration.disclosure, payload) } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { CallEnd } from '../lifecycle/index.js';
-import type { CallContext, VoicemailPolicy } from '../voice/index.js';
+import type { CallContext, Disclosure, VoicemailPolicy } from '../voice/index.js';
 
 /**
  * The seam between the lead lifecycle and a telephony provider. The scheduler asks a driver to
@@ -26,6 +26,8 @@ export interface DialRequest {
   optOut?: boolean;
   /** The lead's calling-window time zone (IANA). */
   timeZone?: string;
+  /** Spoken before the agent's first line (the configuration's disclosure, in the call's language). */
+  disclosure?: Disclosure;
   /** Called once the provider has accepted the call, with its call SID. */
   onCallId(callId: string): void;
   /** Aborted when Dialer shuts down past its grace period: hang up and resolve. */
@@ -69,6 +71,7 @@ export function outboundContext(request: DialRequest, voicemailDetection: boolea
     ...(request.voicemail ? { voicemail: request.voicemail } : {}),
     ...(request.optOut !== undefined ? { optOut: request.optOut } : {}),
     ...(request.timeZone ? { timeZone: request.timeZone } : {}),
+    ...(request.disclosure ? { disclosure: request.disclosure } : {}),
     ...(dialDigits ? { dialDigits } : {}),
     ...(request.traceContext ? { traceContext: request.traceContext } : {}),
   };

@@ -33,8 +33,16 @@ export interface CallContext {
   dialDigits?: string;
   /** The lead's calling-window time zone (IANA): callback times the callee gives are read in it. */
   timeZone?: string;
+  /** Spoken before the agent's first line, whole (the configuration's disclosure in the call's language; `{variable}` filled from the payload). */
+  disclosure?: Disclosure;
   /** The OpenTelemetry context of the call's root span: the conversation's turns are its children. */
   traceContext?: Context;
+}
+
+export interface Disclosure {
+  text: string;
+  /** The language the text was chosen for, when the configuration had one for the call's. */
+  language?: string;
 }
 
 export interface VoicemailPolicy {

@@ -24,6 +24,7 @@ import { sentimentScore } from './sentiment.js';
 import { CallTrace } from './tracing.js';
 import { substitute } from './flow/substitute.js';
 import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
+import { speakDisclosure } from './disclosure.js';
 import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
@@ -95,6 +96,12 @@ export class ConversationAgent implements CallAgent {
     const leaveMessage = context.voicemail?.action === 'leave_message' && context.voicemailDetection !== false;
     // A machine the provider detected: no conversation, only the message.
     if (context.machine && leaveMessage) return this.leaveMessage(context, io, variables, 'provider');
+    // The disclosure goes first, whole: the pipeline (and with it barge-in) starts once it is over.
+    const disclosure = await speakDisclosure(context, io, (text, signal) => this.synthesize(text, signal, io.sampleRateHz));
+    if (disclosure && !disclosure.heard) {
+      const errors = disclosure.record.error ? [disclosure.record.error] : [];
+      return { metaData: { agent: this.label, transcription: [disclosure.line], disclosure: disclosure.record, call_ended_by: io.signal.aborted && !errors.length ? 'customer' : 'agent', errors } };
+    }
     const callTrace = new CallTrace(context.traceContext, { stt: o.services.stt.label, tts: o.services.tts.label });
     // The flow engine's LLM requests and hooks belong to the turn being run (`converse` is set below).
     let converse: ConverseProcessor | undefined;
@@ -226,7 +233,8 @@ export class ConversationAgent implements CallAgent {
     const maxCall = setTimeout(() => finish('timeout'), o.maxCallMs ?? 30 * 60_000);
     maxCall.unref?.();
 
-    const publisher = io.observe ? new RecordPublisher(session.record, io.observe) : undefined;
+    if (disclosure) session.record.transcription.unshift(disclosure.line);
+    const publisher = io.observe ? new RecordPublisher(session.record, io.observe, 150, disclosure ? 1 : 0) : undefined;
     pipeline.send(frame({ kind: 'start' as const }));
     await over;
     clearTimeout(maxCall);
@@ -278,6 +286,7 @@ export class ConversationAgent implements CallAgent {
       metaData: {
         agent: this.label,
         transcription: record.transcription,
+        ...(disclosure ? { disclosure: disclosure.record } : {}),
         node_traversal: record.node_traversal,
         function_calls: record.function_calls,
         call_ended_by: endedBy,
@@ -295,6 +304,17 @@ export class ConversationAgent implements CallAgent {
     };
   }
 
+  /** Whole words from the TTS, at the call's rate (a disclosure, a voicemail message). */
+  private async synthesize(text: string, signal: AbortSignal, sampleRateHz: number): Promise<Int16Array> {
+    const tts = this.options.services.tts;
+    const chunks: Int16Array[] = [];
+    for await (const chunk of tts.synthesize(text, { signal })) chunks.push(chunk);
+    const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) (pcm.set(c, at), (at += c.length));
+    return resample(pcm, tts.sampleRateHz, sampleRateHz);
+  }
+
   /** A machine answered and a message is to be left: wait for the beep, speak it, hang up. */
   private async leaveMessage(
     context: CallContext,
@@ -304,7 +324,6 @@ export class ConversationAgent implements CallAgent {
     heardBefore?: Int16Array,
     transcription: Array<{ role: 'user' | 'assistant'; content: string; at_ms?: number }> = [],
   ): Promise<ConversationResult> {
-    const tts = this.options.services.tts;
     const errors: string[] = [];
     const message = substitute(context.voicemail?.message ?? '', variables, (name) => errors.push(`no value for {${name}}`));
     const { outcome, record, transcript } = await dropVoicemail({
@@ -315,14 +334,7 @@ export class ConversationAgent implements CallAgent {
         ? { providerEnd: { ...(context.machine.greetingEnded ? { how: context.machine.greetingEnded } : {}), ...(context.machine.detectionMs !== undefined ? { detectionMs: context.machine.detectionMs } : {}) } }
         : {}),
       ...(heardBefore ? { heardBefore } : {}),
-      speak: async (text, signal) => {
-        const chunks: Int16Array[] = [];
-        for await (const chunk of tts.synthesize(text, { signal })) chunks.push(chunk);
-        const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
-        let at = 0;
-        for (const c of chunks) (pcm.set(c, at), (at += c.length));
-        return resample(pcm, tts.sampleRateHz, io.sampleRateHz);
-      },
+      speak: (text, signal) => this.synthesize(text, signal, io.sampleRateHz),
     });
     if (record.error) errors.push(record.error);
     transcription.push(...transcript);

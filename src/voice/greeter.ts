@@ -10,6 +10,8 @@ import { rms } from '../lib/audio.js';
 import { synthesize, type LocalVoice } from '../lib/speech.js';
 import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult } from './agent.js';
 import { dropVoicemail } from './voicemail/drop.js';
+import { speakDisclosure } from './disclosure.js';
+import type { TranscriptLine } from './flow/types.js';
 import { MediaClock } from './media-clock.js';
 
 export interface GreeterOptions {
@@ -127,7 +129,21 @@ export class GreeterAgent implements CallAgent {
       });
       return { outcome, metaData: { agent: this.label, transcription: transcript, call_ended_by: 'agent', voicemail: record } };
     }
-    const transcription: Array<{ role: 'assistant' | 'user'; content: string; at_ms?: number }> = [];
+    // The disclosure goes first, whole: nobody listens to the callee until it is over.
+    const disclosure = await speakDisclosure(context, io, (text, signal) => speak(text, io.sampleRateHz, signal));
+    if (disclosure && !disclosure.heard) {
+      return {
+        outcome: 'no_response',
+        metaData: {
+          agent: this.label,
+          transcription: [disclosure.line],
+          call_ended_by: io.signal.aborted && !disclosure.record.error ? 'customer' : 'agent',
+          disclosure: disclosure.record,
+          ...(disclosure.record.error ? { errors: [disclosure.record.error] } : {}),
+        },
+      };
+    }
+    const transcription: TranscriptLine[] = disclosure ? [disclosure.line] : [];
     const errors: string[] = [];
     let dtmf = '';
     let bargeIns = 0;
@@ -193,6 +209,7 @@ export class GreeterAgent implements CallAgent {
       metaData: {
         agent: this.label,
         transcription,
+        ...(disclosure ? { disclosure: disclosure.record } : {}),
         call_ended_by: endedBy,
         barge_ins: bargeIns,
         ...(dtmf ? { dtmf } : {}),

@@ -30,11 +30,14 @@ export class RecordPublisher {
   private seen = { transcription: 0, nodes: 0, functions: 0 };
   private readonly timer: NodeJS.Timeout;
 
+  /** `publishedLines`: the record's first lines the client was already told of (the disclosure, as it was spoken). */
   constructor(
     private readonly record: FlowRecord,
     private readonly observe: (event: CallEvent) => void,
     intervalMs = 150,
+    publishedLines = 0,
   ) {
+    this.seen.transcription = publishedLines;
     this.timer = setInterval(() => this.publish(), intervalMs);
     this.timer.unref?.();
   }

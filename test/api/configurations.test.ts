@@ -63,6 +63,7 @@ const FULL = {
   dnc_lists: [],
   legal_hours: ['US'],
   local_presence: true,
+  disclosure: { text: 'This call is from Acme, uses an automated assistant and is recorded.', languages: { es: 'Esta llamada es de Acme.', 'pt-BR': 'Esta chamada é da Acme.' } },
 };
 
 describe('POST /configurations', () => {
@@ -100,6 +101,7 @@ describe('POST /configurations', () => {
     assert.equal(res.body.max_calls_per_number_per_day, null);
     assert.equal(res.body.max_concurrent_calls, null);
     assert.equal(res.body.max_calls_per_number_per_day, null);
+    assert.ok(!('disclosure' in res.body), 'an extension left unset is not answered');
   });
 
   it('answers 409 for a second configuration of the same reseller and template', async () => {
@@ -142,6 +144,8 @@ describe('POST /configurations', () => {
     ['unknown window zone', { window_timezone: 'callee' }, '/window_timezone'],
     ['zero calls per number per day', { max_calls_per_number_per_day: 0 }, '/max_calls_per_number_per_day'],
     ['a cap of no calls', { max_concurrent_calls: 0 }, '/max_concurrent_calls'],
+    ['an empty disclosure', { disclosure: { text: '' } }, '/disclosure/text'],
+    ['a disclosure by something not a language', { disclosure: { text: 'Hi', languages: { 'not a language!': 'Hola' } } }, '/disclosure/languages/not a language!'],
   ];
   for (const [what, patch, path] of invalid) {
     it(`answers 400 naming ${path} for ${what}`, async () => {

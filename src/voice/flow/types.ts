@@ -44,6 +44,8 @@ export interface TranscriptLine {
   content: string;
   node?: string;
   at_ms?: number;
+  /** The disclosure the call opened with (the transcript's first line). */
+  disclosure?: true;
 }
 
 export interface FlowRecord {

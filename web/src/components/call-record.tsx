@@ -6,7 +6,8 @@ import { Badge, Empty, Json } from './ui.js';
 import { clock, offset, seconds, when } from '../lib/format.js';
 
 /** `at_ms`: where the line begins in the call's recording. */
-export type Turn = { role: string; content: string; node?: string; at_ms?: number };
+/** `disclosure`: the disclosure the call opened with. */
+export type Turn = { role: string; content: string; node?: string; at_ms?: number; disclosure?: boolean };
 export type FunctionCall = {
   node: string;
   name: string;
@@ -39,10 +40,10 @@ export function Transcript({ turns, nodes, onSeek }: { turns: Turn[]; nodes: str
           const showNode = t.node !== undefined && t.node !== last;
           last = t.node ?? last;
           return (
-            <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}`}>
+            <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}${t.disclosure ? ' turn-disclosure' : ''}`}>
               {showNode && <span class="turn-node">{t.node}</span>}
               <span class="turn-who">
-                {t.role === 'user' ? 'Customer' : 'Agent'}
+                {t.role === 'user' ? 'Customer' : t.disclosure ? 'Disclosure' : 'Agent'}
                 {typeof t.at_ms === 'number' && <TurnTime ms={t.at_ms} onSeek={onSeek} />}
               </span>
               <span class="turn-text">{t.content}</span>

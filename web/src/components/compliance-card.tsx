@@ -1,6 +1,7 @@
 /**
  * A lead's compliance: the consent it was pushed with (and its revocation or erasure), the
- * do-not-call list that stopped it, the calling hours of law that held it, and its erasure.
+ * do-not-call list that stopped it, the calling hours of law that held it, the disclosure its last
+ * call opened with (and whether the callee heard it whole), and its erasure.
  */
 import type { Lead } from '../api/types.js';
 import { when } from '../lib/format.js';
@@ -12,6 +13,7 @@ export function ComplianceCard({ lead: l }: { lead: Lead }) {
   const m = (l.metaData ?? {}) as Record<string, unknown>;
   const dnc = m.dnc_list as { id: string; name: string; checked_at: string } | undefined;
   const hold = m.legal_hours_hold as { jurisdiction: string; hours: string; until: string } | undefined;
+  const disclosure = m.disclosure as { text: string; language?: string; completed: boolean; error?: string } | undefined;
   const erased = typeof m.erased_at === 'string' ? m.erased_at : undefined;
   const c: Consent | null | undefined = l.consent;
   return (
@@ -43,6 +45,17 @@ export function ComplianceCard({ lead: l }: { lead: Lead }) {
             <dt>Calling hours of law</dt>
             <dd>
               {hold.jurisdiction} {hold.hours}: waits until {when(hold.until)}
+            </dd>
+          </>
+        )}
+        {disclosure && (
+          <>
+            <dt>Disclosure</dt>
+            <dd id="lead-disclosure">
+              {disclosure.completed ? <Badge value="played in full" tone="ok" /> : <Badge value="not finished: the call ended during it" tone="bad" />}
+              {disclosure.language && <span class="muted"> ({disclosure.language})</span>}
+              <blockquote class="consent-text">“{disclosure.text}”</blockquote>
+              {disclosure.error && <div class="muted">{disclosure.error}</div>}
             </dd>
           </>
         )}

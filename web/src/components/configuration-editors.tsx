@@ -108,3 +108,62 @@ export function PreChecks({ value, onChange, errorAt }: { value: PreCheck[]; onC
     </div>
   );
 }
+
+type Disclosure = { text: string; languages?: Record<string, string> };
+const LANGUAGES_EXAMPLE = '{"es": "Esta llamada es de Acme, usa un asistente automático y se graba."}';
+
+/**
+ * The disclosure spoken before the agent's first line: its text (empty: none) and the same words in
+ * other languages as JSON, picked by the lead's payload.language.
+ */
+export function DisclosureField(props: { value: unknown; onChange: (v: Disclosure | null) => void; errorAt: (path: string) => string | undefined }) {
+  const given = (props.value ?? null) as Disclosure | null;
+  const [text, setText] = useState(given?.text ?? '');
+  const [languages, setLanguages] = useState(given?.languages ? JSON.stringify(given.languages, null, 1) : '');
+  const emit = (nextText: string, nextLanguages: Record<string, string> | undefined) =>
+    props.onChange(nextText.trim() === '' ? null : { text: nextText, ...(nextLanguages && Object.keys(nextLanguages).length ? { languages: nextLanguages } : {}) });
+  const parsed = (raw: string): Record<string, string> | undefined => (raw.trim() === '' ? undefined : (JSON.parse(raw) as Record<string, string>));
+  return (
+    <div class="form-grid">
+      <Field label="Disclosure spoken first" wide error={props.errorAt('/disclosure/text') ?? props.errorAt('/disclosure')} hint="Said whole before the agent's first line, on every outbound call; the callee cannot talk over it. Empty: no disclosure. {variable} placeholders come from the lead's payload.">
+        <textarea
+          name="disclosure"
+          id="f-disclosure"
+          rows={2}
+          maxLength={1000}
+          value={text}
+          placeholder="This call is from Acme, uses an automated assistant and is recorded."
+          onInput={(e) => {
+            const raw = e.currentTarget.value;
+            setText(raw);
+            try {
+              emit(raw, parsed(languages));
+            } catch {
+              emit(raw, undefined);
+            }
+          }}
+        />
+      </Field>
+      <Field label="The disclosure in other languages (JSON)" wide error={props.errorAt('/disclosure/languages')} hint={`By language code; the lead's payload.language picks one (es-MX, then es), else the text above is spoken. For example ${LANGUAGES_EXAMPLE}`}>
+        <textarea
+          name="disclosure_languages"
+          id="f-disclosure_languages"
+          rows={Math.min(8, Math.max(2, languages.split('\n').length))}
+          value={languages}
+          placeholder={LANGUAGES_EXAMPLE}
+          disabled={text.trim() === ''}
+          onInput={(e) => {
+            const raw = e.currentTarget.value;
+            setLanguages(raw);
+            try {
+              emit(text, parsed(raw));
+              e.currentTarget.setCustomValidity('');
+            } catch {
+              e.currentTarget.setCustomValidity('Not JSON');
+            }
+          }}
+        />
+      </Field>
+    </div>
+  );
+}

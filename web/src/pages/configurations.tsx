@@ -11,7 +11,7 @@ import type { Configuration, PreCheck } from '../api/types.js';
 import { ConfigurationFields } from '../../../src/configurations/schema.js';
 import { DateTime } from 'luxon';
 import { inWindow, nextOpening } from '../../../src/lib/windows.js';
-import { PreChecks, RetryPolicyField } from '../components/configuration-editors.js';
+import { DisclosureField, PreChecks, RetryPolicyField } from '../components/configuration-editors.js';
 import { SchemaField, type JsonSchema } from '../components/schema-field.js';
 import { Badge, ErrorNote, Field, Modal, PageHeader, Table, toast } from '../components/ui.js';
 import { span, viewerTimeZone } from '../lib/format.js';
@@ -284,6 +284,10 @@ function ConfigurationForm(props: { draft: Draft; templates: { id: string; name:
             <option key={z} value={z} />
           ))}
         </datalist>
+        <fieldset disabled={props.readOnly}>
+          <legend>Compliance</legend>
+          <DisclosureField value={draft.disclosure} onChange={(v) => set('disclosure', v)} errorAt={(path) => at(path)} />
+        </fieldset>
         <fieldset disabled={props.readOnly}>
           <legend>Pre-checks</legend>
           <PreChecks value={(draft.pre_checks as PreCheck[]) ?? []} onChange={(v) => set('pre_checks', v)} errorAt={(i) => (error instanceof ApiError ? error.problem.errors?.filter((e) => e.path.startsWith(`/pre_checks/${i}`)) : undefined)} />
