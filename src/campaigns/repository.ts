@@ -112,10 +112,11 @@ export class CampaignsRepository {
     );
   }
 
-  /** Up to `limit` of the campaign's waiting leads (BACKLOG or RETRY). */
+  /** Up to `limit` of the campaign's waiting leads (BACKLOG or RETRY), first due first. */
   async waitingLeads(id: string, limit: number): Promise<string[]> {
     const { rows } = await this.db.query<{ id: string }>(
-      `SELECT id FROM leads WHERE campaign_id = $1 AND status IN ('BACKLOG', 'RETRY') ORDER BY id LIMIT $2`,
+      // In leads_due_campaign_idx's order: read as far as the limit, never sorted whole.
+      `SELECT id FROM leads WHERE campaign_id = $1 AND status IN ('BACKLOG', 'RETRY') ORDER BY campaign_id, next_attempt_at, id LIMIT $2`,
       [id, limit],
     );
     return rows.map((r) => r.id);

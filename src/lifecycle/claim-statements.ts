@@ -88,9 +88,11 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
   const { rows } = await q.query<{ n: number }>(
     `WITH enough AS (
        -- First the cheap look: with fewer than $2 due leads of any kind the head cannot be full, and
-       -- nothing more is read (most empty claims, e.g. while pushes arrive a few at a time).
+       -- nothing more is read (most empty claims, e.g. while pushes arrive a few at a time). In
+       -- the index's order, so the scan stops at $2 (unordered, the plan may read every due lead
+       -- into a bitmap first: 120 ms with a paused campaign of 100,000 queued).
        SELECT count(*) >= $2 AS due FROM (
-         SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() LIMIT $2) AS d),
+         SELECT 1 FROM leads WHERE status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $2) AS d),
      ${dueHeadSql('id, reseller_id, template_id, is_playground, configurations_override, next_attempt_at', Math.trunc(examine), false)},
      h AS (
        SELECT l.id, c.id AS configuration_id, ${MAY_CALL_SQL} AS calling, ${EFFECTIVE_PROVIDER_SQL} AS provider
