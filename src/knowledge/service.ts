@@ -9,6 +9,7 @@ import type { Db } from '../db/index.js';
 import { badRequest, isForeignKeyViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { chunkText } from './chunk.js';
+import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './schema.js';
 import { deleteDocument, insertDocument, searchChunks, selectDocument, selectDocuments, templateOwner, type ChunkHit, type DocumentRow } from './repository.js';
 
 export interface DocumentInput {
@@ -19,9 +20,6 @@ export interface DocumentInput {
   text: string;
 }
 
-/** How many chunks a search answers at most, and by default. */
-export const MAX_SEARCH_RESULTS = 20;
-export const DEFAULT_SEARCH_RESULTS = 5;
 
 export class KnowledgeService {
   constructor(private readonly db: Db) {}
