@@ -153,7 +153,8 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'New document' }).click();
     const guide = ['# Renewal guide', 'Renewals are due every March; reminders go out a month before.', '## Warranty', 'The zanzibarite battery pack carries a seven year warranty.'].join('\n\n');
     await page.getByLabel('From a file').setInputFiles({ name: 'renewal-guide.md', mimeType: 'text/markdown', buffer: Buffer.from(guide) });
-    await page.getByLabel('Title').and(page.locator('[value="renewal-guide"]')).waitFor();
+    // The file is read into the form: its name becomes the title.
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('.modal input[name="title"]')?.value === 'renewal-guide');
     await page.locator('.modal select').first().selectOption({ label: 'Renewal' });
     await page.locator('.modal').getByRole('button', { name: 'Add', exact: true }).click();
     await page.getByRole('cell', { name: 'renewal-guide' }).waitFor();

@@ -59,7 +59,7 @@ export default function KnowledgePage() {
                       <div class="knowledge-source">
                         <strong>{c.title}</strong> · passage {c.position + 1} · rank {c.rank.toFixed(3)}
                       </div>
-                      <p class="knowledge-text">{c.text}</p>
+                      <p class="knowledge-text">{c.text.replace(/\n{2,}/g, "\n")}</p>
                     </li>
                   ))}
                 </ol>
