@@ -26,6 +26,7 @@ import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
 import { RetentionJob } from './privacy/index.js';
+import { KnowledgeService } from './knowledge/index.js';
 import { SANDBOX_NUMBERS, startSandboxLine, syncSandboxNumbers, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
@@ -77,12 +78,14 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
   }
   // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
   void preloadSilero(voice.sileroRuntime).catch(() => undefined);
+  const knowledge = new KnowledgeService(db);
   const agent = new ConversationAgent({
     services: chosen.services,
     pricing: voice.pricing,
     // Template hooks go out through the outbound URL policy.
     hookFetch: outbound.fetch,
     loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
+    searchKnowledge: (templateId, query) => knowledge.searchForTemplate(templateId, query),
   });
   return { agent, services: chosen.services };
 }

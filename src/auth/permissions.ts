@@ -11,6 +11,7 @@ export type Resource =
   | 'trunks'
   | 'blacklist'
   | 'dnc_lists'
+  | 'knowledge'
   | 'privacy'
   | 'leads'
   | 'campaigns'
@@ -39,6 +40,8 @@ export const PERMISSIONS: Readonly<Record<Resource, Readonly<Record<Action, read
   trunks: { read: ['admin', 'reseller'], write: ['admin', 'reseller'] },
   blacklist: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   dnc_lists: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
+  // A reseller's documents the agent answers from: resellers keep them, merchants read and search them.
+  knowledge: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller'] },
   // Subject access and erasure of a person's data, each inside the caller's scope; retention is a reseller's setting.
   privacy: { read: ['admin', 'reseller', 'merchant'], write: ['admin', 'reseller', 'merchant'] },
   leads: { read: ALL, write: ALL },

@@ -29,7 +29,7 @@ import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
-import type { LLM, STT, TTS, VAD, VadOptions } from './services.js';
+import type { KnowledgeChunk, LLM, STT, TTS, VAD, VadOptions } from './services.js';
 
 export interface VoiceServices {
   llm: LLM;
@@ -44,6 +44,8 @@ export interface ConversationOptions {
   services: VoiceServices;
   /** The template's flow (the voice engine reads no database: the caller supplies this). */
   loadFlow(templateId: string): Promise<Flow | undefined>;
+  /** The template's knowledge base (its documents and its reseller's shared ones), for the built-in search_knowledge. */
+  searchKnowledge?(templateId: string, query: string): Promise<KnowledgeChunk[]>;
   idleMs?: number;
   maxIdlePrompts?: number;
   /** The end-of-turn judge of adaptive mode (a learned model); by default the rules with each node's waits. */
@@ -113,6 +115,7 @@ export class ConversationAgent implements CallAgent {
       ...(io.sendDigits ? { sendDigits: (digits: string) => io.sendDigits!(digits) } : {}),
       ...(io.recordingMs ? { recordingMs: () => io.recordingMs!() } : {}),
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
+      ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
     });
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
@@ -298,6 +301,7 @@ export class ConversationAgent implements CallAgent {
         ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
+        ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },

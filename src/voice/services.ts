@@ -41,6 +41,19 @@ export type ChatMessage =
   | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
+/** A passage of the business's documents found for a question (the built-in search_knowledge). */
+export interface KnowledgeChunk {
+  document_id: string;
+  title: string;
+  /** The chunk's place in its document, from 0. */
+  position: number;
+  text: string;
+  rank: number;
+}
+
+/** Searches the call's knowledge (its template's documents and its reseller's shared ones): the best chunks first. */
+export type SearchKnowledge = (query: string) => Promise<KnowledgeChunk[]>;
+
 export interface ToolSpec {
   name: string;
   description?: string;

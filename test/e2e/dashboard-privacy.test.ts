@@ -2,7 +2,7 @@
  * Compliance screens in the real Chromium, against `dialer serve`: a do-not-call list created and
  * imported from a CSV (progress, malformed lines reported by number), a number searched; a lead's
  * consent on its page; a person looked up, erased after a confirmation naming what goes; a
- * reseller's retention set. Every screen is saved at 1280 px and at phone width in test/screenshots/.
+ * reseller's retention set; a knowledge document added from a file, searched and deleted. Every screen is saved at 1280 px and at phone width in test/screenshots/.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -141,5 +141,34 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
     assert.doesNotMatch(await page.locator('#lead-consent').innerText(), /I agree/);
     await shoot(page, 'lead-erased');
     assert.deepEqual(problems, []);
+  });
+
+  it('adds a knowledge document read from a Markdown file, finds the passage only it holds, deletes it', async () => {
+    const page = await (await newContext(browser)).newPage();
+    const seen = watchProblems(page);
+    page.on('dialog', (d) => void d.accept());
+    await logIn(page, server.url, EMAIL, PASSWORD, '/knowledge');
+    await page.getByText('No document yet').waitFor();
+
+    await page.getByRole('button', { name: 'New document' }).click();
+    const guide = ['# Renewal guide', 'Renewals are due every March; reminders go out a month before.', '## Warranty', 'The zanzibarite battery pack carries a seven year warranty.'].join('\n\n');
+    await page.getByLabel('From a file').setInputFiles({ name: 'renewal-guide.md', mimeType: 'text/markdown', buffer: Buffer.from(guide) });
+    // The file is read into the form: its name becomes the title.
+    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('.modal input[name="title"]')?.value === 'renewal-guide');
+    await page.locator('.modal select').first().selectOption({ label: 'Renewal' });
+    await page.locator('.modal').getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('cell', { name: 'renewal-guide' }).waitFor();
+    assert.match(await page.locator('tbody tr').first().innerText(), /Renewal\s+Markdown/);
+
+    await page.getByLabel('Ask the knowledge base').fill('How long is the zanzibarite warranty?');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const found = page.locator('#knowledge-results');
+    await found.locator('li').first().waitFor();
+    assert.match(await found.innerText(), /renewal-guide[\s\S]*seven year warranty/);
+    await shoot(page, 'knowledge');
+
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No document yet').waitFor();
+    assert.deepEqual(seen, []);
   });
 });

@@ -63,6 +63,8 @@ const TABLE_WRITERS: Record<string, readonly string[]> = {
   campaigns: ['campaigns'],
   dnc_lists: ['compliance'],
   dnc_numbers: ['compliance'],
+  knowledge_documents: ['knowledge'],
+  knowledge_chunks: ['knowledge'],
   privacy_retention: ['privacy'],
   idempotency_keys: ['leads'],
   live_transcript_lines: ['leads'],

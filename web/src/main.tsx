@@ -41,6 +41,7 @@ const Numbers = screen('numbers', () => import('./pages/numbers.js'));
 const Trunks = screen('trunks', () => import('./pages/trunks.js'));
 const Blacklist = screen('blacklist', () => import('./pages/blacklist.js'));
 const DncLists = screen('dnc_lists', () => import('./pages/dnc-lists.js'));
+const Knowledge = screen('knowledge', () => import('./pages/knowledge.js'));
 const Privacy = screen('privacy', () => import('./pages/privacy.js'));
 const Merchants = screen('merchants', () => import('./pages/merchants.js'));
 const Users = screen('users', () => import('./pages/users.js'));
@@ -77,6 +78,7 @@ function App() {
           <Route path={`${BASE}/trunks`} component={Trunks} />
           <Route path={`${BASE}/blacklist`} component={Blacklist} />
           <Route path={`${BASE}/dnc-lists`} component={DncLists} />
+          <Route path={`${BASE}/knowledge`} component={Knowledge} />
           <Route path={`${BASE}/privacy`} component={Privacy} />
           <Route path={`${BASE}/merchants`} component={Merchants} />
           <Route path={`${BASE}/users`} component={Users} />

@@ -5,11 +5,13 @@
  * - opt_out: the callee asks not to be called again: the agent confirms briefly and the call ends
  *   with outcome OPTED_OUT (Dialer then blacklists the number);
  * - schedule_callback: the callee chose a time to be called back (ISO 8601); the lead is called
- *   again then, inside its calling window.
+ *   again then, inside its calling window;
+ * - search_knowledge: looks up the business's documents (the knowledge base) for a question; the
+ *   best passages go back to the LLM, and which ones were used go on the call record.
  */
 import { DateTime } from 'luxon';
 import type { BuiltinFunction, FlowFunction, FlowNode } from './schema.js';
-import type { ToolSpec } from '../services.js';
+import type { KnowledgeChunk, SearchKnowledge, ToolSpec } from '../services.js';
 import { DTMF_SEQUENCE } from '../../lib/tones.js';
 
 /** The outcome of a call the callee opted out of. */
@@ -25,6 +27,15 @@ export interface BuiltinDeps {
   timeZone: string;
   /** Plays keys on the call; undefined where the call cannot (a browser session). */
   sendDigits?: (digits: string) => Promise<void>;
+  /** The call's knowledge base; undefined where the call has none to search. */
+  searchKnowledge?: SearchKnowledge;
+}
+
+/** A search_knowledge call as the call record keeps it: the question and the passages it answered with. */
+export interface KnowledgeLookup {
+  query: string;
+  at: string;
+  chunks: Array<Omit<KnowledgeChunk, 'text'>>;
 }
 
 /** What a built-in call did, for the flow's record and what follows. */
@@ -37,6 +48,7 @@ export interface BuiltinOutcome {
   endAfterReply?: string;
   optedOut?: { reason?: string; at: string };
   callback?: { at: string; requested: string; reason?: string };
+  knowledge?: KnowledgeLookup;
 }
 
 /** A built-in's function as the LLM sees it and as its arguments are checked. */
@@ -70,6 +82,15 @@ export function builtinFunction(name: BuiltinFunction, declared: Pick<FlowFuncti
         required: ['time'],
       };
     }
+    case 'search_knowledge':
+      return {
+        name,
+        description:
+          own ??
+          "Look up the business's documents (prices, policies, products, opening hours...) before answering a question you do not know the answer to. Answer only from what it returns.",
+        properties: { query: { type: 'string', description: 'The question, or the words to look for' } },
+        required: ['query'],
+      };
   }
 }
 
@@ -106,6 +127,20 @@ export async function runBuiltin(name: BuiltinFunction, args: Record<string, unk
       const reason = typeof args.reason === 'string' && args.reason.trim() ? args.reason.trim().slice(0, 500) : undefined;
       const callbackAt = when.toUTC().toISO({ suppressMilliseconds: true })!;
       return { result: { ok: true, scheduled_for: callbackAt }, callback: { at: callbackAt, requested, ...(reason ? { reason } : {}) } };
+    }
+    case 'search_knowledge': {
+      const query = String(args.query ?? '').trim().slice(0, 1000);
+      if (!query) return failed('say what to look for');
+      if (!deps.searchKnowledge) return failed('there is no knowledge base on this call');
+      let chunks: KnowledgeChunk[];
+      try {
+        chunks = await deps.searchKnowledge(query);
+      } catch (err) {
+        return failed(`the knowledge base could not be searched: ${(err as Error).message}`);
+      }
+      const knowledge: KnowledgeLookup = { query, at, chunks: chunks.map(({ text: _text, ...c }) => c) };
+      if (!chunks.length) return { result: { ok: true, found: 0, note: 'Nothing in the documents answers this: say you do not know.' }, knowledge };
+      return { result: { ok: true, found: chunks.length, passages: chunks.map((c) => ({ source: c.title, text: c.text })) }, knowledge };
     }
   }
 }

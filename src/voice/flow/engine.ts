@@ -41,7 +41,7 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], usage: emptyUsage() };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], knowledge: [], usage: emptyUsage() };
   /** The speculative turn in progress, until its verdict. */
   private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
@@ -68,7 +68,7 @@ export class FlowEngine implements FlowSession {
   constructor(private readonly flow: Flow, private readonly deps: FlowDeps) {
     this.nodes = new Map(flow.nodes.map((n) => [n.node_name, n]));
     this.node = this.nodes.get(flow.initial_node) ?? flow.nodes[0]!;
-    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}) };
+    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}), ...(deps.searchKnowledge ? { searchKnowledge: deps.searchKnowledge } : {}) };
   }
 
   get currentNode(): string {
@@ -349,6 +349,7 @@ export class FlowEngine implements FlowSession {
     if (done.keys) this.record.transcription.push({ role: 'assistant', content: `(pressed ${done.keys})`, ...recordingAt(this.deps.recordingMs?.()) });
     if (done.optedOut) this.record.opted_out = done.optedOut;
     if (done.callback) this.record.callback = done.callback;
+    if (done.knowledge) this.record.knowledge.push(done.knowledge);
     if (done.endAfterReply) this.endAfterReply = done.endAfterReply;
     return { result: done.result };
   }

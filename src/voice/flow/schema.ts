@@ -30,7 +30,7 @@ export const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'o
 export const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 export const MAX_NODE_NAME_LENGTH = 100;
 /** Dialer's own functions, offered in a node as `{"name": "send_dtmf", "type": "builtin"}`. */
-export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback'] as const;
+export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback', 'search_knowledge'] as const;
 export type BuiltinFunction = (typeof BUILTIN_FUNCTIONS)[number];
 
 // Response schemas stay open (additionalProperties) so a stored flow is never trimmed on the way

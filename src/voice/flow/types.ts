@@ -10,7 +10,8 @@
 import type { Context } from '@opentelemetry/api';
 import type { Flow } from './schema.js';
 import type { OutboundFetch } from '../../lib/outbound/index.js';
-import type { LLM, LlmUsage } from '../services.js';
+import type { LLM, LlmUsage, SearchKnowledge } from '../services.js';
+import type { KnowledgeLookup } from './builtins.js';
 import type { TurnTakingSettings } from '../turns/settings.js';
 
 export type AgentAction =
@@ -63,6 +64,8 @@ export interface FlowRecord {
   opted_out?: { reason?: string; at: string };
   /** The callee chose a time to be called back (the built-in schedule_callback); `at` in UTC. */
   callback?: { at: string; requested: string; reason?: string };
+  /** Each search of the knowledge base (the built-in search_knowledge): the question and the chunks that answered it. */
+  knowledge: KnowledgeLookup[];
   /** Every token the LLM was asked for and produced, cancelled speculative replies included. */
   usage: FlowUsage;
 }
@@ -116,6 +119,8 @@ export interface FlowDeps {
   optOut?: boolean;
   /** Plays keys on the call (the built-in send_dtmf); undefined where keys cannot be pressed. */
   sendDigits?: (digits: string) => Promise<void>;
+  /** The call's knowledge base (the built-in search_knowledge); undefined: the call has none. */
+  searchKnowledge?: SearchKnowledge;
   /** The call's calling-window zone: callback times without an offset are read in it (default UTC). */
   timeZone?: string;
 }

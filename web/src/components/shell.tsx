@@ -31,6 +31,7 @@ export const NAV: NavItem[] = [
   { path: '/trunks', label: 'SIP trunks', resource: 'trunks' },
   { path: '/blacklist', label: 'Blacklist', resource: 'blacklist' },
   { path: '/dnc-lists', label: 'Do-not-call lists', resource: 'dnc_lists' },
+  { path: '/knowledge', label: 'Knowledge', resource: 'knowledge' },
   { path: '/privacy', label: 'Privacy', resource: 'privacy' },
   { path: '/merchants', label: 'Merchants', resource: 'merchants' },
   { path: '/users', label: 'Users', resource: 'users' },

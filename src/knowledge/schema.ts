@@ -1,0 +1,56 @@
+/** The knowledge base's request and response schemas (the API's and the dashboard's types). */
+import { Type, type Static } from 'typebox';
+import { Id, Timestamp } from '../http/index.js';
+
+/** How many chunks a search answers at most, and by default. */
+export const MAX_SEARCH_RESULTS = 20;
+export const DEFAULT_SEARCH_RESULTS = 5;
+
+/** The largest document taken, in characters (about 30,000 words). */
+export const MAX_DOCUMENT_CHARACTERS = 200_000;
+
+export const Format = Type.Union([Type.Literal('text'), Type.Literal('markdown')], { description: 'Plain text or Markdown (headings start a new chunk); default text' });
+
+export const DocumentBody = Type.Object(
+  {
+    reseller_id: Type.Optional(Id),
+    template_id: Type.Optional(Type.Union([Id, Type.Null()], { description: "Only that template's calls search it; absent or null: every template of the reseller" })),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    format: Type.Optional(Format),
+    text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARACTERS, description: `The document's text, at most ${MAX_DOCUMENT_CHARACTERS} characters` }),
+  },
+  { additionalProperties: false, examples: [{ title: 'Returns policy', format: 'markdown', text: '# Returns\n\nItems can be returned within 30 days.' }] },
+);
+
+const DocumentSummary = {
+  id: Type.String(),
+  reseller_id: Type.String(),
+  template_id: Type.Union([Type.String(), Type.Null()]),
+  title: Type.String(),
+  format: Format,
+  chunk_count: Type.Integer({ description: 'How many chunks it was cut into for search' }),
+  created_at: Timestamp,
+};
+export const KnowledgeDocumentSummary = Type.Object(DocumentSummary);
+export const KnowledgeDocument = Type.Object({ ...DocumentSummary, text: Type.String() });
+
+export const Chunk = Type.Object({
+  document_id: Type.String(),
+  title: Type.String({ description: "The document's title" }),
+  template_id: Type.Union([Type.String(), Type.Null()]),
+  position: Type.Integer({ description: 'The chunk\'s place in its document, from 0' }),
+  text: Type.String(),
+  rank: Type.Number({ description: 'Full-text rank (higher is better); comparable within one answer only' }),
+});
+
+export const SearchQuery = Type.Object({
+  q: Type.String({ minLength: 1, maxLength: 1000, description: 'The question or words to look for (any of them matches; more of them, closer together, ranks higher)' }),
+  template_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Search as that template's calls do: its documents and the reseller-wide ones" })),
+  reseller_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'For an admin: one reseller (others search their own)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SEARCH_RESULTS, default: DEFAULT_SEARCH_RESULTS })),
+});
+
+export type DocumentBody = Static<typeof DocumentBody>;
+export type KnowledgeDocument = Static<typeof KnowledgeDocument>;
+export type KnowledgeDocumentSummary = Static<typeof KnowledgeDocumentSummary>;
+export type Chunk = Static<typeof Chunk>;
