@@ -118,7 +118,9 @@ const ALL_CALLERS = [ADMIN, R1, M1];
  */
 async function assertTermsMatchLeads(label: string, others = OTHER_FILTERS, callers = [R1]): Promise<void> {
   for (const caller of callers) {
-    for (const body of bodies(STORED_FILTERS, others)) {
+    // The reseller's scope with every filter; the platform's and a merchant's with the first two
+    // (no filter, a date range): the scope is what differs between them.
+    for (const body of bodies(STORED_FILTERS, caller === R1 ? others : others.slice(0, 2))) {
       const what = `${label}: ${caller.role} ${JSON.stringify(body)}`;
       const expected = await live().query(caller, body as any);
       assert.deepEqual(await terms().query(caller, body as any), expected, what);

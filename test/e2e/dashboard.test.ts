@@ -311,7 +311,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     problems.push(...watchProblems(page));
     await logIn(page, base, email, 'shop-password-1', '/leads');
     const nav = await page.locator('#nav a').allInnerTexts();
-    assert.deepEqual(nav.filter((n) => !n.startsWith('API reference')), ['Overview', 'Leads', 'Campaigns', 'Templates', 'Configurations', 'Analytics', 'Blacklist', 'Do-not-call lists', 'Privacy', 'Merchants', 'API tokens']);
+    assert.deepEqual(nav.filter((n) => !n.startsWith('API reference')), ['Overview', 'Leads', 'Campaigns', 'Templates', 'Configurations', 'Analytics', 'Blacklist', 'Do-not-call lists', 'Knowledge', 'Privacy', 'Merchants', 'API tokens']);
     await page.locator('tbody tr').first().waitFor();
     // Every lead listed is the merchant's own (as the API scopes it), and the other merchant's is not among them.
     const api = (await client(server.app, (await admin.post('/login', { email, password: 'shop-password-1' })).body.access_token).get('/leads?page_size=1000')).body;
