@@ -111,7 +111,7 @@ export async function moveAsideUncallable(q: Queryable, providers: string[], hea
               -- and the next finish gives a number back.
               OR (h.provider NOT IN (SELECT provider FROM outbound_numbers WHERE ${FREE_NUMBER_SQL})
                   AND EXISTS (SELECT 1 FROM outbound_numbers WHERE provider = ANY($1::text[]) AND ${FREE_NUMBER_SQL})))
-       FOR UPDATE OF l SKIP LOCKED),
+       FOR NO KEY UPDATE OF l SKIP LOCKED),
      moved AS (
        UPDATE leads SET next_attempt_at = now() + make_interval(secs => aside.secs), updated_at = now()
        FROM aside
@@ -145,7 +145,7 @@ export async function releaseHeld(q: Queryable, resellerId: string, templateId: 
          AND next_attempt_at <> greatest(now(), created_at + make_interval(secs => $3))
        ORDER BY next_attempt_at, id
        LIMIT $4
-       FOR UPDATE SKIP LOCKED),
+       FOR NO KEY UPDATE SKIP LOCKED),
      released AS (
        -- By key (an array, so each lead is found through the primary key, never a scan of the table).
        UPDATE leads SET next_attempt_at = greatest(now(), created_at + make_interval(secs => $3)), updated_at = now()
@@ -252,7 +252,7 @@ async function claimInRotation(
   // A prefix is `+` and digits: its range ends before the same prefix followed by ':' (after '9').
   const near = prefixes.map((_p, i) => `SELECT id, ${i - prefixes.length} AS part FROM (
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND phone_number ~>=~ $${9 + 2 * i} AND phone_number ~<~ $${10 + 2 * i}
-           ORDER BY id <= $6, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS near_${i}
+           ORDER BY id <= $6, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED) AS near_${i}
          UNION ALL
          `);
   const { rows } = await q.query<{ id: string; attempt_count: number; number_id: string; phone_number: string; rotation: string | null }>(
@@ -262,11 +262,11 @@ async function claimInRotation(
        SELECT id, row_number() OVER (ORDER BY part, id) AS rn FROM (
          ${near.join('')}SELECT id, 0 AS part FROM (
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id > $6
-           ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS after_last
+           ORDER BY provider, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED) AS after_last
          UNION ALL
          SELECT id, 1 AS part FROM (
            SELECT id FROM outbound_numbers WHERE provider = $1 AND ${FREE_NUMBER_SQL} AND id <= $6
-           ORDER BY provider, id LIMIT $2 FOR UPDATE SKIP LOCKED) AS from_first
+           ORDER BY provider, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED) AS from_first
          LIMIT $2) AS f),
      want AS (SELECT lead_id, start_at, trunk_id, rn FROM unnest($3::text[], $7::timestamptz[], $8::text[]) WITH ORDINALITY AS w (lead_id, start_at, trunk_id, rn)),
      taken AS (

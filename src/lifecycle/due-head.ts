@@ -25,7 +25,7 @@ export const HEAD_COLUMNS = `id, reseller_id, merchant_id, template_id, template
  * campaigns' start slots (PACE_LOOKAHEAD).
  */
 export function dueHeadSql(columns: string, limit: number, lock: boolean, lookaheadMs: number = PACE_LOOKAHEAD.minMs): string {
-  const locking = lock ? 'FOR UPDATE SKIP LOCKED' : '';
+  const locking = lock ? 'FOR NO KEY UPDATE SKIP LOCKED' : '';
   const due = `status IN ('BACKLOG', 'RETRY') AND next_attempt_at <= now() AND execution_mode IN (${PHONE_MODES_SQL})
          AND (reseller_id, template_id) NOT IN (SELECT reseller_id, template_id FROM full_configurations)
          AND (reseller_id, template_id) NOT IN (SELECT reseller_id, template_id FROM closed_trunk_configurations)`;

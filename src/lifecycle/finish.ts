@@ -213,7 +213,7 @@ export async function recoverExpired(
      FROM leads l LEFT JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
      WHERE l.status = 'PROCESSING' AND l.locked_until < now()
      ORDER BY l.locked_until LIMIT $1
-     FOR UPDATE OF l SKIP LOCKED`,
+     FOR NO KEY UPDATE OF l SKIP LOCKED`,
     [limit],
     // This and the numbers' check below run in every worker every few seconds: prepared.
     { prepare: true },

@@ -1,5 +1,5 @@
 /**
- * The claim's rules. One transaction locks a batch of due leads with FOR UPDATE SKIP LOCKED (other
+ * The claim's rules. One transaction locks a batch of due leads with FOR NO KEY UPDATE SKIP LOCKED (other
  * workers skip them) and decides each: its campaign's admission and its configuration's cap of live
  * calls (src/lifecycle/configuration-cap.ts), its SIP trunk's channels and pace (the trunk or its
  * failover; src/trunks/admission.ts), the blacklist and the do-not-call lists at dial time,
