@@ -47,21 +47,30 @@ export async function analyticsBacklog(db: Db): Promise<Record<string, number>> 
 }
 
 /**
- * Runs the folder every `intervalMs` until `signal` aborts, and at once again after a round that
- * took a full batch (a backlog is worked off in short transactions, back to back); `onError` hears
- * failures (the next round tries again). Returns a promise that settles when the loop has stopped.
+ * Runs the folder every `intervalMs` until `signal` aborts, and again soon after a round that took
+ * a full batch (a backlog is worked off in short transactions); `onError` hears failures (the next
+ * round tries again). On PostgreSQL a backlog round follows the last at once. On the embedded
+ * database, whose one thread also serves the claims, pushes and call writes, each backlog round is
+ * followed by a rest as long as the round itself: working off a large import then takes at most
+ * half of that thread, and a paced campaign's claims are not held behind rounds back to back.
+ * Returns a promise that settles when the loop has stopped.
  */
 export async function runFolder(db: Db, options: { intervalMs: number; signal: AbortSignal; onError: (err: unknown) => void }): Promise<void> {
   const { intervalMs, signal, onError } = options;
   while (!signal.aborted) {
+    let restMs = intervalMs;
     try {
-      if ((await foldAnalytics(db)).more) continue;
+      const started = performance.now();
+      if ((await foldAnalytics(db)).more) {
+        if (db.kind !== 'pglite') continue;
+        restMs = Math.min(intervalMs, performance.now() - started);
+      }
     } catch (err) {
       if (signal.aborted) break;
       onError(err);
     }
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, intervalMs);
+      const timer = setTimeout(done, restMs);
       signal.addEventListener('abort', done, { once: true });
       function done() {
         clearTimeout(timer);
