@@ -21,6 +21,8 @@ export class CallRecorder {
   /** Where Dialer's queued audio ends, in samples since the stream started. */
   private playCursor = 0;
   private readonly startedAt: number;
+  /** The call is over: nothing Dialer queues from now on is heard. */
+  private over = false;
 
   constructor(readonly sampleRateHz: number, private readonly now: () => number = () => performance.now()) {
     this.startedAt = now();
@@ -38,6 +40,7 @@ export class CallRecorder {
 
   /** Dialer's audio, queued for playout now. */
   played(pcm: Int16Array): void {
+    if (this.over) return;
     const at = Math.max(this.playCursor, this.nowSamples());
     this.outbound.push({ at, pcm });
     this.playCursor = at + pcm.length;
@@ -52,6 +55,17 @@ export class CallRecorder {
       else if (s.at + s.pcm.length > cut) s.pcm = s.pcm.subarray(0, cut - s.at);
     }
     this.playCursor = Math.min(this.playCursor, cut);
+  }
+
+  /**
+   * The call ended (hung up, the stream closed): what Dialer had queued beyond this instant was
+   * never heard, and is not recorded (a disclosure or a reply cut short by a hang-up ends where
+   * the call did). The person's audio has stopped arriving already.
+   */
+  ended(): void {
+    if (this.over) return;
+    this.cleared();
+    this.over = true;
   }
 
   /** Where the recording is now, in milliseconds from its start: what a transcript line's `at_ms` is measured in. */

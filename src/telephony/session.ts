@@ -328,6 +328,7 @@ export class CallSession {
   /** The stream closed: let the agent finish, store the recording. */
   private async endMedia(): Promise<{ result?: ConversationResult; recordingUrl?: string }> {
     this.callOver.abort();
+    this.recorder?.ended();
     for (const resolve of this.pendingPlays.values()) resolve('ended');
     this.pendingPlays.clear();
     this.closeMedia(1000, 'stream over');

@@ -180,6 +180,7 @@ export class WebRtcSession {
 
   private async finish(): Promise<void> {
     this.callOver.abort();
+    this.recorder.ended();
     this.peer.clear();
     const result = await this.conversation;
     let recordingUrl: string | undefined;

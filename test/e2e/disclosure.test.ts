@@ -13,6 +13,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
+import { decodeWav } from '../../src/lib/audio.js';
 import { synthesize } from '../../src/lib/speech.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { RunningServer } from '../../src/server.js';
@@ -151,6 +152,14 @@ describe('a disclosure', () => {
     assert.equal(m.disclosure.completed, false);
     assert.equal(m.disclosure.text, ENGLISH);
     assert.equal(m.call_ended_by, 'customer');
+    // The recording ends where the call did: the rest of the disclosure, never heard, is not in it.
+    const full = (await synthesize(ENGLISH, { sampleRateHz: 8000 })).length / 8000;
+    const rec = await fetch(lead.recording_url, { headers: { authorization: `Bearer ${admin.token}` } });
+    assert.equal(rec.status, 200);
+    const recorded = decodeWav(Buffer.from(await rec.arrayBuffer()));
+    const recordedSeconds = recorded.pcm.length / recorded.sampleRateHz;
+    assert.ok(recordedSeconds < full / 2, `recorded ${recordedSeconds} s of a ${full} s disclosure cut short`);
+    assert.ok(recordedSeconds <= lead.duration_seconds + 1, `recorded ${recordedSeconds} s, the call lasted ${lead.duration_seconds} s`);
 
     // The dashboard: the flag on the lead's page, the setting in the configuration form.
     if (!chromiumAvailable()) return;

@@ -42,6 +42,22 @@ describe('call recorder', () => {
     assert.equal(wav.pcm[4400], 500);
   });
 
+  it('ends where the call ended: audio queued past the hang-up was never heard and is not recorded', () => {
+    let now = 0;
+    const rec = new CallRecorder(8000, () => now);
+    for (let i = 0; i < 50; i++) rec.heard(tone(160, 100));
+    // A nine-second disclosure queued at once; the callee hangs up one second in.
+    rec.played(tone(9 * 8000, 1000));
+    now = 1000;
+    rec.ended();
+    // What the agent queues after the end (its goodbye) is not recorded either.
+    rec.played(tone(800, 2000));
+    const wav = decodeWav(rec.wav());
+    assert.equal(wav.pcm.length, 8000);
+    assert.equal(wav.pcm[7999], 1100);
+    assert.equal(rec.seconds, 1);
+  });
+
   it("keeps every sample of the caller's audio across its one-second blocks, whatever the frames' size", () => {
     const rec = new CallRecorder(8000, () => 0);
     const total = 8000 * 3 + 1234;

@@ -198,6 +198,7 @@ export class SipDriver implements Driver {
     const answeredAt = Date.now();
     const over = new AbortController();
     const recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
+    over.signal.addEventListener('abort', () => recorder.ended(), { once: true });
     const audioListeners: Array<(pcm: Int16Array) => void> = [];
     const digitListeners: Array<(digit: string) => void> = [];
     const digitsHeard: string[] = [];
