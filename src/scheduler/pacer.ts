@@ -9,7 +9,12 @@ export class Pacer {
   /** Per paced campaign, this worker's dials waiting for their slots, in line, and when the last went. */
   private readonly turns = new Map<string, Promise<void>>();
   private readonly lastDial = new Map<string, number>();
-  /** How long this worker's claims take, smoothed (ms). */
+  /**
+   * How long this worker's claims take (ms), counted from when the claim was due (a timer that
+   * fired late, a database thread busy with other work, count too): the longest recent one, let go
+   * slowly. A claim that was late once is likely late again soon (a backlog being folded, a busy
+   * event loop), and a lookahead shorter than that lateness loses the slots it passes.
+   */
   private claimMs = 0;
 
   /** How far ahead the next claim takes start slots: twice the recent claims' time, within PACE_LOOKAHEAD. */
@@ -17,12 +22,17 @@ export class Pacer {
     return paceLookaheadMs(2 * this.claimMs);
   }
 
-  /** A claim begins: call `ended` when it is over, and its time counts towards the lookahead. */
-  claimStarted(): { ended: () => void } {
-    const started = performance.now();
+  /**
+   * A claim begins (for a paced campaign's wake due at `dueAt`, epoch ms, when that is what woke
+   * it): call `ended` when it is over, and its time counts towards the lookahead.
+   */
+  claimStarted(dueAt?: number): { ended: () => void } {
+    const now = Date.now();
+    const started = dueAt !== undefined && dueAt < now ? dueAt : now;
     return {
       ended: () => {
-        this.claimMs = 0.7 * this.claimMs + 0.3 * (performance.now() - started);
+        const took = Date.now() - started;
+        this.claimMs = Math.max(took, 0.9 * this.claimMs + 0.1 * took);
       },
     };
   }

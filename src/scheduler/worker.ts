@@ -187,7 +187,7 @@ export class Scheduler {
     void this.health.maybeRun();
     const free = this.maxCalls - this.callsInProgress;
     if (free <= 0 || this.stopping) return 0;
-    const claiming = this.pacer.claimStarted();
+    const claiming = this.pacer.claimStarted(this.pacedAt);
     const report = await this.db.tx((q) =>
       claimBatch(q, { workerId: this.workerId, limit: Math.min(free, 100), leaseSeconds: this.leaseSeconds, providers: [...this.drivers.keys()], onFinished: this.onFinished,
         stoppedResellers: this.stoppedResellers, rotation: this.rotation, unclogWhenShort: Date.now() - this.lastUnclog >= UNCLOG_EVERY_MS,
