@@ -171,6 +171,8 @@ describe('a disclosure', () => {
       await page.locator('#lead-disclosure').waitFor();
       assert.match(await page.locator('#lead-disclosure').innerText(), /not finished: the call ended during it/);
       assert.match(await page.locator('.turn-disclosure').first().innerText(), /disclosure[\s\S]*This call is from Acme/i);
+      // The recording drawn (the page fetches it after the rest): the short recording of a call cut short.
+      await page.getByText('Download WAV').waitFor();
       await shoot(page, 'lead-disclosure');
       await page.goto(`${server.url}${API_PREFIX}/app/configurations?template=${template}`);
       await page.locator('#f-disclosure').waitFor();
