@@ -81,7 +81,6 @@ const SCRIPT = {
 };
 
 before(async () => {
-  const t0 = Date.now();
   const port = await freePort();
   ai = await startOpenAIServer();
   rt = await startRealtimeServer({ firstAudioMs: 150 });
@@ -111,13 +110,10 @@ before(async () => {
   const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
   assert.equal((await admin.post('/numbers', { phone_number: '+12125550440', provider: 'PROVIDER_A' })).status, 200);
-  if (process.env.RT_DEBUG) console.log('before', Date.now() - t0);
 });
 
 after(async () => {
-  const t0 = Date.now();
   await server?.close();
-  if (process.env.RT_DEBUG) console.log('server closed', Date.now() - t0);
   await emulator?.close();
   await rt?.close();
   await ai?.close();

@@ -14,7 +14,8 @@
  *   speech of its text in the local voice (`response.audio.delta` in 100 ms pieces, faster than
  *   real time, with `response.audio_transcript.delta` words), `response.done` with `usage`; or an
  *   `error` event; or the socket dropped.
- * Latencies are fixed: `firstAudioMs` from the response's start to its first audio.
+ * Latencies are fixed: `firstAudioMs` from the response's start to its first audio (each text is
+ * synthesised once), `transcriptionMs` from the end of the caller's speech to their words.
  *
  *   const rt = await startRealtimeServer({ firstAudioMs: 300 });
  *   rt.replies.push({ text: 'Hello Ana!' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
@@ -48,8 +49,8 @@ export interface RealtimeServer {
   pace: RealtimePace;
   replies: RealtimeReply[];
   transcripts: string[];
-  /** When `replies` is empty (benchmarks). */
-  respond?: () => RealtimeReply;
+  /** When `replies` is empty (benchmarks): `n` counts the connection's responses so far. */
+  respond?: (n: number) => RealtimeReply;
   /** Client events as received (audio appends left out), with the connection's number. */
   received: Array<{ connection: number; event: any }>;
   /** Audio appended, in ms, per connection. */
@@ -65,6 +66,25 @@ const START_MS = 60;
 const STOP_MS = 500;
 const SPEECH_RMS = 300;
 const PCM16_HZ = 24_000;
+
+/**
+ * Each text is synthesised once (its latency is the server's fixed one, not the synthesiser's),
+ * from its first sound: the local voice's leading quiet (about 200 ms) would add to every reply.
+ */
+const spoken = new Map<string, Promise<Int16Array>>();
+export function speech(text: string, sampleRateHz: number): Promise<Int16Array> {
+  const key = `${sampleRateHz} ${text}`;
+  let pcm = spoken.get(key);
+  if (!pcm) spoken.set(key, (pcm = synthesize(text, { sampleRateHz }).then((all) => all.subarray(leadingQuiet(all, sampleRateHz)))));
+  return pcm;
+}
+
+function leadingQuiet(pcm: Int16Array, sampleRateHz: number): number {
+  const win = sampleRateHz / 100;
+  let from = 0;
+  while (from + win < pcm.length && rms(pcm.subarray(from, from + win)) < 150) from += win;
+  return from;
+}
 
 let ids = 0;
 const id = (prefix: string) => `${prefix}_${(++ids).toString(36).padStart(6, '0')}`;
@@ -109,6 +129,7 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
   let quietMs = 0;
   let pending = new Int16Array(0);
   let current: { id: string; cancelled: boolean; done: boolean } | undefined;
+  let responsesMade = 0;
 
   const rate = () => (session.input_audio_format === 'g711_ulaw' ? 8000 : PCM16_HZ);
   const decode = (b64: string) => {
@@ -145,7 +166,8 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
   };
 
   const respond = async () => {
-    const reply = state.replies.shift() ?? state.respond?.() ?? { text: '' };
+    const reply = state.replies.shift() ?? state.respond?.(responsesMade) ?? { text: '' };
+    responsesMade++;
     if (reply.drop) return ws.terminate();
     if (reply.error) return send({ type: 'error', error: { type: 'invalid_request_error', code: reply.error.code, message: reply.error.message, param: null, event_id: null } });
     const response = { id: id('resp'), cancelled: false, done: false };
@@ -170,7 +192,7 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
       send({ type: 'response.output_item.added', response_id: response.id, output_index: outputIndex, item: { id: itemId, object: 'realtime.item', type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
       send({ type: 'response.content_part.added', ...base, part: { type: 'audio', transcript: '' } });
       const outHz = session.output_audio_format === 'g711_ulaw' ? 8000 : PCM16_HZ;
-      const [pcm] = await Promise.all([synthesize(reply.text, { sampleRateHz: outHz }), wait(state.pace.firstAudioMs)]);
+      const [pcm] = await Promise.all([speech(reply.text, outHz), wait(state.pace.firstAudioMs)]);
       const words = reply.text.split(/(?<=\s)/);
       const piece = outHz / 10;
       const pieces = Math.ceil(pcm.length / piece);
