@@ -19,7 +19,8 @@ import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
-import { OpenAICompatibleLLM } from '../../src/providers/index.js';
+import { OpenAICompatibleLLM, OpenAIRealtime } from '../../src/providers/index.js';
+import type { RealtimeEvent } from '../../src/voice/services.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
 import { APOLOGY } from '../../src/voice/flow/engine.js';
 import type { Client } from '../helpers/app.js';
@@ -252,5 +253,30 @@ describe('a flow on a realtime model', () => {
     assert.ok(meta.errors.some((e: string) => e.startsWith('realtime model: the connection closed')), JSON.stringify(meta.errors));
     assert.deepEqual(meta.node_traversal, ['greet']);
     assert.equal(meta.transcription[0].content, 'Hello Ana. Shall I confirm your order?');
+  });
+
+  it('speaks pcm16 at 24 kHz where the call is not telephony (WebRTC at 16 kHz), and fails fast where nothing answers', async () => {
+    const model = new OpenAIRealtime({ url: rt.url, model: 'gpt-realtime', voice: 'alloy', transcriptionModel: 'whisper-1', connectTimeoutMs: 5000 });
+    rt.replies.push({ text: 'Hello there.' });
+    rt.transcripts.push('Hi.');
+    const session = await model.connect({ signal: new AbortController().signal, sampleRateHz: 16_000, config: { instructions: 'Greet.', tools: [] } });
+    const events: RealtimeEvent[] = [];
+    const done = new Promise<void>((resolve) => session.onEvent((e) => (events.push(e), e.type === 'response_done' && resolve())));
+    // A second of sound, then quiet: the server's VAD hears a turn in the resampled audio and answers it.
+    const tone = Int16Array.from({ length: 16_000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16_000)));
+    for (let at = 0; at < tone.length; at += 320) session.appendAudio(tone.subarray(at, at + 320));
+    for (let i = 0; i < 40; i++) session.appendAudio(new Int16Array(320));
+    await done;
+    await session.close();
+    const update = rt.received.filter((r) => r.event.type === 'session.update').at(-1)!.event.session;
+    assert.deepEqual([update.input_audio_format, update.output_audio_format, update.instructions], ['pcm16', 'pcm16', 'Greet.']);
+    assert.deepEqual(events.filter((e) => e.type !== 'audio' && e.type !== 'transcript').map((e) => e.type), ['speech_started', 'speech_stopped', 'response_started', 'user_transcript', 'response_done', 'closed']);
+    const audio = events.flatMap((e) => (e.type === 'audio' ? [e.pcm.length] : [])).reduce((a, b) => a + b, 0);
+    const sent = rt.responses.at(-1)!;
+    assert.ok(Math.abs(audio / 16 - sent.audioMs) <= 100, `${audio / 16} ms at 16 kHz of ${sent.audioMs} ms sent`);
+    assert.equal(events.filter((e) => e.type === 'transcript').map((e) => (e as { text: string }).text).join(''), 'Hello there.');
+
+    const closedPort = `ws://127.0.0.1:${await freePort()}/v1/realtime`;
+    await assert.rejects(new OpenAIRealtime({ url: closedPort, model: 'gpt-realtime', voice: 'alloy', transcriptionModel: 'whisper-1', connectTimeoutMs: 5000 }).connect({ signal: new AbortController().signal, sampleRateHz: 8000, config: { instructions: '', tools: [] } }), (err: Error & { retryable?: boolean }) => err.name === 'ServiceError' && err.retryable === true);
   });
 });
