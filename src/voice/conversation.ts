@@ -9,7 +9,7 @@ import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
 import { createFlowSession } from './flow/index.js';
-import { conversationCost, conversationOutcome, flowVariables } from './result.js';
+import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from './result.js';
 import { frame, type EndFrame } from './frames.js';
 import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
@@ -26,7 +26,6 @@ import { CallTrace } from './tracing.js';
 import { substitute } from './flow/substitute.js';
 import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
 import { speakDisclosure } from './disclosure.js';
-import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
@@ -247,14 +246,7 @@ export class ConversationAgent implements CallAgent {
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
-    // The template's post-call analysis: one bounded LLM request; a failure is an error of the record, nothing more.
-    const analysisSpec = flow.post_call_analysis;
-    let analysis: Analysis | undefined;
-    if (analysisSpec && record.transcription.length > 0) {
-      const done = await analyseCall(o.services.llm, analysisSpec, record.transcription, { timeoutMs: o.analysisTimeoutMs ?? 20_000 });
-      if (done.error) errors.push(`post-call analysis failed: ${done.error}`);
-      analysis = done.analysis;
-    }
+    const analysis = await postCallAnalysis(o.services.llm, flow, record, errors, o.analysisTimeoutMs);
     const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;

@@ -6,7 +6,8 @@
  * - A three-node flow (a function with a hook, transitions, a tts_say and end_conversation) takes
  *   the same path, sends the same hook request and ends with the same outcome as on the chat LLM
  *   (the flow engine against the local OpenAI-compatible server); the caller's barge-in over the
- *   greeting truncates the model's item at what was heard, and the transcript keeps just that.
+ *   greeting truncates the model's item at what was heard, and the transcript keeps just that; the
+ *   post-call analysis is the chat LLM's.
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
  */
@@ -45,6 +46,7 @@ let reseller: string;
 
 const flow = (hookUrl: string) => ({
   initial_node: 'greet',
+  post_call_analysis: { success_criteria: 'The order was confirmed.' },
   nodes: [
     {
       node_name: 'greet',
@@ -166,6 +168,9 @@ describe('a flow on a realtime model', () => {
 
     rt.replies.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
     rt.transcripts.push('Yes, please confirm it.', 'Tuesday.');
+    // The post-call analysis is the chat LLM's.
+    const analysis = { success: true, reason: 'Ana confirmed order A-42 for Tuesday.' };
+    ai.chat.push({ tools: [{ name: 'record_analysis', arguments: analysis }] });
     const received = rt.received.length;
     const callee = '+14155550441';
     emulator.script(callee, {
@@ -228,6 +233,7 @@ describe('a flow on a realtime model', () => {
       ['user', 'Tuesday.'],
       ['assistant', 'Thank you Ana. Goodbye!'],
     ]);
+    assert.deepEqual(meta.analysis, analysis);
     // Usage from each response.done, and a cost.
     assert.ok(meta.usage.promptTokens >= 360 && meta.usage.completionTokens > 0, JSON.stringify(meta.usage));
     assert.ok(lead.cost > 0);

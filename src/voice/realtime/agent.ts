@@ -22,11 +22,11 @@ import type { Flow } from '../flow/schema.js';
 import type { AgentAction } from '../flow/types.js';
 import { keypressText, VOICEMAIL_PATTERN } from '../processors/converse.js';
 import { RecordPublisher } from '../observe.js';
-import { conversationCost, conversationOutcome, flowVariables } from '../result.js';
+import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from '../result.js';
 import { sentimentScore } from '../sentiment.js';
 import { speakDisclosure } from '../disclosure.js';
 import { percentile } from '../metrics.js';
-import type { KnowledgeChunk, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
+import type { KnowledgeChunk, LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
 import { RealtimeBrain } from './brain.js';
 
 export interface RealtimeAgentOptions {
@@ -41,6 +41,9 @@ export interface RealtimeAgentOptions {
   idleMs?: number;
   maxIdlePrompts?: number;
   maxCallMs?: number;
+  /** Runs the template's post-call analysis (the chat LLM); none: the analysis is skipped. */
+  analysisLlm?: LLM;
+  analysisTimeoutMs?: number;
   /** Takes a call the realtime model cannot (it does not connect, a machine to leave a message on). */
   fallback?: CallAgent;
 }
@@ -329,6 +332,7 @@ export class RealtimeAgent implements CallAgent {
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
+    const analysis = o.analysisLlm ? await postCallAnalysis(o.analysisLlm, flow, record, errors, o.analysisTimeoutMs) : undefined;
     const sentiment = sentimentScore(record.transcription.filter((t) => t.role === 'user').map((t) => t.content));
     const minutes = (performance.now() - startedAt) / 60_000;
     const traceScores: Record<string, number> = { interruptions, turns: turnLatenciesMs.length };
@@ -358,6 +362,7 @@ export class RealtimeAgent implements CallAgent {
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
+        ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },
     };
