@@ -232,7 +232,8 @@ export interface RealtimeSessionConfig {
 export type RealtimeEvent =
   /** The server's voice activity detection heard the caller start (a barge-in while the agent speaks). */
   | { type: 'speech_started' }
-  | { type: 'speech_stopped' }
+  /** The caller's turn ended; `itemId`: the conversation item their audio became (its transcript names it). */
+  | { type: 'speech_stopped'; itemId?: string }
   /** A reply began (the server's own, after the caller's turn, or one Dialer asked for). */
   | { type: 'response_started'; responseId: string }
   /** Agent audio, PCM at the session's rate, of the assistant item `itemId`. */

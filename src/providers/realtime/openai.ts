@@ -173,7 +173,7 @@ class OpenAIRealtimeSession implements RealtimeSession {
       case 'input_audio_buffer.speech_started':
         return this.emit({ type: 'speech_started' });
       case 'input_audio_buffer.speech_stopped':
-        return this.emit({ type: 'speech_stopped' });
+        return this.emit({ type: 'speech_stopped', ...(e.item_id ? { itemId: e.item_id } : {}) });
       case 'response.created':
         return this.emit({ type: 'response_started', responseId: e.response?.id ?? '' });
       case 'response.audio.delta':

@@ -48,6 +48,9 @@ export interface RealtimeAgentOptions {
   fallback?: CallAgent;
 }
 
+/** How long after the end of the caller's turn its transcription may come. */
+const TRANSCRIPT_WAIT_MS = 5000;
+
 type EndedBy = 'agent' | 'customer' | 'timeout' | 'error' | 'transfer';
 
 /** One barge-in: the model's item cut at what the caller heard of it. */
@@ -264,6 +267,20 @@ export class RealtimeAgent implements CallAgent {
     };
 
     let userTurns = 0;
+    /** The caller's turn in words: the flow answers it (the model's reply to it is already under way). */
+    const callerSaid = (text: string) => {
+      idlePrompts = 0;
+      if (userTurns++ === 0 && context.voicemailDetection !== false && VOICEMAIL_PATTERN.test(text)) {
+        giveUpOutcome = 'voicemail';
+        return finish('agent');
+      }
+      brain.heardCaller();
+      run((signal) => session.userTurn(text || '(inaudible)', signal));
+    };
+    // A caller's turn whose transcription does not come in time is taken without its words (the
+    // flow must still answer the model's reply to it); a transcription that comes later is dropped.
+    const awaitingWords = new Map<string, NodeJS.Timeout>();
+    const givenUp = new Set<string>();
     rt.onEvent((e: RealtimeEvent) => {
       brain.event(e);
       switch (e.type) {
@@ -271,9 +288,21 @@ export class RealtimeAgent implements CallAgent {
           stopIdle();
           bargeIn();
           break;
-        case 'speech_stopped':
+        case 'speech_stopped': {
           speechStoppedAt = performance.now();
+          const itemId = e.itemId;
+          if (itemId) {
+            const timer = setTimeout(() => {
+              awaitingWords.delete(itemId);
+              givenUp.add(itemId);
+              errors.push(`realtime model: no transcription of the caller's turn ${itemId} within ${TRANSCRIPT_WAIT_MS} ms`);
+              callerSaid('');
+            }, TRANSCRIPT_WAIT_MS);
+            timer.unref?.();
+            awaitingWords.set(itemId, timer);
+          }
           break;
+        }
         case 'audio': {
           if (cutResponses.has(e.responseId) || endedBy) return;
           if (speechStoppedAt !== undefined) {
@@ -289,16 +318,12 @@ export class RealtimeAgent implements CallAgent {
           play(e.pcm, (yes) => yes && (it.playedMs += ms));
           break;
         }
-        case 'user_transcript': {
-          idlePrompts = 0;
-          if (userTurns++ === 0 && context.voicemailDetection !== false && VOICEMAIL_PATTERN.test(e.text)) {
-            giveUpOutcome = 'voicemail';
-            return finish('agent');
-          }
-          brain.heardCaller();
-          run((signal) => session.userTurn(e.text || '(inaudible)', signal));
+        case 'user_transcript':
+          if (givenUp.delete(e.itemId)) break;
+          clearTimeout(awaitingWords.get(e.itemId));
+          awaitingWords.delete(e.itemId);
+          callerSaid(e.text);
           break;
-        }
         case 'error':
           // An error while a reply was asked for leaves the conversation without one; others are only recorded.
           if (brain.awaiting) fatal(`realtime model error: ${e.message}`);
@@ -325,6 +350,7 @@ export class RealtimeAgent implements CallAgent {
     await over;
     ended = true;
     clearTimeout(maxCall);
+    for (const timer of awaitingWords.values()) clearTimeout(timer);
     stopIdle();
     running?.abort();
     publisher?.close();
