@@ -28,6 +28,7 @@ import { speakDisclosure } from '../disclosure.js';
 import { percentile } from '../metrics.js';
 import type { KnowledgeChunk, LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
 import { RealtimeBrain } from './brain.js';
+import { Playout } from './playout.js';
 
 export interface RealtimeAgentOptions {
   model: RealtimeModel;
@@ -58,13 +59,6 @@ export interface Truncation {
   item_id: string;
   audio_end_ms: number;
   audio_sent_ms: number;
-}
-
-/** The model's audio of one assistant item, as sent to the call and as heard. */
-interface ItemPlayout {
-  responseId: string;
-  sentMs: number;
-  playedMs: number;
 }
 
 export class RealtimeAgent implements CallAgent {
@@ -141,11 +135,7 @@ export class RealtimeAgent implements CallAgent {
       resolveEnd();
     };
 
-    // Playout: every piece handed to the call, and what of each model item was heard.
-    let outstanding = 0;
-    let drainedWaiters: Array<() => void> = [];
-    const items = new Map<string, ItemPlayout>();
-    const cutResponses = new Set<string>();
+    const playout = new Playout(io, () => armIdle());
     const truncations: Truncation[] = [];
     const dtmf: string[] = [];
     const turnLatenciesMs: number[] = [];
@@ -153,18 +143,7 @@ export class RealtimeAgent implements CallAgent {
     let interruptions = 0;
     let spokenCharacters = 0;
     let failed = false;
-    const drained = () => (outstanding === 0 ? Promise.resolve() : new Promise<void>((r) => drainedWaiters.push(r)));
-    const play = (pcm: Int16Array, heard?: (played: boolean) => void) => {
-      outstanding++;
-      void io.play(pcm).then((result) => {
-        outstanding--;
-        heard?.(result === 'played');
-        if (outstanding === 0) {
-          for (const w of drainedWaiters.splice(0)) w();
-          armIdle();
-        }
-      });
-    };
+    const drained = () => playout.drained();
 
     // The flow's turns, one after another; `running` is the one in hand.
     let work: Promise<void> = Promise.resolve();
@@ -186,7 +165,7 @@ export class RealtimeAgent implements CallAgent {
               brain.spokeLocally(action.text);
               spokenCharacters += action.text.length;
               try {
-                play(await speak(action.text, controller.signal), (yes) => (line.heard = yes));
+                playout.play(await speak(action.text, controller.signal), (yes) => (line.heard = yes));
               } catch (err) {
                 if (!controller.signal.aborted) errors.push(`text-to-speech failed for "${action.text.slice(0, 40)}": ${(err as Error).message}`);
               }
@@ -235,16 +214,13 @@ export class RealtimeAgent implements CallAgent {
     };
 
     const bargeIn = () => {
-      if (outstanding === 0) return;
+      if (!playout.playing) return;
       interruptions++;
-      io.clear();
       let delivered = false;
-      for (const [itemId, item] of items) {
-        if (item.playedMs >= item.sentMs || cutResponses.has(item.responseId)) continue;
-        cutResponses.add(item.responseId);
-        rt.truncate(itemId, item.playedMs);
-        truncations.push({ item_id: itemId, audio_end_ms: Math.round(item.playedMs), audio_sent_ms: Math.round(item.sentMs) });
-        delivered = brain.cut(item.responseId, item.sentMs > 0 ? item.playedMs / item.sentMs : 0) || delivered;
+      for (const cut of playout.interrupt()) {
+        rt.truncate(cut.itemId, cut.playedMs);
+        truncations.push({ item_id: cut.itemId, audio_end_ms: Math.round(cut.playedMs), audio_sent_ms: Math.round(cut.sentMs) });
+        delivered = brain.cut(cut.responseId, cut.sentMs > 0 ? cut.playedMs / cut.sentMs : 0) || delivered;
       }
       running?.abort();
       // The turn whose words the engine holds keeps only what the caller heard of them.
@@ -304,18 +280,12 @@ export class RealtimeAgent implements CallAgent {
           break;
         }
         case 'audio': {
-          if (cutResponses.has(e.responseId) || endedBy) return;
+          if (endedBy || !playout.model(e.responseId, e.itemId, e.pcm)) return;
           if (speechStoppedAt !== undefined) {
             turnLatenciesMs.push(performance.now() - speechStoppedAt);
             speechStoppedAt = undefined;
           }
           stopIdle();
-          let item = items.get(e.itemId);
-          if (!item) items.set(e.itemId, (item = { responseId: e.responseId, sentMs: 0, playedMs: 0 }));
-          const ms = (e.pcm.length * 1000) / io.sampleRateHz;
-          item.sentMs += ms;
-          const it = item;
-          play(e.pcm, (yes) => yes && (it.playedMs += ms));
           break;
         }
         case 'user_transcript':
@@ -367,7 +337,7 @@ export class RealtimeAgent implements CallAgent {
     if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);
     if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
     if (sentiment !== undefined) traceScores.sentiment = sentiment;
-    drainedWaiters = [];
+    playout.close();
     return {
       outcome: conversationOutcome(record, endedBy, giveUpOutcome),
       sentiment,
