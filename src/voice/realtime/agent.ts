@@ -187,6 +187,7 @@ export class RealtimeAgent implements CallAgent {
         } finally {
           if (running === controller) running = undefined;
         }
+        if (!playout.playing) armIdle();
         // A session that failed ends the call once the apology was heard.
         if (failed) {
           await drained();
@@ -202,9 +203,11 @@ export class RealtimeAgent implements CallAgent {
       clearTimeout(idleTimer);
       idleTimer = undefined;
     };
+    let callerSpeaking = false;
+    /** Armed when all is quiet: the agent's audio played, no turn in hand, the caller not speaking. */
     const armIdle = () => {
       stopIdle();
-      if (ended || endedBy) return;
+      if (ended || endedBy || callerSpeaking || running || playout.playing) return;
       idleTimer = setTimeout(() => {
         if (idlePrompts >= (o.maxIdlePrompts ?? 2)) return finish('timeout');
         idlePrompts++;
@@ -261,10 +264,12 @@ export class RealtimeAgent implements CallAgent {
       brain.event(e);
       switch (e.type) {
         case 'speech_started':
+          callerSpeaking = true;
           stopIdle();
           bargeIn();
           break;
         case 'speech_stopped': {
+          callerSpeaking = false;
           speechStoppedAt = performance.now();
           const itemId = e.itemId;
           if (itemId) {
