@@ -7,7 +7,7 @@
  * (the baseline, a template setting away) and the adaptive one. What is measured is what the callee
  * heard (bench/turns/measure.ts). Method and figures: docs/turn-taking.md.
  *
- *   npm run bench:turns                  both engines
+ *   npm run bench:turns                  every engine (the baseline, the realtime model, the adaptive)
  *   ENGINES=adaptive npm run bench:turns one engine
  *   CALLS=6 npm run bench:turns          calls at once per engine (the corpus is split among them)
  *
@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { planCalls, type Behaviour } from './turns/corpus.js';
 import type { CollectedCall, FarReply, FarRequest } from './turns/far.js';
-import { DEEPGRAM_KEY, HANDSHAKE_MS } from './turns/setup.js';
+import { DEEPGRAM_KEY, HANDSHAKE_MS, REALTIME } from './turns/setup.js';
 import { measureCall, percentile, summarise, type Outcome, type Played } from './turns/measure.js';
 import { startBenchDialer } from './lib/dialer.js';
 
@@ -31,10 +31,18 @@ interface Engine {
   label: string;
   /** The flow node's turn-taking settings. */
   settings: Record<string, unknown>;
+  /** The flow runs on the far side's realtime model instead of the chat pipeline. */
+  realtime?: boolean;
 }
 
 const ALL_ENGINES: Engine[] = [
   { name: 'baseline', label: "today's engine, turn_taking.mode vad: VAD silence wait and the final words, barge-in on any speech", settings: { turn_taking: { mode: 'vad' } } },
+  {
+    name: 'realtime',
+    label: `the flow on a realtime model (the OpenAI Realtime protocol, local: its VAD ends a turn after ${REALTIME.silenceMs} ms of quiet, first audio ${REALTIME.firstAudioMs} ms later; its own reply latency ${REALTIME.silenceMs + REALTIME.firstAudioMs} ms), Dialer relaying audio`,
+    settings: {},
+    realtime: true,
+  },
   { name: 'adaptive', label: 'the default: barge-in confirmed by words, adaptive end of turn, speculative replies, warm connections, first clause', settings: {} },
 ];
 const chosen = process.env.ENGINES?.split(',').map((s) => s.trim());
@@ -91,6 +99,7 @@ async function run(engine: Engine): Promise<Run> {
     TWILIO_ACCOUNT_SID: TWILIO.accountSid,
     TWILIO_AUTH_TOKEN: TWILIO.authToken,
     TWILIO_API_URL: ready.emulatorUrl,
+    ...(engine.realtime ? { DIALER_REALTIME_URL: ready.realtimeUrl, DIALER_REALTIME_MODEL: 'bench-realtime' } : {}),
   });
   try {
     const { api } = dialer;

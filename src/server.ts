@@ -18,12 +18,12 @@ import type { App } from './http/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { OutboundClient } from './lib/outbound/index.js';
 import { warmUp } from './lib/speech.js';
-import { createVoiceServices, preloadSilero } from './providers/index.js';
+import { createVoiceServices, OpenAIRealtime, preloadSilero } from './providers/index.js';
 import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
 import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
 import { startTracing } from './tracing/index.js';
-import { ConversationAgent, GreeterAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
+import { ConversationAgent, GreeterAgent, RealtimeAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
 import { RetentionJob } from './privacy/index.js';
 import { KnowledgeService } from './knowledge/index.js';
@@ -79,14 +79,16 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
   // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
   void preloadSilero(voice.sileroRuntime).catch(() => undefined);
   const knowledge = new KnowledgeService(db);
-  const agent = new ConversationAgent({
-    services: chosen.services,
+  const flowParts = {
     pricing: voice.pricing,
     // Template hooks go out through the outbound URL policy.
     hookFetch: outbound.fetch,
-    loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
-    searchKnowledge: (templateId, query) => knowledge.searchForTemplate(templateId, query),
-  });
+    loadFlow: async (templateId: string) => (await findTemplateById(db, templateId))?.flow,
+    searchKnowledge: (templateId: string, query: string) => knowledge.searchForTemplate(templateId, query),
+  };
+  const chat = new ConversationAgent({ services: chosen.services, ...flowParts });
+  // A realtime model carries the flows when one is configured; the chat pipeline takes the calls it cannot.
+  const agent = voice.realtime ? new RealtimeAgent({ model: new OpenAIRealtime(voice.realtime), tts: chosen.services.tts, analysisLlm: chosen.services.llm, fallback: chat, ...flowParts }) : chat;
   return { agent, services: chosen.services };
 }
 

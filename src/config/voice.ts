@@ -56,6 +56,18 @@ export interface ElevenLabsSettings {
   url: string;
 }
 
+/** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
+export interface RealtimeSettings {
+  /** wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter). */
+  url: string;
+  apiKey?: string | undefined;
+  model: string;
+  voice: string;
+  /** The model that transcribes the caller's turns for the record. */
+  transcriptionModel: string;
+  connectTimeoutMs: number;
+}
+
 /**
  * The voice Dialer speaks with when no speech service is configured (and the built-in agent and
  * the emulator's callees always): flite, compiled to WebAssembly and installed with Dialer from
@@ -73,6 +85,9 @@ export interface Pricing {
   llmOutputPerMillionTokens: number;
   sttPerMinute: number;
   ttsPerMillionCharacters: number;
+  /** A realtime speech-to-speech model's tokens (audio and text), in and out. */
+  realtimeInputPerMillionTokens: number;
+  realtimeOutputPerMillionTokens: number;
 }
 
 export const DEFAULT_PRICING: Pricing = {
@@ -81,6 +96,8 @@ export const DEFAULT_PRICING: Pricing = {
   llmOutputPerMillionTokens: 0.6,
   sttPerMinute: 0.0043,
   ttsPerMillionCharacters: 15,
+  realtimeInputPerMillionTokens: 32,
+  realtimeOutputPerMillionTokens: 64,
 };
 
 export interface VoiceSettings {
@@ -88,6 +105,8 @@ export interface VoiceSettings {
   agent: 'flow' | 'greeter';
   /** The AI services, or what is missing for them. `llm` lists the primary model and its fallback (LLM_FALLBACK_*). */
   services: { llm: LlmSettings[]; stt: SttSettings; tts: TtsSettings } | { missing: string };
+  /** Set (DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
+  realtime?: RealtimeSettings | undefined;
   localVoice: LocalVoiceSettings;
   /** Which ONNX Runtime build runs the Silero VAD: native, wasm, or auto (native when it loads). */
   sileroRuntime: 'native' | 'wasm' | 'auto';
@@ -169,6 +188,27 @@ function tts(env: Env): TtsSettings {
   return { provider: 'local' };
 }
 
+const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
+
+/** The realtime model, when one is chosen; a wrong URL is a ConfigError, a missing key a soft problem. */
+function realtime(env: Env): RealtimeSettings | undefined {
+  const rawUrl = text(env, 'DIALER_REALTIME_URL');
+  const model = text(env, 'DIALER_REALTIME_MODEL');
+  if (!rawUrl && !model) return undefined;
+  const url = (rawUrl ?? OPENAI_REALTIME).replace(/\/+$/, '');
+  if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
+  const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
+  if (url === OPENAI_REALTIME && !apiKey) throw new Missing('the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server');
+  return {
+    url,
+    apiKey,
+    model: model ?? 'gpt-4o-realtime-preview',
+    voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'alloy',
+    transcriptionModel: 'whisper-1',
+    connectTimeoutMs: 10_000,
+  };
+}
+
 /** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
 function pricing(env: Env): Pricing {
   const raw = text(env, 'DIALER_PRICING');
@@ -199,7 +239,9 @@ export function localVoiceSettings(env: Env): LocalVoiceSettings {
 export function voiceSettings(env: Env): VoiceSettings {
   const agent = oneOf(env, 'DIALER_AGENT', ['flow', 'greeter'], 'flow');
   let services: VoiceSettings['services'];
+  let realtimeModel: RealtimeSettings | undefined;
   try {
+    realtimeModel = realtime(env);
     const llms = [llm(env, { base: 'LLM_BASE_URL', key: 'LLM_API_KEY', model: 'LLM_MODEL' }, true)];
     // A second LLM takes over when the first keeps failing before it answers.
     if (text(env, 'LLM_FALLBACK_BASE_URL')) llms.push(llm(env, { base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
@@ -211,6 +253,7 @@ export function voiceSettings(env: Env): VoiceSettings {
   return {
     agent,
     services,
+    ...(realtimeModel ? { realtime: realtimeModel } : {}),
     localVoice: localVoiceSettings(env),
     sileroRuntime: oneOf(env, 'SILERO_RUNTIME', ['native', 'wasm', 'auto'], 'auto'),
     pricing: pricing(env),

@@ -20,6 +20,7 @@ export { DeepgramSTT } from './stt/deepgram.js';
 export { LocalTTS } from './tts/espeak.js';
 export { ElevenLabsTTS } from './tts/elevenlabs.js';
 export { OpenAITTS } from './tts/openai.js';
+export { OpenAIRealtime } from './realtime/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
 

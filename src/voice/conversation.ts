@@ -8,7 +8,8 @@ import { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
 import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
-import { CALLBACK_REQUESTED, createFlowSession, OPTED_OUT } from './flow/index.js';
+import { createFlowSession } from './flow/index.js';
+import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from './result.js';
 import { frame, type EndFrame } from './frames.js';
 import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
@@ -25,7 +26,6 @@ import { CallTrace } from './tracing.js';
 import { substitute } from './flow/substitute.js';
 import { dropVoicemail, type VoicemailRecord } from './voicemail/drop.js';
 import { speakDisclosure } from './disclosure.js';
-import { analyseCall, type Analysis } from './analysis.js';
 import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
@@ -88,13 +88,7 @@ export class ConversationAgent implements CallAgent {
       io.hangup();
       return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [`template ${context.templateId ?? '(none)'} was not found`] } };
     }
-    const variables: Record<string, unknown> = {
-      call_id: context.callId,
-      from_number: context.ourNumber,
-      to_number: context.theirNumber,
-      call_direction: context.direction,
-      ...context.payload,
-    };
+    const variables = flowVariables(context);
     const leaveMessage = context.voicemail?.action === 'leave_message' && context.voicemailDetection !== false;
     // A machine the provider detected: no conversation, only the message.
     if (context.machine && leaveMessage) return this.leaveMessage(context, io, variables, 'provider');
@@ -252,22 +246,11 @@ export class ConversationAgent implements CallAgent {
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
-    // The template's post-call analysis: one bounded LLM request; a failure is an error of the record, nothing more.
-    const analysisSpec = flow.post_call_analysis;
-    let analysis: Analysis | undefined;
-    if (analysisSpec && record.transcription.length > 0) {
-      const done = await analyseCall(o.services.llm, analysisSpec, record.transcription, { timeoutMs: o.analysisTimeoutMs ?? 20_000 });
-      if (done.error) errors.push(`post-call analysis failed: ${done.error}`);
-      analysis = done.analysis;
-    }
+    const analysis = await postCallAnalysis(o.services.llm, flow, record, errors, o.analysisTimeoutMs);
     const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;
-    const pricing = o.pricing ?? DEFAULT_PRICING;
-    const cost =
-      minutes * (pricing.telephonyPerMinute + pricing.sttPerMinute) +
-      (record.usage.promptTokens * pricing.llmInputPerMillionTokens + record.usage.completionTokens * pricing.llmOutputPerMillionTokens) / 1e6 +
-      (spokenCharacters * pricing.ttsPerMillionCharacters) / 1e6;
+    const cost = conversationCost(o.pricing ?? DEFAULT_PRICING, { minutes, usage: record.usage, spokenCharacters });
     const traceScores: Record<string, number> = {
       interruptions: metrics.interruptions,
       turns: metrics.turnLatenciesMs.length,
@@ -282,9 +265,9 @@ export class ConversationAgent implements CallAgent {
     if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
     if (sentiment !== undefined) traceScores.sentiment = sentiment;
     return {
-      outcome: giveUpOutcome ?? (record.opted_out ? OPTED_OUT : record.outcome) ?? (record.callback ? CALLBACK_REQUESTED : endedBy === 'timeout' ? 'no_response' : undefined),
+      outcome: conversationOutcome(record, endedBy, giveUpOutcome),
       sentiment,
-      cost: Math.round(cost * 10_000) / 10_000,
+      cost,
       traceScores,
       metaData: {
         agent: this.label,

@@ -1,7 +1,8 @@
 export type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, Disclosure, PlayResult, SpeakRequest, VoicemailPolicy } from './agent.js';
 export { ConversationAgent, type VoiceServices } from './conversation.js';
 export { StreamAgent } from './stream.js';
+export { RealtimeAgent, type RealtimeAgentOptions, type Truncation } from './realtime/agent.js';
 export { GreeterAgent, GREETER_DEFAULTS, type GreeterOptions } from './greeter.js';
 export { analyseCall, type AnalysisSpec } from './analysis.js';
-export type { LLM } from './services.js';
+export type { LLM, RealtimeModel } from './services.js';
 export type { DisclosureRecord } from './disclosure.js';

@@ -84,6 +84,8 @@ export interface ChatRequest {
 export interface LLM {
   readonly label: string;
   readonly model: string;
+  /** The model speaks its replies itself (a realtime speech-to-speech model): the text it streams is the transcript of its audio. */
+  readonly voiced?: boolean;
   /** Streams one reply. Throws ServiceError (from the iterator) on failure. */
   chat(request: ChatRequest): AsyncIterable<LlmEvent>;
   /** Opens (or keeps open) the connection ahead of a request (TCP, TLS, HTTP keep-alive), so the reply does not wait for it. Never throws. */
@@ -214,4 +216,59 @@ export function warmConnection(service: 'llm' | 'tts', url: string, headers: Rec
   })();
   warming.set(key, run);
   return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Realtime: a speech-to-speech model (the OpenAI Realtime API) that hears the caller, detects the
+// end of their turns, answers in its own voice and calls the node's functions, over one WebSocket.
+
+/** What the session is told (sent again whenever the flow enters a node). */
+export interface RealtimeSessionConfig {
+  instructions: string;
+  tools: ToolSpec[];
+  temperature?: number;
+}
+
+export type RealtimeEvent =
+  /** The server's voice activity detection heard the caller start (a barge-in while the agent speaks). */
+  | { type: 'speech_started' }
+  /** The caller's turn ended; `itemId`: the conversation item their audio became (its transcript names it). */
+  | { type: 'speech_stopped'; itemId?: string }
+  /** A reply began (the server's own, after the caller's turn, or one Dialer asked for). */
+  | { type: 'response_started'; responseId: string }
+  /** Agent audio, PCM at the session's rate, of the assistant item `itemId`. */
+  | { type: 'audio'; responseId: string; itemId: string; pcm: Int16Array }
+  /** The words of the agent's audio, as they stream. */
+  | { type: 'transcript'; responseId: string; itemId: string; text: string }
+  /** What the caller said (the server transcribes each committed turn; empty when it could not). */
+  | { type: 'user_transcript'; itemId: string; text: string }
+  | { type: 'function_call'; responseId: string; call: ToolCall }
+  | { type: 'response_done'; responseId: string; status: string; usage?: LlmUsage }
+  /** The server reported an error; the session stays open unless it closes. */
+  | { type: 'error'; message: string; code?: string }
+  /** The socket closed; `error` when it was not Dialer that closed it. */
+  | { type: 'closed'; error?: string };
+
+export interface RealtimeSession {
+  readonly sampleRateHz: number;
+  update(config: RealtimeSessionConfig): void;
+  /** The caller's audio at `sampleRateHz`, as it comes. */
+  appendAudio(pcm: Int16Array): void;
+  /** Asks for a reply now (the server answers the caller's turns by itself). */
+  createResponse(): void;
+  /** The result of a function the model called. */
+  functionOutput(callId: string, output: string): void;
+  /** A line of the conversation the model did not hear through its own audio (a keypress, a line spoken by the TTS). */
+  addMessage(role: 'user' | 'assistant', text: string): void;
+  /** The caller heard only the first `audioEndMs` of the assistant item's audio. */
+  truncate(itemId: string, audioEndMs: number): void;
+  onEvent(listener: (event: RealtimeEvent) => void): void;
+  close(): Promise<void>;
+}
+
+export interface RealtimeModel {
+  readonly label: string;
+  readonly model: string;
+  /** Opens a session whose audio (both ways) is at `sampleRateHz` (8,000 Hz: G.711 mu-law on the wire). Throws ServiceError. */
+  connect(options: { signal: AbortSignal; sampleRateHz: number; config: RealtimeSessionConfig }): Promise<RealtimeSession>;
 }

@@ -287,7 +287,7 @@ export class FlowEngine implements FlowSession {
         }
         if (event.type === 'text') {
           text += event.text;
-          yield { type: 'say', text: event.text };
+          yield { type: 'say', text: event.text, ...(this.deps.llm.voiced ? { voiced: true as const } : {}) };
         } else if (event.type === 'tool_call') calls.push(event.call);
         else {
           finishReason = event.finishReason;

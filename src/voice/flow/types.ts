@@ -16,7 +16,7 @@ import type { TurnTakingSettings } from '../turns/settings.js';
 
 export type AgentAction =
   /** Speak this text. LLM replies arrive as streamed pieces (the pipeline groups them into sentences). */
-  | { type: 'say'; text: string }
+  | { type: 'say'; text: string; /** The model already spoke it in its own voice (a realtime model): the text is its transcript, not for the TTS. */ voiced?: true }
   /** The conversation is over (end_conversation); the pipeline lets queued speech finish, then hangs up. */
   | { type: 'end'; outcome?: string }
   /** Move the caller to a human (a function with `transfer_to_number`). */

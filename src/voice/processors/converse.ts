@@ -35,6 +35,9 @@ interface TurnStart {
   input?: string;
 }
 
+/** A keypress as the flow hears it: a line of the caller's. */
+export const keypressText = (digit: string): string => `(The caller pressed ${digit} on the keypad.)`;
+
 export const VOICEMAIL_PATTERN =
   /\b(leave (me |us )?a (message|voicemail)|after the (tone|beep)|not available|can'?t (come to|take) the phone|voice ?mail|mailbox)\b/i;
 
@@ -136,7 +139,7 @@ export class ConverseProcessor extends FrameProcessor {
       }
       case 'dtmf': {
         const digit = f.digit;
-        this.run((signal) => this.flow.userTurn(`(The caller pressed ${digit} on the keypad.)`, signal), { kind: 'dtmf', at: f.at, speechEndedAt: f.at, input: digit });
+        this.run((signal) => this.flow.userTurn(keypressText(digit), signal), { kind: 'dtmf', at: f.at, speechEndedAt: f.at, input: digit });
         break;
       }
       case 'interruption':

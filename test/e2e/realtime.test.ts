@@ -1,0 +1,288 @@
+/**
+ * A template's flow carried by a realtime speech-to-speech model: `dialer serve` with
+ * DIALER_REALTIME_URL set to a local server that speaks the OpenAI Realtime API's WebSocket
+ * protocol (test/helpers/realtime-server.ts: its events are the fixtures), calling the emulator's
+ * callee over Twilio's protocols with real audio both ways.
+ * - A three-node flow (a function with a hook, transitions, a tts_say and end_conversation) takes
+ *   the same path, sends the same hook request and ends with the same outcome as on the chat LLM
+ *   (the flow engine against the local OpenAI-compatible server); the caller's barge-in over the
+ *   greeting truncates the model's item at what was heard, and the transcript keeps just that; the
+ *   post-call analysis is the chat LLM's.
+ * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
+ *   error recorded, after an apology, never a dead call.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { API_PREFIX } from '../../src/app.js';
+import type { RunningServer } from '../../src/server.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
+import { OpenAICompatibleLLM, OpenAIRealtime } from '../../src/providers/index.js';
+import type { RealtimeEvent } from '../../src/voice/services.js';
+import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
+import { APOLOGY } from '../../src/voice/flow/engine.js';
+import type { Client } from '../helpers/app.js';
+import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { serveDialer } from '../helpers/serve.js';
+
+const TWILIO = { accountSid: 'AC00000000000000000000000000000044', authToken: 'realtime-e2e-token' };
+const GREETING = 'Hello Ana, this is Maya from Acme. I am calling about your order A-42, a blue chair for your study. Shall I confirm it for you today?';
+
+let server: RunningServer;
+let emulator: Emulator;
+let ai: OpenAIServer;
+let rt: RealtimeServer;
+let hooks: Receiver;
+let admin: Client;
+let dataDir: string;
+let reseller: string;
+
+const flow = (hookUrl: string) => ({
+  initial_node: 'greet',
+  post_call_analysis: { success_criteria: 'The order was confirmed.' },
+  nodes: [
+    {
+      node_name: 'greet',
+      role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
+      task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
+      functions: [
+        {
+          name: 'confirm_order',
+          properties: { confirmed: { type: 'boolean' } },
+          required: ['confirmed'],
+          transition_to: 'delivery',
+          hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }],
+        },
+      ],
+    },
+    {
+      node_name: 'delivery',
+      task_messages: [{ role: 'system', content: 'Ask which day suits {customer_name} for the delivery.' }],
+      functions: [{ name: 'set_day', properties: { day: { type: 'string' } }, required: ['day'], transition_to: 'goodbye' }],
+    },
+    {
+      node_name: 'goodbye',
+      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
+      pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
+    },
+  ],
+});
+
+/** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
+const SCRIPT = {
+  greeting: { text: GREETING },
+  confirm: { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
+  askDay: { text: 'Great. Which day suits you for the delivery?' },
+  setDay: { tools: [{ name: 'set_day', arguments: { day: 'Tuesday' } }] },
+};
+
+before(async () => {
+  const port = await freePort();
+  ai = await startOpenAIServer();
+  rt = await startRealtimeServer({ firstAudioMs: 150 });
+  emulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
+  hooks = await startReceiver({ crm: 'updated' });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-realtime-'));
+  ({ server, admin } = await serveDialer({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DIALER_DATA_DIR: dataDir,
+    DIALER_JWT_SECRET: 'realtime-secret-realtime-secret-realtime-01',
+    DIALER_ADMIN_EMAIL: 'admin@example.com',
+    DIALER_ADMIN_PASSWORD: 'admin-password-1',
+    DIALER_POLL_MS: '100',
+    LOG_LEVEL: 'silent',
+    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
+    TWILIO_AUTH_TOKEN: TWILIO.authToken,
+    TWILIO_API_URL: emulator.url,
+    LLM_BASE_URL: ai.url,
+    STT_BASE_URL: ai.url,
+    DIALER_REALTIME_URL: rt.url,
+    DIALER_REALTIME_MODEL: 'gpt-realtime',
+  }));
+  reseller = (await admin.post('/resellers', { name: 'Realtime' })).body.id;
+  const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
+  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  assert.equal((await admin.post('/numbers', { phone_number: '+12125550440', provider: 'PROVIDER_A' })).status, 200);
+});
+
+after(async () => {
+  await server?.close();
+  await emulator?.close();
+  await rt?.close();
+  await ai?.close();
+  await hooks?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Pushes a lead for `callee` and waits for the call's end. */
+async function call(requestId: string, callee: string): Promise<any> {
+  const pushed = await admin.post('/leads', { request_id: requestId, template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+    if (lead.status === 'FINISHED' || lead.status === 'RETRY') return lead;
+    assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** The same flow on the chat LLM: the flow engine with the OpenAI-compatible client, the caller's turns as text. */
+async function onChat(): Promise<{ nodes: string[]; hook: unknown; outcome: string | undefined }> {
+  const chatHooks = await startReceiver({ crm: 'updated' });
+  try {
+    ai.chat.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
+    const session = createFlowSession(flow(chatHooks.url) as never, {
+      llm: new OpenAICompatibleLLM({ baseUrl: ai.url, model: 'gpt-4o-mini', timeoutMs: 5000 }),
+      variables: { customer_name: 'Ana', order_id: 'A-42' },
+      fetch: new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW)).fetch,
+    });
+    const drain = async (actions: AsyncIterable<AgentAction>) => {
+      for await (const _ of actions);
+    };
+    const signal = new AbortController().signal;
+    await drain(session.start(signal));
+    await drain(session.userTurn('Yes, please confirm it.', signal));
+    await drain(session.userTurn('Tuesday.', signal));
+    return { nodes: session.record.node_traversal, hook: chatHooks.requests.map((r) => ({ method: r.method, path: r.path, body: r.body })), outcome: session.record.outcome };
+  } finally {
+    await chatHooks.close();
+  }
+}
+
+describe('a flow on a realtime model', () => {
+  it('runs the three-node flow as the chat LLM does; a barge-in truncates the greeting at what was heard', async () => {
+    const health = await admin.get('/health');
+    assert.equal(health.body.calls.agent, 'realtime', JSON.stringify(health.body.calls));
+    const chat = await onChat();
+
+    rt.replies.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
+    rt.transcripts.push('Yes, please confirm it.', 'Tuesday.');
+    // The post-call analysis is the chat LLM's.
+    const analysis = { success: true, reason: 'Ana confirmed order A-42 for Tuesday.' };
+    ai.chat.push({ tools: [{ name: 'record_analysis', arguments: analysis }] });
+    const received = rt.received.length;
+    const callee = '+14155550441';
+    emulator.script(callee, {
+      answer: 'answer',
+      // The caller answers over the greeting, once a second and a half of it was heard.
+      steps: [{ waitForSpeech: { speakingMs: 1500, timeoutMs: 15_000 } }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }, { say: 'Tuesday.' }, { waitForAudio: 15_000 }],
+      maxSeconds: 45,
+    });
+    const lead = await call('rt-flow', callee);
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.equal(meta.agent, 'realtime');
+    assert.deepEqual(meta.errors, []);
+
+    // The same path, hook request and outcome as on the chat LLM.
+    assert.deepEqual(meta.node_traversal, ['greet', 'delivery', 'goodbye']);
+    assert.deepEqual(meta.node_traversal, chat.nodes);
+    const hook = hooks.requests.map((r) => ({ method: r.method, path: r.path, body: r.body }));
+    assert.deepEqual(hook, [{ method: 'POST', path: '/orders/A-42', body: { order: 'A-42', confirmed: 'true' } }]);
+    assert.deepEqual(hook, chat.hook);
+    assert.equal(lead.outcome, 'confirmed');
+    assert.equal(lead.outcome, chat.outcome);
+    assert.deepEqual(meta.function_calls.map((f: any) => [f.node, f.name, f.arguments, f.transition_to]), [
+      ['greet', 'confirm_order', { confirmed: true }, 'delivery'],
+      ['delivery', 'set_day', { day: 'Tuesday' }, 'goodbye'],
+    ]);
+
+    // What the session was told: each node's instructions and tools, in a session.update, the
+    // function's result, and telephony's G.711 mu-law with the server's voice activity detection.
+    const events = rt.received.slice(received).map((r) => r.event);
+    const updates = events.filter((e) => e.type === 'session.update').map((e) => e.session);
+    assert.equal(updates[0].input_audio_format, 'g711_ulaw');
+    assert.equal(updates[0].output_audio_format, 'g711_ulaw');
+    assert.deepEqual(updates[0].turn_detection, { type: 'server_vad' });
+    const greet = updates.find((u) => u.instructions.includes('confirm order A-42'));
+    assert.ok(greet && greet.instructions.startsWith('You call Ana for Acme. Be brief.'), JSON.stringify(updates));
+    // (opt_out: the configuration offers the built-in in every node.)
+    assert.deepEqual(greet.tools.map((t: any) => [t.type, t.name]), [['function', 'confirm_order'], ['function', 'opt_out']]);
+    const delivery = updates.find((u) => u.instructions.includes('Ask which day suits Ana'));
+    assert.deepEqual(delivery?.tools.map((t: any) => t.name), ['set_day', 'opt_out']);
+    const output = events.find((e) => e.type === 'conversation.item.create' && e.item.type === 'function_call_output');
+    assert.ok(output && JSON.parse(output.item.output).ok === true, JSON.stringify(output));
+    assert.ok(events.indexOf(output) < events.indexOf(events.find((e) => e.type === 'session.update' && e.session === delivery)));
+
+    // The barge-in: the greeting's item was cut where the caller stopped hearing it ...
+    const truncate = events.find((e) => e.type === 'conversation.item.truncate');
+    const greetingAudio = rt.responses.find((r) => r.audioMs > 0)!;
+    assert.ok(truncate, 'a conversation.item.truncate was sent');
+    assert.equal(truncate.content_index, 0);
+    assert.ok(truncate.audio_end_ms >= 1000 && truncate.audio_end_ms < greetingAudio.audioMs - 1000, `${truncate.audio_end_ms} ms of ${greetingAudio.audioMs} ms`);
+    assert.deepEqual(meta.realtime.truncations.map((t: any) => t.audio_end_ms), [truncate.audio_end_ms]);
+    // ... and the transcript keeps what was heard of it.
+    const lines = meta.transcription.map((t: any) => [t.role, t.content]);
+    const heard = lines[0][1] as string;
+    assert.equal(lines[0][0], 'assistant');
+    assert.ok(heard.length > 10 && heard.length < GREETING.length - 20 && GREETING.startsWith(heard), `heard "${heard}"`);
+    assert.deepEqual(lines.slice(1), [
+      ['user', 'Yes, please confirm it.'],
+      ['assistant', 'Great. Which day suits you for the delivery?'],
+      ['user', 'Tuesday.'],
+      ['assistant', 'Thank you Ana. Goodbye!'],
+    ]);
+    assert.deepEqual(meta.analysis, analysis);
+    // Usage from each response.done, and a cost.
+    assert.ok(meta.usage.promptTokens >= 360 && meta.usage.completionTokens > 0, JSON.stringify(meta.usage));
+    assert.ok(lead.cost > 0);
+    assert.ok(lead.trace_scores.turn_latency_p50_ms >= 0, JSON.stringify(lead.trace_scores));
+  });
+
+  it('ends the call with the error recorded when the model answers a request with an error, or its socket drops', async () => {
+    // An error event instead of the greeting.
+    rt.replies.push({ error: { code: 'server_error', message: 'The server had an error while processing your request.' } });
+    emulator.script('+14155550442', { answer: 'answer', steps: [{ waitForAudio: 15_000 }], maxSeconds: 30 });
+    const failed = await call('rt-error', '+14155550442');
+    assert.equal(failed.metaData.call_ended_by, 'error', JSON.stringify(failed.metaData));
+    assert.ok(failed.metaData.errors.some((e: string) => e.includes('realtime model error: The server had an error')), JSON.stringify(failed.metaData.errors));
+    assert.deepEqual(failed.metaData.transcription.map((t: any) => t.content), [APOLOGY]);
+
+    // The socket dropped when the caller's answer would be answered.
+    rt.replies.push({ text: 'Hello Ana. Shall I confirm your order?' }, { drop: true });
+    rt.transcripts.push('Yes.');
+    emulator.script('+14155550443', { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'Yes.' }, { waitForAudio: 15_000 }], maxSeconds: 30 });
+    const dropped = await call('rt-drop', '+14155550443');
+    const meta = dropped.metaData;
+    assert.equal(meta.call_ended_by, 'error', JSON.stringify(meta));
+    assert.ok(meta.errors.some((e: string) => e.startsWith('realtime model: the connection closed')), JSON.stringify(meta.errors));
+    assert.deepEqual(meta.node_traversal, ['greet']);
+    assert.equal(meta.transcription[0].content, 'Hello Ana. Shall I confirm your order?');
+  });
+
+  it('speaks pcm16 at 24 kHz where the call is not telephony (WebRTC at 16 kHz), and fails fast where nothing answers', async () => {
+    const model = new OpenAIRealtime({ url: rt.url, model: 'gpt-realtime', voice: 'alloy', transcriptionModel: 'whisper-1', connectTimeoutMs: 5000 });
+    rt.replies.push({ text: 'Hello there.' });
+    rt.transcripts.push('Hi.');
+    const session = await model.connect({ signal: new AbortController().signal, sampleRateHz: 16_000, config: { instructions: 'Greet.', tools: [] } });
+    const events: RealtimeEvent[] = [];
+    const done = new Promise<void>((resolve) => session.onEvent((e) => (events.push(e), e.type === 'response_done' && resolve())));
+    // A second of sound, then quiet: the server's VAD hears a turn in the resampled audio and answers it.
+    const tone = Int16Array.from({ length: 16_000 }, (_, i) => Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16_000)));
+    for (let at = 0; at < tone.length; at += 320) session.appendAudio(tone.subarray(at, at + 320));
+    for (let i = 0; i < 40; i++) session.appendAudio(new Int16Array(320));
+    await done;
+    await session.close();
+    const update = rt.received.filter((r) => r.event.type === 'session.update').at(-1)!.event.session;
+    assert.deepEqual([update.input_audio_format, update.output_audio_format, update.instructions], ['pcm16', 'pcm16', 'Greet.']);
+    assert.deepEqual(events.filter((e) => e.type !== 'audio' && e.type !== 'transcript').map((e) => e.type), ['speech_started', 'speech_stopped', 'response_started', 'user_transcript', 'response_done', 'closed']);
+    const audio = events.flatMap((e) => (e.type === 'audio' ? [e.pcm.length] : [])).reduce((a, b) => a + b, 0);
+    const sent = rt.responses.at(-1)!;
+    assert.ok(Math.abs(audio / 16 - sent.audioMs) <= 100, `${audio / 16} ms at 16 kHz of ${sent.audioMs} ms sent`);
+    assert.equal(events.filter((e) => e.type === 'transcript').map((e) => (e as { text: string }).text).join(''), 'Hello there.');
+
+    const closedPort = `ws://127.0.0.1:${await freePort()}/v1/realtime`;
+    await assert.rejects(new OpenAIRealtime({ url: closedPort, model: 'gpt-realtime', voice: 'alloy', transcriptionModel: 'whisper-1', connectTimeoutMs: 5000 }).connect({ signal: new AbortController().signal, sampleRateHz: 8000, config: { instructions: '', tools: [] } }), (err: Error & { retryable?: boolean }) => err.name === 'ServiceError' && err.retryable === true);
+  });
+});
