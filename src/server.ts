@@ -84,7 +84,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
     pricing: voice.pricing,
     // Template hooks go out through the outbound URL policy.
     hookFetch: outbound.fetch,
-    loadFlow: async (templateId) => (await findTemplateById(db, templateId))?.flow,
+    loadTemplate: (templateId) => findTemplateById(db, templateId),
     searchKnowledge: (templateId, query) => knowledge.searchForTemplate(templateId, query),
   });
   return { agent, services: chosen.services };
