@@ -81,6 +81,10 @@ before(async () => {
   ai = await startOpenAIServer();
   // Scripted from the request: the judge's verdict, else the lead's name and whether the callee spoke yet.
   ai.respond = (body: any) => {
+    // The persona: its first line agrees, its next (it has spoken before) says goodbye and hangs up.
+    if (String(body.messages[0]?.content).startsWith('You are playing a customer')) {
+      return { text: body.messages.some((m: any) => m.role === 'assistant') ? 'Thank you, goodbye. [hang up]' : 'Yes, Tuesday works for me.' };
+    }
     if (body.tools?.some((t: any) => t.function?.name === 'record_analysis')) {
       return { tools: [{ name: 'record_analysis', arguments: { success: true, reason: 'The customer agreed and the agent booked Tuesday.' } }] };
     }
@@ -216,6 +220,32 @@ describe('template test suites', { timeout: 240_000 }, () => {
     assert.deepEqual([...new Set(ai.speechRequests.map((r) => r.voice))], ['nova']);
     assert.ok(ai.transcriptionRequests.length >= 2);
     assert.deepEqual([...new Set(ai.transcriptionRequests.map((r) => r.language))], ['es']);
+  });
+
+  it('a persona callee is played by the LLM from the transcript so far, and judged like a scripted one', async () => {
+    const PERSONA = {
+      name: 'persona books',
+      variables: { customer_name: 'Ana' },
+      callee: { persona: 'Ana, a patient of Acme Clinic, free on Tuesdays', goal: 'book the visit for Tuesday', max_turns: 3, max_seconds: 40 },
+      expectations: [
+        { kind: 'function_called', name: 'book_visit', arguments: { day: 'Tuesday' } },
+        { kind: 'outcome', equals: 'booked' },
+      ],
+    };
+    const bad = await admin.post(`/templates/${templateId}/tests`, { ...PERSONA, name: 'no goal', callee: { persona: 'Ana' } });
+    assert.equal(bad.status, 422);
+    assert.deepEqual([bad.body.code, bad.body.errors.map((e: any) => e.path)], ['invalid_callee', ['/callee/goal']]);
+    const before = ai.chatRequests.length;
+    const started = await admin.post(`/templates/${templateId}/tests/run`, { cases: [PERSONA] });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const run = await finished(started.body.id);
+    assert.equal(run.status, 'passed', JSON.stringify(run.cases[0], null, 1));
+    const asked = ai.chatRequests.slice(before).filter((r) => String(r.body.messages[0]?.content).startsWith('You are playing a customer'));
+    assert.ok(asked.length >= 1);
+    assert.match(asked[0]!.body.messages[0].content, /Who you are: Ana, a patient of Acme Clinic[\s\S]*Your goal on this call: book the visit for Tuesday/);
+    // The agent's greeting reached the persona as the other party's line.
+    assert.ok(asked[0]!.body.messages.some((m: any) => m.role === 'user' && /Hi Ana, shall I book/.test(m.content)), JSON.stringify(asked[0]!.body.messages));
+    assert.deepEqual(run.cases[0].node_path, ['greet', 'booked']);
   });
 
   it('dialer test: exit 0 on a passing suite, 1 on a failing one with JUnit; a suite file that is not JSON is named', async () => {
