@@ -181,6 +181,21 @@ describe('the flow editor', { skip }, () => {
       { kind: 'outcome', equals: 'scheduled' },
     ]);
     assert.equal(cases[0].callee.steps[1].say, 'Tuesday at ten, please.');
+    // A case whose callee is a persona played by the LLM, in the same forms.
+    await tests.getByRole('button', { name: 'Add a case' }).click();
+    await form.locator('input[name="case_name"]').fill('a persona in a hurry');
+    await form.locator('select[name="callee_kind"]').selectOption('persona');
+    await form.locator('textarea[name="persona"]').fill('Sam, short of time, answers in few words');
+    await form.locator('input[name="goal"]').fill('get a date booked quickly');
+    await form.locator('input[name="max_turns"]').fill('3');
+    await form.locator('.expectation-row').first().locator('select[name="expectation_kind"]').selectOption('outcome');
+    await form.locator('.expectation-row').first().locator('input[name="expectation_equals"]').fill('scheduled');
+    await form.scrollIntoViewIfNeeded();
+    await shoot(page, 'test-case-persona-form');
+    await form.getByRole('button', { name: 'Save the case' }).click();
+    await tests.locator('#test-cases td', { hasText: 'persona: Sam, short of time' }).waitFor();
+    const persona = (await admin.get(`/templates/${id}/tests`)).body.data.find((c: any) => c.name === 'a persona in a hurry');
+    assert.deepEqual(persona.callee, { steps: [], answer: 'person', persona: 'Sam, short of time, answers in few words', goal: 'get a date booked quickly', max_turns: 3, max_seconds: 60 });
 
     // A JSON syntax error: its line and column, and the line itself.
     const json = await page.locator('#flow-editor').inputValue();
@@ -223,7 +238,7 @@ describe('the flow editor', { skip }, () => {
     await logIn(page, server.url, EMAIL, PASSWORD, `/templates/${created.body.id}`);
     const card = page.locator('#agent-choice');
     await card.locator('select[name="llm_model"]:not([disabled])').waitFor();
-    assert.match(await card.locator('select[name="voice"] option').first().innerText(), /Service default: slt/);
+    assert.match(await card.locator('select[name="voice"] option').first().innerText(), /^Default: slt$/);
     await card.locator('select[name="voice"]').selectOption('local:kal');
     await card.locator('select[name="llm_model"]').selectOption('gpt-4.1-mini');
     await card.locator('input[name="temperature"]').fill('0.6');

@@ -1,7 +1,7 @@
 /**
  * A template's "Voice and model": the voice its calls speak with, the LLM model and temperature of
  * its replies, and the language its callers are heard in, chosen from what this Dialer has
- * configured (GET /agent-options). Each left at "Service default" keeps the service's setting.
+ * configured (GET /agent-options). Each left at its default keeps the service's setting.
  */
 import { templates } from '../api/endpoints.js';
 import type { AgentChoice, AgentOptions } from '../api/types.js';
@@ -10,7 +10,7 @@ import { Card, ErrorNote, Field } from './ui.js';
 
 type Option = AgentOptions['llm_models'][number];
 
-/** A select of `options` with "Service default" first; a stored value no longer offered stays shown. */
+/** A select of `options` with the service's default first; a stored value no longer offered stays shown. */
 function ChoiceSelect({ name, value, options, onChange, disabled, groupBy }: { name: string; value: string | undefined; options: Option[]; onChange(v: string | undefined): void; disabled: boolean; groupBy?: (o: Option) => string }) {
   const byDefault = options.find((o) => o.default);
   const stale = value !== undefined && !options.some((o) => o.id === value);
@@ -27,7 +27,8 @@ function ChoiceSelect({ name, value, options, onChange, disabled, groupBy }: { n
     ));
   return (
     <select name={name} value={value ?? ''} disabled={disabled} onChange={(e) => onChange(e.currentTarget.value || undefined)}>
-      <option value="">Service default{byDefault ? `: ${byDefault.label}` : ''}</option>
+      {/* The default by its short name (a voice's without its service): the card's columns are narrow. */}
+      <option value="">{byDefault ? `Default: ${byDefault.id.slice(byDefault.id.indexOf(':') + 1)}` : 'Service default'}</option>
       {stale && <option value={value}>{value} (not offered now)</option>}
       {groupBy
         ? [...groups].map(([group, items]) => (
@@ -70,7 +71,7 @@ export function AgentPanel({ value, onChange, writable, errorAt }: { value: Agen
             max="2"
             step="0.1"
             disabled={!writable}
-            placeholder={`Service default: ${o?.temperature ?? "the model's own"}`}
+            placeholder={`Default: ${o?.temperature ?? "the model's"}`}
             value={value.temperature ?? ''}
             onInput={(e) => {
               const raw = e.currentTarget.value;
