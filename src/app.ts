@@ -59,6 +59,7 @@ import { registerSandbox } from './sandbox/index.js';
 import { registerTemplateTests } from './template-tests/index.js';
 import type { CalleeScript } from './emulator/index.js';
 import type { LLM } from './voice/index.js';
+import { agentOptions } from './providers/index.js';
 import { DashboardBundle, registerDashboardRoutes, registerRootRedirect } from './dashboard/index.js';
 
 export { API_PREFIX } from './http/index.js';
@@ -259,7 +260,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerFlagRoutes(scoped, flags);
       // Every feature's routes, mounted here and nowhere else; each builds its own service.
       registerTenants(scoped, db);
-      registerTemplates(scoped, db, outbound.policy);
+      registerTemplates(scoped, db, outbound.policy, agentOptions(config.voice));
       // A configuration that starts calling brings its template's held leads forward: a batch as it
       // is saved, the rest after.
       const onCallingEnabled: OnCallingEnabled = async (q, c) => {

@@ -83,7 +83,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
     pricing: voice.pricing,
     // Template hooks go out through the outbound URL policy.
     hookFetch: outbound.fetch,
-    loadFlow: async (templateId: string) => (await findTemplateById(db, templateId))?.flow,
+    loadTemplate: (templateId: string) => findTemplateById(db, templateId),
     searchKnowledge: (templateId: string, query: string) => knowledge.searchForTemplate(templateId, query),
   };
   const chat = new ConversationAgent({ services: chosen.services, ...flowParts });

@@ -111,7 +111,15 @@ export interface VoiceSettings {
   /** Which ONNX Runtime build runs the Silero VAD: native, wasm, or auto (native when it loads). */
   sileroRuntime: 'native' | 'wasm' | 'auto';
   pricing: Pricing;
+  /**
+   * What a template may choose besides the defaults (GET /agent-options): more models of the
+   * primary LLM (LLM_MODELS) and more voices of the configured speech service (TTS_VOICES).
+   */
+  choices: { llmModels: string[]; ttsVoices: string[] };
 }
+
+/** A comma-separated list, without blanks or repeats. */
+const list = (env: Env, name: string): string[] => [...new Set((text(env, name) ?? '').split(',').map((s) => s.trim()).filter(Boolean))];
 
 /** A service that is not configured (soft: reported, not fatal). */
 class Missing extends Error {}
@@ -163,7 +171,7 @@ function stt(env: Env): SttSettings {
   const baseUrl = httpUrl('STT_BASE_URL', text(env, 'STT_BASE_URL') ?? OPENAI);
   const apiKey = text(env, 'STT_API_KEY') ?? text(env, 'OPENAI_API_KEY');
   if (baseUrl === OPENAI && !apiKey) throw new Missing('no speech-to-text is configured: set STT_API_KEY (or OPENAI_API_KEY), or STT_BASE_URL for a local server');
-  return { provider, openai: { baseUrl, apiKey, model: text(env, 'STT_MODEL') ?? 'whisper-1', language: text(env, 'STT_LANGUAGE')?.split('-')[0] || undefined, timeoutMs: 20_000 } };
+  return { provider, openai: { baseUrl, apiKey, model: text(env, 'STT_MODEL') ?? 'whisper-1', language: text(env, 'STT_LANGUAGE'), timeoutMs: 20_000 } };
 }
 
 function tts(env: Env): TtsSettings {
@@ -257,5 +265,6 @@ export function voiceSettings(env: Env): VoiceSettings {
     localVoice: localVoiceSettings(env),
     sileroRuntime: oneOf(env, 'SILERO_RUNTIME', ['native', 'wasm', 'auto'], 'auto'),
     pricing: pricing(env),
+    choices: { llmModels: list(env, 'LLM_MODELS'), ttsVoices: list(env, 'TTS_VOICES') },
   };
 }

@@ -208,6 +208,12 @@ export class Callee {
       else if ('expectDigits' in step) {
         const ok = await this.expectDigits(step.expectDigits, step.timeoutMs ?? 15_000);
         if (!ok && step.else) return this.run(step.else);
+      } else if ('decide' in step) {
+        const next = await step.decide().catch((err: unknown) => {
+          this.line.log(`the callee's next steps could not be decided (${(err as Error).message}): it hangs up`);
+          return [{ hangup: true as const }];
+        });
+        await this.run(next);
       } else if ('hangup' in step) {
         if (!this.stopped) this.line.hangup();
         return;

@@ -61,6 +61,8 @@ export type CalleeStep =
    * `timeoutMs` (default 15,000); `else` runs when they did not come in time (default: go on).
    */
   | { expectDigits: string; timeoutMs?: number; else?: CalleeStep[] }
+  /** The steps that come next, decided when this one is reached (a customer who answers what it heard); played in its place. */
+  | { decide: () => Promise<CalleeStep[]> }
   /** The callee hangs up. */
   | { hangup: true };
 

@@ -13,6 +13,7 @@ import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { OpenAITTS } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
+import { chooser } from './choices.js';
 
 export { OpenAICompatibleLLM } from './llm/openai.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
@@ -23,15 +24,20 @@ export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
+export { agentOptions } from './choices.js';
 
 /** The services, or what is missing for them (the voice agent cannot run then). */
 export function createVoiceServices(settings: VoiceSettings): { services: VoiceServices } | { missing: string } {
   const configured = settings.services;
   if ('missing' in configured) return { missing: configured.missing };
   // A second LLM takes over when the first keeps failing before it answers.
-  const llm = new FallbackLLM(configured.llm.map((options) => new OpenAICompatibleLLM(options)));
+  const llms = configured.llm.map((options) => new OpenAICompatibleLLM(options));
+  const llm = new FallbackLLM(llms);
   const stt = configured.stt.provider === 'deepgram' ? new DeepgramSTT(configured.stt.deepgram) : new OpenAITranscriptionSTT(configured.stt.openai);
   const t = configured.tts;
   const tts = t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : new LocalTTS(settings.localVoice);
-  return { services: { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) } };
+  const services: VoiceServices = { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
+  // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
+  services.choose = chooser(settings, services, llms.slice(1));
+  return { services };
 }

@@ -104,7 +104,8 @@ function readSuite(file: string): unknown[] {
 
 function caseLine(c: CaseResult): string {
   const figures = [c.duration_seconds !== null ? `${c.duration_seconds} s` : undefined, c.cost !== null ? `cost ${c.cost}` : undefined].filter(Boolean).join(', ');
-  const head = `${c.status === 'passed' ? 'PASS' : c.status === 'error' ? 'ERROR' : 'FAIL'} ${c.name}${figures ? ` (${figures})` : ''}`;
+  const word = { passed: 'PASS', error: 'ERROR', not_runnable: 'NOT RUNNABLE' }[c.status as string] ?? 'FAIL';
+  const head = `${word} ${c.name}${figures ? ` (${figures})` : ''}`;
   const why = [c.error, ...c.expectations.filter((e) => e.passed === false).map((e) => `${e.kind}: ${e.detail}`)].filter(Boolean);
   return `${head}${why.length ? `\n${why.map((w) => `    ${w}`).join('\n')}` : ''}\n`;
 }
@@ -115,6 +116,7 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 export function junit(template: string, run: TestRun): string {
   const failures = run.cases.filter((c) => c.status === 'failed').length;
   const errors = run.cases.filter((c) => c.status === 'error').length;
+  const skipped = run.cases.filter((c) => c.status === 'not_runnable').length;
   const time = (c: CaseResult) => (c.duration_seconds ?? 0).toFixed(3);
   const body = run.cases
     .map((c) => {
@@ -123,13 +125,15 @@ export function junit(template: string, run: TestRun): string {
       const inner =
         c.status === 'passed'
           ? ''
-          : `\n      <${c.status === 'error' ? 'error' : 'failure'} message="${xml(reasons[0] ?? c.status)}">${xml(reasons.join('\n'))}</${c.status === 'error' ? 'error' : 'failure'}>`;
+          : c.status === 'not_runnable'
+            ? `\n      <skipped message="${xml(c.error ?? 'not runnable')}"/>`
+            : `\n      <${c.status === 'error' ? 'error' : 'failure'} message="${xml(reasons[0] ?? c.status)}">${xml(reasons.join('\n'))}</${c.status === 'error' ? 'error' : 'failure'}>`;
       const out = transcript ? `\n      <system-out>${xml(transcript)}</system-out>` : '';
       return `    <testcase classname="${xml(template)}" name="${xml(c.name)}" time="${time(c)}">${inner}${out}\n    </testcase>`;
     })
     .join('\n');
   return (
     `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites tests="${run.total}" failures="${failures}" errors="${errors}">\n` +
-    `  <testsuite name="${xml(template)}" tests="${run.total}" failures="${failures}" errors="${errors}" timestamp="${run.created_at}">\n${body}\n  </testsuite>\n</testsuites>\n`
+    `  <testsuite name="${xml(template)}" tests="${run.total}" failures="${failures}" errors="${errors}" skipped="${skipped}" timestamp="${run.created_at}">\n${body}\n  </testsuite>\n</testsuites>\n`
   );
 }

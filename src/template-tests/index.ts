@@ -15,6 +15,7 @@ import type { SandboxStatus } from '../telephony/index.js';
 import { TemplatesService } from '../templates/index.js';
 import type { LLM } from '../voice/index.js';
 import { llmJudge } from './judge.js';
+import { llmPersona } from './persona.js';
 import { registerTemplateTestRoutes } from './routes.js';
 import { TemplateTestsService } from './service.js';
 
@@ -43,6 +44,7 @@ export function registerTemplateTests(app: App, deps: TemplateTestsDeps): { clos
     sandbox: deps.sandbox,
     callees: deps.callees,
     judge: deps.llm ? llmJudge(deps.llm) : undefined,
+    persona: deps.llm ? llmPersona(deps.llm) : undefined,
     publicBase: deps.publicBase,
     log: deps.log,
   });

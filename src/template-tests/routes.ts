@@ -22,7 +22,8 @@ export function runView(r: TestRunRow) {
     agent: r.agent,
     note: r.note,
     passed,
-    failed: r.cases.length - passed - r.cases.filter((c) => c.status === 'queued' || c.status === 'calling').length,
+    // Not runnable cases are neither: the run says why in each.
+    failed: r.cases.filter((c) => c.status === 'failed' || c.status === 'error').length,
     total: r.cases.length,
     cases: r.cases,
     created_at: isoRequired(r.created_at),

@@ -5,7 +5,8 @@
  *
  * Terminology
  * - case: one simulated conversation with a template and what must hold of it.
- * - callee: the simulated customer of a case, a script of steps played on the sandbox line.
+ * - callee: the simulated customer of a case, a script of steps played on the sandbox line, or a
+ *   persona with a goal whose lines the LLM writes as the call goes.
  * - expectation: one thing the call must show (an outcome, nodes, a function call ...), judged pass or fail.
  * - run: every case of a suite played at once as calls; its leads are test leads (never in analytics).
  */
@@ -35,9 +36,15 @@ export const Callee = Type.Object(
   {
     answer: Type.Optional(Type.Union([Type.Literal('person'), Type.Literal('voicemail'), Type.Literal('busy'), Type.Literal('no_answer')], { default: 'person' })),
     steps: Type.Array(CalleeStep, { maxItems: 100, default: [] }),
+    persona: Type.Optional(Text('Instead of steps, a customer the LLM plays: who they are, their situation and manner', 2000)),
+    goal: Type.Optional(Text("The persona's goal on the call (with persona)", 1000)),
+    max_turns: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'A persona speaks at most this many times, then hangs up (default 6)' })),
     max_seconds: Type.Optional(Type.Integer({ minimum: 5, maximum: 600, default: 90, description: 'The callee hangs up after this long' })),
   },
-  { additionalProperties: false, description: 'The simulated customer: what it does on the call, step by step' },
+  {
+    additionalProperties: false,
+    description: 'The simulated customer: a script of steps, or a persona with a goal played by the configured LLM (each of its lines asked of the LLM given the conversation so far)',
+  },
 );
 export type Callee = Static<typeof Callee>;
 
@@ -133,8 +140,8 @@ export type ExpectationResult = Static<typeof ExpectationResult>;
 export const CaseResult = Type.Object({
   test_id: Type.Union([Type.String(), Type.Null()], { description: 'The stored case (null: a case sent with the run)' }),
   name: Type.String(),
-  status: Type.Union([Type.Literal('queued'), Type.Literal('calling'), Type.Literal('passed'), Type.Literal('failed'), Type.Literal('error')], {
-    description: 'queued, calling, then passed, failed (an expectation failed) or error (the call could not be played)',
+  status: Type.Union([Type.Literal('queued'), Type.Literal('calling'), Type.Literal('passed'), Type.Literal('failed'), Type.Literal('error'), Type.Literal('not_runnable')], {
+    description: 'queued, calling, then passed, failed (an expectation failed), error (the call could not be played) or not_runnable (this service cannot play it, say why in `error`: a persona with no LLM configured)',
   }),
   error: Type.Union([Type.String(), Type.Null()], { description: 'Why the case could not be played or judged' }),
   lead_id: Type.Union([Type.String(), Type.Null()]),

@@ -11,13 +11,16 @@ import { findConfiguration, type ConfigurationsService, type Provider } from '..
 import type { Db } from '../db/index.js';
 import type { CalleeScript } from '../emulator/index.js';
 import type { LeadsService } from '../leads/index.js';
-import { AppError, conflict, isUniqueViolation, notFound, unprocessable, type FieldError } from '../lib/errors.js';
+import { AppError, conflict, isUniqueViolation, notFound, unprocessable } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { newId } from '../lib/ids.js';
 import type { TemplatesService } from '../templates/index.js';
 import type { SandboxStatus } from '../telephony/index.js';
 import { calleeScript } from './callee.js';
-import { expectationErrors, judgeCall, type CallEvidence, type Judge } from './expectations.js';
+import type { PersonaLine, PersonaPlayer } from './persona.js';
+import { LiveTranscripts } from '../leads/index.js';
+import { judgeCall, type CallEvidence, type Judge } from './expectations.js';
+import { assertCase, emptyResult, NO_PERSONA_PLAYER } from './case-rules.js';
 import { TemplateTestsRepository, type TestCaseRow, type TestRunRow, type WatchedLead } from './repository.js';
 import type { CaseResult, RunBody, TestCaseBody, TestCasePatch } from './schema.js';
 
@@ -51,6 +54,8 @@ export interface TemplateTestsDeps {
   callees: { script(number: string, script: CalleeScript): void } | undefined;
   /** Judges free-text criteria (undefined: no LLM is configured). */
   judge: Judge | undefined;
+  /** Plays persona callees (undefined: no LLM is configured, and such cases are not runnable). */
+  persona: PersonaPlayer | undefined;
   /** The API's public base URL: a case's recording link is under it. */
   publicBase: string;
   log: Logger;
@@ -172,6 +177,8 @@ export class TemplateTestsService {
     if (sandbox.agentMissing) {
       notes.push(`The calls ran the built-in greeter, not the template's flow, because ${sandbox.agentMissing}; expectations about the flow cannot pass and judged criteria are not judged.`);
     }
+    const unplayable = this.deps.persona ? 0 : cases.filter((c) => c.body.callee.persona !== undefined).length;
+    if (unplayable) notes.push(`${unplayable} case(s) not runnable: ${NO_PERSONA_PLAYER}.`);
     if (configuration.require_consent) notes.push('The configuration requires consent: the test leads carry a consent record of the test run.');
 
     const runId = newId();
@@ -191,8 +198,18 @@ export class TemplateTestsService {
     const running: Running = { row, leads: new Map(), bodies: cases.map((c) => c.body), maxSeconds: cases.map((c) => c.body.callee.max_seconds ?? 90), callingSince: new Map(), startedAt: Date.now() };
     this.running.set(runId, running);
     for (const [i, c] of cases.entries()) {
+      const { persona, goal } = c.body.callee;
+      if (persona !== undefined && !this.deps.persona) {
+        Object.assign(results[i]!, { status: 'not_runnable', error: NO_PERSONA_PLAYER });
+        continue;
+      }
       const number = testLine();
-      this.deps.callees.script(number, calleeScript(c.body.callee));
+      let leadId: string | undefined;
+      const nextLine =
+        persona !== undefined && goal !== undefined
+          ? () => this.personaLine(results[i]!, { persona, goal }, leadId)
+          : undefined;
+      this.deps.callees.script(number, calleeScript(c.body.callee, nextLine));
       const provider = sandbox.providers[i % sandbox.providers.length]!;
       try {
         const pushed = await this.deps.leads.push(TEST_RUNNER, {
@@ -206,7 +223,7 @@ export class TemplateTestsService {
           ...(configuration.require_consent ? { consent: { source: 'template test run', captured_at: new Date().toISOString() } } : {}),
           payload: { ...(c.body.variables ?? {}), customer_mobile_number: number },
         });
-        results[i]!.lead_id = pushed.lead_call_tracker_id;
+        results[i]!.lead_id = leadId = pushed.lead_call_tracker_id;
         running.leads.set(pushed.lead_call_tracker_id, i);
       } catch (err) {
         results[i]!.status = 'error';
@@ -216,6 +233,18 @@ export class TemplateTestsService {
     await this.settle(running);
     this.schedule();
     return running.row;
+  }
+
+  /** A persona's next line: the LLM asked with the call's transcript so far (as the live transcript has it). */
+  private async personaLine(result: CaseResult, spec: { persona: string; goal: string }, leadId: string | undefined): Promise<PersonaLine> {
+    try {
+      const transcript = leadId ? await LiveTranscripts.of(this.db, [leadId]) : [];
+      return await this.deps.persona!(spec, transcript);
+    } catch (err) {
+      result.error = `the persona's LLM gave no line: ${(err as Error).message}`;
+      this.deps.log.warn({ err, leadId }, 'a persona callee could not get its next line; it hangs up');
+      return { line: '', hangUp: true };
+    }
   }
 
   private schedule(): void {
@@ -267,7 +296,7 @@ export class TemplateTestsService {
   /** Writes the run as it stands; finishes it when every case is done. */
   private async settle(run: Running): Promise<void> {
     const done = run.row.cases.every(isDone);
-    const status = done ? (run.row.cases.every((c) => c.status === 'passed') ? 'passed' : 'failed') : 'running';
+    const status = done ? (run.row.cases.some((c) => c.status === 'failed' || c.status === 'error') ? 'failed' : 'passed') : 'running';
     await this.repo.saveRun(run.row.id, status, run.row.cases);
     run.row = { ...run.row, status, finished_at: done ? new Date() : null };
     if (done) {
@@ -336,40 +365,14 @@ function testOverride(provider: string): Record<string, unknown> {
 }
 
 function isDone(c: CaseResult): boolean {
-  return c.status === 'passed' || c.status === 'failed' || c.status === 'error';
+  return c.status === 'passed' || c.status === 'failed' || c.status === 'error' || c.status === 'not_runnable';
 }
 
-function emptyResult(testId: string | null, body: TestCaseBody): CaseResult {
-  return {
-    test_id: testId,
-    name: body.name,
-    status: 'queued',
-    error: null,
-    lead_id: null,
-    call_id: null,
-    outcome: null,
-    expectations: [],
-    transcript: [],
-    node_path: [],
-    function_calls: [],
-    turn_latency_ms: [],
-    duration_seconds: null,
-    cost: null,
-    recording_url: null,
-    case: body,
-  };
-}
 
 function arrayOf<T>(value: unknown): T[] {
   return Array.isArray(value) ? (value as T[]) : [];
 }
 
-function assertCase(body: Pick<TestCaseBody, 'expectations'>, at = ''): void {
-  const errors: FieldError[] = expectationErrors(body.expectations, `${at}/expectations`);
-  if (errors.length > 0) {
-    throw unprocessable(`Invalid test case: ${errors[0]!.path} ${errors[0]!.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`, errors, 'invalid_expectation');
-  }
-}
 
 function duplicateName(err: unknown, name: string): AppError | undefined {
   return isUniqueViolation(err) ? conflict(`The template already has a test case named ${JSON.stringify(name)}`, 'duplicate_test_case') : undefined;

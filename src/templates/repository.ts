@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/index.js';
 import type { Flow } from '../voice/flow/index.js';
+import type { AgentChoice } from '../voice/index.js';
 
 export interface TemplateRow {
   id: string;
@@ -8,6 +9,8 @@ export interface TemplateRow {
   /** NULL for a reseller-level template, visible to every merchant of the reseller. */
   merchant_id: string | null;
   flow: Flow;
+  /** The voice, model, temperature and language its calls use; NULL: the service defaults. */
+  agent: AgentChoice | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -16,6 +19,7 @@ export interface TemplateWrite {
   name: string;
   merchant_id: string | null;
   flow: unknown;
+  agent: AgentChoice | null;
 }
 
 /** Which other rows refer to a template; deletion is refused while either is true. */
@@ -24,14 +28,17 @@ export interface TemplateReferences {
   configurations: boolean;
 }
 
+/** An empty choice is stored as none: both mean the service defaults. */
+const agentJson = (agent: AgentChoice | null): string | null => (agent && Object.keys(agent).length > 0 ? JSON.stringify(agent) : null);
+
 export class TemplatesRepository {
   constructor(private readonly db: Queryable) {}
 
   async insert(row: TemplateWrite & { id: string; reseller_id: string }): Promise<TemplateRow> {
     const { rows } = await this.db.query<TemplateRow>(
-      `INSERT INTO templates (id, name, reseller_id, merchant_id, flow)
-       VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
-      [row.id, row.name, row.reseller_id, row.merchant_id, JSON.stringify(row.flow)],
+      `INSERT INTO templates (id, name, reseller_id, merchant_id, flow, agent)
+       VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb) RETURNING *`,
+      [row.id, row.name, row.reseller_id, row.merchant_id, JSON.stringify(row.flow), agentJson(row.agent)],
     );
     return rows[0]!;
   }
@@ -64,9 +71,9 @@ export class TemplatesRepository {
 
   async update(id: string, row: TemplateWrite): Promise<TemplateRow | undefined> {
     const { rows } = await this.db.query<TemplateRow>(
-      `UPDATE templates SET name = $2, merchant_id = $3, flow = $4::jsonb, updated_at = now()
+      `UPDATE templates SET name = $2, merchant_id = $3, flow = $4::jsonb, agent = $5::jsonb, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, row.name, row.merchant_id, JSON.stringify(row.flow)],
+      [id, row.name, row.merchant_id, JSON.stringify(row.flow), agentJson(row.agent)],
     );
     return rows[0];
   }

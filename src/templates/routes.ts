@@ -3,6 +3,7 @@ import type { App } from '../http/index.js';
 import { listRoute, Id, IdParams, PageQuery, problems, Timestamp } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import { FlowSchema, type Flow } from '../voice/flow/index.js';
+import { AgentChoiceSchema, AgentOptionsSchema } from '../voice/index.js';
 import type { TemplateRow } from './repository.js';
 import type { TemplatesService } from './service.js';
 
@@ -15,6 +16,7 @@ export const Template = Type.Object({
   reseller_id: Type.String(),
   merchant_id: Type.Union([Type.String(), Type.Null()], { description: 'null for a reseller-level template, shared with its merchants' }),
   flow: FlowSchema,
+  agent: Type.Optional(AgentChoiceSchema),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -22,6 +24,7 @@ export const Template = Type.Object({
 // The flow's structure is checked by validateFlow (all problems at once, with JSON pointers), so
 // the body schema only insists on an object; the response schema documents the shape.
 const FlowBody = Type.Object({}, { additionalProperties: true, description: 'initial_node and nodes; see the Template response schema' });
+const AgentBody = Type.Optional(Type.Union([AgentChoiceSchema, Type.Null()], { description: 'Omitted or null: the service defaults' }));
 
 const EXAMPLE_FLOW: Flow = {
   initial_node: 'confirm',
@@ -69,6 +72,7 @@ const CreateBody = Type.Object(
     reseller_id: Id,
     merchant_id: Type.Optional(NullableId),
     flow: FlowBody,
+    agent: AgentBody,
   },
   {
     additionalProperties: false,
@@ -83,6 +87,7 @@ const ReplaceBody = Type.Object(
     reseller_id: Type.Optional(Id),
     merchant_id: Type.Optional(NullableId),
     flow: FlowBody,
+    agent: AgentBody,
     created_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
     updated_at: Type.Optional(Type.String({ description: 'Accepted and ignored' })),
   },
@@ -103,6 +108,8 @@ const templateView = (t: TemplateRow) => ({
   reseller_id: t.reseller_id,
   merchant_id: t.merchant_id,
   flow: t.flow,
+  // Only a template that chose has the field: one that never did reads as it always has.
+  ...(t.agent ? { agent: t.agent } : {}),
   created_at: isoRequired(t.created_at),
   updated_at: isoRequired(t.updated_at),
 });
@@ -152,6 +159,16 @@ export function registerTemplateRoutes(app: App, templates: TemplatesService): v
       const { created_at: _created, updated_at: _updated, ...body } = request.body;
       return templateView(await templates.replace(request.principal, request.params.id, { ...body, name: body.name.trim() }));
     },
+  });
+
+  app.get('/agent-options', {
+    config: { permission: ['templates', 'read'] },
+    schema: {
+      tags: ['templates'],
+      summary: "What a template's `agent` may choose: the voices, LLM models and speech-to-text languages this service has configured, with the defaults",
+      response: { 200: AgentOptionsSchema, ...problems(401, 403) },
+    },
+    handler: async () => templates.agentOptions,
   });
 
   app.delete('/templates/:id', {

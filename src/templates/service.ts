@@ -4,6 +4,7 @@ import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldE
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
 import { validateFlow, type Flow } from '../voice/flow/index.js';
+import { agentChoiceErrors, type AgentChoice, type AgentOptions } from '../voice/index.js';
 import { TemplatesRepository, type TemplateRow } from './repository.js';
 
 export interface NewTemplate {
@@ -12,6 +13,8 @@ export interface NewTemplate {
   /** Omitted: the caller's own merchant for a merchant token, reseller-level (null) otherwise. */
   merchant_id?: string | null;
   flow: unknown;
+  /** The voice, model, temperature and language of its calls; omitted or null: the service defaults. */
+  agent?: AgentChoice | null;
 }
 
 /** PUT body: the whole template; omitted merchant_id means reseller-level, as on create. */
@@ -34,6 +37,8 @@ export interface TemplateRef {
   reseller_id: string;
   merchant_id: string | null;
   flow: Flow;
+  /** Its calls' choices of voice, model and language (absent where a lookup does not read them). */
+  agent?: AgentChoice | null;
 }
 
 const refOf = (row: TemplateRow): TemplateRef => ({
@@ -42,6 +47,7 @@ const refOf = (row: TemplateRow): TemplateRef => ({
   reseller_id: row.reseller_id,
   merchant_id: row.merchant_id,
   flow: row.flow,
+  agent: row.agent,
 });
 
 /** A template by its name within a reseller (names are unique there); scope checks are the caller's. */
@@ -60,7 +66,7 @@ const duplicate = (name: string) => conflict(`A template named "${name}" already
 
 function invalid(errors: FieldError[]): AppError {
   const first = errors[0]!;
-  const code = errors.some((e) => e.path.startsWith('/flow')) ? 'invalid_flow' : 'bad_request';
+  const code = errors.some((e) => e.path.startsWith('/flow')) ? 'invalid_flow' : errors.some((e) => e.path.startsWith('/agent')) ? 'invalid_agent' : 'bad_request';
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
   return new AppError(400, code, `Invalid template: ${first.path} ${first.message}${more}`, errors);
 }
@@ -72,6 +78,8 @@ export class TemplatesService {
     private readonly db: Db,
     /** The outbound URL policy: hook URLs pointing at refused addresses are refused when written. */
     private readonly outbound: OutboundPolicy = new OutboundPolicy(),
+    /** What a template may choose of voice, model and language (GET /agent-options); none offered: only the local voices. */
+    readonly agentOptions: AgentOptions = { voices: [], llm_models: [], stt_languages: [], stt_language_match: 'exact', temperature: null },
   ) {
     this.repo = new TemplatesRepository(db);
   }
@@ -79,10 +87,10 @@ export class TemplatesService {
   async create(caller: Principal, input: NewTemplate): Promise<TemplateRow> {
     const merchantId = this.ownerMerchant(caller, input.merchant_id);
     assertOwnerInScope(caller, input.reseller_id, merchantId);
-    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow, this.urlRefusal)];
+    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions)];
     if (errors.length > 0) throw invalid(errors);
     try {
-      return await this.repo.insert({ id: newId(), name: input.name, reseller_id: input.reseller_id, merchant_id: merchantId, flow: input.flow });
+      return await this.repo.insert({ id: newId(), name: input.name, reseller_id: input.reseller_id, merchant_id: merchantId, flow: input.flow, agent: input.agent ?? null });
     } catch (err) {
       if (isUniqueViolation(err)) throw duplicate(input.name);
       throw err;
@@ -143,10 +151,10 @@ export class TemplatesService {
     if (input.reseller_id !== undefined && input.reseller_id !== current.reseller_id) {
       errors.push({ path: '/reseller_id', message: `cannot be changed (is ${current.reseller_id}, got ${input.reseller_id})` });
     }
-    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow, this.urlRefusal));
+    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions));
     if (errors.length > 0) throw invalid(errors);
     try {
-      const row = await this.repo.update(id, { name: input.name, merchant_id: merchantId, flow: input.flow });
+      const row = await this.repo.update(id, { name: input.name, merchant_id: merchantId, flow: input.flow, agent: input.agent ?? null });
       if (!row) throw notFound(`Template ${id}`);
       return row;
     } catch (err) {

@@ -30,20 +30,29 @@ import { resample } from '../lib/audio.js';
 import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
 import type { KnowledgeChunk, LLM, STT, TTS, VAD, VadOptions } from './services.js';
+import type { AgentChoice } from './agent-choice.js';
 
 export interface VoiceServices {
   llm: LLM;
   stt: STT;
   tts: TTS;
   vad: VAD;
+  /** The services with a template's choices (voice, model, temperature, language) over these defaults. */
+  choose?(choice: AgentChoice): VoiceServices;
+}
+
+/** What the agent runs of a template: its flow, and its choices of the AI services (none: the defaults). */
+export interface AgentTemplate {
+  flow: Flow;
+  agent?: AgentChoice | null;
 }
 
 export { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
 
 export interface ConversationOptions {
   services: VoiceServices;
-  /** The template's flow (the voice engine reads no database: the caller supplies this). */
-  loadFlow(templateId: string): Promise<Flow | undefined>;
+  /** The template's flow and agent choices (the voice engine reads no database: the caller supplies this). */
+  loadTemplate(templateId: string): Promise<AgentTemplate | undefined>;
   /** The template's knowledge base (its documents and its reseller's shared ones), for the built-in search_knowledge. */
   searchKnowledge?(templateId: string, query: string): Promise<KnowledgeChunk[]>;
   idleMs?: number;
@@ -70,11 +79,13 @@ export class ConversationAgent implements CallAgent {
   /** Warms the LLM's and TTS's connections while the call rings (unless the template keeps the plain VAD pipeline). */
   async prepare(context: CallContext): Promise<void> {
     try {
-      const flow = context.templateId ? await this.options.loadFlow(context.templateId) : undefined;
-      if (!flow) return;
+      const template = context.templateId ? await this.options.loadTemplate(context.templateId) : undefined;
+      if (!template) return;
+      const { flow } = template;
       const initial = flow.nodes.find((n) => n.node_name === flow.initial_node);
       if (resolveTurnTaking(flow.turn_taking, initial?.turn_taking).mode !== 'adaptive') return;
-      await Promise.all([this.options.services.llm.warm?.(), this.options.services.tts.warm?.()]);
+      const services = servicesOf(this.options.services, template.agent);
+      await Promise.all([services.llm.warm?.(), services.tts.warm?.()]);
     } catch {
       /* the call goes on cold */
     }
@@ -83,26 +94,28 @@ export class ConversationAgent implements CallAgent {
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
     const startedAt = performance.now();
-    const flow = context.templateId ? await o.loadFlow(context.templateId) : undefined;
-    if (!flow) {
+    const template = context.templateId ? await o.loadTemplate(context.templateId) : undefined;
+    if (!template) {
       io.hangup();
       return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [`template ${context.templateId ?? '(none)'} was not found`] } };
     }
+    const { flow } = template;
+    const services = servicesOf(o.services, template.agent);
     const variables = flowVariables(context);
     const leaveMessage = context.voicemail?.action === 'leave_message' && context.voicemailDetection !== false;
     // A machine the provider detected: no conversation, only the message.
-    if (context.machine && leaveMessage) return this.leaveMessage(context, io, variables, 'provider');
+    if (context.machine && leaveMessage) return this.leaveMessage(services.tts, context, io, variables, 'provider');
     // The disclosure goes first, whole: the pipeline (and with it barge-in) starts once it is over.
-    const disclosure = await speakDisclosure(context, io, (text, signal) => this.synthesize(text, signal, io.sampleRateHz));
+    const disclosure = await speakDisclosure(context, io, (text, signal) => this.synthesize(services.tts, text, signal, io.sampleRateHz));
     if (disclosure && !disclosure.heard) {
       const errors = disclosure.record.error ? [disclosure.record.error] : [];
       return { metaData: { agent: this.label, transcription: [disclosure.line], disclosure: disclosure.record, call_ended_by: io.signal.aborted && !errors.length ? 'customer' : 'agent', errors } };
     }
-    const callTrace = new CallTrace(context.traceContext, { stt: o.services.stt.label, tts: o.services.tts.label });
+    const callTrace = new CallTrace(context.traceContext, { stt: services.stt.label, tts: services.tts.label });
     // The flow engine's LLM requests and hooks belong to the turn being run (`converse` is set below).
     let converse: ConverseProcessor | undefined;
     const session = createFlowSession(flow, {
-      llm: o.services.llm,
+      llm: services.llm,
       variables,
       ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
       ...(context.optOut ? { optOut: true } : {}),
@@ -135,15 +148,15 @@ export class ConversationAgent implements CallAgent {
       finish('error');
     };
     const initial = session.nodeSettings.turnTaking;
-    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) });
+    const { vad, stt } = hearing(services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) });
     // Warm connections: the LLM's and TTS's are opened when the call is answered and kept open while
     // the caller speaks, so no reply (the first included) waits for a handshake.
     let warmedAt = -Infinity;
     const warm = () => {
       if (session.nodeSettings.turnTaking.mode !== 'adaptive' || performance.now() - warmedAt < 2000) return;
       warmedAt = performance.now();
-      void o.services.llm.warm?.();
-      void o.services.tts.warm?.();
+      void services.llm.warm?.();
+      void services.tts.warm?.();
     };
     warm();
     const decisions: TurnDecisionRecord[] = [];
@@ -153,7 +166,7 @@ export class ConversationAgent implements CallAgent {
       settings: initial,
       ...(o.endOfTurn ? { endOfTurn: o.endOfTurn } : {}),
       conversation: () => session.record.transcription,
-      interimResults: o.services.stt.interimResults,
+      interimResults: services.stt.interimResults,
       agentSaid: () => [...session.record.transcription].reverse().find((t) => t.role === 'assistant')?.content,
       onTurn: (record) => decisions.push(record),
       onSpeech: warm,
@@ -187,7 +200,7 @@ export class ConversationAgent implements CallAgent {
       converse,
       sentences,
       new TtsProcessor(
-        o.services.tts,
+        services.tts,
         io.sampleRateHz,
         metrics,
         (err, text) => {
@@ -241,12 +254,12 @@ export class ConversationAgent implements CallAgent {
     if (voicemailHeard) {
       // The agent's words queued for the greeting are dropped; the message goes after the beep.
       io.clear();
-      return this.leaveMessage(context, io, variables, 'first_words', recent?.last(), session.record.transcription);
+      return this.leaveMessage(services.tts, context, io, variables, 'first_words', recent?.last(), session.record.transcription);
     }
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
-    const analysis = await postCallAnalysis(o.services.llm, flow, record, errors, o.analysisTimeoutMs);
+    const analysis = await postCallAnalysis(services.llm, flow, record, errors, o.analysisTimeoutMs);
     const userWords = record.transcription.filter((t) => t.role === 'user').map((t) => t.content);
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;
@@ -292,8 +305,7 @@ export class ConversationAgent implements CallAgent {
   }
 
   /** Whole words from the TTS, at the call's rate (a disclosure, a voicemail message). */
-  private async synthesize(text: string, signal: AbortSignal, sampleRateHz: number): Promise<Int16Array> {
-    const tts = this.options.services.tts;
+  private async synthesize(tts: TTS, text: string, signal: AbortSignal, sampleRateHz: number): Promise<Int16Array> {
     const chunks: Int16Array[] = [];
     for await (const chunk of tts.synthesize(text, { signal })) chunks.push(chunk);
     const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
@@ -304,6 +316,7 @@ export class ConversationAgent implements CallAgent {
 
   /** A machine answered and a message is to be left: wait for the beep, speak it, hang up. */
   private async leaveMessage(
+    tts: TTS,
     context: CallContext,
     io: CallIO,
     variables: Record<string, unknown>,
@@ -321,7 +334,7 @@ export class ConversationAgent implements CallAgent {
         ? { providerEnd: { ...(context.machine.greetingEnded ? { how: context.machine.greetingEnded } : {}), ...(context.machine.detectionMs !== undefined ? { detectionMs: context.machine.detectionMs } : {}) } }
         : {}),
       ...(heardBefore ? { heardBefore } : {}),
-      speak: (text, signal) => this.synthesize(text, signal, io.sampleRateHz),
+      speak: (text, signal) => this.synthesize(tts, text, signal, io.sampleRateHz),
     });
     if (record.error) errors.push(record.error);
     transcription.push(...transcript);
@@ -330,4 +343,9 @@ export class ConversationAgent implements CallAgent {
       metaData: { agent: this.label, transcription, call_ended_by: io.signal.aborted && !record.message_played ? 'customer' : 'agent', voicemail: record, errors },
     };
   }
+}
+
+/** The call's services: the template's choices over the defaults (providers/choices.ts decides how). */
+function servicesOf(services: VoiceServices, choice: AgentChoice | null | undefined): VoiceServices {
+  return choice && services.choose ? services.choose(choice) : services;
 }

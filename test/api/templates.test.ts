@@ -369,6 +369,56 @@ const FLOW_CASES: FlowCase[] = [
   ['first_clause not a boolean', (f) => (f.turn_taking = { first_clause: 1 }), '/flow/turn_taking/first_clause', '1'],
 ];
 
+describe("templates: the agent's voice, model, temperature and language", () => {
+  // This app has no LLM and no speech-to-text configured: only the local voices may be chosen
+  // (test/e2e/template-tests.test.ts chooses a model, a voice and a language with them configured).
+  it('GET /agent-options lists what this service offers, with the defaults; it is documented', async () => {
+    const res = await t.admin.get('/agent-options');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.voices.filter((v: any) => v.default).map((v: any) => v.id), ['local:slt']);
+    assert.ok(res.body.voices.some((v: any) => v.id === 'local:kal' && v.provider === 'local'));
+    assert.deepEqual([res.body.llm_models, res.body.stt_languages, res.body.temperature], [[], [], null]);
+    assert.match(res.body.note, /no LLM is configured/);
+    assert.equal((await t.anon.get('/agent-options')).status, 401);
+    const op = (await t.anon.get('/openapi.json')).body.paths['/agent/voice/dialer/agent-options'].get;
+    assert.deepEqual(op.tags, ['templates']);
+    assert.ok(op.responses['200'].content['application/json'].schema.properties.voices);
+  });
+
+  it('a choice is stored and read back; a PUT without it returns to the defaults (no agent field)', async () => {
+    const agent = { voice: 'local:kal', temperature: 0.4 };
+    const made = await create(t.admin, { reseller_id: w.r1, agent });
+    assert.deepEqual(made.agent, agent);
+    assert.deepEqual((await t.admin.get(`/templates/${made.id}`)).body.agent, agent);
+    const replaced = await t.admin.put(`/templates/${made.id}`, { id: made.id, name: made.name, flow: made.flow });
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+    assert.deepEqual(Object.keys(replaced.body).sort(), TEMPLATE_KEYS);
+    const cleared = await t.admin.put(`/templates/${made.id}`, { id: made.id, name: made.name, flow: made.flow, agent: null });
+    assert.deepEqual(Object.keys(cleared.body).sort(), TEMPLATE_KEYS);
+  });
+
+  it('a value out of range, malformed, unknown or not offered is a 400 naming the field', async () => {
+    const cases: Array<[Record<string, unknown>, string, RegExp]> = [
+      [{ temperature: 2.5 }, '/agent/temperature', /2/],
+      [{ temperature: 'warm' }, '/agent/temperature', /number/],
+      [{ stt_language: 'english!' }, '/agent/stt_language', /pattern|match/],
+      [{ speed: 2 }, '/agent/speed', /./],
+      [{ voice: 'openai:nova' }, '/agent/voice', /"openai:nova" is not a voice this service offers; choose one of local:slt, local:kal/],
+      [{ llm_model: 'gpt-4o' }, '/agent/llm_model', /"gpt-4o" is not an LLM model this service offers; choose one of none \(no LLM is configured/],
+      [{ stt_language: 'es' }, '/agent/stt_language', /"es" is not a language the speech-to-text takes/],
+    ];
+    for (const [agent, path, message] of cases) {
+      const res = await t.admin.post('/templates', { name: uniqueName('agent'), reseller_id: w.r1, flow: simpleFlow(), agent });
+      assert.equal(res.status, 400, JSON.stringify(agent));
+      const hit = res.body.errors?.find((e: { path: string }) => e.path === path);
+      assert.ok(hit, `expected an error at ${path}, got ${JSON.stringify(res.body)}`);
+      assert.match(hit.message, message);
+    }
+    const ok = (await t.admin.get(`/templates?reseller_id=${w.r1}&page_size=1000`)).body.data;
+    assert.ok(!ok.some((x: any) => x.name.startsWith('agent-')), 'nothing of a refused write is stored');
+  });
+});
+
 describe('templates: flow validation (400 with a JSON pointer to the bad value)', () => {
   for (const [label, mutate, path, mentions] of FLOW_CASES) {
     it(label, async () => {

@@ -4,7 +4,9 @@
  * node onto another, a parameter, a hook and an action), undone and redone, saved, and seen the
  * same after a reload; a JSON syntax error is shown at its line and column; leaving with unsaved
  * changes asks first (a link of the dashboard, and closing the tab). On a 60-node flow the time a
- * keystroke takes is measured and printed (not asserted). Screens are saved at 1280 px and at phone
+ * keystroke takes is measured and printed (not asserted). The "Voice and model" card chooses a
+ * voice, a model, a temperature and a language, saved with the template and shown after a reload.
+ * Screens are saved at 1280 px and at phone
  * width in test/screenshots/.
  */
 import assert from 'node:assert/strict';
@@ -20,12 +22,14 @@ import { chromiumAvailable } from '../helpers/browser.js';
 import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
 import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
+let ai: OpenAIServer;
 let admin: Client;
 let browser: Browser;
 let dataDir: string;
@@ -34,7 +38,12 @@ let reseller: string;
 before(async () => {
   if (skip) return;
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-flow-editor-'));
+  // An LLM and a speech-to-text to choose from in "Voice and model" (no call is placed).
+  ai = await startOpenAIServer();
   ({ server, admin } = await serveDialer({
+    LLM_BASE_URL: ai.url,
+    STT_BASE_URL: ai.url,
+    LLM_MODELS: 'gpt-4.1-mini',
     PORT: String(await freePort()),
     HOST: '127.0.0.1',
     DIALER_DATA_DIR: dataDir,
@@ -52,6 +61,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.close();
+  await ai?.close();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -171,6 +181,21 @@ describe('the flow editor', { skip }, () => {
       { kind: 'outcome', equals: 'scheduled' },
     ]);
     assert.equal(cases[0].callee.steps[1].say, 'Tuesday at ten, please.');
+    // A case whose callee is a persona played by the LLM, in the same forms.
+    await tests.getByRole('button', { name: 'Add a case' }).click();
+    await form.locator('input[name="case_name"]').fill('a persona in a hurry');
+    await form.locator('select[name="callee_kind"]').selectOption('persona');
+    await form.locator('textarea[name="persona"]').fill('Sam, short of time, answers in few words');
+    await form.locator('input[name="goal"]').fill('get a date booked quickly');
+    await form.locator('input[name="max_turns"]').fill('3');
+    await form.locator('.expectation-row').first().locator('select[name="expectation_kind"]').selectOption('outcome');
+    await form.locator('.expectation-row').first().locator('input[name="expectation_equals"]').fill('scheduled');
+    await form.scrollIntoViewIfNeeded();
+    await shoot(page, 'test-case-persona-form');
+    await form.getByRole('button', { name: 'Save the case' }).click();
+    await tests.locator('#test-cases td', { hasText: 'persona: Sam, short of time' }).waitFor();
+    const persona = (await admin.get(`/templates/${id}/tests`)).body.data.find((c: any) => c.name === 'a persona in a hurry');
+    assert.deepEqual(persona.callee, { steps: [], answer: 'person', persona: 'Sam, short of time, answers in few words', goal: 'get a date booked quickly', max_turns: 3, max_seconds: 60 });
 
     // A JSON syntax error: its line and column, and the line itself.
     const json = await page.locator('#flow-editor').inputValue();
@@ -200,6 +225,47 @@ describe('the flow editor', { skip }, () => {
     await closed;
     assert.ok(asked.some((a) => a.startsWith('beforeunload')), asked.join('; '));
     assert.deepEqual(problems, [], 'no CSP refusal and no page error');
+    await context.close();
+  });
+
+  it('"Voice and model": a voice, model, temperature and language chosen from the options, saved, and shown after a reload', async () => {
+    const flow = { initial_node: 'only', nodes: [{ node_name: 'only', task_messages: [{ role: 'system', content: 'Say hello.' }], post_actions: [{ type: 'end_conversation' }] }] };
+    const created = await admin.post('/templates', { name: 'Spoken in Spanish', reseller_id: reseller, flow });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    await logIn(page, server.url, EMAIL, PASSWORD, `/templates/${created.body.id}`);
+    const card = page.locator('#agent-choice');
+    await card.locator('select[name="llm_model"]:not([disabled])').waitFor();
+    assert.match(await card.locator('select[name="voice"] option').first().innerText(), /^Default: slt$/);
+    await card.locator('select[name="voice"]').selectOption('local:kal');
+    await card.locator('select[name="llm_model"]').selectOption('gpt-4.1-mini');
+    await card.locator('input[name="temperature"]').fill('0.6');
+    await card.locator('select[name="stt_language"]').selectOption('es');
+    await page.locator('#unsaved').waitFor();
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    const agent = { voice: 'local:kal', llm_model: 'gpt-4.1-mini', temperature: 0.6, stt_language: 'es' };
+    assert.deepEqual((await admin.get(`/templates/${created.body.id}`)).body.agent, agent);
+    await page.reload();
+    await card.locator('select[name="llm_model"]:not([disabled])').waitFor();
+    assert.deepEqual(
+      await Promise.all([card.locator('select[name="voice"]').inputValue(), card.locator('select[name="llm_model"]').inputValue(), card.locator('input[name="temperature"]').inputValue(), card.locator('select[name="stt_language"]').inputValue()]),
+      ['local:kal', 'gpt-4.1-mini', '0.6', 'es'],
+    );
+    assert.equal(await page.locator('#unsaved').count(), 0);
+    await card.scrollIntoViewIfNeeded();
+    await shoot(page, 'template-voice-and-model');
+    // Back to the service defaults: the template has no choice left.
+    await card.locator('select[name="voice"]').selectOption('');
+    await card.locator('select[name="llm_model"]').selectOption('');
+    await card.locator('input[name="temperature"]').fill('');
+    await card.locator('select[name="stt_language"]').selectOption('');
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    assert.equal((await admin.get(`/templates/${created.body.id}`)).body.agent, undefined);
+    assert.deepEqual(problems, []);
     await context.close();
   });
 

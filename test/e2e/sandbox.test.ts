@@ -120,6 +120,20 @@ describe('the sandbox line', { timeout: 240_000 }, () => {
     assert.equal((await m.post('/sandbox/call', { template_id: 'x', extra: 1 })).status, 400);
   });
 
+  it('a test case whose callee is a persona is not runnable without an LLM: reported with the reason, neither passed nor failed', async () => {
+    const reseller = (await admin.post('/resellers', { name: 'Personas' })).body.id;
+    const tpl = await admin.post('/templates', { name: 'persona', reseller_id: reseller, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'hi' }] }] } });
+    const started = await admin.post(`/templates/${tpl.body.id}/tests/run`, {
+      cases: [{ name: 'played by the LLM', callee: { persona: 'A busy parent', goal: 'move the visit' }, expectations: [{ kind: 'outcome', equals: 'moved' }] }],
+    });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const run = (await admin.get(`/test-runs/${started.body.id}`)).body;
+    assert.deepEqual([run.status, run.passed, run.failed, run.total], ['passed', 0, 0, 1]);
+    assert.deepEqual([run.cases[0].status, run.cases[0].lead_id], ['not_runnable', null]);
+    assert.match(run.cases[0].error, /a persona callee is played by the LLM, and no LLM is configured here/);
+    assert.match(run.note, /1 case\(s\) not runnable/);
+  });
+
   it('a page watching the lead hears its transcript lines while the call is live (GET /events)', async () => {
     const res = await admin.post('/sandbox/call', {});
     assert.equal(res.status, 201, JSON.stringify(res.body));

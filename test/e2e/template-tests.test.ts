@@ -6,6 +6,8 @@
  * name in the prompt picks them, so cases can run at once). One case passes; the other fails naming
  * the function that was not called. `dialer test` prints the same verdicts, writes JUnit and exits
  * 0 or 1. In Chromium, the template page's Tests card runs the suite and opens the failed case.
+ * The template chooses its voice, model, temperature and language: its calls' requests to the
+ * local server carry them.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -79,6 +81,10 @@ before(async () => {
   ai = await startOpenAIServer();
   // Scripted from the request: the judge's verdict, else the lead's name and whether the callee spoke yet.
   ai.respond = (body: any) => {
+    // The persona: its first line agrees, its next (it has spoken before) says goodbye and hangs up.
+    if (String(body.messages[0]?.content).startsWith('You are playing a customer')) {
+      return { text: body.messages.some((m: any) => m.role === 'assistant') ? 'Thank you, goodbye. [hang up]' : 'Yes, Tuesday works for me.' };
+    }
     if (body.tools?.some((t: any) => t.function?.name === 'record_analysis')) {
       return { tools: [{ name: 'record_analysis', arguments: { success: true, reason: 'The customer agreed and the agent booked Tuesday.' } }] };
     }
@@ -102,6 +108,8 @@ before(async () => {
     LOG_LEVEL: 'silent',
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
+    TTS_BASE_URL: ai.url,
+    LLM_MODELS: 'gpt-4.1-mini',
   }));
   reseller = (await admin.post('/resellers', { name: 'Clinic' })).body.id;
   const tpl = await admin.post('/templates', { name: 'booking', reseller_id: reseller, flow: FLOW });
@@ -160,6 +168,22 @@ describe('template test suites', { timeout: 240_000 }, () => {
     assert.equal((await stranger.post(`/templates/${templateId}/tests/run`, {})).status, 404);
   });
 
+  it("the template's voice, model, temperature and language are chosen from the options the service lists", async () => {
+    const options = (await admin.get('/agent-options')).body;
+    assert.deepEqual(options.llm_models.map((m: any) => [m.id, m.default]), [['gpt-4o-mini', true], ['gpt-4.1-mini', false]]);
+    assert.deepEqual(options.voices.filter((v: any) => v.default).map((v: any) => v.id), ['openai:alloy']);
+    assert.ok(options.voices.some((v: any) => v.id === 'local:kal') && options.stt_languages.some((l: any) => l.id === 'es'), JSON.stringify(options));
+    const tpl = (await admin.get(`/templates/${templateId}`)).body;
+    const put = (agent: unknown) => admin.put(`/templates/${templateId}`, { id: templateId, name: tpl.name, flow: tpl.flow, agent });
+    const refused = await put({ llm_model: 'gpt-5-huge', stt_language: 'xx' });
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body.errors.map((e: any) => e.path), ['/agent/llm_model', '/agent/stt_language']);
+    const agent = { voice: 'openai:nova', llm_model: 'gpt-4.1-mini', temperature: 0.3, stt_language: 'es-ES' };
+    const saved = await put(agent);
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    assert.deepEqual(saved.body.agent, agent);
+  });
+
   it('a run plays both cases as calls at once: one passes with its evidence, the other fails naming the function not called; no lead counts in analytics', async () => {
     const started = await admin.post(`/templates/${templateId}/tests/run`, {});
     assert.equal(started.status, 202, JSON.stringify(started.body));
@@ -186,7 +210,42 @@ describe('template test suites', { timeout: 240_000 }, () => {
     const analytics = await admin.post('/analytics', { query_type: 'call_count', filters: { reseller_id: reseller } });
     assert.equal(analytics.status, 200, JSON.stringify(analytics.body));
     assert.deepEqual(analytics.body.data, [{ count: 0 }]);
-    assert.equal((await admin.get(`/templates/${templateId}/test-runs`)).body.data[0].id, run.id);
+    assert.equal((await admin.get(`/templates/${templateId}/test-runs`)).body.data[0].id, run.id);    // The calls ran with the template's choices: the flow's chat requests (those offering book_visit)
+    // with its model and temperature, the agent's speech in its voice, the callee heard in Spanish
+    // (transcription takes the language part of es-ES).
+    const flowChats = ai.chatRequests.filter((r) => r.body.tools?.some((t: any) => t.function?.name === 'book_visit'));
+    assert.ok(flowChats.length >= 2);
+    assert.deepEqual([...new Set(flowChats.map((r) => `${r.body.model} ${r.body.temperature}`))], ['gpt-4.1-mini 0.3']);
+    assert.ok(ai.speechRequests.length >= 2);
+    assert.deepEqual([...new Set(ai.speechRequests.map((r) => r.voice))], ['nova']);
+    assert.ok(ai.transcriptionRequests.length >= 2);
+    assert.deepEqual([...new Set(ai.transcriptionRequests.map((r) => r.language))], ['es']);
+  });
+
+  it('a persona callee is played by the LLM from the transcript so far, and judged like a scripted one', async () => {
+    const PERSONA = {
+      name: 'persona books',
+      variables: { customer_name: 'Ana' },
+      callee: { persona: 'Ana, a patient of Acme Clinic, free on Tuesdays', goal: 'book the visit for Tuesday', max_turns: 3, max_seconds: 40 },
+      expectations: [
+        { kind: 'function_called', name: 'book_visit', arguments: { day: 'Tuesday' } },
+        { kind: 'outcome', equals: 'booked' },
+      ],
+    };
+    const bad = await admin.post(`/templates/${templateId}/tests`, { ...PERSONA, name: 'no goal', callee: { persona: 'Ana' } });
+    assert.equal(bad.status, 422);
+    assert.deepEqual([bad.body.code, bad.body.errors.map((e: any) => e.path)], ['invalid_callee', ['/callee/goal']]);
+    const before = ai.chatRequests.length;
+    const started = await admin.post(`/templates/${templateId}/tests/run`, { cases: [PERSONA] });
+    assert.equal(started.status, 202, JSON.stringify(started.body));
+    const run = await finished(started.body.id);
+    assert.equal(run.status, 'passed', JSON.stringify(run.cases[0], null, 1));
+    const asked = ai.chatRequests.slice(before).filter((r) => String(r.body.messages[0]?.content).startsWith('You are playing a customer'));
+    assert.ok(asked.length >= 1);
+    assert.match(asked[0]!.body.messages[0].content, /Who you are: Ana, a patient of Acme Clinic[\s\S]*Your goal on this call: book the visit for Tuesday/);
+    // The agent's greeting reached the persona as the other party's line.
+    assert.ok(asked[0]!.body.messages.some((m: any) => m.role === 'user' && /Hi Ana, shall I book/.test(m.content)), JSON.stringify(asked[0]!.body.messages));
+    assert.deepEqual(run.cases[0].node_path, ['greet', 'booked']);
   });
 
   it('dialer test: exit 0 on a passing suite, 1 on a failing one with JUnit; a suite file that is not JSON is named', async () => {

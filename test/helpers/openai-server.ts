@@ -63,6 +63,7 @@ export interface ChatLog {
 
 export interface SpeechLog {
   input: string;
+  voice?: string;
   at: number;
   firstAudioAt?: number;
 }
@@ -79,7 +80,7 @@ export interface OpenAIServer {
   transcribe?: () => string;
   chatRequests: ChatLog[];
   speechRequests: SpeechLog[];
-  transcriptionRequests: Array<{ bytes: number; model: string | undefined; sampleRateHz: number; seconds: number }>;
+  transcriptionRequests: Array<{ bytes: number; model: string | undefined; language: string | undefined; sampleRateHz: number; seconds: number }>;
   close(): Promise<void>;
 }
 
@@ -201,9 +202,9 @@ export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIS
         return;
       }
       if (req.url === '/v1/audio/speech') {
-        const { input, response_format } = JSON.parse(body.toString());
+        const { input, response_format, voice } = JSON.parse(body.toString());
         if (response_format !== 'pcm') return void res.writeHead(400).end();
-        const log: SpeechLog = { input: String(input), at: Date.now() };
+        const log: SpeechLog = { input: String(input), voice, at: Date.now() };
         state.speechRequests.push(log);
         let pcm = voices.get(input);
         if (!pcm) voices.set(input, (pcm = synthesize(String(input), { sampleRateHz: 24000 })));
@@ -227,7 +228,7 @@ export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIS
           return;
         }
         const wav = decodeWav(file);
-        state.transcriptionRequests.push({ bytes: file.length, model: fields.model, sampleRateHz: wav.sampleRateHz, seconds: wav.pcm.length / wav.sampleRateHz });
+        state.transcriptionRequests.push({ bytes: file.length, model: fields.model, language: fields.language, sampleRateHz: wav.sampleRateHz, seconds: wav.pcm.length / wav.sampleRateHz });
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: state.transcripts.shift() ?? api.transcribe?.() ?? '' }));
         return;
       }

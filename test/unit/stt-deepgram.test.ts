@@ -4,6 +4,8 @@ import { synthesize } from '../../src/lib/speech.js';
 import { DeepgramSTT } from '../../src/providers/stt/deepgram.js';
 import { ServiceError, type SttEvent } from '../../src/voice/services.js';
 import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';
+import { voiceSettings } from '../../src/config/voice.js';
+import { agentOptions, createVoiceServices } from '../../src/providers/index.js';
 
 let dg: DeepgramServer;
 before(async () => (dg = await startDeepgramServer('dg-key')));
@@ -71,5 +73,29 @@ describe('Deepgram live STT', () => {
       })(),
       (err: ServiceError) => err.retryable === true && /1011/.test(err.message),
     );
+  });
+});
+
+describe("a template's speech-to-text language", () => {
+  it('opens Deepgram with the chosen language (the default otherwise), the client made once per choice; the options list its tags', async () => {
+    const settings = voiceSettings({ LLM_BASE_URL: 'http://127.0.0.1:9/v1', DEEPGRAM_API_KEY: 'dg-key', DEEPGRAM_URL: dg.url });
+    const options = agentOptions(settings);
+    assert.equal(options.stt_language_match, 'exact');
+    assert.deepEqual(options.stt_languages.filter((l) => l.default).map((l) => l.id), ['en-US']);
+    assert.ok(options.stt_languages.some((l) => l.id === 'pt-BR' && l.label === 'Brazilian Portuguese (pt-BR)'), JSON.stringify(options.stt_languages));
+    const made = createVoiceServices(settings);
+    assert.ok('services' in made);
+    const { services } = made;
+    const chosen = services.choose!({ stt_language: 'es' });
+    assert.equal(services.choose!({ stt_language: 'es' }), chosen);
+    assert.equal(chosen.llm, services.llm, 'what the template did not choose keeps the default client');
+    for (const stt of [chosen.stt, services.stt]) {
+      const opened = dg.streams.length;
+      const stream = stt.open({ signal: new AbortController().signal, sampleRateHz: 16000 });
+      stream.write(new Int16Array(1600));
+      while (dg.streams.length === opened) await new Promise((r) => setTimeout(r, 20));
+      await stream.close();
+    }
+    assert.deepEqual(dg.streams.slice(-2).map((s) => s.language), ['es', 'en-US']);
   });
 });

@@ -1,10 +1,15 @@
 /**
  * The expectations of template tests, judged against a call's evidence: each kind's verdict and
- * the evidence it gives, and the problems of an expectation as written.
+ * the evidence it gives, and the problems of an expectation as written. A persona callee's lines
+ * (an LLM that streams scripted text) and its script's turns.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { expectationErrors, judgeCall, type CallEvidence } from '../../src/template-tests/expectations.js';
+import { llmPersona } from '../../src/template-tests/persona.js';
+import { calleeScript } from '../../src/template-tests/callee.js';
+import type { ChatRequest, LLM, LlmEvent } from '../../src/voice/services.js';
+import type { CalleeStep } from '../../src/emulator/index.js';
 
 const CALL: CallEvidence = {
   outcome: 'booked',
@@ -75,5 +80,51 @@ describe('template test expectations', () => {
       { path: '/expectations/1/equals', message: 'is required for an expectation of kind outcome' },
       { path: '/expectations/2/field', message: 'is not a field of an expectation of kind says' },
     ]);
+  });
+});
+
+describe('a persona callee', () => {
+  /** An LLM that streams the given answers in order, word by word, and keeps what it was asked. */
+  function scripted(answers: string[]): LLM & { asked: ChatRequest[] } {
+    const asked: ChatRequest[] = [];
+    return {
+      label: 'scripted',
+      model: 'scripted',
+      asked,
+      async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {
+        asked.push(request);
+        for (const word of (answers.shift() ?? '').split(/(?<= )/)) yield { type: 'text', text: word };
+        yield { type: 'done', finishReason: 'stop' };
+      },
+    };
+  }
+
+  it('is asked as the customer (the agent is the other party) and hangs up when it says [hang up]', async () => {
+    const llm = scripted(['Hello?', 'Friday suits me. Goodbye! [hang up]']);
+    const play = llmPersona(llm);
+    const spec = { persona: 'Ana, busy', goal: 'move the visit to Friday' };
+    assert.deepEqual(await play(spec, []), { line: 'Hello?', hangUp: false });
+    const second = await play(spec, [
+      { role: 'assistant', content: 'Hi Ana, when suits you?' },
+      { role: 'user', content: 'Hello?' },
+    ]);
+    assert.deepEqual(second, { line: 'Friday suits me. Goodbye!', hangUp: true });
+    const messages = llm.asked[1]!.messages;
+    assert.match(messages[0]!.content as string, /Who you are: Ana, busy\nYour goal on this call: move the visit to Friday/);
+    assert.deepEqual(messages.slice(1).map((m) => m.role), ['user', 'assistant']);
+  });
+
+  it('speaks at most max_turns times, each after the agent, then hangs up', async () => {
+    let asked = 0;
+    const script = calleeScript({ steps: [], persona: 'Ana', goal: 'talk', max_turns: 2 }, async () => ({ line: `line ${++asked}`, hangUp: false }));
+    const played: string[] = [];
+    const run = async (steps: CalleeStep[]): Promise<void> => {
+      for (const step of steps) {
+        if ('decide' in step) await run(await step.decide());
+        else played.push('say' in step ? `say ${step.say}` : 'waitForAudio' in step ? 'wait' : 'hangup' in step ? 'hangup' : JSON.stringify(step));
+      }
+    };
+    await run(script.steps!);
+    assert.deepEqual(played, ['wait', 'say line 1', 'wait', 'say line 2', 'wait', 'hangup']);
   });
 });

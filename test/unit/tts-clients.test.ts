@@ -8,6 +8,8 @@ import { OpenAITTS } from '../../src/providers/tts/openai.js';
 import { ServiceError } from '../../src/voice/services.js';
 import { startElevenLabsServer, type ElevenLabsServer } from '../helpers/elevenlabs-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { voiceSettings } from '../../src/config/voice.js';
+import { agentOptions, createVoiceServices } from '../../src/providers/index.js';
 
 let eleven: ElevenLabsServer;
 let openai: OpenAIServer;
@@ -91,5 +93,25 @@ describe('text-to-speech clients', () => {
       if (i % 2) assert.deepEqual(again, first, `line ${i}`);
       else assert.ok(again.length > 4000, `line ${i}`);
     }
+  });
+});
+
+describe("a template's voice", () => {
+  it('is one of the configured speech service\'s (ElevenLabs: its voice and TTS_VOICES) or the local voice\'s, and speaks the call', async () => {
+    const settings = voiceSettings({ LLM_BASE_URL: openai.url, STT_BASE_URL: openai.url, ELEVENLABS_API_KEY: 'xi-key', ELEVENLABS_VOICE_ID: 'voice-1', ELEVENLABS_URL: eleven.url, TTS_VOICES: 'voice-2' });
+    const voices = agentOptions(settings).voices;
+    assert.deepEqual(voices.filter((v) => v.provider === 'elevenlabs').map((v) => [v.id, v.default]), [['elevenlabs:voice-1', true], ['elevenlabs:voice-2', false]]);
+    assert.ok(voices.some((v) => v.id === 'local:kal' && !v.default));
+    const made = createVoiceServices(settings);
+    assert.ok('services' in made);
+    const { services } = made;
+    const chosen = services.choose!({ voice: 'elevenlabs:voice-2' });
+    await speech(chosen.tts.synthesize('Hello there.', { signal: new AbortController().signal }));
+    assert.equal(eleven.requests.at(-1)!.voice, 'voice-2');
+    const local = services.choose!({ voice: 'local:kal' }).tts;
+    assert.equal(local.label, 'flite');
+    assert.ok(rms((await speech(local.synthesize('Hello there.', { signal: new AbortController().signal }))).pcm) > 500);
+    // A voice of a service no longer configured: the default voice speaks.
+    assert.equal(services.choose!({ voice: 'openai:nova' }).tts, services.tts);
   });
 });

@@ -43,7 +43,8 @@ export class OpenAITranscriptionSTT implements STT {
       form.append('file', new Blob([new Uint8Array(encodeWav(audio, rate))], { type: 'audio/wav' }), 'segment.wav');
       form.append('model', o.model);
       form.append('response_format', 'json');
-      const language = options.language ?? o.language;
+      // The transcription API takes ISO 639-1 codes: a BCP-47 tag's region is dropped (en-US: en).
+      const language = (options.language ?? o.language)?.split('-')[0];
       if (language) form.append('language', language);
       const headers: Record<string, string> = o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
       let res: Response;

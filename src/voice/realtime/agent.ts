@@ -19,6 +19,7 @@ import { resample } from '../../lib/audio.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../agent.js';
 import { createFlowSession } from '../flow/index.js';
 import type { Flow } from '../flow/schema.js';
+import type { AgentTemplate } from '../conversation.js';
 import type { AgentAction } from '../flow/types.js';
 import { keypressText, VOICEMAIL_PATTERN } from '../processors/converse.js';
 import { RecordPublisher } from '../observe.js';
@@ -34,7 +35,8 @@ export interface RealtimeAgentOptions {
   model: RealtimeModel;
   /** Speaks the flow's own lines (tts_say, the disclosure, an apology). */
   tts: TTS;
-  loadFlow(templateId: string): Promise<Flow | undefined>;
+  /** The template's flow (its voice and model choices are the chat pipeline's; the realtime model is the deployment's). */
+  loadTemplate(templateId: string): Promise<AgentTemplate | undefined>;
   searchKnowledge?(templateId: string, query: string): Promise<KnowledgeChunk[]>;
   hookFetch?: OutboundFetch;
   pricing?: Pricing;
@@ -69,7 +71,7 @@ export class RealtimeAgent implements CallAgent {
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
     const startedAt = performance.now();
-    const flow = context.templateId ? await o.loadFlow(context.templateId) : undefined;
+    const flow = context.templateId ? (await o.loadTemplate(context.templateId))?.flow : undefined;
     if (!flow) {
       io.hangup();
       return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [`template ${context.templateId ?? '(none)'} was not found`] } };

@@ -47,9 +47,11 @@ export const templates = {
   list: (query: { page_size?: number; reseller_id?: string; merchant_id?: string } = {}, signal?: AbortSignal) =>
     http.get<T.Paged<T.Template>>('/templates', { page_size: 1000, ...query }, signal),
   get: (id: string, signal?: AbortSignal) => http.get<T.Template>(`/templates/${encodeURIComponent(id)}`, undefined, signal),
-  create: (body: { name: string; reseller_id: string; merchant_id?: string | null; flow: unknown }) => http.post<T.Template>('/templates', body),
+  create: (body: { name: string; reseller_id: string; merchant_id?: string | null; flow: unknown; agent?: T.AgentChoice | null }) => http.post<T.Template>('/templates', body),
   replace: (id: string, body: unknown) => http.put<T.Template>(`/templates/${encodeURIComponent(id)}`, body),
   delete: (id: string) => http.delete<{ id: string; deleted: true }>(`/templates/${encodeURIComponent(id)}`),
+  /** What a template's voice, model and language may be chosen from on this Dialer. */
+  agentOptions: (signal?: AbortSignal) => http.get<T.AgentOptions>('/agent-options', undefined, signal),
 };
 
 export const templateTests = {

@@ -19,6 +19,7 @@ import type { AnalyticsResponse as AnalyticsResponseSchema } from '../../../src/
 import type { HealthSchema } from '../../../src/app.js';
 import type { TestCase as TestCaseSchema, TestCaseBody as TestCaseBodySchema, TestRun as TestRunSchema } from '../../../src/template-tests/schema.js';
 import type { Problem as ProblemType } from '../../../src/lib/errors.js';
+import type { AgentChoice as AgentChoiceType, AgentOptions as AgentOptionsType } from '../../../src/voice/agent-choice.js';
 
 export type Lead = Static<typeof LeadSchema>;
 export type PushBody = Static<typeof PushBodySchema>;
@@ -26,6 +27,8 @@ export type PushResult = Static<typeof PushResultSchema>;
 export type BatchResult = Static<typeof BatchResultSchema>;
 export type AbortResult = Static<typeof AbortResultSchema>;
 export type Template = Static<typeof TemplateSchema>;
+export type AgentChoice = AgentChoiceType;
+export type AgentOptions = AgentOptionsType;
 export type TestCase = Static<typeof TestCaseSchema>;
 export type TestCaseBody = Static<typeof TestCaseBodySchema>;
 export type TestRun = Static<typeof TestRunSchema>;

@@ -107,6 +107,16 @@ export function CaseForm({ initial, onSave, onCancel }: { initial: TestCaseBody;
   const steps = c.callee.steps;
   const vars = Object.entries(c.variables ?? {});
   const setSteps = (next: Step[]) => setC({ ...c, callee: { ...c.callee, steps: next } });
+  const persona = c.callee.persona !== undefined;
+  /** Sets callee fields; an undefined value removes the field. */
+  const setCallee = (patch: Partial<TestCaseBody['callee']>) => {
+    const next: Record<string, unknown> = { ...c.callee, ...patch };
+    for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k];
+    setC({ ...c, callee: next as TestCaseBody['callee'] });
+  };
+  // A persona replaces the steps (a case has one or the other); back to a script starts afresh.
+  const setPersona = (on: boolean) =>
+    on ? setCallee({ steps: [], persona: '', goal: '' }) : setCallee({ steps: [freshStep('wait_for_agent'), freshStep('say')], persona: undefined, goal: undefined, max_turns: undefined });
   const setVars = (next: [string, string | number | boolean][]) => setC({ ...c, variables: Object.fromEntries(next) });
   const setExpectation = (i: number, e: Expectation) => setC({ ...c, expectations: c.expectations.map((x, j) => (j === i ? e : x)) });
 
@@ -162,31 +172,57 @@ export function CaseForm({ initial, onSave, onCancel }: { initial: TestCaseBody;
             </div>
           </fieldset>
           <fieldset class="flow-group">
-            <legend>The callee, step by step</legend>
-            {steps.map((s, i) => {
-              const kind = stepKind(s);
-              return (
-                <div class="case-row" key={i} data-step={i}>
-                  <select aria-label="Step" name="step_kind" value={kind} onChange={(e) => setSteps(steps.map((x, j) => (j === i ? freshStep(e.currentTarget.value as StepKind) : x)))}>
-                    {(Object.keys(STEP_KINDS) as StepKind[]).map((k) => (
-                      <option key={k} value={k}>
-                        {STEP_KINDS[k]}
-                      </option>
-                    ))}
-                  </select>
-                  {'say' in s && <input aria-label="Says" name="step_say" value={s.say} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { say: e.currentTarget.value } : x)))} />}
-                  {'silence_ms' in s && <input aria-label="Silent for (ms)" name="step_silence" type="number" min="1" value={s.silence_ms} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { silence_ms: Number(e.currentTarget.value) } : x)))} />}
-                  {'keys' in s && <input aria-label="Keys" name="step_keys" value={s.keys} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { keys: e.currentTarget.value } : x)))} />}
-                  {('wait_for_agent' in s || 'hang_up' in s) && <span />}
-                  <RemoveButton label="Remove the step" onClick={() => setSteps(steps.filter((_, j) => j !== i))} />
-                </div>
-              );
-            })}
-            <div class="flow-group-actions">
-              <button type="button" class="small" onClick={() => setSteps([...steps, freshStep(steps.length && 'say' in steps[steps.length - 1]! ? 'wait_for_agent' : 'say')])}>
-                Add a step
-              </button>
+            <legend>The callee</legend>
+            <div class="form-grid">
+              <Field label="Played as" hint={persona ? 'The LLM writes each of its lines from the conversation so far' : 'Its lines and actions, in order'}>
+                <select name="callee_kind" value={persona ? 'persona' : 'script'} onChange={(e) => setPersona(e.currentTarget.value === 'persona')}>
+                  <option value="script">A script, step by step</option>
+                  <option value="persona">A persona played by the LLM</option>
+                </select>
+              </Field>
+              {persona && (
+                <Field label="Lines at most" hint="Then it hangs up (default 6)">
+                  <input name="max_turns" type="number" min="1" max="20" value={c.callee.max_turns ?? ''} onInput={(e) => setCallee({ max_turns: e.currentTarget.value ? Number(e.currentTarget.value) : undefined })} />
+                </Field>
+              )}
             </div>
+            {persona ? (
+              <div class="form-grid">
+                <Field label="Who the customer is" wide>
+                  <textarea name="persona" rows={2} value={c.callee.persona ?? ''} onInput={(e) => setCallee({ persona: e.currentTarget.value })} />
+                </Field>
+                <Field label="Their goal on the call" wide>
+                  <input name="goal" value={c.callee.goal ?? ''} onInput={(e) => setCallee({ goal: e.currentTarget.value })} />
+                </Field>
+              </div>
+            ) : (
+              <>
+                {steps.map((s, i) => {
+                  const kind = stepKind(s);
+                  return (
+                    <div class="case-row" key={i} data-step={i}>
+                      <select aria-label="Step" name="step_kind" value={kind} onChange={(e) => setSteps(steps.map((x, j) => (j === i ? freshStep(e.currentTarget.value as StepKind) : x)))}>
+                        {(Object.keys(STEP_KINDS) as StepKind[]).map((k) => (
+                          <option key={k} value={k}>
+                            {STEP_KINDS[k]}
+                          </option>
+                        ))}
+                      </select>
+                      {'say' in s && <input aria-label="Says" name="step_say" value={s.say} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { say: e.currentTarget.value } : x)))} />}
+                      {'silence_ms' in s && <input aria-label="Silent for (ms)" name="step_silence" type="number" min="1" value={s.silence_ms} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { silence_ms: Number(e.currentTarget.value) } : x)))} />}
+                      {'keys' in s && <input aria-label="Keys" name="step_keys" value={s.keys} onInput={(e) => setSteps(steps.map((x, j) => (j === i ? { keys: e.currentTarget.value } : x)))} />}
+                      {('wait_for_agent' in s || 'hang_up' in s) && <span />}
+                      <RemoveButton label="Remove the step" onClick={() => setSteps(steps.filter((_, j) => j !== i))} />
+                    </div>
+                  );
+                })}
+                <div class="flow-group-actions">
+                  <button type="button" class="small" onClick={() => setSteps([...steps, freshStep(steps.length && 'say' in steps[steps.length - 1]! ? 'wait_for_agent' : 'say')])}>
+                    Add a step
+                  </button>
+                </div>
+              </>
+            )}
           </fieldset>
           <fieldset class="flow-group">
             <legend>Expectations</legend>

@@ -130,7 +130,7 @@ export function TemplateTests({ template }: { template: Template }) {
                   <td>
                     <strong>{c.name}</strong>
                   </td>
-                  <td class="muted">{c.callee.steps.map(stepText).join(', ') || 'stays silent'}</td>
+                  <td class="muted">{c.callee.persona ? `persona: ${c.callee.persona}; goal: ${c.callee.goal ?? ''}` : c.callee.steps.map(stepText).join(', ') || 'stays silent'}</td>
                   <td>
                     {c.expectations.map((e, i) => (
                       <code key={i} class="chip">

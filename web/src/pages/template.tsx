@@ -7,7 +7,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { useLocation } from 'preact-iso';
 import { ApiError } from '../api/client.js';
 import { templates, tenants } from '../api/endpoints.js';
-import type { Template } from '../api/types.js';
+import type { AgentChoice, Template } from '../api/types.js';
+import { AgentPanel } from '../components/agent-panel.js';
 import { FlowEditor } from '../components/flow-editor.js';
 import { TestCall } from '../components/test-call.js';
 import { TemplateTests } from '../components/template-tests.js';
@@ -54,9 +55,10 @@ export default function TemplatePage({ id }: { id: string }) {
   const [resellerId, setResellerId] = useState(me.reseller_id ?? '');
   const [merchantId, setMerchantId] = useState<string>(me.role === 'merchant' ? (me.merchant_id ?? '') : '');
   const [text, setText] = useState(() => JSON.stringify(EXAMPLE_FLOW, null, 2));
+  const [agent, setAgent] = useState<AgentChoice>({});
   // What the server holds (or, for a new template, what the page started with): the page is
   // "unsaved" while it differs.
-  const [saved, setSaved] = useState(() => ({ name: '', merchantId, text }));
+  const [saved, setSaved] = useState(() => ({ name: '', merchantId, text, agent: '{}' }));
   const history = useHistory(text);
   const [saveError, setSaveError] = useState<ApiError | Error>();
   const [busy, setBusy] = useState(false);
@@ -72,12 +74,13 @@ export default function TemplatePage({ id }: { id: string }) {
     setName(t.name);
     setResellerId(t.reseller_id);
     setMerchantId(t.merchant_id ?? '');
+    setAgent(t.agent ?? {});
     const json = JSON.stringify(t.flow, null, 2);
     setText(json);
     // A template opened afresh starts a new history; the answer to a save continues it.
     if (shown !== t.id) history.reset(json);
     else history.record(json);
-    setSaved({ name: t.name, merchantId: t.merchant_id ?? '', text: json });
+    setSaved({ name: t.name, merchantId: t.merchant_id ?? '', text: json, agent: JSON.stringify(t.agent ?? {}) });
     setShown(t.id);
   }, [loaded.data]);
   useEffect(() => {
@@ -87,7 +90,7 @@ export default function TemplatePage({ id }: { id: string }) {
     if (creating && !resellerId && resellers.data?.data[0]) setResellerId(resellers.data.data[0].id);
   }, [resellers.data]);
 
-  const dirty = writable && (text !== saved.text || name !== saved.name || merchantId !== saved.merchantId);
+  const dirty = writable && (text !== saved.text || name !== saved.name || merchantId !== saved.merchantId || JSON.stringify(agent) !== saved.agent);
   useUnsavedGuard(dirty, 'This template has unsaved changes. Leave and lose them?');
   const syntax = useMemo(() => !!parseFlowText(text).syntax, [text]);
   const api = useMemo(() => (saveError instanceof ApiError ? (saveError.problem.errors ?? []) : []), [saveError]);
@@ -99,9 +102,9 @@ export default function TemplatePage({ id }: { id: string }) {
     setBusy(true);
     setSaveError(undefined);
     try {
-      const body = { name: name.trim(), reseller_id: resellerId, merchant_id: merchantId || null, flow: JSON.parse(text) as unknown };
+      const body = { name: name.trim(), reseller_id: resellerId, merchant_id: merchantId || null, flow: JSON.parse(text) as unknown, agent: Object.keys(agent).length ? agent : null };
       const answer: Template = creating ? await templates.create(body) : await templates.replace(id, { id, ...body });
-      setSaved({ name, merchantId, text });
+      setSaved({ name, merchantId, text, agent: JSON.stringify(agent) });
       toast('Template saved.');
       if (creating) route(`${BASE}/templates/${answer.id}`, true);
       else loaded.reload();
@@ -214,6 +217,7 @@ export default function TemplatePage({ id }: { id: string }) {
           {otherErrors && <ErrorNote error={saveError} />}
         </section>
       )}
+      <AgentPanel value={agent} onChange={setAgent} writable={writable} errorAt={(path) => fieldError(path)} />
       <FlowEditor text={text} setText={setText} history={history} writable={writable} apiProblems={api} onEdited={clearSaveError} />
       {cards}
       {pushing && t && <PushLead templates={[t]} templateId={t.id} onClose={() => setPushing(false)} onPushed={(leadId) => route(`${BASE}/leads/${leadId}`)} />}

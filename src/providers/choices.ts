@@ -1,0 +1,141 @@
+/**
+ * A template's choices of voice, model, temperature and language, against what the configured
+ * services offer: the options a template may choose from (`agentOptions`, GET /agent-options), and
+ * the services of a call that chose (`chooser`). The one home of the rule "a template's
+ * setting overrides the service default; a setting it leaves out keeps it".
+ */
+import type { LlmSettings, SttSettings, VoiceSettings } from '../config/voice.js';
+import { FLITE_VOICES } from '../lib/speech.js';
+import type { AgentChoice, AgentOptions } from '../voice/agent-choice.js';
+import type { VoiceServices } from '../voice/conversation.js';
+import type { LLM, STT, TTS } from '../voice/services.js';
+import { OpenAICompatibleLLM } from './llm/openai.js';
+import { FallbackLLM, FallbackTTS } from './resilience.js';
+import { DeepgramSTT } from './stt/deepgram.js';
+import { OpenAITranscriptionSTT } from './stt/openai.js';
+import { ElevenLabsTTS } from './tts/elevenlabs.js';
+import { LocalTTS } from './tts/espeak.js';
+import { OpenAITTS } from './tts/openai.js';
+
+/** OpenAI's speech voices (`/audio/speech`); a compatible server with other names lists them in TTS_VOICES. */
+export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'] as const;
+
+/** The languages OpenAI's transcription (Whisper) takes, as ISO 639-1 codes. */
+export const WHISPER_LANGUAGES = (
+  'af ar az be bg bs ca cs cy da de el en es et fa fi fr gl he hi hr hu hy id is it ja kk kn ko lt lv mi mk mr ms ne nl no pl pt ro ru sk sl sr sv sw ta th tl tr uk ur vi zh'
+).split(' ');
+
+/** The languages and regional tags Deepgram's nova-2 streaming model takes. */
+export const DEEPGRAM_LANGUAGES = (
+  'bg ca zh zh-CN zh-TW zh-HK cs da da-DK nl nl-BE en en-US en-AU en-GB en-NZ en-IN et fi fr fr-CA de de-CH el hi hu id it ja ko ko-KR lv lt ms no pl pt pt-BR pt-PT ro ru sk es es-419 sv sv-SE th th-TH tr uk vi'
+).split(' ');
+
+type Configured = Exclude<VoiceSettings['services'], { missing: string }>;
+
+/** The voices a call may speak with: the configured speech service's, then the local voice's. */
+function voices(settings: VoiceSettings): AgentOptions['voices'] {
+  const out: AgentOptions['voices'] = [];
+  const tts = 'missing' in settings.services ? undefined : settings.services.tts;
+  const add = (provider: string, names: readonly string[], byDefault: string | undefined, label: (name: string) => string) => {
+    for (const name of new Set(names)) out.push({ id: `${provider}:${name}`, provider, label: label(name), default: name === byDefault });
+  };
+  if (tts?.provider === 'openai') {
+    const names = settings.choices.ttsVoices.length ? settings.choices.ttsVoices : OPENAI_VOICES;
+    add('openai', [tts.openai.voice, ...names], tts.openai.voice, (n) => `${n} (OpenAI speech)`);
+  } else if (tts?.provider === 'elevenlabs') {
+    add('elevenlabs', [tts.elevenlabs.voiceId, ...settings.choices.ttsVoices], tts.elevenlabs.voiceId, (n) => `${n} (ElevenLabs)`);
+  }
+  const local = settings.localVoice;
+  const localDefault = !tts || tts.provider === 'local' ? local.voice : undefined;
+  add('local', local.engine === 'flite' ? [local.voice, ...FLITE_VOICES] : [local.voice], localDefault, (n) => `${n} (local voice, ${local.engine})`);
+  return out;
+}
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
+/** "Spanish (es)", "English (United Kingdom) (en-GB)": the tag with its name, as a person picks it. */
+function languageLabel(tag: string): string {
+  try {
+    const name = languageNames.of(tag);
+    return name && name !== tag ? `${name} (${tag})` : tag;
+  } catch {
+    return tag;
+  }
+}
+
+function sttLanguages(stt: SttSettings): { list: AgentOptions['stt_languages']; match: AgentOptions['stt_language_match'] } {
+  if (stt.provider === 'deepgram') {
+    const byDefault = stt.deepgram.language;
+    return { list: [...new Set([byDefault, ...DEEPGRAM_LANGUAGES])].map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'exact' };
+  }
+  const byDefault = stt.openai.language;
+  return { list: WHISPER_LANGUAGES.map((id) => ({ id, label: languageLabel(id), default: id === byDefault?.split('-')[0] })), match: 'language' };
+}
+
+/** What a template may choose on this Dialer, and the defaults. */
+export function agentOptions(settings: VoiceSettings): AgentOptions {
+  const configured = settings.services;
+  if ('missing' in configured) {
+    return { voices: voices(settings), llm_models: [], stt_languages: [], stt_language_match: 'exact', temperature: null, note: configured.missing };
+  }
+  const primary = configured.llm[0]!;
+  const models = [...new Set([primary.model, ...settings.choices.llmModels])].map((id) => ({ id, label: id, default: id === primary.model }));
+  const stt = sttLanguages(configured.stt);
+  return { voices: voices(settings), llm_models: models, stt_languages: stt.list, stt_language_match: stt.match, temperature: primary.temperature ?? null };
+}
+
+/** The primary LLM with the template's model and temperature (the fallbacks keep theirs: they may be another provider). */
+function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): LLM | undefined {
+  if (choice.llm_model === undefined && choice.temperature === undefined) return undefined;
+  const primary = llms[0]!;
+  const chosen = new OpenAICompatibleLLM({ ...primary, model: choice.llm_model ?? primary.model, temperature: choice.temperature ?? primary.temperature });
+  return new FallbackLLM([chosen, ...fallbacks]);
+}
+
+function chosenStt(stt: SttSettings, language: string | undefined): STT | undefined {
+  if (language === undefined) return undefined;
+  return stt.provider === 'deepgram' ? new DeepgramSTT({ ...stt.deepgram, language }) : new OpenAITranscriptionSTT({ ...stt.openai, language });
+}
+
+/** The speech service that speaks with `voice` (`provider:name`); undefined when no such service is configured now. */
+function chosenTts(settings: VoiceSettings, configured: Configured, voice: string | undefined): TTS | undefined {
+  if (voice === undefined) return undefined;
+  const at = voice.indexOf(':');
+  const provider = voice.slice(0, at);
+  const name = voice.slice(at + 1);
+  const t = configured.tts;
+  if (provider === 'local') {
+    const local = settings.localVoice;
+    if (local.engine === 'flite' && !(FLITE_VOICES as readonly string[]).includes(name)) return undefined;
+    return new FallbackTTS([new LocalTTS({ ...local, voice: name } as typeof local)]);
+  }
+  if (provider === 'openai' && t.provider === 'openai') return new FallbackTTS([new OpenAITTS({ ...t.openai, voice: name })]);
+  if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return new FallbackTTS([new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name })]);
+  return undefined;
+}
+
+/**
+ * The services of a call, by its template's choice: what it chose over each default, the
+ * default's own client where it chose nothing. A voice whose service is no longer configured (the
+ * configuration changed since the template was saved) falls back to the default voice.
+ */
+export function chooser(settings: VoiceSettings, base: VoiceServices, fallbacks: LLM[]): (choice: AgentChoice) => VoiceServices {
+  const configured = settings.services;
+  // The clients of each choice are made once (a local voice warms its engine when made); templates' choices are few.
+  const made = new Map<string, VoiceServices>();
+  return (choice) => {
+    if ('missing' in configured) return base;
+    const key = JSON.stringify([choice.voice, choice.llm_model, choice.temperature, choice.stt_language]);
+    let services = made.get(key);
+    if (!services) {
+      if (made.size >= 64) made.clear();
+      services = {
+        ...base,
+        llm: chosenLlm(configured.llm, fallbacks, choice) ?? base.llm,
+        stt: chosenStt(configured.stt, choice.stt_language) ?? base.stt,
+        tts: chosenTts(settings, configured, choice.voice) ?? base.tts,
+      };
+      made.set(key, services);
+    }
+    return services;
+  };
+}

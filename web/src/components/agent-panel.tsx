@@ -1,0 +1,88 @@
+/**
+ * A template's "Voice and model": the voice its calls speak with, the LLM model and temperature of
+ * its replies, and the language its callers are heard in, chosen from what this Dialer has
+ * configured (GET /agent-options). Each left at its default keeps the service's setting.
+ */
+import { templates } from '../api/endpoints.js';
+import type { AgentChoice, AgentOptions } from '../api/types.js';
+import { useLoad } from '../lib/use.js';
+import { Card, ErrorNote, Field } from './ui.js';
+
+type Option = AgentOptions['llm_models'][number];
+
+/** A select of `options` with the service's default first; a stored value no longer offered stays shown. */
+function ChoiceSelect({ name, value, options, onChange, disabled, groupBy }: { name: string; value: string | undefined; options: Option[]; onChange(v: string | undefined): void; disabled: boolean; groupBy?: (o: Option) => string }) {
+  const byDefault = options.find((o) => o.default);
+  const stale = value !== undefined && !options.some((o) => o.id === value);
+  const groups = new Map<string, Option[]>();
+  for (const o of options) {
+    const group = groupBy?.(o) ?? '';
+    groups.set(group, [...(groups.get(group) ?? []), o]);
+  }
+  const list = (items: Option[]) =>
+    items.map((o) => (
+      <option key={o.id} value={o.id}>
+        {o.label}
+      </option>
+    ));
+  return (
+    <select name={name} value={value ?? ''} disabled={disabled} onChange={(e) => onChange(e.currentTarget.value || undefined)}>
+      {/* The default by its short name (a voice's without its service): the card's columns are narrow. */}
+      <option value="">{byDefault ? `Default: ${byDefault.id.slice(byDefault.id.indexOf(':') + 1)}` : 'Service default'}</option>
+      {stale && <option value={value}>{value} (not offered now)</option>}
+      {groupBy
+        ? [...groups].map(([group, items]) => (
+            <optgroup key={group} label={group}>
+              {list(items)}
+            </optgroup>
+          ))
+        : list(options)}
+    </select>
+  );
+}
+
+const PROVIDERS: Record<string, string> = { openai: 'OpenAI speech', elevenlabs: 'ElevenLabs', local: 'Local voice' };
+
+export function AgentPanel({ value, onChange, writable, errorAt }: { value: AgentChoice; onChange(next: AgentChoice): void; writable: boolean; errorAt(path: string): string | undefined }) {
+  const options = useLoad((signal) => templates.agentOptions(signal), []);
+  const o = options.data;
+  const set = <K extends keyof AgentChoice>(key: K, v: AgentChoice[K] | undefined) => {
+    const next = { ...value };
+    if (v === undefined) delete next[key];
+    else next[key] = v;
+    onChange(next);
+  };
+  const voices = (o?.voices ?? []) as Array<Option & { provider: string }>;
+  return (
+    <Card title="Voice and model" id="agent-choice">
+      {options.error && <ErrorNote error={options.error} />}
+      <div class="form-grid agent-grid">
+        <Field label="Voice" error={errorAt('/agent/voice')} hint="What the agent speaks with">
+          <ChoiceSelect name="voice" value={value.voice} options={voices} onChange={(v) => set('voice', v)} disabled={!writable || !o} groupBy={(v) => PROVIDERS[(v as Option & { provider: string }).provider] ?? ''} />
+        </Field>
+        <Field label="LLM model" error={errorAt('/agent/llm_model')} hint={o && !o.llm_models.length ? 'No LLM is configured' : 'What writes the replies'}>
+          <ChoiceSelect name="llm_model" value={value.llm_model} options={o?.llm_models ?? []} onChange={(v) => set('llm_model', v)} disabled={!writable || !o?.llm_models.length} />
+        </Field>
+        <Field label="Temperature" error={errorAt('/agent/temperature')} hint="0 to 2: higher varies the replies more">
+          <input
+            name="temperature"
+            type="number"
+            min="0"
+            max="2"
+            step="0.1"
+            disabled={!writable}
+            placeholder={`Default: ${o?.temperature ?? "the model's"}`}
+            value={value.temperature ?? ''}
+            onInput={(e) => {
+              const raw = e.currentTarget.value;
+              set('temperature', raw === '' || Number.isNaN(Number(raw)) ? undefined : Number(raw));
+            }}
+          />
+        </Field>
+        <Field label="Speech-to-text language" error={errorAt('/agent/stt_language')} hint={o && !o.stt_languages.length ? 'No speech-to-text is configured' : "The callers' language"}>
+          <ChoiceSelect name="stt_language" value={value.stt_language} options={o?.stt_languages ?? []} onChange={(v) => set('stt_language', v)} disabled={!writable || !o?.stt_languages.length} />
+        </Field>
+      </div>
+    </Card>
+  );
+}
