@@ -11,8 +11,11 @@ import { after, describe, it } from 'node:test';
 import { AnalyticsService } from '../../src/analytics/index.js';
 import type { Principal } from '../../src/auth/index.js';
 import { openAndMigrate } from '../../src/db/index.js';
+import { migratedDataDir } from '../helpers/db.js';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-demo-'));
+// The migrated database is in the data directory already: the subject is the seeding, not a first start.
+await migratedDataDir(dataDir);
 after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -1,6 +1,8 @@
 /**
  * `dialer serve` as a newcomer runs it: a real process on embedded PGlite, a real port. Data written
  * through the API survives a restart; a second process on the same data directory is refused.
+ * The first two tests start on empty data directories (the first start: initdb, every migration);
+ * the others, whose subject is the running service, on one that holds the migrated database.
  */
 import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
 import assert from 'node:assert/strict';
@@ -12,6 +14,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { verifyWebhookSignature } from '../../src/webhooks/index.js';
+import { migratedDataDir } from '../helpers/db.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const PREFIX = '/agent/voice/dialer';
@@ -62,6 +65,19 @@ async function json(url: string, init: RequestInit = {}) {
 }
 
 const dirs: string[] = [];
+/** A new data directory; `migrated`: with the migrated embedded database in it, as a second start finds it. */
+async function dataDirectory(migrated: boolean): Promise<string> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
+  dirs.push(dataDir);
+  if (migrated) await migratedDataDir(dataDir);
+  return dataDir;
+}
+
+/** Waits until `s` has written a line that `pattern` matches (what it logs is written in order). */
+async function waitForOutput(s: Serving, pattern: RegExp): Promise<void> {
+  for (let waited = 0; !pattern.test(s.stdout) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+}
+
 after(() => {
   children.forEach((c) => c.exitCode === null && c.kill('SIGKILL'));
   dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
@@ -69,8 +85,7 @@ after(() => {
 
 describe('dialer serve (embedded PGlite)', () => {
   it('keeps data across a restart and refuses a second process on the same data directory', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
-    dirs.push(dataDir);
+    const dataDir = await dataDirectory(false);
     const env = { DIALER_DATA_DIR: dataDir, DIALER_ADMIN_EMAIL: 'boss@example.com', DIALER_ADMIN_PASSWORD: 'boss-password' };
     const first = await serve(env);
     const health = await json(`${first.url}${PREFIX}/health`);
@@ -104,10 +119,9 @@ describe('dialer serve (embedded PGlite)', () => {
   });
 
   it('creates admin@localhost with a generated password, shown once, when no admin is configured', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
-    dirs.push(dataDir);
+    const dataDir = await dataDirectory(false);
     const s = await serve({ DIALER_DATA_DIR: dataDir, DIALER_ADMIN_EMAIL: '', DIALER_ADMIN_PASSWORD: '' });
-    await new Promise((r) => setTimeout(r, 50));
+    await waitForOutput(s, /Created the first admin: admin@localhost \/ \S+\n/);
     const m = /Created the first admin: admin@localhost \/ (\S+)/.exec(s.stdout);
     assert.ok(m, s.stdout);
     const login = await json(`${s.url}${PREFIX}/login`, { method: 'POST', body: JSON.stringify({ email: 'admin@localhost', password: m[1] }) });
@@ -120,12 +134,11 @@ describe('dialer serve (embedded PGlite)', () => {
     // One CPU, as `taskset` (or a cpuset, a container's quota) gives it.
     const oneCpu = ['taskset', '-c', String(os.cpus().length - 1)];
     for (const nodeArgs of [[], ['--single-threaded-gc']]) {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
-      dirs.push(dataDir);
+      const dataDir = await dataDirectory(true);
       const s = await serve({ DIALER_DATA_DIR: dataDir }, [...oneCpu, process.execPath, ...nodeArgs]);
       assert.equal((await json(`${s.url}${PREFIX}/health`)).body.status, 'ok');
       // The log is written in order: once the health request's line is out, so is anything logged at start.
-      for (let waited = 0; !s.stdout.includes(`${PREFIX}/health`) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+      await waitForOutput(s, new RegExp(`${PREFIX}/health`));
       const lines = serving(s.stdout);
       const line = lines.find((l) => l.msg === 'Dialer is serving');
       assert.equal(line.cpus, 1, s.stdout);
@@ -138,8 +151,7 @@ describe('dialer serve (embedded PGlite)', () => {
   });
 
   it('delivers the reporting webhook of an aborted lead from the running service, signed', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-serve-'));
-    dirs.push(dataDir);
+    const dataDir = await dataDirectory(true);
     const got: { headers: http.IncomingHttpHeaders; body: string }[] = [];
     const receiver = http.createServer((req, res) => {
       let body = '';

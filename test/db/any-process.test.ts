@@ -26,7 +26,7 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { startServer } from '../../src/server.js';
 import { client } from '../helpers/app.js';
 import { chromiumAvailable, launchBrowser, type TestBrowser } from '../helpers/browser.js';
-import { createPgDatabase, testBackend } from '../helpers/db.js';
+import { createPgDatabase, migratedDataDir, testBackend } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 
@@ -220,6 +220,8 @@ describe('--role worker', () => {
   it('carries a call (provider callbacks and media stream) and serves health and metrics, and none of the API', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-worker-role-'));
     const db = backend === 'postgres' ? await createPgDatabase() : undefined;
+    // On the embedded database, the migrated database is in the data directory already (not a first start).
+    if (!db) await migratedDataDir(dataDir);
     const port = await freePort();
     const twilio = { accountSid: 'AC00000000000000000000000000000036', authToken: 'worker-role-token' };
     const emulator = await startEmulator({

@@ -5,13 +5,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { DataDirLockedError, loadMigrations, migrate, openDatabase, openPostgres } from '../../src/db/index.js';
-import { createPgDatabase, testBackend } from '../helpers/db.js';
+import { createPgDatabase, migratedDataDir, testBackend } from '../helpers/db.js';
 
 const backend = testBackend();
 
-async function openFresh(): Promise<{ open: () => ReturnType<typeof openDatabase>; cleanup: () => Promise<void> }> {
+/**
+ * A database of its own. On PGlite, a data directory: empty (the first open runs initdb), or with
+ * `migrated` the migrated database already in it, as a later start finds it, for the tests whose
+ * subject is not the first open (initdb in WASM takes seconds).
+ */
+async function openFresh(migrated = false): Promise<{ open: () => ReturnType<typeof openDatabase>; cleanup: () => Promise<void> }> {
   if (backend === 'pglite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+    if (migrated) await migratedDataDir(dir);
     return { open: () => openDatabase({ databaseUrl: undefined, dataDir: dir }), cleanup: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const created = await createPgDatabase();
@@ -37,7 +43,7 @@ describe(`storage on ${backend}`, () => {
   });
 
   it('a transaction that throws leaves nothing behind', async () => {
-    const { open, cleanup } = await openFresh();
+    const { open, cleanup } = await openFresh(true);
     try {
       const db = await open();
       await migrate(db);
@@ -56,7 +62,7 @@ describe(`storage on ${backend}`, () => {
   });
 
   it("a transaction's final statement commits it, or rolls it back when it fails", async () => {
-    const { open, cleanup } = await openFresh();
+    const { open, cleanup } = await openFresh(true);
     try {
       const db = await open();
       await migrate(db);
@@ -103,7 +109,7 @@ describe(`storage on ${backend}`, () => {
 
   if (backend === 'pglite') {
     it('a second opener of the same data directory is refused with a clear message', async () => {
-      const { open, cleanup } = await openFresh();
+      const { open, cleanup } = await openFresh(true);
       try {
         const db = await open();
         await assert.rejects(open(), (err: unknown) => err instanceof DataDirLockedError && /in use by another Dialer process/.test(err.message));
@@ -117,6 +123,7 @@ describe(`storage on ${backend}`, () => {
 
     it('a lock left by a dead process is taken over', async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+      await migratedDataDir(dir);
       try {
         const dead = spawnSync(process.execPath, ['-e', '0']).pid;
         fs.writeFileSync(path.join(dir, 'dialer.lock'), `${dead}\n`);
@@ -131,6 +138,7 @@ describe(`storage on ${backend}`, () => {
 
     it('a commit survives the process being killed (the embedded database runs in a thread of it)', async () => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-store-'));
+      await migratedDataDir(dir);
       try {
         // A process that commits, says so, and stays up until it is killed without warning.
         const script = `

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
-import { createPgDatabase, testBackend } from '../helpers/db.js';
+import { createPgDatabase, migratedDataDir, testBackend } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 
 interface Answer {
@@ -116,6 +116,9 @@ before(async () => {
     const created = await createPgDatabase();
     databaseUrl = created.url;
     dropDb = created.drop;
+  } else {
+    // The migrated database is in the data directory already: the fuzz is about answers, not a first start.
+    await migratedDataDir(dataDir);
   }
   service = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'serve'], {
     env: {

@@ -16,6 +16,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import { client } from '../helpers/app.js';
+import { migratedDataDir } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000009', authToken: 'twilio-auth-token-shutdown' };
@@ -49,6 +50,8 @@ before(async () => {
     TWILIO_API_URL: emulator.url,
   };
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
+  // The migrated database is in the data directory already: this file is about stopping, not a first start.
+  await migratedDataDir(dataDir);
   server = await startServer(loadConfig(env), createLogger('silent'));
 });
 after(async () => {

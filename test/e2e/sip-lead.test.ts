@@ -18,6 +18,7 @@ import { client, type TestApp } from '../helpers/app.js';
 import { startBaresip, type Baresip } from '../helpers/baresip.js';
 import { startSipRefuser, type SipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
+import { migratedDataDir } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
@@ -59,6 +60,8 @@ describe('a lead called through a SIP trunk (baresip)', () => {
       DIALER_SIP_HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
     };
+    // The migrated database is in the data directory already: this file is about calls, not a first start.
+    await migratedDataDir(dataDir);
     server = await startServer(loadConfig(env), createLogger('silent'));
     const anon = client(server.app);
     const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });

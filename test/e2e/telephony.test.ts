@@ -20,6 +20,7 @@ import { startEmulator, type CalleeScript, type Emulator } from '../../src/emula
 import { twilioSignature } from '../../src/telephony/twilio/index.js';
 import { client, type TestApp } from '../helpers/app.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { migratedDataDir } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 
 const CREDS = {
@@ -68,6 +69,8 @@ before(async () => {
     EXOTEL_FLOW_URL: emulator.exotelFlowUrl,
   };
   for (const [k, v] of Object.entries(env)) process.env[k] = v;
+  // The migrated database is in the data directory already: this file is about calls, not a first start.
+  await migratedDataDir(dataDir);
   server = await startServer(loadConfig(env), createLogger('silent'));
   const anon = client(server.app);
   const login = await anon.post('/login', { email: env.DIALER_ADMIN_EMAIL, password: env.DIALER_ADMIN_PASSWORD });

@@ -45,15 +45,21 @@ export async function logIn(page: Page, baseUrl: string, email: string, password
   await page.locator('.shell').waitFor();
 }
 
-/** Saves the page as it is at 1280 px and at phone width (then back to 1280 px). */
+/**
+ * Saves the page as it is at 1280 px and at phone width (then back to 1280 px). After each resize it
+ * waits for two animation frames (what the resize set off, the observers' re-renders and the charts'
+ * redraws, is painted by then); CSS transitions are taken at their end.
+ */
 export async function shoot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.setViewportSize(WIDE);
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
-  await page.waitForTimeout(500);
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
-  await page.setViewportSize(WIDE);
-  await page.waitForTimeout(300);
+  await resized(page, WIDE);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-1280.png`), fullPage: true, animations: 'disabled' });
+  await resized(page, PHONE);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true, animations: 'disabled' });
+  await resized(page, WIDE);
+}
+
+async function resized(page: Page, size: { width: number; height: number }): Promise<void> {
+  await page.setViewportSize(size);
+  await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
 }

@@ -65,9 +65,7 @@ export async function createTestDb(backend: Backend = testBackend()): Promise<Db
  * by the migrations' content, and later ones load it (about 7x faster).
  */
 async function migratedPglite(): Promise<Db> {
-  const hash = createHash('sha256');
-  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
-  const file = path.join(os.tmpdir(), `dialer-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+  const file = snapshotFile();
   if (fs.existsSync(file)) {
     try {
       const db = await openPglite(undefined, { loadDataDir: new Blob([fs.readFileSync(file)]) });
@@ -84,4 +82,47 @@ async function migratedPglite(): Promise<Db> {
   fs.writeFileSync(tmp, snapshot);
   fs.renameSync(tmp, file);
   return db;
+}
+
+/** Where the snapshot of a freshly migrated database is kept: named by the migrations' content. */
+function snapshotFile(): string {
+  const hash = createHash('sha256');
+  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
+  return path.join(os.tmpdir(), `dialer-pglite-${hash.digest('hex').slice(0, 16)}.tar`);
+}
+
+/**
+ * Puts a freshly migrated embedded database in the Dialer data directory `dataDir` (unless it holds
+ * one already), as a second start of `dialer serve` finds it: for tests whose subject is not the
+ * first start, which spends seconds in initdb and every migration on disk. The first start is
+ * proven on its own (test/cli/serve.test.ts starts real processes on empty data directories).
+ * The first test process that needs one writes a migrated data directory (cleanly closed) beside
+ * the snapshot; later ones copy it, which takes a fraction of a second.
+ */
+export async function migratedDataDir(dataDir: string): Promise<void> {
+  const pgdata = path.join(dataDir, 'pgdata');
+  if (fs.existsSync(pgdata)) return;
+  // A data directory is written by one version of the embedded database: the template is named by it too.
+  const template = snapshotFile().replace(/\.tar$/, `-${pgliteVersion()}.pgdata`);
+  if (!fs.existsSync(template)) {
+    if (!fs.existsSync(snapshotFile())) await (await migratedPglite()).close();
+    const building = `${template}.${process.pid}.tmp`;
+    try {
+      const db = await openPglite(building, { loadDataDir: new Blob([fs.readFileSync(snapshotFile())]) });
+      await migrate(db);
+      await db.close();
+      fs.renameSync(building, template);
+    } catch {
+      // Another process put it there first (the rename found it), or the snapshot does not load:
+      // without a template the server starts from an empty directory, as a first start does.
+      fs.rmSync(building, { recursive: true, force: true });
+      if (!fs.existsSync(template)) return;
+    }
+  }
+  fs.cpSync(template, pgdata, { recursive: true });
+}
+
+function pgliteVersion(): string {
+  const manifest = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../../node_modules/@electric-sql/pglite/package.json');
+  return (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { version: string }).version;
 }
