@@ -179,7 +179,7 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.locator('#test-call').waitFor();
-    await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
+    await page.locator('select[name="mode"]').selectOption('WEBRTC_STREAM');
     await page.getByLabel('customer_name').fill('Ana');
     await page.locator('#test-call').click();
     const heard = (role: string, text: string) =>

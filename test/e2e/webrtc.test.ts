@@ -224,7 +224,7 @@ describe('WEBRTC_STREAM: the client drives the speech', { skip }, () => {
     ai.transcripts.push(CALLER_WORDS);
     const chatsBefore = ai.chatRequests.length;
     const page = await openPlayground();
-    await page.getByLabel('Mode').selectOption('WEBRTC_STREAM');
+    await page.locator('select[name="mode"]').selectOption('WEBRTC_STREAM');
     await page.getByLabel('customer_name').fill('Ana');
     await page.getByLabel('order_id').fill('A-42');
     await page.locator('#test-call').click();
