@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startOpenAIServer } from '../test/helpers/openai-server.js';
+import { callee, FLOW } from '../test/fixtures/booking.js';
 import { freePort } from '../test/helpers/net.js';
 import { serveDialer } from './lib/serve.js';
 
@@ -21,25 +22,6 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const out = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const FLOW = {
-  initial_node: 'greet',
-  turn_taking: { mode: 'vad' },
-  nodes: [
-    {
-      node_name: 'greet',
-      role_messages: [{ role: 'system', content: 'You call {customer_name} from Acme Clinic. Be brief.' }],
-      task_messages: [{ role: 'system', content: 'Offer {customer_name} a visit on Tuesday; book it if they agree.' }],
-      respond_immediately: true,
-      functions: [{ name: 'book_visit', properties: { day: { type: 'string' } }, required: ['day'], transition_to: 'booked' }],
-    },
-    {
-      node_name: 'booked',
-      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
-      pre_actions: [{ type: 'tts_say', text: 'Your visit is booked for Tuesday. Goodbye!' }, { type: 'end_conversation', outcome: 'booked' }],
-    },
-  ],
-};
-const callee = (line: string) => ({ steps: [{ wait_for_agent: true }, { say: line }, { wait_for_agent: true }, { hang_up: true }], max_seconds: 40 });
 /** Case i: even ones book (their customer is "Booker i"), odd ones decline. */
 const testCase = (i: number) =>
   i % 2 === 0

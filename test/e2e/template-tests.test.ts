@@ -21,6 +21,7 @@ import { client, type Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
+import { callee, FLOW } from '../fixtures/booking.js';
 import { issueToken } from '../helpers/world.js';
 import { chromiumAvailable } from '../helpers/browser.js';
 import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
@@ -32,27 +33,6 @@ let dataDir: string;
 let reseller: string;
 let templateId: string;
 
-const FLOW = {
-  initial_node: 'greet',
-  // One LLM request per heard turn (no speculative replies).
-  turn_taking: { mode: 'vad' },
-  nodes: [
-    {
-      node_name: 'greet',
-      role_messages: [{ role: 'system', content: 'You call {customer_name} from Acme Clinic. Be brief.' }],
-      task_messages: [{ role: 'system', content: 'Offer {customer_name} a visit on Tuesday; book it if they agree.' }],
-      respond_immediately: true,
-      functions: [{ name: 'book_visit', properties: { day: { type: 'string' } }, required: ['day'], transition_to: 'booked' }],
-    },
-    {
-      node_name: 'booked',
-      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
-      pre_actions: [{ type: 'tts_say', text: 'Your visit is booked for Tuesday. Goodbye!' }, { type: 'end_conversation', outcome: 'booked' }],
-    },
-  ],
-};
-
-const callee = (line: string) => ({ steps: [{ wait_for_agent: true }, { say: line }, { wait_for_agent: true }, { hang_up: true }], max_seconds: 40 });
 const BOOKS = {
   name: 'books a visit',
   variables: { customer_name: 'Ana' },
