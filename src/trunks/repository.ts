@@ -15,6 +15,7 @@ export interface TrunkRow {
   max_channels: number | null;
   max_calls_per_second: number | null;
   failover_trunk_id: string | null;
+  transfer_method: 'refer' | 'bridge';
   /** Live calls holding the trunk now (read with the row; not a column). */
   channels_in_use?: number;
   created_at: Date;
@@ -25,7 +26,7 @@ export type TrunkFields = Omit<TrunkRow, 'id' | 'created_at' | 'updated_at' | 'c
 
 const READ = `*, ${trunkLiveSql('sip_trunks')} AS channels_in_use`;
 
-const COLUMNS = ['reseller_id', 'name', 'address', 'transport', 'username', 'password', 'from_domain', 'codecs', 'max_channels', 'max_calls_per_second', 'failover_trunk_id'] as const;
+const COLUMNS = ['reseller_id', 'name', 'address', 'transport', 'username', 'password', 'from_domain', 'codecs', 'max_channels', 'max_calls_per_second', 'failover_trunk_id', 'transfer_method'] as const;
 
 /** numeric comes back as text from pg: one shape for both drivers. */
 function row(r: TrunkRow): TrunkRow {

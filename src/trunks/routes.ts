@@ -8,6 +8,9 @@ import type { TrunksService } from './service.js';
 
 const Codec = Type.Union([Type.Literal('PCMU'), Type.Literal('PCMA')]);
 const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { description: 'udp is carried today; tcp and tls are refused with 400' });
+const TransferMethod = Type.Union([Type.Literal('refer'), Type.Literal('bridge')], {
+  description: "How the agent's transfer reaches the human: refer asks the carrier to call them (SIP REFER, a cold transfer); bridge has Dialer call them on this trunk and join the two calls (a warm transfer)",
+});
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Optional(Type.Union([t, Type.Null()]));
 
 const Fields = {
@@ -22,6 +25,7 @@ const Fields = {
   max_channels: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()], { description: 'Concurrent calls' })),
   max_calls_per_second: Type.Optional(Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10_000 }), Type.Null()])),
   failover_trunk_id: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], { description: 'A trunk of the same reseller' })),
+  transfer_method: Type.Optional({ ...TransferMethod, default: 'refer' }),
 };
 
 export const TrunkBody = Type.Object(Fields, {
@@ -46,6 +50,7 @@ export const Trunk = Type.Object({
   max_channels: Type.Union([Type.Integer(), Type.Null()]),
   max_calls_per_second: Type.Union([Type.Number(), Type.Null()]),
   failover_trunk_id: Type.Union([Type.String(), Type.Null()]),
+  transfer_method: TransferMethod,
   channels_in_use: Type.Integer({ description: 'Live calls holding the trunk now, across all workers' }),
   created_at: Timestamp,
   updated_at: Timestamp,

@@ -28,6 +28,7 @@ export interface TrunkInput {
   max_channels?: number | null;
   max_calls_per_second?: number | null;
   failover_trunk_id?: string | null;
+  transfer_method?: 'refer' | 'bridge';
 }
 
 const ADDRESS = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
@@ -68,6 +69,7 @@ export class TrunksService {
       max_channels: input.max_channels ?? null,
       max_calls_per_second: input.max_calls_per_second ?? null,
       failover_trunk_id: input.failover_trunk_id ?? null,
+      transfer_method: input.transfer_method ?? 'refer',
     };
   }
 

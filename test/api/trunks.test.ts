@@ -32,16 +32,18 @@ describe('SIP trunks', () => {
     assert.equal(created.body.password, undefined);
     assert.equal(created.body.has_password, true);
     assert.deepEqual(created.body.codecs, ['PCMA', 'PCMU']);
+    assert.equal(created.body.transfer_method, 'refer', 'transfers by REFER unless told');
     assert.deepEqual((await t.admin.get(`/trunks/${created.body.id}`)).body, created.body);
     assert.ok((await w.reseller1.get('/trunks')).body.data.some((x: { id: string }) => x.id === created.body.id));
     // Another reseller neither sees nor lists it.
     assert.equal((await w.reseller2.get(`/trunks/${created.body.id}`)).status, 404);
     assert.ok(!(await w.reseller2.get('/trunks')).body.data.some((x: { id: string }) => x.id === created.body.id));
     // A replace without the password keeps it.
-    const { password: _p, ...noPassword } = trunk(w.r1, { name: created.body.name, max_channels: 5 });
+    const { password: _p, ...noPassword } = trunk(w.r1, { name: created.body.name, max_channels: 5, transfer_method: 'bridge' });
     const replaced = await w.reseller1.put(`/trunks/${created.body.id}`, noPassword);
     assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
     assert.equal(replaced.body.max_channels, 5);
+    assert.equal(replaced.body.transfer_method, 'bridge');
     assert.equal(replaced.body.has_password, true);
     const deleted = await w.reseller1.delete(`/trunks/${created.body.id}`);
     assert.deepEqual(deleted.body, { id: created.body.id, deleted: true });
@@ -57,6 +59,7 @@ describe('SIP trunks', () => {
       [{ max_calls_per_second: 0 }, '/max_calls_per_second'],
       [{ transport: 'tls' }, '/transport'],
       [{ password: null }, '/password'],
+      [{ transfer_method: 'attended' }, '/transfer_method'],
     ];
     for (const [extra, path] of cases) {
       const res = await w.reseller1.post('/trunks', trunk(w.r1, extra));

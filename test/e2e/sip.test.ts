@@ -258,6 +258,78 @@ describe('SIP trunk calls against baresip', () => {
   });
 });
 
+describe('warm transfer by bridging: baresip answers as both the customer and the human', () => {
+  const HUMAN = '+14155550177';
+  let baresip: Baresip;
+  before(async () => {
+    const speech = (await speechClip('callee', 'Hello? Yes, this is Sam speaking. I am fine, thank you very much for calling me today.')).pcm;
+    baresip = await startBaresip({ user: CALLEE, others: [HUMAN], speech, sampleRateHz: RATE_HZ });
+  });
+  after(async () => {
+    await baresip?.close();
+  });
+
+  /**
+   * An agent that hands the call over after a second and stays out of the way, or hangs up when the
+   * transfer fails. (baresip names its recordings by the second a call started: the human's must not
+   * share the customer's.)
+   */
+  const transferring = (to: string): CallAgent => ({
+    label: 'transferring',
+    async converse(_context, io) {
+      await new Promise((r) => setTimeout(r, 1100));
+      const error = await io.transfer(to).then(() => undefined, (err: Error) => err.message);
+      if (error) io.hangup();
+      return { outcome: 'conversation_completed', metaData: error ? { transfer_error: error } : {} };
+    },
+  });
+
+  it('calls the human on the trunk and joins the two calls: each hears the other, the recording goes on, the lead is TRANSFERRED', async () => {
+    const recordings = new Map<string, Buffer>();
+    const driver = driverFor(baresip, transferring(HUMAN), recordings, { transferMethod: 'bridge' });
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      assert.equal(result.end.outcome, 'TRANSFERRED');
+      const meta = result.end.metaData!;
+      assert.equal(meta.transferred_to, HUMAN);
+      const events = meta.transfer_events as Array<Record<string, string>>;
+      assert.deepEqual(events.slice(0, 2).map((e) => e.event), ['dial', 'answered']);
+      assert.equal(events[0]!.to, HUMAN);
+      // baresip's WAV ends each call: whichever ends first ends both.
+      assert.ok(meta.sip_ended_by === 'customer' || meta.sip_ended_by === 'transfer', String(meta.sip_ended_by));
+      await baresip.waitFor(/terminated[\s\S]*terminated/);
+      // Both of baresip's calls heard speech, and the agent said nothing: it came from the other call.
+      const heard = [...(await baresip.heardByCall()).entries()];
+      assert.equal(heard.length, 2, heard.map(([f]) => f).join(', '));
+      for (const [file, pcm] of heard) assert.ok(loudSeconds(pcm) >= 1, `${file}: ${loudSeconds(pcm)} s of the other side's speech`);
+      // Dialer's recording holds the call after the transfer: the customer and the human.
+      assert.ok(loudSeconds(decodeWav(recordings.get(result.callId!)!).pcm) >= 2);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('a human who cannot be reached fails the transfer with the status; the agent keeps the call', async () => {
+    const driver = driverFor(baresip, transferring('+14155550111'), new Map(), { transferMethod: 'bridge' });
+    try {
+      const result = await dial(driver);
+      assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+      if (result.end.kind !== 'completed') return;
+      const meta = result.end.metaData!;
+      assert.match(String(meta.transfer_error), /the transfer to \+14155550111 failed: SIP 4\d\d/);
+      assert.equal(meta.transferred_to, undefined);
+      assert.equal(meta.sip_ended_by, 'agent');
+      const events = meta.transfer_events as Array<Record<string, string>>;
+      assert.deepEqual(events.map((e) => e.event), ['dial', 'failed']);
+      assert.match(events[1]!.status!, /^4\d\d$/);
+    } finally {
+      await driver.close();
+    }
+  });
+});
+
 describe('SIP calls over a network that loses and reorders RTP, and cold transfer', () => {
   let calleeSpeech: Int16Array;
   before(async () => {

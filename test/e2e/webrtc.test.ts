@@ -21,6 +21,7 @@ import { issueToken } from '../helpers/world.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { serveDialer } from '../helpers/serve.js';
+import { shoot } from '../helpers/dashboard.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
@@ -115,9 +116,9 @@ after(async () => {
 });
 
 /** The dashboard's Test in browser, on the template's page, logged in. */
-async function openPlayground(): Promise<Page> {
+async function openPlayground(url = server.url, template = templateId): Promise<Page> {
   const page = await browser.context.newPage();
-  await page.goto(`${server.url}${API_PREFIX}/app/templates/${templateId}?test=1`);
+  await page.goto(`${url}${API_PREFIX}/app/templates/${template}?test=1`);
   await page.getByLabel('Email').fill(EMAIL);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
@@ -125,9 +126,9 @@ async function openPlayground(): Promise<Page> {
   return page;
 }
 
-async function waitForLead(leadId: string, done: (lead: any) => boolean = (l) => l.status === 'FINISHED' || l.status === 'RETRY'): Promise<any> {
+async function waitForLead(leadId: string, done: (lead: any) => boolean = (l) => l.status === 'FINISHED' || l.status === 'RETRY', as: Client = admin): Promise<any> {
   for (let i = 0; i < 600; i++) {
-    const lead = (await admin.get(`/leads/${leadId}`)).body;
+    const lead = (await as.get(`/leads/${leadId}`)).body;
     if (done(lead)) return lead;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -216,6 +217,56 @@ describe('WebRTC sessions from a real browser', { skip }, () => {
     // The page plays the recording (through a signed link, seeking with Range requests).
     await page.waitForFunction(() => ((document.getElementById('recording-audio') as HTMLAudioElement | null)?.duration ?? 0) > 5, null, { timeout: 30_000 });
     await page.close();
+  });
+});
+
+describe('Test in browser with no LLM configured', { skip }, () => {
+  it('connects to the built-in greeter, says so on the page, and streams its words into the transcript while the call is live', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-webrtc-nollm-'));
+    // The same service with no LLM_BASE_URL (nor any other LLM): the template cannot run, the greeter can.
+    const bare = await serveDialer({
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      DIALER_DATA_DIR: dir,
+      DIALER_JWT_SECRET: 'webrtc-secret-webrtc-secret-webrtc-secret',
+      DIALER_ADMIN_EMAIL: EMAIL,
+      DIALER_ADMIN_PASSWORD: PASSWORD,
+      DIALER_POLL_MS: '100',
+      LOG_LEVEL: 'silent',
+    });
+    let page: Page | undefined;
+    try {
+      const reseller = (await bare.admin.post('/resellers', { name: 'No LLM' })).body.id;
+      const flow = { initial_node: 'greet', nodes: [{ node_name: 'greet', task_messages: [{ role: 'system', content: 'Greet {customer_name}.' }] }] };
+      const tpl = await bare.admin.post('/templates', { name: 'needs-llm', reseller_id: reseller, flow });
+      assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+      page = await openPlayground(bare.server.url, tpl.body.id);
+      await page.getByLabel('customer_name').fill('Ana');
+      await page.locator('#test-call').click();
+      // The page says who answers and why, instead of a 503.
+      assert.match(await page.locator('#test-note').innerText({ timeout: 30_000 }), /greeter answers instead of the template, because .*LLM/);
+      // The greeting reaches the transcript while the call is still up (the hang-up button is there).
+      const line = page.locator('#test-transcript li.turn-agent').first();
+      assert.match(await line.innerText({ timeout: 30_000 }), /automated call from Dialer/);
+      assert.ok(await page.locator('#test-hangup').isVisible(), 'the call is still live when its first line shows');
+      assert.match(await page.locator('.test-live').innerText(), /greeter follows no flow/);
+      await shoot(page, 'webrtc-greeter');
+      const audio = await heardAgent(page);
+      assert.ok(audio.totalAudioEnergy > 0.001, `energy ${audio.totalAudioEnergy}`);
+      const leadId = await page.evaluate(() => (window as any).playground.leadId as string);
+      await page.locator('#test-hangup').click();
+      const lead = await waitForLead(leadId, (l) => l.status === 'FINISHED', bare.admin);
+      assert.equal(lead.metaData.agent, 'greeter');
+      assert.equal(lead.attempt_count, 1);
+      assert.match(lead.metaData.transcription[0].content, /automated call from Dialer/);
+      // Nothing was left queued by the try.
+      const { rows } = await bare.server.db.query<{ n: number }>("SELECT count(*)::int AS n FROM leads WHERE status IN ('BACKLOG', 'RETRY')");
+      assert.equal(rows[0]!.n, 0);
+    } finally {
+      await page?.close();
+      await bare.server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -40,6 +40,8 @@ export interface Baresip {
   command(command: string, params?: string): Promise<void>;
   /** What it heard from Dialer (the decoder's dump) and what it sent (the encoder's), as 8 kHz PCM. */
   recordings(): Promise<{ heard?: Int16Array; sent?: Int16Array }>;
+  /** What it heard in each of its calls (one decoder's dump per call), by the dump's file name. */
+  heardByCall(): Promise<Map<string, Int16Array>>;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,15 @@ export interface Baresip {
  * for UDP may still be taken for those by another process on a busy machine. Such a start is
  * tried again on other ports.
  */
-export async function startBaresip(options: { user: string; speech: Int16Array; sampleRateHz: number }): Promise<Baresip> {
+export interface BaresipOptions {
+  user: string;
+  /** More users it answers for (accounts of their own, answermode=auto), e.g. the human of a transfer. */
+  others?: string[];
+  speech: Int16Array;
+  sampleRateHz: number;
+}
+
+export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(options);
@@ -58,13 +68,14 @@ export async function startBaresip(options: { user: string; speech: Int16Array; 
   }
 }
 
-async function startOnce(options: { user: string; speech: Int16Array; sampleRateHz: number }): Promise<Baresip> {
+async function startOnce(options: BaresipOptions): Promise<Baresip> {
   const dir = await mkdtemp(path.join(tmpdir(), 'dialer-baresip-'));
   const sipPort = await freeUdpPort();
   const ctrlPort = await freePort();
   const wav = path.join(dir, 'callee.wav');
   await writeFile(wav, encodeWav(options.speech, options.sampleRateHz));
-  await writeFile(path.join(dir, 'accounts'), `<sip:${options.user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n`);
+  const account = (user: string) => `<sip:${user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n`;
+  await writeFile(path.join(dir, 'accounts'), [options.user, ...(options.others ?? [])].map(account).join(''));
   await writeFile(
     path.join(dir, 'config'),
     [
@@ -140,6 +151,10 @@ async function startOnce(options: { user: string; speech: Int16Array; sampleRate
       };
       const [heard, sent] = await Promise.all([read('-dec.wav'), read('-enc.wav')]);
       return { ...(heard ? { heard } : {}), ...(sent ? { sent } : {}) };
+    },
+    async heardByCall() {
+      const files = (await readdir(dir)).filter((f) => f.startsWith('dump-') && f.endsWith('-dec.wav'));
+      return new Map(await Promise.all(files.map(async (f) => [f, decodeWav(await readFile(path.join(dir, f))).pcm] as const)));
     },
     async close() {
       if (child.exitCode === null) {

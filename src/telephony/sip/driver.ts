@@ -37,6 +37,12 @@ export interface SipTrunk {
   /** The domain of our From header (default: the trunk's host). */
   fromDomain?: string;
   codecs: Codec[];
+  /**
+   * How the agent's transfer reaches the human: `refer` asks the far side to call them (cold, SIP
+   * REFER); `bridge` has Dialer call them through this trunk and join the two calls' audio (warm).
+   * Default `refer`.
+   */
+  transferMethod?: 'refer' | 'bridge';
 }
 
 export interface SipDriverDeps {
@@ -130,10 +136,10 @@ export class SipDriver implements Driver {
       const tried = new Set<string>();
       for (;;) {
         tried.add(trunk.id);
-        const call = this.call(endpoint, trunk, request, rtp.address().port);
+        const call = this.call(endpoint, trunk, request.to, request.from, rtp.address().port);
         // Each call placed has its Call-ID: after a failover the lead's call id is the new call's.
         request.onCallId(call.callId);
-        const rung = await this.ring(call, request);
+        const rung = await this.ring(call, request.signal);
         const failover = refusals.length > 0 ? { sip_failover: [...refusals] } : {};
         if (rung.answered) return { callId: call.callId, end: await this.carry(call, rung.sdp, rtp, trunk, request, log, failover) };
         log.info({ trunkId: trunk.id, status: rung.status, statuses: call.statuses }, 'the SIP call was not answered');
@@ -158,14 +164,14 @@ export class SipDriver implements Driver {
     }
   }
 
-  /** A call to the lead through `trunk`, offering the RTP socket at `rtpPort`. */
-  private call(endpoint: SipEndpoint, trunk: SipTrunk, request: DialRequest, rtpPort: number): OutboundCall {
+  /** A call to `to` (the lead, or the human of a bridged transfer) through `trunk`, offering the RTP socket at `rtpPort`. */
+  private call(endpoint: SipEndpoint, trunk: SipTrunk, to: string, from: string, rtpPort: number): OutboundCall {
     const proxy = parseAddress(trunk.address);
     return new OutboundCall(endpoint, {
       proxy,
-      toUser: request.to,
+      toUser: to,
       domain: proxy.host,
-      fromUser: request.from,
+      fromUser: from,
       fromDomain: trunk.fromDomain ?? proxy.host,
       ...(trunk.username && trunk.password ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
       sdp: offer({ address: endpoint.address.host, port: rtpPort, codecs: trunk.codecs, sessionId: Date.now(), version: 1 }),
@@ -173,17 +179,58 @@ export class SipDriver implements Driver {
   }
 
   /** Sends the INVITE and waits for its end: answered, refused, CANCELled at the ring timeout, or abandoned when the trunk never answers. */
-  private async ring(call: OutboundCall, request: DialRequest): Promise<InviteResult> {
+  private async ring(call: OutboundCall, signal: AbortSignal): Promise<InviteResult> {
     const ring = setTimeout(() => call.cancel(), this.deps.ringTimeoutSeconds * 1000);
     const silence = this.deps.noResponseSeconds ?? NO_RESPONSE_SECONDS;
     const unheard = setTimeout(() => call.abandonUnheard(silence), silence * 1000);
     const stopRinging = () => call.cancel();
-    request.signal.addEventListener('abort', stopRinging, { once: true });
+    signal.addEventListener('abort', stopRinging, { once: true });
     return call.start().finally(() => {
       clearTimeout(ring);
       clearTimeout(unheard);
-      request.signal.removeEventListener('abort', stopRinging);
+      signal.removeEventListener('abort', stopRinging);
     });
+  }
+
+  /**
+   * Warm transfer by bridging: calls `to` through the trunk of the call, and once they answer joins
+   * the two calls' audio (each side's frames played to the other; the recording goes on with both).
+   * Resolves when the human is on the line; rejects when they are not reached (the agent keeps the
+   * call). Either side's BYE then ends both calls.
+   */
+  private async bridge(to: string, leg: { trunk: SipTrunk; from: string; over: AbortController; events: Array<Record<string, string>>; fromHuman(pcm: Int16Array): void; join(human: RtpStream, call: OutboundCall): void }): Promise<void> {
+    const { trunk, over, events } = leg;
+    if (over.signal.aborted) throw new Error('the call is over');
+    const endpoint = await this.open();
+    const socket = await bindRtp(this.deps.bind.host);
+    const call = this.call(endpoint, trunk, to, leg.from, socket.address().port);
+    events.push({ event: 'dial', to, sip_call_id: call.callId, at: new Date().toISOString() });
+    const rung = await this.ring(call, over.signal);
+    const fail = (why: string, status?: number): Error => {
+      socket.close();
+      events.push({ event: 'failed', reason: why, ...(status !== undefined ? { status: String(status) } : {}), at: new Date().toISOString() });
+      return new Error(`the transfer to ${to} failed: ${why}`);
+    };
+    if (!rung.answered) throw fail(rung.canceled ? `no answer (SIP ${rung.status} ${rung.reason})` : `SIP ${rung.status} ${rung.reason}`, rung.status);
+    if (over.signal.aborted) {
+      await call.bye();
+      throw fail('the customer hung up while the human was rung');
+    }
+    let remote;
+    try {
+      remote = readRemote(rung.sdp, trunk.codecs);
+    } catch (err) {
+      await call.bye();
+      throw fail(`the human's SDP is unusable: ${(err as Error).message}`);
+    }
+    const human = new RtpStream({ socket, remote, onAudio: (pcm) => leg.fromHuman(pcm), onDigit: () => undefined });
+    over.signal.addEventListener('abort', () => {
+      human.close();
+      socket.close();
+      void call.bye();
+    }, { once: true });
+    events.push({ event: 'answered', at: new Date().toISOString() });
+    leg.join(human, call);
   }
 
   private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>): Promise<CallEnd> {
@@ -218,6 +265,8 @@ export class SipDriver implements Driver {
     const setupMs = Math.round((performance.now() - call.inviteSentAt) * 10) / 10;
     let endedBy: 'customer' | 'agent' | 'transfer' | 'timeout' | 'shutdown' | undefined;
     let transferTo: string | undefined;
+    /** A bridged transfer is up: the call goes on without the agent until either side hangs up. */
+    let bridged = false;
     const transferEvents: Array<Record<string, string>> = [];
     const hangUp = (by: NonNullable<typeof endedBy>) => {
       if (endedBy) return;
@@ -255,8 +304,33 @@ export class SipDriver implements Driver {
         recorder.cleared();
       },
       hangup: () => hangUp('agent'),
-      // Cold transfer: the far side is asked to call the human (REFER); the agent leaves once it accepts.
       transfer: async (to) => {
+        if (trunk.transferMethod === 'bridge') {
+          await this.bridge(to, {
+            trunk,
+            from: request.from,
+            over,
+            events: transferEvents,
+            fromHuman: (pcm) => {
+              recorder.played(pcm);
+              void stream.play(pcm);
+            },
+            join: (human, humanCall) => {
+              // The agent leaves the line: what it had queued is dropped, and each side now hears the other.
+              stream.clear();
+              recorder.cleared();
+              audioListeners.splice(0, audioListeners.length, (pcm) => void human.play(pcm));
+              humanCall.onBye = () => {
+                transferEvents.push({ event: 'ended', by: 'human', at: new Date().toISOString() });
+                hangUp('transfer');
+              };
+              bridged = true;
+              transferTo = to;
+            },
+          });
+          return;
+        }
+        // Cold transfer: the far side is asked to call the human (REFER); the agent leaves once it accepts.
         const target = `sip:${to}@${call.domain}`;
         transferEvents.push({ event: 'refer', refer_to: target, at: new Date().toISOString() });
         try {
@@ -286,8 +360,8 @@ export class SipDriver implements Driver {
       log.error({ err }, 'the agent failed');
       conversation = { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
     }
-    // The agent is done: the call ends, if the far side has not ended it already.
-    if (!over.signal.aborted) hangUp('agent');
+    // The agent is done: the call ends, if the far side has not ended it already (nor is it bridged to a human).
+    if (!over.signal.aborted && !bridged) hangUp('agent');
     await ended;
     this.live.delete(stop);
     clearTimeout(cap);

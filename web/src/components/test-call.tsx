@@ -60,6 +60,7 @@ export function TestCall({ template }: { template: Template }) {
   const [running, setRunning] = useState(false);
   const [result, setResult] = useState<Lead>();
   const [note, setNote] = useState<string>();
+  const [greeter, setGreeter] = useState(false);
   const remote = useRef<HTMLAudioElement>(null);
   const state = useRef<Playground>({ leadId: null, room: null, pc: null, channel: null, events: [], lead: null });
   const ending = useRef<Promise<void> | null>(null);
@@ -122,6 +123,7 @@ export function TestCall({ template }: { template: Template }) {
     }
     setError(undefined);
     setNote(undefined);
+    setGreeter(false);
     setResult(undefined);
     setEvents([]);
     setInterim(undefined);
@@ -166,6 +168,7 @@ export function TestCall({ template }: { template: Template }) {
       });
       state.current.room = answer.room;
       if (answer.note) setNote(answer.note);
+      setGreeter(answer.agent === 'greeter');
       if (answer.ice_servers?.length) pc.setConfiguration({ iceServers: answer.ice_servers });
       await pc.setRemoteDescription({ type: 'answer', sdp: answer.sdp });
     } catch (err) {
@@ -277,6 +280,7 @@ export function TestCall({ template }: { template: Template }) {
           </div>
           <div>
             <h3>Nodes</h3>
+            {nodes.length === 0 && <p class="hint">{greeter ? 'None: the built-in greeter follows no flow.' : 'None yet.'}</p>}
             <ol id="test-nodes" class="plain-list">
               {nodes.map((n, i) => (
                 <li key={i}>
@@ -285,6 +289,7 @@ export function TestCall({ template }: { template: Template }) {
               ))}
             </ol>
             <h3>Function calls</h3>
+            {calls.length === 0 && <p class="hint">{greeter ? 'None: the built-in greeter calls no functions.' : 'None yet.'}</p>}
             <ol id="test-functions" class="plain-list">
               {calls.map((c, i) => (
                 <li key={i}>

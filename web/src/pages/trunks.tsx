@@ -109,6 +109,7 @@ function TrunkForm({ trunk, all, resellers, onClose, onSaved }: { trunk: Partial
           max_channels: numberOrNull(text(f, 'max_channels')),
           max_calls_per_second: numberOrNull(text(f, 'max_calls_per_second')),
           failover_trunk_id: orNull(text(f, 'failover_trunk_id')),
+          transfer_method: text(f, 'transfer_method') as NonNullable<TrunkBody['transfer_method']>,
           // Left out: the stored password is kept (it is never shown).
           ...(password !== '' ? { password } : f.get('forget_password') === 'on' ? { password: null } : {}),
         };
@@ -181,6 +182,12 @@ function TrunkForm({ trunk, all, resellers, onClose, onSaved }: { trunk: Partial
                   {t.name}
                 </option>
               ))}
+            </select>
+          </Field>
+          <Field label="Transfers" hint="How the agent hands a call to a person" error={at('/transfer_method')}>
+            <select name="transfer_method" defaultValue={trunk.transfer_method ?? 'refer'}>
+              <option value="refer">REFER: the carrier calls the person (cold)</option>
+              <option value="bridge">Bridge: Dialer calls the person on this trunk (warm)</option>
             </select>
           </Field>
         </>
