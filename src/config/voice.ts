@@ -11,8 +11,11 @@ import { FLITE_VOICES, type LocalVoice } from '../lib/speech.js';
 import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
 
 const OPENAI = 'https://api.openai.com/v1';
+const ANTHROPIC = 'https://api.anthropic.com/v1';
 
 export interface LlmSettings {
+  /** The wire protocol: OpenAI-compatible chat completions (default) or Anthropic's Messages API. */
+  provider?: 'openai' | 'anthropic';
   /** e.g. https://api.openai.com/v1 (no trailing slash). */
   baseUrl: string;
   apiKey?: string | undefined;
@@ -124,21 +127,35 @@ const list = (env: Env, name: string): string[] => [...new Set((text(env, name) 
 /** A service that is not configured (soft: reported, not fatal). */
 class Missing extends Error {}
 
-/** An OpenAI-compatible LLM; `names` are the variables of its base URL, key and model (the primary's or the fallback's). */
-function llm(env: Env, names: { base: string; key: string; model: string }, primary: boolean): LlmSettings {
-  const baseUrl = httpUrl(names.base, text(env, names.base) ?? OPENAI);
-  const apiKey = text(env, names.key) ?? (primary ? text(env, 'OPENAI_API_KEY') : undefined);
-  if (baseUrl === OPENAI && !apiKey) {
-    throw new Missing('no LLM is configured: set LLM_API_KEY (or OPENAI_API_KEY), or LLM_BASE_URL for a local OpenAI-compatible server');
+/**
+ * An LLM: OpenAI-compatible (default) or Anthropic's Messages API (`LLM_PROVIDER`, for the fallback
+ * `LLM_FALLBACK_PROVIDER`); `names` are the variables of its provider, base URL, key and model (the
+ * primary's or the fallback's).
+ */
+function llm(env: Env, names: { provider: string; base: string; key: string; model: string }, primary: boolean): LlmSettings {
+  const provider = choice(env, names.provider, ['openai', 'anthropic'], 'openai');
+  const anthropic = provider === 'anthropic';
+  const home = anthropic ? ANTHROPIC : OPENAI;
+  const baseUrl = httpUrl(names.base, text(env, names.base) ?? home);
+  const apiKey = text(env, names.key) ?? (primary || anthropic ? text(env, anthropic ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY') : undefined);
+  if (baseUrl === home && !apiKey) {
+    throw new Missing(
+      anthropic
+        ? `no LLM is configured: ${names.provider}=anthropic needs ${names.key} (or ANTHROPIC_API_KEY), or ${names.base} for a local server`
+        : 'no LLM is configured: set LLM_API_KEY (or OPENAI_API_KEY), or LLM_BASE_URL for a local OpenAI-compatible server',
+    );
   }
   const rawTemperature = primary ? text(env, 'LLM_TEMPERATURE') : undefined;
   const temperature = rawTemperature === undefined ? undefined : Number(rawTemperature);
   if (temperature !== undefined && !(temperature >= 0 && temperature <= 2)) throw new Missing(`LLM_TEMPERATURE must be between 0 and 2, got ${rawTemperature}`);
-  const azureVersion = primary ? text(env, 'LLM_AZURE_API_VERSION') : undefined;
+  const azureVersion = primary && !anthropic ? text(env, 'LLM_AZURE_API_VERSION') : undefined;
+  // A fallback of the primary's provider takes its model unless it names one; another provider's has its own default.
+  const sameAsPrimary = primary || provider === choice(env, 'LLM_PROVIDER', ['openai', 'anthropic'], 'openai');
   return {
+    provider,
     baseUrl,
     apiKey,
-    model: text(env, names.model) ?? text(env, 'LLM_MODEL') ?? 'gpt-4o-mini',
+    model: text(env, names.model) ?? (sameAsPrimary ? text(env, 'LLM_MODEL') : undefined) ?? (anthropic ? 'claude-sonnet-4-5' : 'gpt-4o-mini'),
     temperature,
     timeoutMs: 15_000,
     ...(azureVersion ? { azure: { apiVersion: azureVersion } } : {}),
@@ -250,9 +267,11 @@ export function voiceSettings(env: Env): VoiceSettings {
   let realtimeModel: RealtimeSettings | undefined;
   try {
     realtimeModel = realtime(env);
-    const llms = [llm(env, { base: 'LLM_BASE_URL', key: 'LLM_API_KEY', model: 'LLM_MODEL' }, true)];
+    const llms = [llm(env, { provider: 'LLM_PROVIDER', base: 'LLM_BASE_URL', key: 'LLM_API_KEY', model: 'LLM_MODEL' }, true)];
     // A second LLM takes over when the first keeps failing before it answers.
-    if (text(env, 'LLM_FALLBACK_BASE_URL')) llms.push(llm(env, { base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
+    if (text(env, 'LLM_FALLBACK_BASE_URL') || text(env, 'LLM_FALLBACK_PROVIDER')) {
+      llms.push(llm(env, { provider: 'LLM_FALLBACK_PROVIDER', base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
+    }
     services = { llm: llms, stt: stt(env), tts: tts(env) };
   } catch (err) {
     if (!(err instanceof Missing)) throw err;

@@ -9,7 +9,7 @@ import { FLITE_VOICES } from '../lib/speech.js';
 import type { AgentChoice, AgentOptions } from '../voice/agent-choice.js';
 import type { VoiceServices } from '../voice/conversation.js';
 import type { LLM, STT, TTS } from '../voice/services.js';
-import { OpenAICompatibleLLM } from './llm/openai.js';
+import { createLlm } from './llm/index.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
@@ -87,7 +87,7 @@ export function agentOptions(settings: VoiceSettings): AgentOptions {
 function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): LLM | undefined {
   if (choice.llm_model === undefined && choice.temperature === undefined) return undefined;
   const primary = llms[0]!;
-  const chosen = new OpenAICompatibleLLM({ ...primary, model: choice.llm_model ?? primary.model, temperature: choice.temperature ?? primary.temperature });
+  const chosen = createLlm({ ...primary, model: choice.llm_model ?? primary.model, temperature: choice.temperature ?? primary.temperature });
   return new FallbackLLM([chosen, ...fallbacks]);
 }
 

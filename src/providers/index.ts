@@ -1,11 +1,11 @@
 /**
- * The AI services of the voice engine, built from their settings (config/voice.ts): an LLM (with
- * an optional fallback), speech-to-text, speech (the local voice unless a service is configured)
+ * The AI services of the voice engine, built from their settings (config/voice.ts): an LLM
+ * (OpenAI-compatible or Anthropic, with an optional fallback), speech-to-text, speech (the local voice unless a service is configured)
  * and the local Silero voice activity detector.
  */
 import type { VoiceSettings } from '../config/voice.js';
 import type { VoiceServices } from '../voice/conversation.js';
-import { OpenAICompatibleLLM } from './llm/openai.js';
+import { createLlm } from './llm/index.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { LocalTTS } from './tts/espeak.js';
@@ -15,7 +15,7 @@ import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
 import { chooser } from './choices.js';
 
-export { OpenAICompatibleLLM } from './llm/openai.js';
+export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
 export { LocalTTS } from './tts/espeak.js';
@@ -31,7 +31,7 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   const configured = settings.services;
   if ('missing' in configured) return { missing: configured.missing };
   // A second LLM takes over when the first keeps failing before it answers.
-  const llms = configured.llm.map((options) => new OpenAICompatibleLLM(options));
+  const llms = configured.llm.map((options) => createLlm(options));
   const llm = new FallbackLLM(llms);
   const stt = configured.stt.provider === 'deepgram' ? new DeepgramSTT(configured.stt.deepgram) : new OpenAITranscriptionSTT(configured.stt.openai);
   const t = configured.tts;

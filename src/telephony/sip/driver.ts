@@ -12,7 +12,7 @@
  *   the call placed again at once on its failover trunk, when that one has a channel free; each
  *   refusal is kept in `sip_failover`.
  */
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
 import type { Logger } from '../../lib/logger.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../../voice/index.js';
@@ -21,9 +21,10 @@ import { callEnd } from '../end.js';
 import { CallRecorder } from '../recorder.js';
 import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
 import type { SaveRecording } from '../session.js';
+import { bridge } from './bridge.js';
 import { OutboundCall, type InviteResult } from './call.js';
 import { SipEndpoint, type Destination } from './endpoint.js';
-import { RtpStream } from './rtp.js';
+import { bindRtp, RtpStream } from './rtp.js';
 import { offer, readRemote, SdpError, type Codec } from './sdp.js';
 
 /** A trunk as the driver dials it (the trunks resource gives it, password in clear). */
@@ -90,18 +91,6 @@ export function parseAddress(address: string): Destination {
   const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address);
   if (!match) throw new Error(`not a host or host:port: ${address}`);
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : 5060 };
-}
-
-async function bindRtp(host: string): Promise<Socket> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(0, host, () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-  return socket;
 }
 
 export class SipDriver implements Driver {
@@ -192,47 +181,6 @@ export class SipDriver implements Driver {
     });
   }
 
-  /**
-   * Warm transfer by bridging: calls `to` through the trunk of the call, and once they answer joins
-   * the two calls' audio (each side's frames played to the other; the recording goes on with both).
-   * Resolves when the human is on the line; rejects when they are not reached (the agent keeps the
-   * call). Either side's BYE then ends both calls.
-   */
-  private async bridge(to: string, leg: { trunk: SipTrunk; from: string; over: AbortController; events: Array<Record<string, string>>; fromHuman(pcm: Int16Array): void; join(human: RtpStream, call: OutboundCall): void }): Promise<void> {
-    const { trunk, over, events } = leg;
-    if (over.signal.aborted) throw new Error('the call is over');
-    const endpoint = await this.open();
-    const socket = await bindRtp(this.deps.bind.host);
-    const call = this.call(endpoint, trunk, to, leg.from, socket.address().port);
-    events.push({ event: 'dial', to, sip_call_id: call.callId, at: new Date().toISOString() });
-    const rung = await this.ring(call, over.signal);
-    const fail = (why: string, status?: number): Error => {
-      socket.close();
-      events.push({ event: 'failed', reason: why, ...(status !== undefined ? { status: String(status) } : {}), at: new Date().toISOString() });
-      return new Error(`the transfer to ${to} failed: ${why}`);
-    };
-    if (!rung.answered) throw fail(rung.canceled ? `no answer (SIP ${rung.status} ${rung.reason})` : `SIP ${rung.status} ${rung.reason}`, rung.status);
-    if (over.signal.aborted) {
-      await call.bye();
-      throw fail('the customer hung up while the human was rung');
-    }
-    let remote;
-    try {
-      remote = readRemote(rung.sdp, trunk.codecs);
-    } catch (err) {
-      await call.bye();
-      throw fail(`the human's SDP is unusable: ${(err as Error).message}`);
-    }
-    const human = new RtpStream({ socket, remote, onAudio: (pcm) => leg.fromHuman(pcm), onDigit: () => undefined });
-    over.signal.addEventListener('abort', () => {
-      human.close();
-      socket.close();
-      void call.bye();
-    }, { once: true });
-    events.push({ event: 'answered', at: new Date().toISOString() });
-    leg.join(human, call);
-  }
-
   private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>): Promise<CallEnd> {
     const context = this.context(request, call.callId);
     let remote;
@@ -306,9 +254,11 @@ export class SipDriver implements Driver {
       hangup: () => hangUp('agent'),
       transfer: async (to) => {
         if (trunk.transferMethod === 'bridge') {
-          await this.bridge(to, {
-            trunk,
-            from: request.from,
+          await bridge(to, {
+            dial: async (port) => this.call(await this.open(), trunk, to, request.from, port),
+            ring: (humanCall) => this.ring(humanCall, over.signal),
+            rtpHost: this.deps.bind.host,
+            codecs: trunk.codecs,
             over,
             events: transferEvents,
             fromHuman: (pcm) => {
