@@ -9,7 +9,7 @@
  * - frame: 20 ms of audio, 160 samples at 8 kHz, one RTP packet.
  * - event: a key press sent as RFC 4733 packets (same timestamp, growing duration, three end packets).
  */
-import type { Socket } from 'node:dgram';
+import { createSocket, type Socket } from 'node:dgram';
 import { randomInt } from 'node:crypto';
 import { decodeAlaw, encodeAlaw } from '../../lib/alaw.js';
 import { decodeMulaw, encodeMulaw } from '../../lib/audio.js';
@@ -282,4 +282,17 @@ export class RtpStream {
     for (const q of this.queue.splice(0)) q.resolve('ended');
     for (const step of this.keySteps.splice(0)) if (step.kind === 'done') step.reject(new Error('the call ended before the keys were sent'));
   }
+}
+
+/** A UDP socket for one call's RTP, on any free port of `host`. */
+export async function bindRtp(host: string): Promise<Socket> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(0, host, () => {
+      socket.off('error', reject);
+      resolve();
+    });
+  });
+  return socket;
 }
