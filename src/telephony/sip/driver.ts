@@ -1,10 +1,13 @@
 /**
  * The SIP driver: Dialer places the call itself through the lead's SIP trunk, as a user agent
- * (call.ts), carries its audio over RTP (rtp.ts) to the agent, records both sides, and reports
- * how it ended in the same words as the hosted providers' drivers (src/telephony/end.ts).
+ * (call.ts), carries its audio over RTP (media-call.ts, rtp.ts) to the agent, records both sides,
+ * and reports how it ended in the same words as the hosted providers' drivers
+ * (src/telephony/end.ts). It also takes the calls trunks send to Dialer's SIP address
+ * (inbound.ts), once the telephony service gives it the inbound rules (answerCalls).
  *
  * Terminology
- * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to, with its credentials and codecs.
+ * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to and takes calls from, with
+ *   its credentials and codecs.
  * - SIP status: the final response to the INVITE (486 busy, 480 unavailable, 200 answered …); the
  *   statuses seen go to the lead's metaData (`sip_statuses`), a failure's to its error text and
  *   `sip_status`.
@@ -97,6 +100,12 @@ export function parseAddress(address: string): Destination {
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : 5060 };
 }
 
+/** The rules of a driver that takes no calls (never asked: no address is a trunk's then). */
+const NO_RULES: SipInboundRules = {
+  decide: async () => ({ kind: 'unknown_number' }),
+  open: () => Promise.reject(new Error('this driver takes no calls')),
+};
+
 function inboundTrunk(trunk: SipTrunk): InboundTrunk {
   return { id: trunk.id, resellerId: trunk.resellerId!, host: parseAddress(trunk.address).host, codecs: trunk.codecs };
 }
@@ -133,14 +142,14 @@ export class SipDriver implements Driver {
   }
 
   private incoming(endpoint: SipEndpoint, invite: SipRequest, source: Destination): void {
-    const rules = this.rules;
-    const trunkAt = this.deps.trunkAt;
+    const { rules } = this;
+    const { trunkAt } = this.deps;
     const log = this.deps.log.child({ provider: SIP_PROVIDER, direction: 'inbound' });
     void takeIncoming(
       {
         ...this.carrier,
-        // Without inbound rules (or a way to know trunks), no address is a trunk's: every call is refused.
-        rules: rules ?? { decide: async () => ({ kind: 'unknown_number' }), open: async () => Promise.reject(new Error('inbound calls are not taken')) },
+        // Until the inbound rules are given, no address is a trunk's: every call is refused (403).
+        rules: rules ?? NO_RULES,
         trunkAt: async (from) => {
           const trunk = rules && trunkAt ? await trunkAt(from) : undefined;
           return trunk?.resellerId ? inboundTrunk(trunk) : undefined;
