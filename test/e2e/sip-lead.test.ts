@@ -65,9 +65,9 @@ describe('a lead called through a SIP trunk (baresip)', () => {
 
   before(async () => {
     const speech = await speechClip('sip-callee', 'Hello, this is Sam. Yes, I can talk now, thank you for calling.');
-    // Two seconds of quiet first: the agent's greeting is heard before the person talks over it.
-    const voice = new Int16Array(2 * RATE_HZ + speech.pcm.length);
-    voice.set(speech.pcm, 2 * RATE_HZ);
+    // Three seconds of quiet first: most of the agent's greeting is heard before the person talks over it.
+    const voice = new Int16Array(3 * RATE_HZ + speech.pcm.length);
+    voice.set(speech.pcm, 3 * RATE_HZ);
     baresip = await startBaresip({ user: CALLEE, speech: voice, sampleRateHz: RATE_HZ });
     down = await startSipRefuser(503, 'Service Unavailable');
     const port = await freePort();
