@@ -15,6 +15,8 @@ import { newBranch, newTag, T1_MS, T2_MS, TIMEOUT_MS, type Destination, type Sip
 import { addressUri, cseq, header, param, responseTo, type SipRequest, type SipResponse } from './message.js';
 
 const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO, REFER, NOTIFY';
+/** Extensions Dialer supports: session refreshes are answered (re-INVITE, UPDATE); no reliable provisional responses (100rel). */
+const SUPPORTED = ['timer'];
 
 /** The user part of a SIP or tel URI (`sip:+1415…@host;user=phone` -> `+1415…`), unescaped. */
 export function uriUser(uri: string): string | undefined {
@@ -98,7 +100,13 @@ export class InboundCall {
   }
 
   ringing(): void {
-    if (!this.final) this.respond(180, 'Ringing');
+    if (!this.final) this.respond(180, 'Ringing', { headers: [['contact', this.contact]] });
+  }
+
+  /** Option tags the INVITE requires that Dialer does not support (RFC 3261 8.2.2.3: answered 420). */
+  get unsupported(): string[] {
+    const required = (this.invite.headers.get('require') ?? []).map((t) => t.trim().toLowerCase()).filter(Boolean);
+    return required.filter((tag) => !SUPPORTED.includes(tag));
   }
 
   /** Answers with `sdp`; resolves with whether the ACK came. */
@@ -153,8 +161,9 @@ export class InboundCall {
       ['cseq', [`${++this.cseqNumber} ${method}`]],
       ['user-agent', ['Dialer']],
     ]);
+    // The UAS keeps the INVITE's Record-Route in its order as the dialog's route set (RFC 3261 12.1.1).
     const routes = this.invite.headers.get('record-route');
-    if (routes?.length) headers.set('route', [...routes].reverse());
+    if (routes?.length) headers.set('route', [...routes]);
     for (const [name, value] of extra) headers.set(name, [...(headers.get(name) ?? []), value]);
     return { kind: 'request', method, uri: this.remoteTarget, headers, body: '' };
   }

@@ -3,8 +3,9 @@
  * one of Dialer's SIP numbers. The inbound rules decide (src/telephony/inbound.ts) as for the
  * hosted providers' calls, and the SIP answer follows from what they decide:
  *
- * - not from any trunk's address: 403; the number is none of our SIP numbers: 404; no codec of
- *   the offer the trunk allows (or no offer): 488; no agent ready: 503;
+ * - not from any trunk's address: 403; an extension required that Dialer lacks (100rel): 420; the
+ *   number is none of our SIP numbers: 404; no codec of the offer the trunk allows (or no offer):
+ *   488; no agent ready: 503;
  * - the agent answers: 180 Ringing while the lead opens, 200 with the SDP answer, the call carried
  *   as an outbound one is (media-call.ts), on a new INBOUND lead;
  * - REDIRECT: 302 Moved Temporarily, Contact `sip:<redirect number>@<trunk host>`: the carrier
@@ -72,6 +73,8 @@ export async function takeIncoming(deps: IncomingDeps, endpoint: SipEndpoint, in
       return call.refuse(403, 'Forbidden (not a trunk of this Dialer)');
     }
     call.domain = trunk.host;
+    const unsupported = call.unsupported;
+    if (unsupported.length > 0) return call.refuse(420, 'Bad Extension', [['unsupported', unsupported.join(', ')]]);
     const to = numberOf(call.toUser);
     if (!to) return call.refuse(404, 'Not Found');
     const from = numberOf(call.fromUser) ?? call.fromUser ?? 'anonymous';
