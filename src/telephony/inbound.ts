@@ -72,17 +72,18 @@ export interface OpenedInbound {
 
 /**
  * Opens the lead (INBOUND, PROCESSING, attempt 1, call id `callId`) and its attempt for a call the
- * agent answers under `config`.
+ * agent answers under `config`. A call through a SIP trunk (`trunkId`) holds one of its channels:
+ * undefined when the trunk has none free (nothing is written).
  */
 export async function openInboundCall(
   telephony: Telephony,
   db: Db,
-  call: { config: InboundConfiguration; callId: string; provider: string; to: string; from: string },
-): Promise<OpenedInbound> {
+  call: { config: InboundConfiguration; callId: string; provider: string; to: string; from: string; trunkId?: string },
+): Promise<OpenedInbound | undefined> {
   const { config, callId, provider } = call;
   const leadId = newId();
   const payload = { customer_mobile_number: call.from };
-  await db.tx((q) =>
+  const opened = await db.tx((q) =>
     openInbound(
       q,
       {
@@ -95,10 +96,12 @@ export async function openInboundCall(
         provider,
         numberId: config.number_id,
         payload,
+        ...(call.trunkId ? { trunkId: call.trunkId } : {}),
       },
       newId(),
     ),
   );
+  if (!opened) return undefined;
   const attempt = telephony.inboundAttempts.begin(
     { leadId, attempt: 1, requestId: `inbound-${callId}`, template: config.template_name, templateId: config.template_id, provider, direction: 'inbound' },
     // (No lease to lose: nothing hangs an inbound call up but shutdown, through its session.)
@@ -141,7 +144,8 @@ export async function handleInbound(deps: { telephony: Telephony; db: Db; kit: P
     const { kind: _kind, ...block } = decision;
     return kit.blockMarkup(block);
   }
-  const opened = await openInboundCall(telephony, db, { config: decision.config, callId: info.callSid, provider: kit.slot, to: info.to, from: info.from });
+  // (No trunk: a hosted provider's call is always opened.)
+  const opened = (await openInboundCall(telephony, db, { config: decision.config, callId: info.callSid, provider: kit.slot, to: info.to, from: info.from }))!;
   const { callId: _callId, ...context } = opened.context;
   const session = telephony.open(kit, context, info.callSid);
   void session.ended.then((callEnd) => opened.finish({ callId: info.callSid, end: callEnd }));

@@ -174,6 +174,8 @@ describe('a lead called through a SIP trunk (baresip)', () => {
     assert.match(lead.call_id, /^dialer-[0-9a-f]+$/, JSON.stringify(lead));
     const meta = lead.metaData;
     assert.equal(meta.sip_trunk_id, trunk.id);
+    // The call held one of the trunk's channels.
+    assert.equal((await t.db.query<{ trunk_id: string }>('SELECT trunk_id FROM leads WHERE id = $1', [lead.id])).rows[0]!.trunk_id, trunk.id);
     assert.equal(typeof meta.sip_call_id, 'string');
     assert.notEqual(meta.sip_call_id, lead.call_id);
     // baresip offers PCMU first and the trunk allows it; Dialer answered 180, then 200.

@@ -5,9 +5,9 @@
  *
  * - not from any trunk's address: 403; an extension required that Dialer lacks (100rel): 420; the
  *   number is none of our SIP numbers: 404; no codec of the offer the trunk allows (or no offer):
- *   488; no agent ready: 503;
- * - the agent answers: 180 Ringing while the lead opens, 200 with the SDP answer, the call carried
- *   as an outbound one is (media-call.ts), on a new INBOUND lead;
+ *   488; no agent ready, or the trunk's `max_channels` all in use (calls both ways count): 503;
+ * - the agent answers: 180 Ringing while the lead opens (holding one of the trunk's channels), 200
+ *   with the SDP answer, the call carried as an outbound one is (media-call.ts), on a new INBOUND lead;
  * - REDIRECT: 302 Moved Temporarily, Contact `sip:<redirect number>@<trunk host>`: the carrier
  *   places the call to the redirect number itself, as for any forwarded call (nothing is spoken
  *   before a 302, so the block message is not);
@@ -31,7 +31,8 @@ export type AnsweredConfiguration = Extract<InboundDecision, { kind: 'answer' }>
 /** The inbound rules, as the telephony service applies them (src/telephony/inbound.ts). */
 export interface SipInboundRules {
   decide(call: { to: string; from: string; resellerId: string }): Promise<InboundDecision>;
-  open(call: { config: AnsweredConfiguration; callId: string; to: string; from: string }): Promise<OpenedInbound>;
+  /** Opens the answered call's lead, holding a channel of trunk `trunkId`; undefined when the trunk has none free. */
+  open(call: { config: AnsweredConfiguration; callId: string; to: string; from: string; trunkId: string }): Promise<OpenedInbound | undefined>;
 }
 
 /** The trunk a call came from, as admission needs it. */
@@ -103,7 +104,11 @@ export async function takeIncoming(deps: IncomingDeps, endpoint: SipEndpoint, in
         break;
     }
     call.ringing();
-    opened = await deps.rules.open({ config: decision.config, callId: call.callId, to, from });
+    opened = await deps.rules.open({ config: decision.config, callId: call.callId, to, from, trunkId: trunk.id });
+    if (!opened) {
+      log.warn({ trunkId: trunk.id }, 'a call from a trunk whose channels are all in use: refused');
+      return call.refuse(503, 'Service Unavailable (the trunk\'s channels are all in use)');
+    }
     void deps.agent.prepare?.(opened.context);
     rtp = await bindRtp(deps.rtpHost);
     if (call.canceled) {
