@@ -69,6 +69,8 @@ describe('calls that come in (the user agent server)', () => {
   it('reads the dialled number and the caller as a trunk writes them', () => {
     assert.equal(uriUser('sip:+12125550177@10.0.0.1;user=phone'), '+12125550177');
     assert.equal(uriUser('tel:+12125550177'), '+12125550177');
+    assert.equal(uriUser('sip:%zz@10.0.0.1'), '%zz');
+    assert.equal(uriUser('sip:10.0.0.1'), undefined);
     assert.equal(numberOf('12125550177'), '+12125550177');
     assert.equal(numberOf('+1 (212) 555-0177'), '+12125550177');
     assert.equal(numberOf('anonymous'), undefined);

@@ -22,7 +22,12 @@ const SUPPORTED = ['timer'];
 export function uriUser(uri: string): string | undefined {
   const match = /^(?:sips?:([^@;>]+)@|tel:([^;>]+))/i.exec(uri.trim());
   const user = match?.[1] ?? match?.[2];
-  return user === undefined ? undefined : decodeURIComponent(user);
+  if (user === undefined) return undefined;
+  try {
+    return decodeURIComponent(user);
+  } catch {
+    return user;
+  }
 }
 
 export class InboundCall {

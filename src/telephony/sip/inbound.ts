@@ -78,7 +78,9 @@ export async function takeIncoming(deps: IncomingDeps, endpoint: SipEndpoint, in
     if (unsupported.length > 0) return call.refuse(420, 'Bad Extension', [['unsupported', unsupported.join(', ')]]);
     const to = numberOf(call.toUser);
     if (!to) return call.refuse(404, 'Not Found');
-    const from = numberOf(call.fromUser) ?? call.fromUser ?? 'anonymous';
+    // The caller as the lead keeps it: a number, else a plain name (`anonymous`, an extension).
+    const fromUser = call.fromUser;
+    const from = numberOf(fromUser) ?? (fromUser && /^[\w.+-]{1,64}$/.test(fromUser) ? fromUser : 'anonymous');
     let remote: RemoteMedia;
     try {
       remote = readRemote(call.offer, trunk.codecs);
