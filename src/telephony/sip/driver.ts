@@ -267,6 +267,8 @@ export class SipDriver implements Driver {
   async close(): Promise<void> {
     this.closing.abort();
     await Promise.all([...this.live].map((stop) => stop()));
-    if (this.endpoint) await (await this.endpoint).close();
+    // (A socket that never opened, its port taken, has nothing to close.)
+    const endpoint = await this.endpoint?.catch(() => undefined);
+    await endpoint?.close();
   }
 }
