@@ -351,13 +351,8 @@ export async function openInbound(q: Queryable, lead: InboundLead, attemptId: st
      VALUES ($1, $2, $3, $4, $5, $6, 'PROCESSING', 1, $7, now(), $8, 'INBOUND', $9, $10, $11)`,
     [lead.id, lead.resellerId, lead.merchantId, lead.templateId, lead.templateName, `inbound-${lead.callSid}`, lead.callSid, lead.provider, lead.numberId, JSON.stringify(lead.payload), lead.trunkId ?? null],
   );
-  await q.query(`INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, outbound_number_id) VALUES ($1, $2, 1, $3, $4, $5)`, [
-    attemptId,
-    lead.id,
-    lead.callSid,
-    lead.provider,
-    lead.numberId,
-  ]);
+  const attempt = [attemptId, lead.id, lead.callSid, lead.provider, lead.numberId];
+  await q.query(`INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, outbound_number_id) VALUES ($1, $2, 1, $3, $4, $5)`, attempt);
   return true;
 }
 
