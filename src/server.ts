@@ -106,7 +106,7 @@ export interface Parts {
 
 /** A trunk as the SIP driver dials it. */
 function sipTrunk(t: TrunkRow | undefined): SipTrunk | undefined {
-  return t && { id: t.id, address: t.address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+  return t && { id: t.id, resellerId: t.reseller_id, address: t.address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
 }
 
 /**
@@ -132,6 +132,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     log,
     trunkFor: async (request) => sipTrunk(await trunks.forLead(request.leadId)),
     failover: async (request, fromTrunkId) => sipTrunk(await trunks.failoverFor({ id: request.leadId, attempt: request.attempt }, fromTrunkId)),
+    trunkAt: async (source) => sipTrunk(await trunks.at(source.host, source.port)),
     bind: config.telephony.sip,
     ringTimeoutSeconds: config.telephony.ringTimeoutSeconds,
     maxCallSeconds: config.telephony.maxCallSeconds,
@@ -235,6 +236,7 @@ export async function startServer(
     const admin = await tenantsService(db).ensureAdmin(config.adminEmail, config.adminPassword);
     if (admin) onAdminCreated?.(admin);
     app = await buildApp({ config, db, logger, ...parts, role: options.role ?? 'all' });
+    await parts.telephony.answerSipCalls();
     await app.listen({ port: config.port, host: config.host });
   } catch (err) {
     await app?.close().catch(() => undefined);

@@ -10,12 +10,18 @@ export type InboundConfiguration = InboundSettings & {
  * The configuration that answers a call to our number `ourNumber` from `caller`: the one of the
  * last lead we called that person from that number (a call back); failing that, the most recently
  * changed configuration with `enable_inbound`. Undefined when none would; `unknown_number` when
- * `ourNumber` is not one of ours.
+ * `ourNumber` is not one of ours. `within` narrows both: the number must be of that provider, the
+ * configuration of that reseller (a SIP trunk's call: its SIP numbers, its reseller's configurations).
  */
-export async function findInboundConfiguration(db: Queryable, ourNumber: string, caller: string): Promise<InboundConfiguration | undefined | 'unknown_number'> {
+export async function findInboundConfiguration(
+  db: Queryable,
+  ourNumber: string,
+  caller: string,
+  within: { provider?: string | undefined; resellerId?: string | undefined } = {},
+): Promise<InboundConfiguration | undefined | 'unknown_number'> {
   const repo = new ConfigurationsRepository(db);
-  const numberId = await repo.numberIdByPhone(ourNumber);
+  const numberId = await repo.numberIdByPhone(ourNumber, within.provider);
   if (!numberId) return 'unknown_number';
-  const settings = (await repo.inboundOfCallBack(numberId, caller)) ?? (await repo.latestInbound());
+  const settings = (await repo.inboundOfCallBack(numberId, caller, within.resellerId)) ?? (await repo.latestInbound(within.resellerId));
   return settings && { ...settings, number_id: numberId };
 }

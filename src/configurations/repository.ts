@@ -104,30 +104,31 @@ export class ConfigurationsRepository {
     return rows;
   }
 
-  /** The id of our number `phone` (one of the outbound pool), if it is ours. */
-  async numberIdByPhone(phone: string): Promise<string | undefined> {
-    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM outbound_numbers WHERE phone_number = $1', [phone]);
+  /** The id of our number `phone` (one of the outbound pool; of `provider` when given), if it is ours. */
+  async numberIdByPhone(phone: string, provider?: string): Promise<string | undefined> {
+    const { rows } = await this.db.query<{ id: string }>('SELECT id FROM outbound_numbers WHERE phone_number = $1 AND ($2::text IS NULL OR provider = $2)', [phone, provider ?? null]);
     return rows[0]?.id;
   }
 
-  /** The inbound settings of the configuration of the last lead called from number `numberId` at `caller` (a call back). */
-  async inboundOfCallBack(numberId: string, caller: string): Promise<InboundSettings | undefined> {
+  /** The inbound settings of the configuration of the last lead called from number `numberId` at `caller` (a call back; of `resellerId` when given). */
+  async inboundOfCallBack(numberId: string, caller: string, resellerId?: string): Promise<InboundSettings | undefined> {
     const { rows } = await this.db.query<InboundSettings>(
       `SELECT ${INBOUND_COLUMNS}
          FROM leads l JOIN configurations c ON c.reseller_id = l.reseller_id AND c.template_id = l.template_id
          JOIN templates t ON t.id = c.template_id
-        WHERE l.outbound_number_id = $1 AND l.payload->>'customer_mobile_number' = $2
+        WHERE l.outbound_number_id = $1 AND l.payload->>'customer_mobile_number' = $2 AND ($3::text IS NULL OR c.reseller_id = $3)
         ORDER BY l.created_at DESC LIMIT 1`,
-      [numberId, caller],
+      [numberId, caller, resellerId ?? null],
     );
     return rows[0];
   }
 
-  /** The inbound settings of the most recently changed configuration with `enable_inbound`. */
-  async latestInbound(): Promise<InboundSettings | undefined> {
+  /** The inbound settings of the most recently changed configuration with `enable_inbound` (of `resellerId` when given). */
+  async latestInbound(resellerId?: string): Promise<InboundSettings | undefined> {
     const { rows } = await this.db.query<InboundSettings>(
       `SELECT ${INBOUND_COLUMNS} FROM configurations c JOIN templates t ON t.id = c.template_id
-        WHERE c.enable_inbound ORDER BY c.updated_at DESC LIMIT 1`,
+        WHERE c.enable_inbound AND ($1::text IS NULL OR c.reseller_id = $1) ORDER BY c.updated_at DESC LIMIT 1`,
+      [resellerId ?? null],
     );
     return rows[0];
   }

@@ -12,6 +12,7 @@ import { localPrefixes } from '../lib/phone.js';
 import type { OutboundNumberRow } from '../numbers/index.js';
 import { dueHeadSql, HEAD_COLUMNS, PHONE_MODES_SQL } from './due-head.js';
 import { FREE_NUMBER_SQL } from './numbers.js';
+import { trunkLiveSql } from './trunk-gate.js';
 import { LEADS_CHANNEL, type ClaimedLead, type InboundLead, type LeadRow } from './types.js';
 
 /** A due lead the claim may take, locked, with what its rules need. */
@@ -331,21 +332,28 @@ export async function claimForSession(
   return lead;
 }
 
-/** Creates an inbound call's lead, already PROCESSING (the call is answered as it is created). */
-export async function openInbound(q: Queryable, lead: InboundLead, attemptId: string): Promise<void> {
+/**
+ * Creates an inbound call's lead, already PROCESSING (the call is answered as it is created). A
+ * call that came in through a SIP trunk holds one of its channels: under the trunk's row lock, the
+ * lead is created only while the trunk has one free (false: it is full, nothing written).
+ */
+export async function openInbound(q: Queryable, lead: InboundLead, attemptId: string): Promise<boolean> {
+  if (lead.trunkId) {
+    const { rows } = await q.query<{ full: boolean }>(
+      `SELECT t.max_channels IS NOT NULL AND ${trunkLiveSql('t')} >= t.max_channels AS full FROM sip_trunks t WHERE t.id = $1 FOR UPDATE`,
+      [lead.trunkId],
+    );
+    if (rows[0]?.full) return false;
+  }
   await q.query(
     `INSERT INTO leads (id, reseller_id, merchant_id, template_id, template_name, request_id, status, attempt_count, call_id,
-                        call_initiated_time, provider, call_direction, outbound_number_id, payload)
-     VALUES ($1, $2, $3, $4, $5, $6, 'PROCESSING', 1, $7, now(), $8, 'INBOUND', $9, $10)`,
-    [lead.id, lead.resellerId, lead.merchantId, lead.templateId, lead.templateName, `inbound-${lead.callSid}`, lead.callSid, lead.provider, lead.numberId, JSON.stringify(lead.payload)],
+                        call_initiated_time, provider, call_direction, outbound_number_id, payload, trunk_id)
+     VALUES ($1, $2, $3, $4, $5, $6, 'PROCESSING', 1, $7, now(), $8, 'INBOUND', $9, $10, $11)`,
+    [lead.id, lead.resellerId, lead.merchantId, lead.templateId, lead.templateName, `inbound-${lead.callSid}`, lead.callSid, lead.provider, lead.numberId, JSON.stringify(lead.payload), lead.trunkId ?? null],
   );
-  await q.query(`INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, outbound_number_id) VALUES ($1, $2, 1, $3, $4, $5)`, [
-    attemptId,
-    lead.id,
-    lead.callSid,
-    lead.provider,
-    lead.numberId,
-  ]);
+  const attempt = [attemptId, lead.id, lead.callSid, lead.provider, lead.numberId];
+  await q.query(`INSERT INTO call_attempts (id, lead_id, attempt, call_id, provider, outbound_number_id) VALUES ($1, $2, 1, $3, $4, $5)`, attempt);
+  return true;
 }
 
 /**

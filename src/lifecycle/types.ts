@@ -129,4 +129,6 @@ export interface InboundLead {
   /** The number of ours that was called. */
   numberId: string;
   payload: Record<string, unknown>;
+  /** The SIP trunk the call came in through: the call holds one of its channels. */
+  trunkId?: string;
 }

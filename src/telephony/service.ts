@@ -14,6 +14,7 @@ import { outboundContext, type CallResult, type DialRequest, type Driver, type D
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionDeps, type SessionUrls } from './session.js';
 import type { TelephonySettings } from '../config/telephony.js';
+import { decideInbound, openInboundCall } from './inbound.js';
 import type { SipDriver } from './sip/driver.js';
 
 export interface TelephonyDeps {
@@ -239,6 +240,19 @@ export class Telephony {
       request.signal.removeEventListener('abort', onAbort);
       this.forget(session);
     }
+  }
+
+  /**
+   * Takes calls that come in from SIP trunks, under the same inbound rules as the hosted
+   * providers' (the SIP socket opens now when DIALER_SIP_PORT names a port).
+   */
+  async answerSipCalls(): Promise<void> {
+    const sip = this.deps.sip;
+    if (!sip) return;
+    await sip.answerCalls({
+      decide: (call) => decideInbound(this, this.deps.db, { ...call, provider: sip.provider }),
+      open: (call) => openInboundCall(this, this.deps.db, { ...call, provider: sip.provider }),
+    });
   }
 
   /** Hangs up every live call (process shutdown after the scheduler's grace). */

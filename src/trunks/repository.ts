@@ -85,3 +85,15 @@ export async function trunkOfLead(q: Queryable, leadId: string): Promise<TrunkRo
   );
   return rows[0] && row(rows[0]);
 }
+
+/** Trunks whose address is the IPv4 literal `host`, with or without a port (oldest first). */
+export async function trunksAtLiteral(q: Queryable, host: string): Promise<TrunkRow[]> {
+  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE address = $1 OR address LIKE $2 ORDER BY created_at, id`, [host, `${host}:%`]);
+  return rows.map(row);
+}
+
+/** Trunks whose address is a host name (resolved by the caller; oldest first). */
+export async function trunksByName(q: Queryable): Promise<TrunkRow[]> {
+  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE address !~ '^[0-9.]+(:[0-9]+)?$' AND address NOT LIKE '[%' ORDER BY created_at, id`);
+  return rows.map(row);
+}

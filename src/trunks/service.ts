@@ -11,7 +11,7 @@ import { badRequest, conflict, isForeignKeyViolation, isUniqueViolation, notFoun
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { takeFailover } from './admission.js';
-import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
+import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, trunksAtLiteral, trunksByName, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
 
 /** Transports the SIP driver carries today. */
 export const IMPLEMENTED_TRANSPORTS = ['udp'] as const;
@@ -31,9 +31,24 @@ export interface TrunkInput {
   transfer_method?: 'refer' | 'bridge';
 }
 
+/** How long what a trunk's host name resolves to is trusted, for knowing its calls that come in. */
+const RESOLVED_TTL_MS = 60_000;
+
+function hostOf(address: string): string {
+  return address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+}
+
+function portOf(address: string): number {
+  const port = /\]?:(\d+)$/.exec(address)?.[1];
+  return port ? Number(port) : 5060;
+}
+
 const ADDRESS = /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?$/;
 
 export class TrunksService {
+  /** A host name's IPv4 addresses, as last resolved. */
+  private readonly resolved = new Map<string, { addresses: string[]; at: number }>();
+
   constructor(private readonly db: Db, private readonly policy: OutboundPolicy) {}
 
   private check(input: TrunkInput, previous?: TrunkRow): void {
@@ -147,6 +162,32 @@ export class TrunksService {
     const id = await this.db.tx((q) => takeFailover(q, lead, fromTrunkId));
     const trunk = id ? await selectTrunk(this.db, id) : undefined;
     return trunk && this.reachable(trunk);
+  }
+
+  /**
+   * The trunk a SIP request from `host`:`port` came through: among the trunks at that address (an
+   * address literal, else a name that resolves to it), the one whose port is `port`, else the
+   * oldest. Undefined when the address is no trunk's.
+   */
+  async at(host: string, port: number): Promise<TrunkRow | undefined> {
+    let candidates = await trunksAtLiteral(this.db, host);
+    if (candidates.length === 0) {
+      const named = await trunksByName(this.db);
+      const hits = await Promise.all(named.map(async (t) => (await this.addressesOf(hostOf(t.address))).includes(host)));
+      candidates = named.filter((_t, i) => hits[i]);
+    }
+    return candidates.find((t) => portOf(t.address) === port) ?? candidates[0];
+  }
+
+  private async addressesOf(name: string): Promise<string[]> {
+    const known = this.resolved.get(name);
+    if (known && Date.now() - known.at < RESOLVED_TTL_MS) return known.addresses;
+    const addresses = await lookup(name, { family: 4, all: true }).then(
+      (found) => found.map((a) => a.address),
+      () => [],
+    );
+    this.resolved.set(name, { addresses, at: Date.now() });
+    return addresses;
   }
 
   private async reachable(trunk: TrunkRow): Promise<TrunkRow> {

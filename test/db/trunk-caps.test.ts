@@ -3,12 +3,14 @@
  * share leads of configurations that dial through trunks. Channels are counted at the far side
  * (the driver counts the calls it carries at once on each trunk, as the claim assigned them); a
  * trunk full of calls sends the next ones to its failover trunk, and with both full a due lead
- * says why it waits; a paced trunk's calls start 1/rate apart by the recorded start times.
+ * says why it waits; a paced trunk's calls start 1/rate apart by the recorded start times. Calls
+ * that come in through a trunk hold its channels too, and a full trunk takes no more.
  * Runs on PGlite and on PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openPostgres, type Db } from '../../src/db/index.js';
+import { openInbound } from '../../src/lifecycle/index.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
@@ -124,5 +126,24 @@ describe("a SIP trunk's caps across workers", () => {
     const gaps = rows.map((r) => r.gap_ms).filter((g): g is number => g !== null).map(Number);
     assert.equal(gaps.length, 5);
     assert.ok(Math.min(...gaps) >= 99.9, `closest starts ${Math.min(...gaps)} ms apart`);
+  });
+
+  it('a call that comes in through a trunk holds one of its channels; a full trunk opens no lead for the next', async () => {
+    const single = await trunk('single', { max_channels: 1 });
+    const tpl = await w.reseller1.post('/templates', { name: 'trunk-inbound', reseller_id: w.r1, flow });
+    const { rows } = await t.db.query<{ id: string }>(`SELECT id FROM outbound_numbers WHERE provider = 'SIP' LIMIT 1`);
+    const open = (id: string) =>
+      t.db.tx((q) =>
+        openInbound(
+          q,
+          { id, resellerId: w.r1, merchantId: null, templateId: tpl.body.id, templateName: 'trunk-inbound', callSid: `in-${id}`, provider: 'SIP', numberId: rows[0]!.id, payload: {}, trunkId: single },
+          `attempt-${id}`,
+        ),
+      );
+    assert.equal(await open(`inbound-a-${++seq}`), true);
+    assert.equal((await w.reseller1.get(`/trunks/${single}`)).body.channels_in_use, 1);
+    const refused = `inbound-b-${++seq}`;
+    assert.equal(await open(refused), false);
+    assert.equal((await t.db.query('SELECT 1 FROM leads WHERE id = $1', [refused])).rows.length, 0);
   });
 });

@@ -1,13 +1,13 @@
 /**
- * baresip (Debian's baresip-core) as the callee of SIP tests: a process with a config dir of its
- * own, listening for SIP on a free UDP port of 127.0.0.1, with one account whose user is the
- * dialled number and `answermode=auto`. It plays a WAV (aufile) as the callee's voice, records
- * what it hears and what it sends (sndfile: dump-*-dec.wav, dump-*-enc.wav), and takes commands
- * over ctrl_tcp (netstring JSON: hangup, DTMF).
+ * baresip (Debian's baresip-core) as the callee (or the caller) of SIP tests: a process with a
+ * config dir of its own, listening for SIP on a free UDP port of 127.0.0.1, with one account whose
+ * user is the dialled number and `answermode=auto`. It plays a WAV (aufile) as its voice, records
+ * what it hears and what it sends (sndfile: dump-*-dec.wav, dump-*-enc.wav, a pair per call), and
+ * takes commands over ctrl_tcp (netstring JSON: dial, hangup, DTMF).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,11 +34,13 @@ export interface Baresip {
   dir: string;
   /** Everything it printed (for a failing test's message). */
   output(): string;
-  /** Waits until its output matches. */
-  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  /** Waits until its output (from offset `from` on) matches. */
+  waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<void>;
   /** A ctrl_tcp command (`hangup`, `sndcode 5` …). */
   command(command: string, params?: string): Promise<void>;
-  /** What it heard from Dialer (the decoder's dump) and what it sent (the encoder's), as 8 kHz PCM. */
+  /** Calls `uri` (a `sip:` URI) from its account. */
+  dial(uri: string): Promise<void>;
+  /** What it heard from Dialer (the decoder's dump) and what it sent (the encoder's) on its latest call, as 8 kHz PCM. */
   recordings(): Promise<{ heard?: Int16Array; sent?: Int16Array }>;
   /** What it heard in each of its calls (one decoder's dump per call), by the dump's file name. */
   heardByCall(): Promise<Map<string, Int16Array>>;
@@ -114,9 +116,9 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const waitFor = async (pattern: RegExp, timeoutMs = 15_000) => {
+  const waitFor = async (pattern: RegExp, timeoutMs = 15_000, from = 0) => {
     const deadline = Date.now() + timeoutMs;
-    while (!pattern.test(output)) {
+    while (!pattern.test(output.slice(from))) {
       if (child.exitCode !== null) throw new Error(`baresip exited (${child.exitCode}) before ${pattern}:\n${output}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`baresip never printed ${pattern}:\n${output}`);
@@ -143,10 +145,15 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
         socket.on('error', reject);
       });
     },
+    dial(uri) {
+      return baresip.command('dial', uri);
+    },
     async recordings() {
       const files = await readdir(dir);
       const read = async (suffix: string) => {
-        const name = files.find((f) => f.startsWith('dump-') && f.endsWith(suffix));
+        const names = files.filter((f) => f.startsWith('dump-') && f.endsWith(suffix));
+        const times = await Promise.all(names.map(async (f) => (await stat(path.join(dir, f))).mtimeMs));
+        const name = names[times.indexOf(Math.max(...times))];
         return name ? decodeWav(await readFile(path.join(dir, name))).pcm : undefined;
       };
       const [heard, sent] = await Promise.all([read('-dec.wav'), read('-enc.wav')]);

@@ -6,7 +6,12 @@ import { authorization, parseChallenge } from '../../src/telephony/sip/digest.js
 import { inviteFailure, parseAddress } from '../../src/telephony/sip/driver.js';
 import { parseMessage, param, serialize } from '../../src/telephony/sip/message.js';
 import { JitterBuffer } from '../../src/telephony/sip/rtp.js';
-import { offer, readRemote } from '../../src/telephony/sip/sdp.js';
+import { answer, offer, readRemote } from '../../src/telephony/sip/sdp.js';
+import { SipEndpoint } from '../../src/telephony/sip/endpoint.js';
+import { InboundCall, uriUser } from '../../src/telephony/sip/inbound-call.js';
+import { numberOf } from '../../src/telephony/sip/inbound.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { startSipCaller } from '../helpers/sip-caller.js';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -45,6 +50,81 @@ describe('SDP', () => {
     const remote = readRemote('v=0\r\nc=IN IP4 10.0.0.2\r\nm=audio 5000 RTP/AVP 8 96\r\na=rtpmap:96 telephone-event/8000\r\n', ['PCMU', 'PCMA']);
     assert.deepEqual(remote, { address: '10.0.0.2', port: 5000, codec: 'PCMA', payloadType: 8, eventPayloadType: 96 });
     assert.throws(() => readRemote('v=0\r\nc=IN IP4 1.2.3.4\r\nm=audio 5000 RTP/AVP 18\r\n', ['PCMU']), /none of PCMU/);
+  });
+
+  it('answers an offer with the first of its codecs the trunk allows and its own telephone-event type', () => {
+    const offered = 'v=0\r\nc=IN IP4 10.0.0.2\r\nm=audio 5000 RTP/AVP 8 0 96\r\na=rtpmap:96 telephone-event/8000\r\n';
+    const remote = readRemote(offered, ['PCMU']);
+    const sdp = answer(remote, { address: '10.0.0.1', port: 4000, sessionId: 7 });
+    assert.match(sdp, /m=audio 4000 RTP\/AVP 0 96\r\n/);
+    assert.match(sdp, /a=rtpmap:0 PCMU\/8000/);
+    assert.match(sdp, /a=rtpmap:96 telephone-event\/8000/);
+    assert.doesNotMatch(sdp, /PCMA/);
+    // What Dialer answered reads back as the same stream.
+    assert.deepEqual(readRemote(sdp, ['PCMU']), { address: '10.0.0.1', port: 4000, codec: 'PCMU', payloadType: 0, eventPayloadType: 96 });
+  });
+});
+
+describe('calls that come in (the user agent server)', () => {
+  it('reads the dialled number and the caller as a trunk writes them', () => {
+    assert.equal(uriUser('sip:+12125550177@10.0.0.1;user=phone'), '+12125550177');
+    assert.equal(uriUser('tel:+12125550177'), '+12125550177');
+    assert.equal(uriUser('sip:%zz@10.0.0.1'), '%zz');
+    assert.equal(uriUser('sip:10.0.0.1'), undefined);
+    assert.equal(numberOf('12125550177'), '+12125550177');
+    assert.equal(numberOf('+1 (212) 555-0177'), '+12125550177');
+    assert.equal(numberOf('anonymous'), undefined);
+  });
+
+  it('answers 100 at once, 487 to a CANCEL before the answer; sends its 200 again until the ACK; BYE either side', async () => {
+    const endpoint = await SipEndpoint.open({ host: '127.0.0.1', port: 0, log: createLogger('silent') });
+    const caller = await startSipCaller();
+    const calls: InboundCall[] = [];
+    endpoint.accept((invite, from) => void calls.push(new InboundCall(endpoint, invite, from)));
+    const target = `127.0.0.1:${endpoint.address.port}`;
+    try {
+      // A CANCEL before the answer: 200 to it, 487 to the INVITE, acknowledged.
+      const canceled = caller.invite(target, '+12125550177');
+      await canceled.next((m) => m.status === 100);
+      calls[0]!.ringing();
+      await canceled.next((m) => m.status === 180);
+      canceled.cancel();
+      const terminated = await canceled.next((m) => m.status === 487);
+      assert.ok(canceled.received.some((m) => m.status === 200 && /CANCEL/.test(m.header('cseq') ?? '')), 'the CANCEL was answered');
+      assert.equal(calls[0]!.canceled, true);
+      canceled.ack(terminated);
+      assert.equal(await calls[0]!.acknowledged, true);
+
+      // An answer not acknowledged is sent again (timer G), until the ACK.
+      const answered = caller.invite(target, '+12125550177');
+      await answered.next((m) => m.status === 100);
+      const call = calls[1]!;
+      assert.equal(call.toUser, '+12125550177');
+      assert.equal(call.fromUser, '+14155550142');
+      void call.answer('v=0\r\n');
+      await answered.next(() => answered.received.filter((m) => m.status === 200).length >= 2);
+      const ok = answered.received.find((m) => m.status === 200)!;
+      assert.match(ok.header('to') ?? '', /;tag=/);
+      answered.ack(ok);
+      assert.equal(await call.acknowledged, true);
+      // The caller hangs up: 200, and the call hears it.
+      const hungUp = new Promise<void>((resolve) => (call.onBye = resolve));
+      answered.bye(ok);
+      await hungUp;
+
+      // Dialer hangs up: a BYE in the dialog (our tag in From, theirs in To), answered by the caller.
+      const third = caller.invite(target, '+12125550177');
+      await third.next((m) => m.status === 100);
+      void calls[2]!.answer('v=0\r\n');
+      third.ack(await third.next((m) => m.status === 200));
+      await calls[2]!.bye();
+      const bye = await third.next((m) => m.method === 'BYE');
+      assert.match(bye.header('from') ?? '', /sip:\+12125550177@.*;tag=/);
+      assert.match(bye.header('to') ?? '', /sip:\+14155550142@/);
+    } finally {
+      await caller.close();
+      await endpoint.close();
+    }
   });
 });
 

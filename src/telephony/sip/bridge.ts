@@ -7,13 +7,18 @@ import type { OutboundCall, InviteResult } from './call.js';
 import { bindRtp, RtpStream } from './rtp.js';
 import { readRemote, type Codec } from './sdp.js';
 
-export interface BridgeLeg {
-  /** The human's call through the trunk, offering RTP at `rtpPort` (not yet sent). */
-  dial(rtpPort: number): Promise<OutboundCall>;
-  /** Sends its INVITE and waits for the end of ringing (CANCEL at the ring timeout, or when the call is over). */
-  ring(call: OutboundCall): Promise<InviteResult>;
+/** How a call reaches its human: through its own trunk. */
+export interface HumanLine {
+  /** The human's call, offering RTP at `rtpPort` (not yet sent). */
+  dial(to: string, rtpPort: number): Promise<OutboundCall>;
+  /** Sends its INVITE and waits for the end of ringing (CANCEL at the ring timeout, or when `signal` aborts). */
+  ring(call: OutboundCall, signal: AbortSignal): Promise<InviteResult>;
   rtpHost: string;
   codecs: Codec[];
+}
+
+export interface BridgeLeg {
+  line: HumanLine;
   /** The customer's call: aborted when it is over. */
   over: AbortController;
   /** The call's transfer events: `dial`, then `answered` or `failed`. */
@@ -26,12 +31,12 @@ export interface BridgeLeg {
 
 /** Resolves when the human is on the line; rejects when they are not reached (the agent keeps the call). */
 export async function bridge(to: string, leg: BridgeLeg): Promise<void> {
-  const { over, events } = leg;
+  const { over, events, line } = leg;
   if (over.signal.aborted) throw new Error('the call is over');
-  const socket = await bindRtp(leg.rtpHost);
-  const call = await leg.dial(socket.address().port);
+  const socket = await bindRtp(line.rtpHost);
+  const call = await line.dial(to, socket.address().port);
   events.push({ event: 'dial', to, sip_call_id: call.callId, at: new Date().toISOString() });
-  const rung = await leg.ring(call);
+  const rung = await line.ring(call, over.signal);
   const fail = (why: string, status?: number): Error => {
     socket.close();
     events.push({ event: 'failed', reason: why, ...(status !== undefined ? { status: String(status) } : {}), at: new Date().toISOString() });
@@ -44,7 +49,7 @@ export async function bridge(to: string, leg: BridgeLeg): Promise<void> {
   }
   let remote;
   try {
-    remote = readRemote(rung.sdp, leg.codecs);
+    remote = readRemote(rung.sdp, line.codecs);
   } catch (err) {
     await call.bye();
     throw fail(`the human's SDP is unusable: ${(err as Error).message}`);

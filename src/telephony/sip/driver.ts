@@ -1,10 +1,13 @@
 /**
  * The SIP driver: Dialer places the call itself through the lead's SIP trunk, as a user agent
- * (call.ts), carries its audio over RTP (rtp.ts) to the agent, records both sides, and reports
- * how it ended in the same words as the hosted providers' drivers (src/telephony/end.ts).
+ * (call.ts), carries its audio over RTP (media-call.ts, rtp.ts) to the agent, records both sides,
+ * and reports how it ended in the same words as the hosted providers' drivers
+ * (src/telephony/end.ts). It also takes the calls trunks send to Dialer's SIP address
+ * (inbound.ts), once the telephony service gives it the inbound rules (answerCalls).
  *
  * Terminology
- * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to, with its credentials and codecs.
+ * - trunk: a carrier's (or a PBX's) SIP address Dialer sends calls to and takes calls from, with
+ *   its credentials and codecs.
  * - SIP status: the final response to the INVITE (486 busy, 480 unavailable, 200 answered …); the
  *   statuses seen go to the lead's metaData (`sip_statuses`), a failure's to its error text and
  *   `sip_status`.
@@ -15,21 +18,23 @@
 import type { Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
 import type { Logger } from '../../lib/logger.js';
-import type { CallAgent, CallContext, CallIO, ConversationResult } from '../../voice/index.js';
+import type { CallAgent, CallContext } from '../../voice/index.js';
 import { outboundContext, type CallResult, type DialRequest, type Driver } from '../driver.js';
-import { callEnd } from '../end.js';
-import { CallRecorder } from '../recorder.js';
-import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
 import type { SaveRecording } from '../session.js';
-import { bridge } from './bridge.js';
 import { OutboundCall, type InviteResult } from './call.js';
 import { SipEndpoint, type Destination } from './endpoint.js';
-import { bindRtp, RtpStream } from './rtp.js';
+import { takeIncoming, type InboundTrunk, type SipInboundRules } from './inbound.js';
+import type { HumanLine } from './bridge.js';
+import { carryCall, type Carrier } from './media-call.js';
+import type { SipRequest } from './message.js';
+import { bindRtp } from './rtp.js';
 import { offer, readRemote, SdpError, type Codec } from './sdp.js';
 
 /** A trunk as the driver dials it (the trunks resource gives it, password in clear). */
 export interface SipTrunk {
   id: string;
+  /** The trunk's reseller: a call that comes in through it is answered by that reseller's configurations. */
+  resellerId?: string;
   /** host or host:port (5060 when absent). */
   address: string;
   transport: 'udp';
@@ -57,7 +62,16 @@ export interface SipDriverDeps {
    * taken for the call, or undefined (none, or it is full or paced).
    */
   failover?(request: DialRequest, fromTrunkId: string): Promise<SipTrunk | undefined>;
-  /** Where the SIP socket and the RTP sockets bind, the address put in headers and SDP, and the SIP port (0: any free one). */
+  /**
+   * The trunk whose address `source` is (an INVITE that came in from there): an exact host and port
+   * first, else the host. Undefined: the request is refused (403).
+   */
+  trunkAt?(source: Destination): Promise<SipTrunk | undefined>;
+  /**
+   * Where the SIP socket and the RTP sockets bind, the address put in headers and SDP, and the SIP
+   * port (0: any free one, opened at the first call; a port of its own: opened at once when inbound
+   * calls are taken, see answerCalls).
+   */
   bind: { host: string; advertise?: string; port: number };
   ringTimeoutSeconds: number;
   maxCallSeconds: number;
@@ -93,17 +107,66 @@ export function parseAddress(address: string): Destination {
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : 5060 };
 }
 
+/** The rules of a driver that takes no calls (never asked: no address is a trunk's then). */
+const NO_RULES: SipInboundRules = {
+  decide: async () => ({ kind: 'unknown_number' }),
+  open: () => Promise.reject(new Error('this driver takes no calls')),
+};
+
+
 export class SipDriver implements Driver {
   readonly provider = SIP_PROVIDER;
   readonly label = 'SIP';
   private endpoint: Promise<SipEndpoint> | undefined;
   private readonly live = new Set<() => Promise<void>>();
+  private readonly closing = new AbortController();
+  private rules: SipInboundRules | undefined;
+  /** What carrying a call needs (outbound and inbound calls alike). */
+  private readonly carrier: Carrier;
 
-  constructor(private readonly deps: SipDriverDeps) {}
+  constructor(private readonly deps: SipDriverDeps) {
+    this.carrier = { agent: deps.agent, saveRecording: deps.saveRecording, maxCallSeconds: deps.maxCallSeconds, live: this.live };
+  }
 
   private open(): Promise<SipEndpoint> {
-    this.endpoint ??= SipEndpoint.open({ ...this.deps.bind, log: this.deps.log });
+    this.endpoint ??= SipEndpoint.open({ ...this.deps.bind, log: this.deps.log }).then((endpoint) => {
+      endpoint.accept((invite, source) => this.incoming(endpoint, invite, source));
+      return endpoint;
+    });
     return this.endpoint;
+  }
+
+  /**
+   * Takes calls that come in from trunks under `rules` from now on. With a SIP port of its own
+   * (DIALER_SIP_PORT) the socket opens now, so trunks can reach it before any call goes out.
+   */
+  async answerCalls(rules: SipInboundRules): Promise<void> {
+    this.rules = rules;
+    if (this.deps.bind.port !== 0) await this.open();
+  }
+
+  private incoming(endpoint: SipEndpoint, invite: SipRequest, source: Destination): void {
+    const { rules } = this;
+    const { trunkAt } = this.deps;
+    const log = this.deps.log.child({ provider: SIP_PROVIDER, direction: 'inbound' });
+    void takeIncoming(
+      {
+        ...this.carrier,
+        // Until the inbound rules are given, no address is a trunk's: every call is refused (403).
+        rules: rules ?? NO_RULES,
+        trunkAt: async (from) => {
+          const trunk = rules && trunkAt ? await trunkAt(from) : undefined;
+          if (!trunk?.resellerId) return undefined;
+          return { id: trunk.id, resellerId: trunk.resellerId, host: parseAddress(trunk.address).host, codecs: trunk.codecs, humanLine: (number) => this.bridgeVia(trunk, number) } satisfies InboundTrunk;
+        },
+        rtpHost: this.deps.bind.host,
+        signal: this.closing.signal,
+        log,
+      },
+      endpoint,
+      invite,
+      source,
+    );
   }
 
   /** The address the SIP socket listens on (opens it). */
@@ -181,8 +244,18 @@ export class SipDriver implements Driver {
     });
   }
 
+  /** How a call through `trunk` reaches a human when its transfers bridge: calls from `from` on the same trunk. */
+  private bridgeVia(trunk: SipTrunk, from: string): HumanLine | undefined {
+    if (trunk.transferMethod !== 'bridge') return undefined;
+    return {
+      dial: async (to, rtpPort) => this.call(await this.open(), trunk, to, from, rtpPort),
+      ring: (call, signal) => this.ring(call, signal),
+      rtpHost: this.deps.bind.host,
+      codecs: trunk.codecs,
+    };
+  }
+
   private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>): Promise<CallEnd> {
-    const context = this.context(request, call.callId);
     let remote;
     try {
       remote = readRemote(answer, trunk.codecs);
@@ -190,163 +263,16 @@ export class SipDriver implements Driver {
       await call.bye();
       return { kind: 'error', error: `the answer's SDP is unusable: ${err instanceof SdpError ? err.message : String(err)}`, metaData: { sip_statuses: call.statuses, sip_trunk_id: trunk.id, ...failover } };
     }
-    const answeredAt = Date.now();
-    const over = new AbortController();
-    const recorder = new CallRecorder(TELEPHONY_SAMPLE_RATE_HZ);
-    over.signal.addEventListener('abort', () => recorder.ended(), { once: true });
-    const audioListeners: Array<(pcm: Int16Array) => void> = [];
-    const digitListeners: Array<(digit: string) => void> = [];
-    const digitsHeard: string[] = [];
-    const stream = new RtpStream({
-      socket,
+    return carryCall(this.carrier, {
+      call,
       remote,
-      onAudio(pcm) {
-        recorder.heard(pcm);
-        for (const l of audioListeners) l(pcm);
-      },
-      onDigit(digit) {
-        digitsHeard.push(digit);
-        for (const l of digitListeners) l(digit);
-      },
-    });
-    // INVITE sent to the answer handled and the media going: the far side's ring time included.
-    const setupMs = Math.round((performance.now() - call.inviteSentAt) * 10) / 10;
-    let endedBy: 'customer' | 'agent' | 'transfer' | 'timeout' | 'shutdown' | undefined;
-    let transferTo: string | undefined;
-    /** A bridged transfer is up: the call goes on without the agent until either side hangs up. */
-    let bridged = false;
-    const transferEvents: Array<Record<string, string>> = [];
-    const hangUp = (by: NonNullable<typeof endedBy>) => {
-      if (endedBy) return;
-      endedBy = by;
-      over.abort();
-      stream.close();
-      void call.bye();
-    };
-    call.onBye = () => {
-      endedBy ??= 'customer';
-      over.abort();
-      stream.close();
-    };
-    // The transfer's call reports back: once it is over (answered or not) the callee is no longer ours to talk to.
-    call.onTransferProgress = ({ status, line, final }) => {
-      transferEvents.push({ event: 'notify', status: String(status), sipfrag: line, at: new Date().toISOString() });
-      if (final) hangUp('transfer');
-    };
-    const onShutdown = () => hangUp('shutdown');
-    request.signal.addEventListener('abort', onShutdown, { once: true });
-    const cap = setTimeout(() => hangUp('timeout'), this.deps.maxCallSeconds * 1000);
-    const ended = new Promise<void>((resolve) => (over.signal.aborted ? resolve() : over.signal.addEventListener('abort', () => resolve(), { once: true })));
-    const stop = async () => hangUp('shutdown');
-    this.live.add(stop);
-    const io: CallIO = {
-      sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
-      signal: over.signal,
-      play(pcm) {
-        if (over.signal.aborted) return Promise.resolve('ended' as const);
-        recorder.played(pcm);
-        return stream.play(pcm);
-      },
-      clear() {
-        stream.clear();
-        recorder.cleared();
-      },
-      hangup: () => hangUp('agent'),
-      transfer: async (to) => {
-        if (trunk.transferMethod === 'bridge') {
-          await bridge(to, {
-            dial: async (port) => this.call(await this.open(), trunk, to, request.from, port),
-            ring: (humanCall) => this.ring(humanCall, over.signal),
-            rtpHost: this.deps.bind.host,
-            codecs: trunk.codecs,
-            over,
-            events: transferEvents,
-            fromHuman: (pcm) => {
-              recorder.played(pcm);
-              void stream.play(pcm);
-            },
-            join: (human, humanCall) => {
-              // The agent leaves the line: what it had queued is dropped, and each side now hears the other.
-              stream.clear();
-              recorder.cleared();
-              audioListeners.splice(0, audioListeners.length, (pcm) => void human.play(pcm));
-              humanCall.onBye = () => {
-                transferEvents.push({ event: 'ended', by: 'human', at: new Date().toISOString() });
-                hangUp('transfer');
-              };
-              bridged = true;
-              transferTo = to;
-            },
-          });
-          return;
-        }
-        // Cold transfer: the far side is asked to call the human (REFER); the agent leaves once it accepts.
-        const target = `sip:${to}@${call.domain}`;
-        transferEvents.push({ event: 'refer', refer_to: target, at: new Date().toISOString() });
-        try {
-          await call.refer(target);
-        } catch (err) {
-          transferEvents.push({ event: 'refused', reason: (err as Error).message, at: new Date().toISOString() });
-          throw err;
-        }
-        transferEvents.push({ event: 'accepted', at: new Date().toISOString() });
-        transferTo = to;
-        stream.clear();
-        recorder.cleared();
-      },
-      onAudio: (listener) => void audioListeners.push(listener),
-      onDtmf: (listener) => void digitListeners.push(listener),
-      sendDigits: async (digits) => {
-        keysSent.push({ digits, at: new Date().toISOString() });
-        await stream.sendDigits(digits);
-      },
-    };
-    const keysSent: Array<{ digits: string; at: string }> = [];
-    let conversation: ConversationResult;
-    try {
-      if (context.dialDigits) await stream.sendDigits(context.dialDigits).catch((err: unknown) => log.warn({ err }, 'could not send the dial digits'));
-      conversation = await this.deps.agent.converse(context, io);
-    } catch (err) {
-      log.error({ err }, 'the agent failed');
-      conversation = { metaData: { errors: [`the agent failed: ${(err as Error).message}`] } };
-    }
-    // The agent is done: the call ends, if the far side has not ended it already (nor is it bridged to a human).
-    if (!over.signal.aborted && !bridged) hangUp('agent');
-    await ended;
-    this.live.delete(stop);
-    clearTimeout(cap);
-    request.signal.removeEventListener('abort', onShutdown);
-    const durationSeconds = Math.round((Date.now() - answeredAt) / 1000);
-    let recordingUrl: string | undefined;
-    try {
-      recordingUrl = await this.deps.saveRecording(call.callId, recorder.wav());
-    } catch (err) {
-      log.error({ err }, 'could not store the recording');
-    }
-    const { lost, late, sent, restarts } = stream.stats;
-    return callEnd({
-      answeredBy: 'human',
-      media: { result: conversation, ...(recordingUrl ? { recordingUrl } : {}) },
-      transferTo,
-      durationSeconds,
-      spokenSeconds: recorder.seconds,
-      failure: undefined,
-      endKind: 'completed',
-      reason: undefined,
-      cutByShutdown: endedBy === 'shutdown',
-      meta: {
-        sip_statuses: call.statuses,
-        sip_call_id: call.callId,
-        sip_trunk_id: trunk.id,
-        ...failover,
-        sip_ended_by: endedBy,
-        codec: remote.codec,
-        sip_setup_ms: setupMs,
-        rtp: { frames_sent: sent, frames_concealed: lost, frames_late: late, stream_restarts: restarts },
-        ...(transferEvents.length ? { transfer_events: transferEvents } : {}),
-        ...(digitsHeard.length ? { dtmf_received: digitsHeard.join('') } : {}),
-        ...(keysSent.length ? { dtmf_sent: keysSent } : {}),
-      },
+      socket,
+      context: this.context(request, call.callId),
+      signal: request.signal,
+      log,
+      meta: { sip_call_id: call.callId, sip_trunk_id: trunk.id, ...failover },
+      inviteSentAt: call.inviteSentAt,
+      bridge: this.bridgeVia(trunk, request.from),
     });
   }
 
@@ -356,7 +282,10 @@ export class SipDriver implements Driver {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     await Promise.all([...this.live].map((stop) => stop()));
-    if (this.endpoint) await (await this.endpoint).close();
+    // (A socket that never opened, its port taken, has nothing to close.)
+    const endpoint = await this.endpoint?.catch(() => undefined);
+    await endpoint?.close();
   }
 }

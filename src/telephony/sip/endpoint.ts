@@ -2,7 +2,8 @@
  * Dialer's SIP endpoint: one UDP socket that sends requests with the retransmissions of RFC 3261
  * (timer A/E: 500 ms doubling, to 4 s between non-INVITE tries; timer B/F: 32 s), routes responses
  * to the transaction that asked (by Via branch) and requests to their dialog (by Call-ID).
- * Requests outside a dialog get 200 (OPTIONS, a keep-alive) or 481.
+ * Requests outside a dialog get 200 (OPTIONS, a keep-alive) or 481; an INVITE outside a dialog
+ * (a call coming in) goes to the handler given to accept(), when there is one.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
@@ -10,9 +11,9 @@ import { networkInterfaces } from 'node:os';
 import type { Logger } from '../../lib/logger.js';
 import { cseq, header, param, parseMessage, responseTo, serialize, type SipMessage, type SipRequest, type SipResponse } from './message.js';
 
-const T1_MS = 500;
-const T2_MS = 4000;
-const TIMEOUT_MS = 64 * T1_MS;
+export const T1_MS = 500;
+export const T2_MS = 4000;
+export const TIMEOUT_MS = 64 * T1_MS;
 
 export interface Destination {
   host: string;
@@ -45,6 +46,7 @@ export class SipEndpoint {
   /** Each open client transaction's stop (its retransmission timer), so close() leaves none behind. */
   private readonly transactions = new Set<() => void>();
   private readonly dialogs = new Map<string, DialogHandler>();
+  private incoming: DialogHandler | undefined;
   private closed = false;
 
   private constructor(
@@ -129,6 +131,11 @@ export class SipEndpoint {
     this.dialogs.delete(callId);
   }
 
+  /** Takes INVITEs outside any dialog (calls coming in); the handler registers the call's dialog at once. */
+  accept(handler: DialogHandler): void {
+    this.incoming = handler;
+  }
+
   private receive(data: Buffer, from: Destination): void {
     let message: SipMessage;
     try {
@@ -147,6 +154,7 @@ export class SipEndpoint {
     const handler = this.dialogs.get(header(message, 'call-id') ?? '');
     if (handler) return handler(message, from);
     if (message.method === 'ACK') return;
+    if (message.method === 'INVITE' && this.incoming && !param(header(message, 'to'), 'tag')) return this.incoming(message, from);
     const status = message.method === 'OPTIONS' ? [200, 'OK'] as const : [481, 'Call/Transaction Does Not Exist'] as const;
     this.send(responseTo(message, status[0], status[1], { toTag: newTag() }), from);
   }

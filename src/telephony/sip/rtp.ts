@@ -284,7 +284,7 @@ export class RtpStream {
   }
 }
 
-/** A UDP socket for a call's RTP, on any free port of `host`. */
+/** A UDP socket for one call's RTP, on any free port of `host`. */
 export async function bindRtp(host: string): Promise<Socket> {
   const socket = createSocket('udp4');
   await new Promise<void>((resolve, reject) => {

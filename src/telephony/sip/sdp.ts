@@ -1,6 +1,8 @@
 /**
  * The SDP of one audio call (RFC 4566, offer/answer of RFC 3264): Dialer offers G.711 (the trunk's
- * codecs, in its order) and telephone-events on one RTP port; the answer picks the codec.
+ * codecs, in its order) and telephone-events on one RTP port; the answer picks the codec. On a
+ * call that comes in, the trunk offers and Dialer answers with one codec of the offer (the first
+ * the trunk allows) and the offer's telephone-event format, under the offer's payload types.
  */
 export type Codec = 'PCMU' | 'PCMA';
 
@@ -85,4 +87,22 @@ export function readRemote(sdp: string, accepted: readonly Codec[]): RemoteMedia
     }
   }
   throw new SdpError(`the far side offers none of ${accepted.join(', ')}`);
+}
+
+/** The answer to an offer whose stream `remote` was read with readRemote: one codec, and telephone-events when offered. */
+export function answer(remote: RemoteMedia, local: { address: string; port: number; sessionId: number }): string {
+  const types = [remote.payloadType, ...(remote.eventPayloadType !== undefined ? [remote.eventPayloadType] : [])];
+  return [
+    'v=0',
+    `o=dialer ${local.sessionId} 1 IN IP4 ${local.address}`,
+    's=Dialer',
+    `c=IN IP4 ${local.address}`,
+    't=0 0',
+    `m=audio ${local.port} RTP/AVP ${types.join(' ')}`,
+    `a=rtpmap:${remote.payloadType} ${remote.codec}/8000`,
+    ...(remote.eventPayloadType !== undefined ? [`a=rtpmap:${remote.eventPayloadType} telephone-event/8000`, `a=fmtp:${remote.eventPayloadType} 0-16`] : []),
+    'a=ptime:20',
+    'a=sendrecv',
+    '',
+  ].join('\r\n');
 }
