@@ -59,6 +59,17 @@ export interface ElevenLabsSettings {
   url: string;
 }
 
+export interface CartesiaSettings {
+  apiKey: string;
+  voiceId: string;
+  model: string;
+  /** The language of the speech (`en`, `es`, `hi` …). */
+  language?: string | undefined;
+  /** wss://api.cartesia.ai */
+  url: string;
+  timeoutMs: number;
+}
+
 /** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
 export interface RealtimeSettings {
   /** wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter). */
@@ -79,7 +90,11 @@ export interface RealtimeSettings {
 export type LocalVoiceSettings = LocalVoice;
 
 export type SttSettings = { provider: 'openai'; openai: OpenAISttSettings } | { provider: 'deepgram'; deepgram: DeepgramSettings };
-export type TtsSettings = { provider: 'openai'; openai: OpenAITtsSettings } | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings } | { provider: 'local' };
+export type TtsSettings =
+  | { provider: 'openai'; openai: OpenAITtsSettings }
+  | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings }
+  | { provider: 'cartesia'; cartesia: CartesiaSettings }
+  | { provider: 'local' };
 
 /** Prices, per unit, in one currency (USD by default). */
 export interface Pricing {
@@ -192,9 +207,17 @@ function stt(env: Env): SttSettings {
 }
 
 function tts(env: Env): TtsSettings {
-  const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
+  const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'CARTESIA_API_KEY') ? 'cartesia' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
   // `espeak` is the older name of the local voice.
-  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'local', 'espeak'], guess);
+  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'local', 'espeak'], guess);
+  if (provider === 'cartesia') {
+    const apiKey = text(env, 'CARTESIA_API_KEY');
+    const voiceId = text(env, 'CARTESIA_VOICE_ID');
+    if (!apiKey || !voiceId) throw new Missing('Cartesia needs CARTESIA_API_KEY and CARTESIA_VOICE_ID');
+    const url = (text(env, 'CARTESIA_URL') ?? 'wss://api.cartesia.ai').replace(/\/+$/, '');
+    if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`CARTESIA_URL must be a ws:// or wss:// URL, got "${url}"`);
+    return { provider, cartesia: { apiKey, voiceId, model: text(env, 'CARTESIA_MODEL') ?? 'sonic-2', language: text(env, 'CARTESIA_LANGUAGE') ?? 'en', url, timeoutMs: 10_000 } };
+  }
   if (provider === 'openai') {
     const baseUrl = httpUrl('TTS_BASE_URL', text(env, 'TTS_BASE_URL') ?? OPENAI);
     const apiKey = text(env, 'TTS_API_KEY') ?? text(env, 'OPENAI_API_KEY');

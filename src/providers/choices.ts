@@ -13,6 +13,7 @@ import { createLlm } from './llm/index.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
+import { CartesiaTTS } from './tts/cartesia.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { LocalTTS } from './tts/espeak.js';
 import { OpenAITTS } from './tts/openai.js';
@@ -44,6 +45,8 @@ function voices(settings: VoiceSettings): AgentOptions['voices'] {
     add('openai', [tts.openai.voice, ...names], tts.openai.voice, (n) => `${n} (OpenAI speech)`);
   } else if (tts?.provider === 'elevenlabs') {
     add('elevenlabs', [tts.elevenlabs.voiceId, ...settings.choices.ttsVoices], tts.elevenlabs.voiceId, (n) => `${n} (ElevenLabs)`);
+  } else if (tts?.provider === 'cartesia') {
+    add('cartesia', [tts.cartesia.voiceId, ...settings.choices.ttsVoices], tts.cartesia.voiceId, (n) => `${n} (Cartesia)`);
   }
   const local = settings.localVoice;
   const localDefault = !tts || tts.provider === 'local' ? local.voice : undefined;
@@ -110,6 +113,7 @@ function chosenTts(settings: VoiceSettings, configured: Configured, voice: strin
   }
   if (provider === 'openai' && t.provider === 'openai') return new FallbackTTS([new OpenAITTS({ ...t.openai, voice: name })]);
   if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return new FallbackTTS([new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name })]);
+  if (provider === 'cartesia' && t.provider === 'cartesia') return new FallbackTTS([new CartesiaTTS({ ...t.cartesia, voiceId: name })]);
   return undefined;
 }
 

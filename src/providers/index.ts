@@ -10,6 +10,7 @@ import { OpenAITranscriptionSTT } from './stt/openai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { LocalTTS } from './tts/espeak.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
+import { CartesiaTTS } from './tts/cartesia.js';
 import { OpenAITTS } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
@@ -20,6 +21,7 @@ export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
 export { LocalTTS } from './tts/espeak.js';
 export { ElevenLabsTTS } from './tts/elevenlabs.js';
+export { CartesiaTTS } from './tts/cartesia.js';
 export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
@@ -35,7 +37,8 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   const llm = new FallbackLLM(llms);
   const stt = configured.stt.provider === 'deepgram' ? new DeepgramSTT(configured.stt.deepgram) : new OpenAITranscriptionSTT(configured.stt.openai);
   const t = configured.tts;
-  const tts = t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : new LocalTTS(settings.localVoice);
+  const tts =
+    t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : t.provider === 'cartesia' ? new CartesiaTTS(t.cartesia) : new LocalTTS(settings.localVoice);
   const services: VoiceServices = { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));

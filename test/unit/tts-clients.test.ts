@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { synthesize } from '../../src/lib/speech.js';
+import { CartesiaTTS } from '../../src/providers/tts/cartesia.js';
 import { ElevenLabsTTS } from '../../src/providers/tts/elevenlabs.js';
 import { LocalTTS } from '../../src/providers/tts/espeak.js';
 import { OpenAITTS } from '../../src/providers/tts/openai.js';
 import { ServiceError } from '../../src/voice/services.js';
+import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
 import { startElevenLabsServer, type ElevenLabsServer } from '../helpers/elevenlabs-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { voiceSettings } from '../../src/config/voice.js';
@@ -13,11 +15,14 @@ import { agentOptions, createVoiceServices } from '../../src/providers/index.js'
 
 let eleven: ElevenLabsServer;
 let openai: OpenAIServer;
+let cartesia: CartesiaServer;
 before(async () => {
   eleven = await startElevenLabsServer('xi-key');
   openai = await startOpenAIServer();
+  cartesia = await startCartesiaServer('sk-car');
 });
 after(async () => {
+  await cartesia.close();
   await eleven.close();
   await openai.close();
 });
@@ -42,6 +47,40 @@ describe('text-to-speech clients', () => {
     assert.deepEqual(req.messages.map((m: any) => m.text), [' ', 'Thank you for your time. ', '']);
     const wrong = new ElevenLabsTTS({ apiKey: 'nope', voiceId: 'v', model: 'm', url: eleven.url });
     await assert.rejects(speech(wrong.synthesize('x', { signal: new AbortController().signal })), (e: ServiceError) => !e.retryable && /401/.test(e.message));
+  });
+
+  it('Cartesia: sentences as contexts of one socket, real speech reassembled across odd pieces; a barge-in cancels its context; errors and a dropped socket fail the sentence', async () => {
+    const settings = { apiKey: 'sk-car', voiceId: 'voice-a', model: 'sonic-2', language: 'es', url: cartesia.url, timeoutMs: 5000 };
+    const tts = new CartesiaTTS(settings);
+    await tts.warm();
+    const signal = new AbortController().signal;
+    // Two sentences at once on the one socket, each its own context.
+    const [one, two] = await Promise.all([speech(tts.synthesize('Thank you for your time.', { signal })), speech(tts.synthesize('Goodbye!', { signal }))]);
+    for (const s of [one, two]) assert.ok(s.chunks > 1 && rms(s.pcm) > 500, `${s.chunks} chunks, rms ${rms(s.pcm)}`);
+    assert.ok(one.pcm.length / 16000 > 0.8 && one.pcm.length > two.pcm.length);
+    assert.equal(cartesia.sockets, 1);
+    const req = cartesia.requests.at(-2)!;
+    assert.deepEqual(
+      { model: req.model_id, voice: req.voice, language: req.language, format: req.output_format, continue: req.continue },
+      { model: 'sonic-2', voice: { mode: 'id', id: 'voice-a' }, language: 'es', format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 }, continue: false },
+    );
+    assert.notEqual(cartesia.requests.at(-1)!.context_id, req.context_id);
+    // A sentence given up is cancelled by its context; the socket stays for the next one.
+    const barge = new AbortController();
+    const cut = tts.synthesize('This sentence is interrupted before it is over, by the caller speaking.', { signal: barge.signal });
+    for await (const _chunk of cut) {
+      barge.abort();
+    }
+    const cancelled = cartesia.requests.at(-1)!.context_id;
+    for (let i = 0; i < 50 && !cartesia.cancels.includes(cancelled); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(cartesia.cancels, [cancelled]);
+    assert.ok(rms((await speech(tts.synthesize('Still here.', { signal }))).pcm) > 500);
+    assert.equal(cartesia.sockets, 1);
+    // An error answers that sentence only, as a final one; a dropped socket is retryable, and the next sentence opens another.
+    await assert.rejects(speech(new CartesiaTTS({ ...settings, voiceId: 'bad-voice' }).synthesize('Hi.', { signal })), (err: ServiceError) => err.retryable === false && err.status === 400 && /Invalid voice/.test(err.message));
+    const dropping = new CartesiaTTS({ ...settings, voiceId: 'drop-socket' });
+    await assert.rejects(speech(dropping.synthesize('A long sentence that is cut when the socket drops in the middle of it.', { signal })), (err: ServiceError) => err.retryable === true && /socket closed/.test(err.message));
+    await assert.rejects(speech(new CartesiaTTS({ ...settings, apiKey: 'wrong' }).synthesize('Hi.', { signal })), (err: ServiceError) => err.status === 401 && err.retryable === false);
   });
 
   it('OpenAI-compatible speech: streamed 24 kHz PCM across odd byte boundaries', async () => {
