@@ -43,6 +43,15 @@ export interface DeepgramSettings {
   language: string;
 }
 
+export interface AssemblyAiSettings {
+  apiKey: string;
+  /** wss://streaming.assemblyai.com */
+  url: string;
+  /** The English model (another language takes the multilingual one). */
+  model: string;
+  language?: string | undefined;
+}
+
 export interface OpenAITtsSettings {
   baseUrl: string;
   apiKey?: string | undefined;
@@ -89,7 +98,10 @@ export interface RealtimeSettings {
  */
 export type LocalVoiceSettings = LocalVoice;
 
-export type SttSettings = { provider: 'openai'; openai: OpenAISttSettings } | { provider: 'deepgram'; deepgram: DeepgramSettings };
+export type SttSettings =
+  | { provider: 'openai'; openai: OpenAISttSettings }
+  | { provider: 'deepgram'; deepgram: DeepgramSettings }
+  | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings };
 export type TtsSettings =
   | { provider: 'openai'; openai: OpenAITtsSettings }
   | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings }
@@ -186,7 +198,14 @@ function choice<T extends string>(env: Env, name: string, choices: readonly T[],
 }
 
 function stt(env: Env): SttSettings {
-  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : 'openai');
+  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  if (provider === 'assemblyai') {
+    const apiKey = text(env, 'ASSEMBLYAI_API_KEY');
+    if (!apiKey) throw new Missing('AssemblyAI needs ASSEMBLYAI_API_KEY');
+    const url = (text(env, 'ASSEMBLYAI_URL') ?? 'wss://streaming.assemblyai.com').replace(/\/+$/, '');
+    if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`ASSEMBLYAI_URL must be a ws:// or wss:// URL, got "${url}"`);
+    return { provider, assemblyai: { apiKey, url, model: text(env, 'ASSEMBLYAI_MODEL') ?? 'universal-streaming-english', language: text(env, 'STT_LANGUAGE') } };
+  }
   if (provider === 'deepgram') {
     const apiKey = text(env, 'DEEPGRAM_API_KEY');
     if (!apiKey) throw new Missing('Deepgram needs DEEPGRAM_API_KEY');

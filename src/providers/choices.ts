@@ -11,6 +11,7 @@ import type { VoiceServices } from '../voice/conversation.js';
 import type { LLM, STT, TTS } from '../voice/services.js';
 import { createLlm } from './llm/index.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
+import { AssemblyAiSTT } from './stt/assemblyai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
 import { CartesiaTTS } from './tts/cartesia.js';
@@ -25,6 +26,9 @@ export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable'
 export const WHISPER_LANGUAGES = (
   'af ar az be bg bs ca cs cy da de el en es et fa fi fr gl he hi hr hu hy id is it ja kk kn ko lt lv mi mk mr ms ne nl no pl pt ro ru sk sl sr sv sw ta th tl tr uk ur vi zh'
 ).split(' ');
+
+/** The languages of AssemblyAI's streaming models: English, and those of its multilingual model. */
+export const ASSEMBLYAI_LANGUAGES = ['en', 'es', 'fr', 'de', 'it', 'pt'];
 
 /** The languages and regional tags Deepgram's nova-2 streaming model takes. */
 export const DEEPGRAM_LANGUAGES = (
@@ -70,6 +74,11 @@ function sttLanguages(stt: SttSettings): { list: AgentOptions['stt_languages']; 
     const byDefault = stt.deepgram.language;
     return { list: [...new Set([byDefault, ...DEEPGRAM_LANGUAGES])].map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'exact' };
   }
+  if (stt.provider === 'assemblyai') {
+    // English on its own model; the multilingual model's languages (it detects which is spoken).
+    const byDefault = stt.assemblyai.language?.split('-')[0] ?? 'en';
+    return { list: ASSEMBLYAI_LANGUAGES.map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'language' };
+  }
   const byDefault = stt.openai.language;
   return { list: WHISPER_LANGUAGES.map((id) => ({ id, label: languageLabel(id), default: id === byDefault?.split('-')[0] })), match: 'language' };
 }
@@ -96,6 +105,7 @@ function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): 
 
 function chosenStt(stt: SttSettings, language: string | undefined): STT | undefined {
   if (language === undefined) return undefined;
+  if (stt.provider === 'assemblyai') return new AssemblyAiSTT({ ...stt.assemblyai, language });
   return stt.provider === 'deepgram' ? new DeepgramSTT({ ...stt.deepgram, language }) : new OpenAITranscriptionSTT({ ...stt.openai, language });
 }
 

@@ -8,6 +8,7 @@ import type { VoiceServices } from '../voice/conversation.js';
 import { createLlm } from './llm/index.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
+import { AssemblyAiSTT } from './stt/assemblyai.js';
 import { LocalTTS } from './tts/espeak.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { CartesiaTTS } from './tts/cartesia.js';
@@ -19,6 +20,7 @@ import { chooser } from './choices.js';
 export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
+export { AssemblyAiSTT } from './stt/assemblyai.js';
 export { LocalTTS } from './tts/espeak.js';
 export { ElevenLabsTTS } from './tts/elevenlabs.js';
 export { CartesiaTTS } from './tts/cartesia.js';
@@ -35,7 +37,8 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   // A second LLM takes over when the first keeps failing before it answers.
   const llms = configured.llm.map((options) => createLlm(options));
   const llm = new FallbackLLM(llms);
-  const stt = configured.stt.provider === 'deepgram' ? new DeepgramSTT(configured.stt.deepgram) : new OpenAITranscriptionSTT(configured.stt.openai);
+  const s = configured.stt;
+  const stt = s.provider === 'deepgram' ? new DeepgramSTT(s.deepgram) : s.provider === 'assemblyai' ? new AssemblyAiSTT(s.assemblyai) : new OpenAITranscriptionSTT(s.openai);
   const t = configured.tts;
   const tts =
     t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : t.provider === 'cartesia' ? new CartesiaTTS(t.cartesia) : new LocalTTS(settings.localVoice);
