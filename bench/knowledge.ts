@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Db } from '../src/db/index.js';
-import { searchChunks } from '../src/knowledge/repository.js';
+import { KnowledgeService } from '../src/knowledge/index.js';
 import { freePort } from '../test/helpers/net.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
 import { percentileOf, serveDialer } from './lib/serve.js';
@@ -105,11 +105,12 @@ async function measure(label: string, env: { DATABASE_URL: string; DIALER_DATA_D
   // The floor: the search statement alone, straight on the same database.
   const db = await open();
   const floor: number[] = [];
+  const knowledge = new KnowledgeService(db);
   try {
-    for (const q of questions.slice(0, 20)) await searchChunks(db, reseller, undefined, q, 5);
+    for (const q of questions.slice(0, 20)) await knowledge.findChunks(reseller, undefined, q, 5);
     for (const q of questions) {
       const started = performance.now();
-      await searchChunks(db, reseller, undefined, q, 5);
+      await knowledge.findChunks(reseller, undefined, q, 5);
       floor.push(performance.now() - started);
     }
   } finally {
