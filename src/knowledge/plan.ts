@@ -14,6 +14,8 @@
 
 /** At most this many chunks are fetched by the question's rarer words and ranked. */
 export const CANDIDATE_BUDGET = 100;
+/** A question of common words fetches the chunks holding its rarest few words, at most this many. */
+const REQUIRED_TERMS = 3;
 
 export interface TermCount {
   lexeme: string;
@@ -25,8 +27,8 @@ export interface SearchPlan {
   /**
    * The candidates: chunks holding any of `terms`, the rarest terms while the chunks holding them
    * number no more than the budget between them; or, when even the rarest term is held by more,
-   * chunks holding all of the terms that weigh something (the best answers to a question of
-   * common words). At most `fetchLimit` of them.
+   * chunks holding all of the (rarest three) terms that weigh something, the best answers to a
+   * question of common words. At most `fetchLimit` of them.
    */
   fetch: { terms: string[]; all: boolean };
   /**
@@ -53,9 +55,9 @@ export function planSearch(terms: readonly TermCount[], totalChunks: number, bud
   let rare = 0;
   for (let fetched = 0; rare < held.length && fetched + held[rare]!.chunks <= budget; rare++) fetched += held[rare]!.chunks;
   const weights = held.map((t) => ({ lexeme: t.lexeme, weight: Math.log((total - t.chunks + 0.5) / (t.chunks + 0.5)) })).filter((w) => w.weight > 0);
-  // All of the terms that weigh something: requiring a word that most chunks hold as well narrows
-  // the candidates little and costs the index its longest posting lists.
-  const required = weights.length > 1 ? weights.map((w) => w.lexeme) : lexemes;
+  // The rarest few of the terms that weigh something: requiring a word that most chunks hold as
+  // well narrows the candidates little and costs the index its longest posting lists.
+  const required = (weights.length > 1 ? weights.map((w) => w.lexeme) : lexemes).slice(0, REQUIRED_TERMS);
   const all = rare === 0 && required.length > 1;
   return {
     fetch: all ? { terms: required, all } : { terms: lexemes.slice(0, Math.max(rare, 1)), all },

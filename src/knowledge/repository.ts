@@ -80,6 +80,7 @@ export async function selectTermCounts(q: Queryable, resellerId: string | undefi
     `SELECT w.lexeme, coalesce((SELECT sum(t.chunks) FROM knowledge_terms t WHERE t.lexeme = w.lexeme${reseller}), 0)::int AS chunks
      FROM unnest(ARRAY[''] || tsvector_to_array(to_tsvector('english', $1))) AS w (lexeme)`,
     params,
+    { prepare: true },
   );
   const total = rows.find((r) => r.lexeme === '');
   return { terms: rows.filter((r) => r.lexeme !== ''), totalChunks: total?.chunks ?? 0 };
