@@ -129,6 +129,8 @@ export async function selectChunks(q: Queryable, scope: SearchScope, plan: Searc
      ORDER BY rank DESC, c.document_id, c.position
      LIMIT $7`,
     params,
+    // Prepared: whatever the words, the plan is the same (bitmap scans of the text index, capped).
+    { prepare: true },
   );
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
 }
