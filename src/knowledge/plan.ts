@@ -16,6 +16,8 @@
 export const CANDIDATE_BUDGET = 100;
 /** A question of common words fetches the chunks holding its rarest few words, at most this many. */
 const REQUIRED_TERMS = 3;
+/** A long question is searched by its rarest words, at most this many (each costs every candidate a check). */
+const MAX_TERMS = 16;
 
 export interface TermCount {
   lexeme: string;
@@ -48,7 +50,10 @@ export interface SearchPlan {
  * in scope. Undefined when no chunk holds any of the terms (nothing to fetch).
  */
 export function planSearch(terms: readonly TermCount[], totalChunks: number, budget = CANDIDATE_BUDGET): SearchPlan | undefined {
-  const held = terms.filter((t) => t.chunks > 0).sort((a, b) => a.chunks - b.chunks || (a.lexeme < b.lexeme ? -1 : 1));
+  const held = terms
+    .filter((t) => t.chunks > 0)
+    .sort((a, b) => a.chunks - b.chunks || (a.lexeme < b.lexeme ? -1 : 1))
+    .slice(0, MAX_TERMS);
   if (held.length === 0) return undefined;
   const lexemes = held.map((t) => t.lexeme);
   const total = Math.max(totalChunks, held[held.length - 1]!.chunks);
