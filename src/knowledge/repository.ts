@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/index.js';
+import { lexemeQuery, termsQuery, type SearchPlan, type TermCount } from './plan.js';
 
 export interface DocumentRow {
   id: string;
@@ -57,31 +58,79 @@ export async function deleteDocument(q: Queryable, id: string): Promise<void> {
   await q.query('DELETE FROM knowledge_documents WHERE id = $1', [id]);
 }
 
+/** Which chunks a search covers: the reseller's (undefined: every reseller's), and for a template its own and the reseller-wide ones. */
+export interface SearchScope {
+  resellerId: string | undefined;
+  templateId: string | undefined;
+}
+
 /**
- * The best chunks for a question: any of its words (English lexemes, stop words dropped) matches,
- * ranked by cover density so chunks holding more of the words, closer together, come first.
- * `template`: undefined searches all of the reseller's documents; a template id, that template's
- * and the reseller-wide ones (template_id NULL).
+ * The question's terms (English lexemes: stemmed, stop words dropped) with how many of the scope's
+ * chunks hold each (0: none), and the scope's chunk count. Counted per reseller, so a template's
+ * search sees its reseller's counts.
  */
-export async function searchChunks(q: Queryable, resellerId: string | undefined, templateId: string | undefined, text: string, limit: number): Promise<ChunkHit[]> {
-  const params: unknown[] = [text, limit];
-  let where = 'c.search @@ q.query';
+export async function selectTermCounts(q: Queryable, resellerId: string | undefined, text: string): Promise<{ terms: TermCount[]; totalChunks: number }> {
+  const params: unknown[] = [text];
+  let reseller = '';
   if (resellerId !== undefined) {
     params.push(resellerId);
+    reseller = ' AND t.reseller_id = $2';
+  }
+  const { rows } = await q.query<{ lexeme: string; chunks: number }>(
+    `SELECT w.lexeme, coalesce((SELECT sum(t.chunks) FROM knowledge_terms t WHERE t.lexeme = w.lexeme${reseller}), 0)::int AS chunks
+     FROM unnest(ARRAY[''] || tsvector_to_array(to_tsvector('english', $1))) AS w (lexeme)`,
+    params,
+    { prepare: true },
+  );
+  const total = rows.find((r) => r.lexeme === '');
+  return { terms: rows.filter((r) => r.lexeme !== ''), totalChunks: total?.chunks ?? 0 };
+}
+
+/**
+ * The best chunks by `plan` (plan.ts): the candidates fetched through the text index, at most the
+ * plan's fetch limit (and, when they are fewer than `limit`, as many more holding the plan's fill
+ * terms), then ranked: the weights of the terms a chunk holds, plus its cover density over those
+ * that weigh something (under 1: among equals, the chunk holding them more often, closer together
+ * or in its title first).
+ */
+export async function selectChunks(q: Queryable, scope: SearchScope, plan: SearchPlan, limit: number): Promise<ChunkHit[]> {
+  const fetch = termsQuery(plan.fetch.terms, plan.fetch.all);
+  const params: unknown[] = [
+    fetch,
+    plan.fill.length ? `(${termsQuery(plan.fill)}) & !(${fetch})` : null,
+    plan.weights.map((w) => lexemeQuery(w.lexeme)),
+    plan.weights.map((w) => w.weight),
+    termsQuery(plan.weights.length ? plan.weights.map((w) => w.lexeme) : plan.held),
+    plan.fetchLimit,
+    limit,
+  ];
+  let where = '';
+  if (scope.resellerId !== undefined) {
+    params.push(scope.resellerId);
     where += ` AND c.reseller_id = $${params.length}`;
   }
-  if (templateId !== undefined) {
-    params.push(templateId);
+  if (scope.templateId !== undefined) {
+    params.push(scope.templateId);
     where += ` AND (c.template_id IS NULL OR c.template_id = $${params.length})`;
   }
   const { rows } = await q.query<ChunkHit>(
-    `SELECT c.document_id, d.title, c.template_id, c.position, c.content AS text, ts_rank_cd(c.search, q.query)::float8 AS rank
-     FROM (SELECT replace(plainto_tsquery('english', $1)::text, '&', '|')::tsquery AS query) AS q,
-          knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
-     WHERE ${where}
+    `WITH fetched AS (
+       SELECT c.document_id, c.position, c.template_id, c.content, c.search FROM knowledge_chunks c
+       WHERE c.search @@ $1::tsquery${where} LIMIT $6
+     ), filled AS (
+       SELECT c.document_id, c.position, c.template_id, c.content, c.search FROM knowledge_chunks c
+       WHERE c.search @@ $2::tsquery${where} AND (SELECT count(*) FROM fetched) < $7 LIMIT $7
+     )
+     SELECT c.document_id, d.title, c.template_id, c.position, c.content AS text,
+            (SELECT coalesce(sum(w.weight), 0) FROM unnest($3::tsquery[], $4::float8[]) AS w (query, weight) WHERE c.search @@ w.query)
+              + ts_rank_cd(c.search, $5::tsquery, 32) AS rank
+     FROM (SELECT * FROM fetched UNION ALL SELECT * FROM filled) AS c
+     JOIN knowledge_documents d ON d.id = c.document_id
      ORDER BY rank DESC, c.document_id, c.position
-     LIMIT $2`,
+     LIMIT $7`,
     params,
+    // Prepared: whatever the words, the plan is the same (bitmap scans of the text index, capped).
+    { prepare: true },
   );
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
 }

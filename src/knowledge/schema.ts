@@ -44,7 +44,7 @@ export const Chunk = Type.Object({
 });
 
 export const SearchQuery = Type.Object({
-  q: Type.String({ minLength: 1, maxLength: 1000, description: 'The question or words to look for (any of them matches; more of them, closer together, ranks higher)' }),
+  q: Type.String({ minLength: 1, maxLength: 1000, description: 'The question or words to look for (chunks holding its rarer words first; more of them, closer together, ranks higher)' }),
   template_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Search as that template's calls do: its documents and the reseller-wide ones" })),
   reseller_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'For an admin: one reseller (others search their own)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SEARCH_RESULTS, default: DEFAULT_SEARCH_RESULTS })),

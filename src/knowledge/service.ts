@@ -10,7 +10,8 @@ import { badRequest, isForeignKeyViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { chunkText } from './chunk.js';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './schema.js';
-import { deleteDocument, insertDocument, searchChunks, selectDocument, selectDocuments, templateOwner, type ChunkHit, type DocumentRow } from './repository.js';
+import { planSearch } from './plan.js';
+import { deleteDocument, insertDocument, selectChunks, selectDocument, selectDocuments, selectTermCounts, templateOwner, type ChunkHit, type DocumentRow } from './repository.js';
 
 export interface DocumentInput {
   reseller_id?: string;
@@ -22,7 +23,11 @@ export interface DocumentInput {
 
 
 export class KnowledgeService {
-  constructor(private readonly db: Db) {}
+  /** `candidateBudget`: how many chunks a search may fetch and rank by each of its two ways (plan.ts). */
+  constructor(
+    private readonly db: Db,
+    private readonly options: { candidateBudget?: number } = {},
+  ) {}
 
   /** The template a document is for: one the caller may see (else 400, like an unknown one). */
   private async template(caller: Principal, templateId: string) {
@@ -84,13 +89,25 @@ export class KnowledgeService {
     if (!query.q.trim()) throw badRequest('q must hold some words', [{ path: '/q', message: 'must not be blank' }]);
     let resellerId = caller.role === 'admin' ? query.reseller_id : (caller.resellerId ?? '');
     if (query.template_id) resellerId = (await this.template(caller, query.template_id)).reseller_id;
-    return searchChunks(this.db, resellerId, query.template_id, query.q, Math.min(query.limit ?? DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS));
+    return this.findChunks(resellerId, query.template_id, query.q, Math.min(query.limit ?? DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS));
   }
 
   /** What a call's agent finds: its template's documents and its reseller's shared ones. */
   async searchForTemplate(templateId: string, text: string, limit = DEFAULT_SEARCH_RESULTS): Promise<ChunkHit[]> {
     const owner = await templateOwner(this.db, templateId);
     if (!owner || !text.trim()) return [];
-    return searchChunks(this.db, owner.reseller_id, templateId, text, Math.min(limit, MAX_SEARCH_RESULTS));
+    return this.findChunks(owner.reseller_id, templateId, text, Math.min(limit, MAX_SEARCH_RESULTS));
+  }
+
+  /**
+   * The best chunks for `text` among the reseller's (undefined: every reseller's), for a template
+   * its own and the reseller-wide ones: the chunks holding the question's rarer words, ranked by
+   * the words they hold, the rarer weighing more (plan.ts). A chunk holding only words that most
+   * chunks hold is found only when no chunk holds a rarer one, or when it holds them all.
+   */
+  async findChunks(resellerId: string | undefined, templateId: string | undefined, text: string, limit: number): Promise<ChunkHit[]> {
+    const { terms, totalChunks } = await selectTermCounts(this.db, resellerId, text);
+    const plan = planSearch(terms, totalChunks, this.options.candidateBudget);
+    return plan ? selectChunks(this.db, { resellerId, templateId }, plan, limit) : [];
   }
 }

@@ -89,6 +89,24 @@ describe('knowledge documents', () => {
     assert.deepEqual((await w.reseller1.get('/knowledge/documents')).body.data.filter((d: { title: string }) => ['Empty', 'Huge', 'Lost', 'Theirs'].includes(d.title)), []);
   });
 
+  it('a question mixing common and rare words finds the chunk holding the rare ones first, however often the others hold the common ones', async () => {
+    // Reseller 2's only document: five chunks full of the common words, one holding the rare ones.
+    const common = (i: number) => `Parcel note ${i}. ` + 'Every parcel goes by van and every parcel van is tracked, parcel by parcel. '.repeat(11);
+    const rare = 'The glimmerstone comes from Oslo by van. ' + 'Our staff answer the telephone on weekdays from nine. '.repeat(17);
+    const text = [common(1), common(2), rare, common(3), common(4), common(5)].join('\n\n');
+    const doc = await w.reseller2.post('/knowledge/documents', { title: 'Shipping', text });
+    assert.equal(doc.body.chunk_count, 6, JSON.stringify(doc.body));
+    const found = (await w.reseller2.get(`/knowledge/search?q=${encodeURIComponent('Which parcel van brings the glimmerstone from Oslo?')}`)).body.data;
+    assert.equal(found[0].position, 2, JSON.stringify(found.map((c: { position: number; rank: number }) => [c.position, c.rank])));
+    assert.ok(found.length > 1, 'the chunks holding only the common words follow');
+
+    // When even the question's rarest word is too common to fetch every chunk holding it, the
+    // chunks holding all its words are fetched besides: here a budget of one chunk.
+    const narrow = await new KnowledgeService(t.db, { candidateBudget: 1 }).findChunks(w.r2, undefined, 'tracked parcel van', 5);
+    assert.ok(narrow.length >= 1 && narrow.length <= 2, `${narrow.length} chunks`);
+    for (const c of narrow) for (const word of [/tracked/, /parcel/, /van/]) assert.match(c.text, word);
+  });
+
   it("a template's calls search its own documents and the reseller-wide ones, not another template's", async () => {
     const [a, b] = [await template(w.r1), await template(w.r1)];
     const shared = (await w.reseller1.post('/knowledge/documents', { title: 'Delivery', text: 'Quoxel deliveries arrive within two days.' })).body.id;
