@@ -128,6 +128,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
   for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);
   // Calls through SIP trunks: the lead's configuration names its trunk.
   const trunks = new TrunksService(db, outbound.policy);
+  const live = new LiveTranscripts(db, log);
   const sandboxAgent = notReady ? new GreeterAgent() : agent;
   const sip = new SipDriver({
     agent,
@@ -137,6 +138,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     failover: async (request, fromTrunkId) => sipTrunk(await trunks.failoverFor({ id: request.leadId, attempt: request.attempt }, fromTrunkId), sandbox?.sip.address),
     ...(sandbox ? { sandbox: { agent: sandboxAgent, callerId: SANDBOX_NUMBERS.SIP } } : {}),
     ...(notReady ? { notReady } : {}),
+    liveTranscript: (leadId) => live.sink(leadId),
     bind: config.telephony.sip,
     ringTimeoutSeconds: config.telephony.ringTimeoutSeconds,
     maxCallSeconds: config.telephony.maxCallSeconds,
@@ -156,10 +158,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     switches: flags,
     onInboundFinished: onFinished,
     journalDir: config.journalDir,
-    liveTranscript: (() => {
-      const live = new LiveTranscripts(db, log);
-      return (leadId: string) => live.sink(leadId);
-    })(),
+    liveTranscript: (leadId: string) => live.sink(leadId),
   });
   const webrtc = new WebRtcService({
     db,

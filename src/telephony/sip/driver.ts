@@ -66,6 +66,8 @@ export interface SipDriverDeps {
   sandbox?: { agent: CallAgent; callerId: string };
   /** Why the flow agent cannot run: calls through real trunks fail with it (the driver is offered for the sandbox's). */
   notReady?: string;
+  /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live), as for the providers' calls. */
+  liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
 
 export const SIP_PROVIDER = 'SIP';
@@ -263,7 +265,11 @@ export class SipDriver implements Driver {
     const ended = new Promise<void>((resolve) => (over.signal.aborted ? resolve() : over.signal.addEventListener('abort', () => resolve(), { once: true })));
     const stop = async () => hangUp('shutdown');
     this.live.add(stop);
+    // Only final lines go on to the live transcript: a page watching the lead shows what the lead will keep.
+    const sink = this.deps.liveTranscript?.(request.leadId);
     const io: CallIO = {
+      ...(sink ? { observe: (e) => void (e.type === 'transcript' && e.final && sink({ role: e.role, content: e.text, ...(e.at_ms !== undefined ? { at_ms: e.at_ms } : {}) })) } : {}),
+      recordingMs: () => recorder.elapsedMs(),
       sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
       signal: over.signal,
       play(pcm) {

@@ -86,7 +86,7 @@ export default function TrunksPage() {
           key: 'actions',
           label: '',
           render: (t: Trunk) => (
-            <div class="row-actions">
+            <div class="row-actions row-actions-inline">
               <button type="button" aria-pressed={watched === t.id} onClick={() => setWatched(watched === t.id ? undefined : t.id)}>
                 Failures
               </button>
