@@ -142,7 +142,7 @@ describe('the SIP trunks screen', { skip }, () => {
     const pushed = await admin.post('/leads', { request_id: 'down-1', template: 'Via down', reseller_id: reseller, payload: { customer_mobile_number: '+14155550143' } });
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
     const leadId = pushed.body.lead_call_tracker_id as string;
-    await row(page, 'Down carrier').getByRole('button', { name: 'Failures' }).click();
+    await row(page, 'Down carrier').getByRole('button', { name: 'Recent failures' }).click();
     const failures = page.locator('#trunk-failures');
     await failures.locator('tbody tr', { hasText: '503' }).waitFor({ timeout: 30_000 });
     assert.match(await failures.innerText(), /Recent SIP failures · Down carrier[\s\S]*503[\s\S]*SIP 503 Service Unavailable[\s\S]*error[\s\S]*attempt 1/);

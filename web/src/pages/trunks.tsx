@@ -51,6 +51,11 @@ export default function TrunksPage() {
                   </span>
                 </>
               )}
+              <div>
+                <button type="button" class="link-button" aria-pressed={watched === t.id} onClick={() => setWatched(watched === t.id ? undefined : t.id)}>
+                  {watched === t.id ? 'Hide failures' : 'Recent failures'}
+                </button>
+              </div>
             </>
           ),
         },
@@ -82,27 +87,27 @@ export default function TrunksPage() {
         { key: 'failover', label: 'Failover', render: (t) => nameOf(t.failover_trunk_id) },
         { key: 'auth', label: 'Authentication', render: (t) => (t.username ? `${t.username} · ${t.has_password ? 'password stored' : 'no password'}` : <span class="muted">none</span>) },
         ...(session.get()?.me.role === 'admin' ? [{ key: 'reseller', label: 'Reseller', render: (t: Trunk) => resellerName(t.reseller_id) }] : []),
-        {
-          key: 'actions',
-          label: '',
-          render: (t: Trunk) => (
-            <div class="row-actions row-actions-inline">
-              <button type="button" aria-pressed={watched === t.id} onClick={() => setWatched(watched === t.id ? undefined : t.id)}>
-                Failures
-              </button>
-              {writable && !t.sandbox && (
-                <>
-                  <button type="button" onClick={() => setEditing(t)}>
-                    Edit
-                  </button>
-                  <button type="button" class="danger" onClick={() => act(() => trunks.delete(t.id), 'Trunk deleted.', `Delete the trunk ${t.name}?`)}>
-                    Delete
-                  </button>
-                </>
-              )}
-            </div>
-          ),
-        },
+        ...(writable
+          ? [
+              {
+                key: 'actions',
+                label: '',
+                render: (t: Trunk) =>
+                  t.sandbox ? (
+                    <span class="muted">the service's</span>
+                  ) : (
+                    <div class="row-actions">
+                      <button type="button" onClick={() => setEditing(t)}>
+                        Edit
+                      </button>
+                      <button type="button" class="danger" onClick={() => act(() => trunks.delete(t.id), 'Trunk deleted.', `Delete the trunk ${t.name}?`)}>
+                        Delete
+                      </button>
+                    </div>
+                  ),
+              },
+            ]
+          : []),
       ]}
     >
       {watched && rows.some((t) => t.id === watched) && <TrunkFailures trunk={rows.find((t) => t.id === watched)!} nameOf={nameOf} onClose={() => setWatched(undefined)} />}
