@@ -68,6 +68,8 @@ export interface TelephonyStatus {
 export interface SandboxStatus {
   /** The hosted providers served by the provider emulator, and SIP when the sandbox trunks' far side runs. */
   providers: string[];
+  /** Of those, the ones the provider emulator serves (whose callees a test run scripts per number). */
+  emulated: ProviderSlot[];
   agent: string;
   /** Why the configured agent cannot run (sandbox calls then run the greeter). */
   agentMissing?: string;
@@ -108,8 +110,10 @@ export class Telephony {
 
   /** The providers served by the sandbox line, the agent its calls run, and why the configured agent cannot run (when it cannot). */
   sandboxStatus(): SandboxStatus {
+    const emulated = [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p));
     return {
-      providers: [...[...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p)), ...(this.deps.sandbox?.sip && this.deps.sip ? [this.deps.sip.provider] : [])],
+      providers: [...emulated, ...(this.deps.sandbox?.sip && this.deps.sip ? [this.deps.sip.provider] : [])],
+      emulated,
       agent: this.deps.sandbox?.agent.label ?? this.deps.agent.label,
       ...(this.deps.notReady ? { agentMissing: this.deps.notReady } : {}),
     };
