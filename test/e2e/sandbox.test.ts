@@ -50,6 +50,8 @@ before(async () => {
     DIALER_POLL_MS: '100',
     DIALER_SANDBOX: 'true',
     DIALER_SANDBOX_SCENARIOS: scenarios,
+    // The outbound policy as shipped: loopback refused to tenants (the sandbox trunk is the service's).
+    DIALER_OUTBOUND_ALLOW: '',
     // Plivo has credentials: it calls real phones and stays off the line.
     PLIVO_AUTH_ID: 'MAREALACCOUNT0000001',
     PLIVO_AUTH_TOKEN: 'a-real-plivo-token',
@@ -137,6 +139,12 @@ describe('the sandbox line', { timeout: 240_000 }, () => {
     const put = await admin.put(`/trunks/${trunk.id}`, { ...trunk, address: 'sip.carrier.example' });
     assert.equal(put.status, 409, JSON.stringify(put.body));
     assert.equal((await admin.delete(`/trunks/${trunk.id}`)).status, 409);
+    // A tenant's own trunk on this machine's loopback is still refused, and none may fail over to the sandbox's.
+    const own = await admin.post('/trunks', { reseller_id: lead.reseller_id, name: 'Mine', address: '127.0.0.1:5060', transport: 'udp', codecs: ['PCMU'] });
+    assert.equal(own.status, 400, JSON.stringify(own.body));
+    assert.equal(own.body.errors[0].path, '/address');
+    const failover = await admin.post('/trunks', { reseller_id: lead.reseller_id, name: 'Mine', address: 'sip.carrier.example', transport: 'udp', codecs: ['PCMU'], failover_trunk_id: trunk.id });
+    assert.equal(failover.status, 400, JSON.stringify(failover.body));
     const attempts = (await admin.get(`/leads/${lead.id}/attempts`)).body.data;
     assert.deepEqual(attempts.map((a: any) => [a.attempt, a.provider, a.sip_status, a.sip_trunk_id, a.from_number]), [[1, 'SIP', 200, trunk.id, '+15555550104']]);
     // Dialer's recording holds the customer's voice as well as the greeter's: more sound than the greeter's two lines alone.
