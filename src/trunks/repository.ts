@@ -100,11 +100,15 @@ export async function trunkOfLead(q: Queryable, leadId: string): Promise<TrunkRo
   return rows[0] && row(rows[0]);
 }
 
-/** The sandbox line's trunk of a reseller, made the first time (its address is the far side inside each process). */
+/**
+ * The sandbox line's trunk of a reseller, made the first time. Its calls go to the far side inside
+ * each process; the stored address (a reserved name that never resolves) is never dialled, and no
+ * call coming in from anywhere matches it.
+ */
 export async function ensureSandboxTrunk(q: Queryable, id: string, resellerId: string, name: string): Promise<TrunkRow | undefined> {
   await q.query(
     `INSERT INTO sip_trunks (id, reseller_id, name, address, transport, codecs, sandbox)
-     VALUES ($1, $2, $3, '127.0.0.1', 'udp', ARRAY['PCMU', 'PCMA'], true)
+     VALUES ($1, $2, $3, 'sandbox.invalid', 'udp', ARRAY['PCMU', 'PCMA'], true)
      ON CONFLICT DO NOTHING`,
     [id, resellerId, name],
   );

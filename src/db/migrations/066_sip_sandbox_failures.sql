@@ -1,6 +1,6 @@
 -- The sandbox line's SIP trunk: a trunk the service owns in a reseller (made on its first sandbox
--- call over SIP), whose far side is the simulated customer inside each Dialer process; its address
--- is that process's own, never a tenant's, and the API does not change it.
+-- call over SIP), whose far side is the simulated customer inside each Dialer process: its calls go
+-- to that process's own far side (the stored address is never dialled), and the API does not change it.
 ALTER TABLE sip_trunks ADD COLUMN sandbox boolean NOT NULL DEFAULT false;
 CREATE UNIQUE INDEX sip_trunks_sandbox_key ON sip_trunks (reseller_id) WHERE sandbox;
 
