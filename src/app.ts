@@ -234,7 +234,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
               agent: sandbox.agent,
               note:
                 sandbox.providers.length > 0
-                  ? `Calls on ${sandbox.providers.join(', ')} reach a simulated customer inside Dialer: no phone rings. Set that provider's credentials to call real phones; DIALER_SANDBOX=false turns the sandbox off.` +
+                  ? `Calls on ${sandbox.emulated.length ? `${sandbox.emulated.join(', ')}${sandbox.providers.length > sandbox.emulated.length ? ', and SIP calls through a sandbox trunk,' : ''}` : 'SIP through a sandbox trunk'} reach a simulated customer inside Dialer: no phone rings. Set a provider's credentials (or use a trunk of your own) to call real phones; DIALER_SANDBOX=false turns the sandbox off.` +
                     (sandbox.agentMissing ? ` Sandbox calls run the built-in greeter because ${sandbox.agentMissing}.` : '')
                   : 'The sandbox line is off: every configured provider calls real phones.',
             },

@@ -9,7 +9,7 @@ import { Scheduler } from './scheduler/index.js';
 import { queueFinishNotifications, WebhookDispatcher } from './webhooks/index.js';
 import { LiveTranscripts } from './leads/index.js';
 import { Flags } from './flags/index.js';
-import { createKits, SipDriver, Telephony, type Drivers, type SipTrunk } from './telephony/index.js';
+import { createKits, SIP_PROVIDER, SipDriver, Telephony, type Drivers, type SipTrunk } from './telephony/index.js';
 import { TrunksService, type TrunkRow } from './trunks/index.js';
 import { createRecordingStore, type RecordingStore } from './recordings/index.js';
 import { API_PREFIX, buildApp, type AppDeps } from './app.js';
@@ -104,9 +104,11 @@ export interface Parts {
   testLine: NonNullable<AppDeps['testLine']>;
 }
 
-/** A trunk as the SIP driver dials it. */
-function sipTrunk(t: TrunkRow | undefined): SipTrunk | undefined {
-  return t && { id: t.id, resellerId: t.reseller_id, address: t.address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+/** A trunk as the SIP driver dials it; a sandbox trunk at this process's far side (`sandboxAddress`). */
+function sipTrunk(t: TrunkRow | undefined, sandboxAddress: string | undefined): SipTrunk | undefined {
+  if (!t) return undefined;
+  const address = t.sandbox ? (sandboxAddress ?? t.address) : t.address;
+  return { id: t.id, resellerId: t.reseller_id, address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.sandbox ? { sandbox: true } : {}), ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
 }
 
 /**
@@ -126,13 +128,18 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
   for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);
   // Calls through SIP trunks: the lead's configuration names its trunk.
   const trunks = new TrunksService(db, outbound.policy);
+  const live = new LiveTranscripts(db, log);
+  const sandboxAgent = notReady ? new GreeterAgent() : agent;
   const sip = new SipDriver({
     agent,
     saveRecording: (callId, wav) => recordings.save(callId, wav),
     log,
-    trunkFor: async (request) => sipTrunk(await trunks.forLead(request.leadId)),
-    failover: async (request, fromTrunkId) => sipTrunk(await trunks.failoverFor({ id: request.leadId, attempt: request.attempt }, fromTrunkId)),
-    trunkAt: async (source) => sipTrunk(await trunks.at(source.host, source.port)),
+    trunkFor: async (request) => sipTrunk(await trunks.forLead(request.leadId), sandbox?.sip.address),
+    failover: async (request, fromTrunkId) => sipTrunk(await trunks.failoverFor({ id: request.leadId, attempt: request.attempt }, fromTrunkId), sandbox?.sip.address),
+    trunkAt: async (source) => sipTrunk(await trunks.at(source.host, source.port), undefined),
+    ...(sandbox ? { sandbox: { agent: sandboxAgent, callerId: SANDBOX_NUMBERS.SIP } } : {}),
+    ...(notReady ? { notReady } : {}),
+    liveTranscript: (leadId) => live.sink(leadId),
     bind: config.telephony.sip,
     ringTimeoutSeconds: config.telephony.ringTimeoutSeconds,
     maxCallSeconds: config.telephony.maxCallSeconds,
@@ -141,7 +148,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     sip,
     settings: config.telephony,
     kits,
-    ...(sandbox ? { sandbox: { slots: new Set(sandbox.kits.keys()), agent: notReady ? new GreeterAgent() : agent } } : {}),
+    ...(sandbox ? { sandbox: { slots: new Set(sandbox.kits.keys()), agent: sandboxAgent, sip: true } } : {}),
     callbackBaseUrl: `${config.publicUrl}${API_PREFIX}`,
     agent,
     notReady,
@@ -152,10 +159,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
     switches: flags,
     onInboundFinished: onFinished,
     journalDir: config.journalDir,
-    liveTranscript: (() => {
-      const live = new LiveTranscripts(db, log);
-      return (leadId: string) => live.sink(leadId);
-    })(),
+    liveTranscript: (leadId: string) => live.sink(leadId),
   });
   const webrtc = new WebRtcService({
     db,
@@ -218,7 +222,7 @@ export async function startServer(
     // The line's caller IDs in the pool (and those of providers that now have credentials disabled).
     await syncSandboxNumbers(
       db,
-      new Map([...(sandbox?.kits.keys() ?? [])].map((slot) => [slot, SANDBOX_NUMBERS[slot]])),
+      new Map([...(sandbox?.kits.keys() ?? []), ...(sandbox ? [SIP_PROVIDER] : [])].map((provider) => [provider, SANDBOX_NUMBERS[provider as keyof typeof SANDBOX_NUMBERS]])),
       Object.keys(SANDBOX_NUMBERS),
     );
   } catch (err) {

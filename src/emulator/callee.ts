@@ -41,6 +41,12 @@ export interface CalleeLine {
 
 type Labelled = { label: string; fromMs: number; toMs?: number };
 
+/** What a callee writes of its call (an emulated call's record, or the sandbox SIP far side's): what it heard, its timeline, the keys it got. */
+export type CalleeRecord = Pick<EmulatedCall, 'firstVoiceAtMs' | 'beepsAtMs' | 'voicedAfterBeepMs' | 'dtmfReceived' | 'dtmfEvents'> & {
+  received: Pick<EmulatedCall['received'], 'voiced'>;
+  sent: Pick<EmulatedCall['sent'], 'timeline'>;
+};
+
 export class Callee {
   /** Callee audio still to send, each piece with its timeline entry (when it has one). */
   private speechQueue: Array<{ pcm: Int16Array; entry?: Labelled }> = [];
@@ -57,7 +63,7 @@ export class Callee {
   private inbandTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly call: EmulatedCall,
+    private readonly call: CalleeRecord,
     private readonly line: CalleeLine,
   ) {
     this.inband = new DtmfDetector(8000, (key) => this.inbandKey(key));
@@ -126,7 +132,7 @@ export class Callee {
   }
 
   /** Keys Dialer sent by markup or REST. */
-  keys(digits: string, via: 'markup' | 'rest' | 'inband'): void {
+  keys(digits: string, via: 'markup' | 'rest' | 'inband' | 'rtp'): void {
     const keys = digits.replace(/[^0-9*#A-D]/gi, '');
     if (!keys) return;
     this.call.dtmfReceived += keys;

@@ -19,6 +19,7 @@ import { exotelFlowDescription, handleRest, type Registry } from './rest.js';
 import type { CalleeScript, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
 
 export type { CalleeScript, CalleeStep, EmulatedCall, EmulatedProvider, Emulator, EmulatorOptions } from './types.js';
+export { Callee, SILENT_FRAME, type CalleeLine, type CalleeRecord } from './callee.js';
 export { ANY_NUMBER, calleeScript, parseScenarios, readScenarios, CALLEE_KINDS, type CalleeKind } from './scenarios.js';
 
 /** A callee that answers and stays on the line silently. */

@@ -101,8 +101,8 @@ export interface EmulatedCall {
   said: string[];
   /** Keys Dialer sent on the call, in order (`w` pauses left out). */
   dtmfReceived: string;
-  /** How each run of keys came: markup (Twilio <Play digits>, Plivo <DTMF>), REST (Plivo's DTMF API) or in-band tones in Dialer's audio. */
-  dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband'; atMs: number }>;
+  /** How each run of keys came: markup (Twilio <Play digits>, Plivo <DTMF>), REST (Plivo's DTMF API), in-band tones in Dialer's audio, or RFC 4733 events (the sandbox SIP far side). */
+  dtmfEvents: Array<{ digits: string; via: 'markup' | 'rest' | 'inband' | 'rtp'; atMs: number }>;
   /** When the callee's beep steps ended, in ms since the call was answered. */
   beepsAtMs: number[];
   /** When the callee first heard Dialer speak (voiced audio), in ms since the call was answered. */

@@ -21,6 +21,8 @@ export const Attempt = Type.Object({
   started_at: Timestamp,
   ended_at: NullableTimestamp,
   duration_seconds: Type.Union([Type.Integer(), Type.Null()]),
+  sip_status: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'A call through a SIP trunk: the final SIP status of its INVITE (200 answered, 486 busy, 503 …); null otherwise' })),
+  sip_trunk_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'A call through a SIP trunk: the trunk that last carried or refused it' })),
 });
 
 /** The columns of an export, in order; `payload` and `metaData` are JSON. */

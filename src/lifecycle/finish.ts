@@ -108,7 +108,10 @@ export async function finishAttempts(q: Queryable, items: FinishItem[], onFinish
        ON CONFLICT DO NOTHING),
      a AS (
        UPDATE call_attempts SET status = 'ENDED', outcome = x.outcome, call_id = coalesce(x.call_id, call_attempts.call_id), ended_at = now(),
-              duration_seconds = x.duration, error = x.error
+              duration_seconds = x.duration, error = x.error,
+              -- A call through a SIP trunk: the attempt keeps its own SIP outcome (a trunk's recent failures are read from it).
+              meta_data = CASE WHEN x.meta->'sip_trunk_id' IS NULL THEN call_attempts.meta_data ELSE call_attempts.meta_data || jsonb_strip_nulls(jsonb_build_object(
+                'sip_trunk_id', x.meta->'sip_trunk_id', 'sip_status', x.meta->'sip_status', 'sip_statuses', x.meta->'sip_statuses', 'sip_failover', x.meta->'sip_failover')) END
        FROM x JOIN l ON l.id = x.lead_id
        WHERE call_attempts.lead_id = x.lead_id AND call_attempts.attempt = x.attempt),
      n AS (${giveBackNumbers('outbound_numbers.id = l.outbound_number_id AND outbound_numbers.lead_id = l.id', 'l')})

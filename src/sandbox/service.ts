@@ -2,15 +2,17 @@ import { scopeCondition, systemPrincipal, type Principal } from '../auth/index.j
 import type { ConfigurationsService, Provider } from '../configurations/index.js';
 import type { Db } from '../db/index.js';
 import type { LeadsService } from '../leads/index.js';
-import { conflict, notFound } from '../lib/errors.js';
+import { badRequest, conflict, notFound } from '../lib/errors.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { NumbersService } from '../numbers/index.js';
 import type { SandboxStatus } from '../telephony/index.js';
 import { findTemplateByName, TemplatesService } from '../templates/index.js';
+import { SIP_PROVIDER } from '../telephony/index.js';
+import { TrunksService } from '../trunks/index.js';
 import { tenantsService, type TenantsService } from '../tenants/index.js';
 import type { Flow } from '../voice/flow/schema.js';
 import { SANDBOX_CUSTOMER_NUMBER } from './line.js';
-import { SANDBOX_CHANNEL, SANDBOX_RESELLER_NAME, SANDBOX_TEMPLATE_NAME, SandboxRepository } from './repository.js';
+import { SANDBOX_CHANNEL, SANDBOX_RESELLER_NAME, SANDBOX_SIP_TEMPLATE_NAME, SANDBOX_TEMPLATE_NAME, SandboxRepository } from './repository.js';
 
 /** Who the sandbox acts as when it makes its own reseller, template and configuration, whoever asked for the call. */
 const SANDBOX_ACTOR = systemPrincipal('sandbox', 'sandbox line');
@@ -20,8 +22,12 @@ const SANDBOX_ACTOR = systemPrincipal('sandbox', 'sandbox line');
  * providers it serves; disabled for those that now have real credentials (a real call must never
  * go out with a made-up caller ID).
  */
-export function syncSandboxNumbers(db: Db, served: ReadonlyMap<string, string>, allProviders: readonly string[]): Promise<void> {
-  return new NumbersService(db).syncChannel(SANDBOX_CHANNEL, served, allProviders);
+export async function syncSandboxNumbers(db: Db, served: ReadonlyMap<string, string>, allProviders: readonly string[]): Promise<void> {
+  // Real trunks' calls take their caller IDs from the same SIP numbers: with real ones in the pool,
+  // sandbox SIP calls use those (no phone rings either way), and the sandbox's own stays out.
+  const kept = new Map(served);
+  if (kept.has(SIP_PROVIDER) && (await new SandboxRepository(db).hasRealNumbers(SIP_PROVIDER))) kept.delete(SIP_PROVIDER);
+  return new NumbersService(db).syncChannel(SANDBOX_CHANNEL, kept, allProviders);
 }
 
 /** The sandbox template: with an LLM it greets, asks how the customer is, listens and says goodbye; without one the greeter carries the call. */
@@ -73,6 +79,7 @@ export class SandboxService {
   private readonly tenants: TenantsService;
   private readonly leads: LeadsService;
   private readonly configurations: ConfigurationsService;
+  private readonly trunks: TrunksService;
   private readonly status: () => SandboxStatus;
 
   constructor(
@@ -82,6 +89,7 @@ export class SandboxService {
     this.repo = new SandboxRepository(db);
     this.templates = new TemplatesService(db, deps.policy);
     this.tenants = tenantsService(db);
+    this.trunks = new TrunksService(db, deps.policy);
     ({ leads: this.leads, configurations: this.configurations, status: this.status } = deps);
   }
 
@@ -102,40 +110,52 @@ export class SandboxService {
 
   /**
    * "Call a simulated customer": pushes a lead that dials the sandbox line, with the caller's own
-   * template (whose configuration must dial on a sandbox provider) or the sandbox template (made,
-   * with its configuration, in the caller's reseller the first time; an admin's goes to the
-   * Sandbox reseller).
+   * template (whose configuration must dial on a sandbox provider, or through the sandbox trunk) or
+   * the sandbox template (made, with its configuration, in the caller's reseller the first time; an
+   * admin's goes to the Sandbox reseller). `provider` picks the sandbox template's provider (the
+   * first the line serves by default); SIP calls through the reseller's sandbox trunk.
    */
-  async call(caller: Principal, templateId?: string): Promise<SandboxCall> {
+  async call(caller: Principal, templateId?: string, provider?: string): Promise<SandboxCall> {
     const { providers } = this.status();
     if (providers.length === 0) {
       throw conflict('The sandbox line is off: every provider has credentials, or DIALER_SANDBOX=false. Push a lead to call a real phone.', 'sandbox_off');
     }
+    if (provider !== undefined && templateId) {
+      throw badRequest("provider is for the sandbox template; a template of yours calls on its configuration's provider", [{ path: '/provider', message: 'must not be given with template_id' }]);
+    }
+    if (provider !== undefined && !providers.includes(provider)) {
+      throw conflict(`${provider} is not on the sandbox line; it serves ${providers.join(', ')}`, 'not_on_sandbox');
+    }
     let template: { id: string; name: string; reseller_id: string; merchant_id: string | null };
-    let provider: string;
+    let dialsOn: string;
     if (templateId) {
       const params: unknown[] = [];
       const found = await this.repo.templateAndProvider(templateId, scopeCondition(caller, TEMPLATE_SCOPE, params, { resellerWide: true }), params);
       if (!found) throw notFound(`Template ${templateId}`);
-      if (!found.provider || !providers.includes(found.provider as never)) {
+      const onLine = found.provider !== null && providers.includes(found.provider) && (found.provider !== SIP_PROVIDER || found.sandbox_trunk);
+      if (!onLine) {
         throw conflict(
-          found.provider
-            ? `Template ${found.name} dials on ${found.provider}, which calls real phones; the sandbox line serves ${providers.join(', ')}. Change its configuration's calling_provider to call the simulated customer.`
-            : `Template ${found.name} has no configuration; create one whose calling_provider is ${providers.join(' or ')}.`,
+          found.provider === SIP_PROVIDER
+            ? `Template ${found.name} dials through a SIP trunk of yours, which calls real phones. Point its configuration's trunk_id at the sandbox line's trunk to call the simulated customer.`
+            : found.provider
+              ? `Template ${found.name} dials on ${found.provider}, which calls real phones; the sandbox line serves ${providers.join(', ')}. Change its configuration's calling_provider to call the simulated customer.`
+              : `Template ${found.name} has no configuration; create one whose calling_provider is ${providers.join(' or ')}.`,
           'not_on_sandbox',
         );
       }
       template = found;
-      provider = found.provider;
+      dialsOn = found.provider!;
     } else {
       const resellerId = await this.resellerOf(caller);
-      const made = await this.templates.ensure(SANDBOX_ACTOR, { name: SANDBOX_TEMPLATE_NAME, reseller_id: resellerId, merchant_id: null, flow: SANDBOX_FLOW });
-      provider = providers[0]!;
-      // Dialling on the sandbox provider all day, with no retries.
+      dialsOn = provider ?? providers[0]!;
+      const sip = dialsOn === SIP_PROVIDER;
+      const made = await this.templates.ensure(SANDBOX_ACTOR, { name: sip ? SANDBOX_SIP_TEMPLATE_NAME : SANDBOX_TEMPLATE_NAME, reseller_id: resellerId, merchant_id: null, flow: SANDBOX_FLOW });
+      // Dialling on the sandbox provider (or through the sandbox trunk) all day, with no retries.
       await this.configurations.ensure(SANDBOX_ACTOR, {
         reseller_id: resellerId,
         template: made.id,
-        calling_provider: provider as Provider,
+        calling_provider: dialsOn as Provider,
+        ...(sip ? { trunk_id: (await this.trunks.ensureSandbox(resellerId)).id } : {}),
         call_start_time: '00:00',
         call_end_time: '00:00',
         max_retry: 0,
@@ -157,8 +177,8 @@ export class SandboxService {
       request_id: requestId,
       template_id: template.id,
       template: template.name,
-      provider,
-      message: `Calling the simulated customer on the sandbox line (${provider}): no phone rings.`,
+      provider: dialsOn,
+      message: `Calling the simulated customer on the sandbox line (${dialsOn}): no phone rings.`,
     };
   }
 }

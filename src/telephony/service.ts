@@ -39,9 +39,10 @@ export interface TelephonyDeps {
   /**
    * The sandbox line: these providers' kits reach the in-process emulator's simulated callee. Their
    * calls run `agent` (the greeter when the flow agent lacks its services, so they work with none)
-   * and are marked `metaData.sandbox: true`.
+   * and are marked `metaData.sandbox: true`. `sip`: the sandbox trunks' far side runs in this
+   * process (their calls go through the SIP driver, which runs `agent` for them too).
    */
-  sandbox?: { slots: ReadonlySet<ProviderSlot>; agent: CallAgent };
+  sandbox?: { slots: ReadonlySet<ProviderSlot>; agent: CallAgent; sip?: boolean };
   /** The SIP driver (calls through SIP trunks), offered as provider SIP when an agent is ready. */
   sip?: SipDriver;
   /** Called in the transaction that finishes an inbound call's lead (its webhooks are queued there). */
@@ -66,7 +67,10 @@ export interface TelephonyStatus {
 
 /** The sandbox line as this process runs it. */
 export interface SandboxStatus {
-  providers: ProviderSlot[];
+  /** The hosted providers served by the provider emulator, and SIP when the sandbox trunks' far side runs. */
+  providers: string[];
+  /** Of those, the ones the provider emulator serves (whose callees a test run scripts per number). */
+  emulated: ProviderSlot[];
   agent: string;
   /** Why the configured agent cannot run (sandbox calls then run the greeter). */
   agentMissing?: string;
@@ -88,7 +92,8 @@ export class Telephony {
       // Without a ready agent, dialling would only fail: offer no driver, so the scheduler holds the leads.
       if (!deps.notReady || this.isSandbox(kit.slot)) drivers.set(kit.slot, { provider: kit.slot, label: kit.label, dial: (request) => this.dial(kit, request) });
     }
-    if (deps.sip && !deps.notReady) drivers.set(deps.sip.provider, deps.sip);
+    // The sandbox trunks' calls run the sandbox agent: SIP is offered for them even without a ready agent.
+    if (deps.sip && (!deps.notReady || deps.sandbox?.sip)) drivers.set(deps.sip.provider, deps.sip);
     this.drivers = drivers;
   }
 
@@ -106,8 +111,10 @@ export class Telephony {
 
   /** The providers served by the sandbox line, the agent its calls run, and why the configured agent cannot run (when it cannot). */
   sandboxStatus(): SandboxStatus {
+    const emulated = [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p));
     return {
-      providers: [...(this.deps.sandbox?.slots ?? [])].filter((p) => this.deps.kits.has(p)),
+      providers: [...emulated, ...(this.deps.sandbox?.sip && this.deps.sip ? [this.deps.sip.provider] : [])],
+      emulated,
       agent: this.deps.sandbox?.agent.label ?? this.deps.agent.label,
       ...(this.deps.notReady ? { agentMissing: this.deps.notReady } : {}),
     };

@@ -163,7 +163,9 @@ export class TemplateTestsService {
     }
     if (cases.length === 0) throw conflict(`Template ${template.name} has no test cases: add some (POST /templates/${template.id}/tests) or send them with the run`, 'no_test_cases');
     const sandbox = this.deps.sandbox();
-    if (sandbox.providers.length === 0 || !this.deps.callees) {
+    // The emulator's providers: a case's callee is scripted on the emulator, per number.
+    const providers = sandbox.emulated;
+    if (providers.length === 0 || !this.deps.callees) {
       throw conflict(
         'Test runs call the simulated customer of the sandbox line, and it is off here (every provider has credentials, DIALER_SANDBOX=false, or this process does not place calls)',
         'sandbox_off',
@@ -172,7 +174,7 @@ export class TemplateTestsService {
     // The test leads need a configuration row to be dialled under; one made here never calls real leads.
     const configuration =
       (await findConfiguration(this.db, template.reseller_id, template.id)) ??
-      (await this.deps.configurations.ensure(TEST_RUNNER, { reseller_id: template.reseller_id, template: template.id, calling_provider: sandbox.providers[0] as Provider, enable_calling: false }));
+      (await this.deps.configurations.ensure(TEST_RUNNER, { reseller_id: template.reseller_id, template: template.id, calling_provider: providers[0] as Provider, enable_calling: false }));
     const notes: string[] = [];
     if (sandbox.agentMissing) {
       notes.push(`The calls ran the built-in greeter, not the template's flow, because ${sandbox.agentMissing}; expectations about the flow cannot pass and judged criteria are not judged.`);
@@ -210,7 +212,7 @@ export class TemplateTestsService {
           ? () => this.personaLine(results[i]!, { persona, goal }, leadId)
           : undefined;
       this.deps.callees.script(number, calleeScript(c.body.callee, nextLine));
-      const provider = sandbox.providers[i % sandbox.providers.length]!;
+      const provider = providers[i % providers.length]!;
       try {
         const pushed = await this.deps.leads.push(TEST_RUNNER, {
           request_id: `test-run:${runId}:${i + 1}`,

@@ -4,7 +4,7 @@ import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { registerTrunkRoutes } from './routes.js';
 import { TrunksService } from './service.js';
 
-export { TrunksService, IMPLEMENTED_TRANSPORTS } from './service.js';
+export { TrunksService, IMPLEMENTED_TRANSPORTS, SANDBOX_TRUNK_NAME } from './service.js';
 export type { TrunkRow } from './repository.js';
 export { admitTrunkStarts, trunkHold, TrunkAdmission } from './admission.js';
 

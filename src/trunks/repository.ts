@@ -16,21 +16,36 @@ export interface TrunkRow {
   max_calls_per_second: number | null;
   failover_trunk_id: string | null;
   transfer_method: 'refer' | 'bridge';
+  /** The sandbox line's trunk: its far side is the simulated customer inside each process (its address is not dialled). */
+  sandbox: boolean;
   /** Live calls holding the trunk now (read with the row; not a column). */
   channels_in_use?: number;
+  /** Calls started through the trunk per second over the last RATE_WINDOW_SECONDS (read with the row; not a column). */
+  calls_per_second?: number;
   created_at: Date;
   updated_at: Date;
 }
 
-export type TrunkFields = Omit<TrunkRow, 'id' | 'created_at' | 'updated_at' | 'channels_in_use'>;
+export type TrunkFields = Omit<TrunkRow, 'id' | 'created_at' | 'updated_at' | 'channels_in_use' | 'calls_per_second' | 'sandbox'>;
 
-const READ = `*, ${trunkLiveSql('sip_trunks')} AS channels_in_use`;
+/** The window over which a trunk's calls per second are counted. */
+export const RATE_WINDOW_SECONDS = 10;
+
+/** Calls started in the window through trunk `t`: the leads whose last call it took (one start per lead in so short a window). */
+const rateSql = (t: string) =>
+  `(SELECT count(*)::int FROM leads r WHERE r.trunk_id = ${t}.id AND r.call_initiated_time > now() - make_interval(secs => ${RATE_WINDOW_SECONDS}))`;
+
+const READ = `*, ${trunkLiveSql('sip_trunks')} AS channels_in_use, ${rateSql('sip_trunks')} AS calls_started`;
 
 const COLUMNS = ['reseller_id', 'name', 'address', 'transport', 'username', 'password', 'from_domain', 'codecs', 'max_channels', 'max_calls_per_second', 'failover_trunk_id', 'transfer_method'] as const;
 
 /** numeric comes back as text from pg: one shape for both drivers. */
-function row(r: TrunkRow): TrunkRow {
-  return { ...r, max_calls_per_second: r.max_calls_per_second === null ? null : Number(r.max_calls_per_second) };
+function row({ calls_started, ...r }: TrunkRow & { calls_started?: number }): TrunkRow {
+  return {
+    ...r,
+    max_calls_per_second: r.max_calls_per_second === null ? null : Number(r.max_calls_per_second),
+    ...(calls_started !== undefined ? { calls_per_second: Math.round((calls_started / RATE_WINDOW_SECONDS) * 100) / 100 } : {}),
+  };
 }
 
 export async function insertTrunk(q: Queryable, id: string, f: TrunkFields): Promise<TrunkRow> {
@@ -94,6 +109,60 @@ export async function trunksAtLiteral(q: Queryable, host: string): Promise<Trunk
 
 /** Trunks whose address is a host name (resolved by the caller; oldest first). */
 export async function trunksByName(q: Queryable): Promise<TrunkRow[]> {
-  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE address !~ '^[0-9.]+(:[0-9]+)?$' AND address NOT LIKE '[%' ORDER BY created_at, id`);
+  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE NOT sandbox AND address !~ '^[0-9.]+(:[0-9]+)?$' AND address NOT LIKE '[%' ORDER BY created_at, id`);
   return rows.map(row);
+}
+
+/**
+ * The sandbox line's trunk of a reseller, made the first time. Its calls go to the far side inside
+ * each process; the stored address (a reserved name that never resolves) is never dialled, and no
+ * call coming in from anywhere matches it.
+ */
+export async function ensureSandboxTrunk(q: Queryable, id: string, resellerId: string, name: string): Promise<TrunkRow | undefined> {
+  await q.query(
+    `INSERT INTO sip_trunks (id, reseller_id, name, address, transport, codecs, sandbox)
+     VALUES ($1, $2, $3, 'sandbox.invalid', 'udp', ARRAY['PCMU', 'PCMA'], true)
+     ON CONFLICT DO NOTHING`,
+    [id, resellerId, name],
+  );
+  const { rows } = await q.query<TrunkRow>(`SELECT ${READ} FROM sip_trunks WHERE reseller_id = $1 AND sandbox`, [resellerId]);
+  return rows[0] && row(rows[0]);
+}
+
+/** One failed attempt through a trunk: its INVITE's final status, or its refusal before a failover. */
+export interface TrunkFailureRow {
+  lead_id: string;
+  attempt: number;
+  started_at: Date;
+  ended_at: Date | null;
+  outcome: string | null;
+  sip_status: number;
+  reason: string | null;
+  sip_statuses: number[] | null;
+  /** The trunk that took the call after this one refused it (a failover), else null. */
+  failed_over_to: string | null;
+}
+
+/**
+ * The trunk's recent failures, newest first: attempts that ended on it with a refused INVITE
+ * (`sip_status`), and attempts it refused before its failover trunk took them (`sip_failover`).
+ */
+export async function selectTrunkFailures(q: Queryable, trunkId: string, limit: number): Promise<TrunkFailureRow[]> {
+  const { rows } = await q.query<TrunkFailureRow>(
+    `SELECT * FROM (
+       (SELECT a.lead_id, a.attempt, a.started_at, a.ended_at, a.outcome, (a.meta_data->>'sip_status')::int AS sip_status,
+               a.error AS reason, a.meta_data->'sip_statuses' AS sip_statuses, NULL::text AS failed_over_to
+        FROM call_attempts a
+        WHERE a.meta_data->>'sip_trunk_id' = $1 AND a.meta_data ? 'sip_status'
+        ORDER BY a.started_at DESC LIMIT $2)
+       UNION ALL
+       (SELECT a.lead_id, a.attempt, a.started_at, a.ended_at, a.outcome, (f->>'status')::int, f->>'reason', NULL, a.meta_data->>'sip_trunk_id'
+        FROM call_attempts a CROSS JOIN LATERAL jsonb_array_elements(a.meta_data->'sip_failover') AS f
+        WHERE a.meta_data ? 'sip_failover' AND a.meta_data->'sip_failover' @> jsonb_build_array(jsonb_build_object('trunk_id', $1::text))
+          AND f->>'trunk_id' = $1
+        ORDER BY a.started_at DESC LIMIT $2)
+     ) x ORDER BY started_at DESC, lead_id LIMIT $2`,
+    [trunkId, limit],
+  );
+  return rows;
 }

@@ -11,7 +11,25 @@ import { badRequest, conflict, isForeignKeyViolation, isUniqueViolation, notFoun
 import { newId } from '../lib/ids.js';
 import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { takeFailover } from './admission.js';
-import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, trunksAtLiteral, trunksByName, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
+import {
+  configurationsUsing,
+  deleteTrunk,
+  ensureSandboxTrunk,
+  insertTrunk,
+  selectTrunk,
+  selectTrunkFailures,
+  selectTrunks,
+  trunkOfLead,
+  trunksAtLiteral,
+  trunksByName,
+  updateTrunk,
+  type TrunkFailureRow,
+  type TrunkFields,
+  type TrunkRow,
+} from './repository.js';
+
+/** The name of the sandbox line's trunk in a reseller. */
+export const SANDBOX_TRUNK_NAME = 'Sandbox line';
 
 /** Transports the SIP driver carries today. */
 export const IMPLEMENTED_TRANSPORTS = ['udp'] as const;
@@ -95,6 +113,8 @@ export class TrunksService {
     if (!other || !inScope(principal, other.reseller_id, null) || other.reseller_id !== input.reseller_id) {
       throw badRequest(`failover_trunk_id ${input.failover_trunk_id} is not a trunk of reseller ${input.reseller_id}`, [{ path: '/failover_trunk_id', message: 'must be a trunk of the same reseller' }]);
     }
+    // A real call must never reach the simulated customer (nor go out with its caller ID).
+    if (other.sandbox) throw badRequest('failover_trunk_id must not be the sandbox line\'s trunk', [{ path: '/failover_trunk_id', message: 'must not be the sandbox line\'s trunk' }]);
   }
 
   private async write<T>(input: TrunkInput, run: () => Promise<T>): Promise<T> {
@@ -130,8 +150,14 @@ export class TrunksService {
     return selectTrunks(this.db, where, params, limit, offset);
   }
 
+  /** The sandbox line's trunk belongs to the service: the API reads it and never changes it. */
+  private static untouchable(row: TrunkRow): void {
+    if (row.sandbox) throw conflict(`Trunk ${row.id} is the sandbox line's: its far side is the simulated customer inside Dialer, and it cannot be changed or deleted`, 'sandbox_trunk');
+  }
+
   async replace(principal: Principal, id: string, input: TrunkInput): Promise<TrunkRow> {
     const previous = await this.get(principal, id);
+    TrunksService.untouchable(previous);
     assertOwnerInScope(principal, input.reseller_id, undefined);
     this.check(input, previous);
     await this.checkFailover(principal, input, id);
@@ -142,9 +168,26 @@ export class TrunksService {
 
   async delete(principal: Principal, id: string): Promise<TrunkRow> {
     const row = await this.get(principal, id);
+    TrunksService.untouchable(row);
     const using = await configurationsUsing(this.db, id);
     if (using > 0) throw conflict(`Trunk ${id} is the trunk of ${using} configuration(s); point them elsewhere first`, 'trunk_in_use');
     await deleteTrunk(this.db, id);
+    return row;
+  }
+
+  /** The trunk's recent failures (refused INVITEs, and refusals before a failover), newest first. */
+  async failures(principal: Principal, id: string, limit: number): Promise<TrunkFailureRow[]> {
+    await this.get(principal, id);
+    return selectTrunkFailures(this.db, id, limit);
+  }
+
+  /**
+   * The sandbox line's trunk of a reseller, made the first time by the sandbox (not a tenant's: its
+   * address is the far side inside each Dialer process, which the outbound policy does not judge).
+   */
+  async ensureSandbox(resellerId: string): Promise<TrunkRow> {
+    const row = await ensureSandboxTrunk(this.db, newId(), resellerId, SANDBOX_TRUNK_NAME);
+    if (!row) throw conflict(`Reseller ${resellerId} already has a trunk named ${SANDBOX_TRUNK_NAME}; rename it to call the sandbox line over SIP`, 'duplicate_trunk');
     return row;
   }
 
@@ -191,6 +234,8 @@ export class TrunksService {
   }
 
   private async reachable(trunk: TrunkRow): Promise<TrunkRow> {
+    // The sandbox line's far side is this process's own: no tenant's address to judge.
+    if (trunk.sandbox) return trunk;
     const host = trunk.address.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
     if (!this.policy.hostAllowed(host)) {
       const { address } = await lookup(host, { family: 4 });

@@ -3,7 +3,9 @@
  * address first, answered at its field), a second one made its failover by an edit that leaves the
  * password empty (the stored one is kept, and never shown), a trunk a configuration dials through
  * is refused deletion with the reason, and an unused one is deleted. Health lists SIP among the
- * providers. Screens are saved at 1280 px and at phone width in test/screenshots/.
+ * providers. A lead called through a trunk whose carrier answers 503 shows on the trunk's recent
+ * SIP failures (status code and reason) and with its SIP status on the lead's page. Screens are
+ * saved at 1280 px and at phone width in test/screenshots/.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -18,6 +20,7 @@ import { chromiumAvailable } from '../helpers/browser.js';
 import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
 import { freePort } from '../helpers/net.js';
 import { serveDialer } from '../helpers/serve.js';
+import { startSipRefuser, type SipRefuser } from '../helpers/sip-refuser.js';
 
 const EMAIL = 'admin@example.com';
 const PASSWORD = 'admin-password-1';
@@ -28,6 +31,7 @@ let admin: Client;
 let browser: Browser;
 let dataDir: string;
 let reseller: string;
+let refuser: SipRefuser;
 
 before(async () => {
   if (skip) return;
@@ -40,8 +44,12 @@ before(async () => {
     DIALER_ADMIN_EMAIL: EMAIL,
     DIALER_ADMIN_PASSWORD: PASSWORD,
     DIALER_SIP_HOST: '127.0.0.1',
+    // The built-in agent carries calls (none reaches it here: the carrier refuses them).
+    DIALER_AGENT: 'greeter',
+    DIALER_POLL_MS: '100',
     LOG_LEVEL: 'silent',
   }));
+  refuser = await startSipRefuser(503, 'Service Unavailable');
   reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
   browser = await launchDashboardBrowser();
   const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
@@ -51,6 +59,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.close();
+  await refuser?.close();
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -122,6 +131,32 @@ describe('the SIP trunks screen', { skip }, () => {
     await row(page, 'Backup').getByRole('button', { name: 'Delete' }).click();
     await row(page, 'Backup').waitFor({ state: 'detached' });
     assert.equal((await admin.get(`/trunks/${backup.id}`)).status, 404);
+
+    // A carrier that answers 503: the lead's attempt fails with it, the trunk lists it, the lead's page shows it.
+    const down = await admin.post('/trunks', { reseller_id: reseller, name: 'Down carrier', address: refuser.address, transport: 'udp', codecs: ['PCMU'] });
+    assert.equal(down.status, 200, JSON.stringify(down.body));
+    assert.equal((await admin.post('/numbers', { phone_number: '+12125550178', provider: 'SIP' })).status, 200);
+    const tpl2 = await admin.post('/templates', { name: 'Via down', reseller_id: reseller, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
+    const cfg2 = await admin.post('/configurations', { reseller_id: reseller, template: tpl2.body.id, calling_provider: 'SIP', trunk_id: down.body.id, call_start_time: '00:00', call_end_time: '00:00', max_retry: 0 });
+    assert.equal(cfg2.status, 200, JSON.stringify(cfg2.body));
+    const pushed = await admin.post('/leads', { request_id: 'down-1', template: 'Via down', reseller_id: reseller, payload: { customer_mobile_number: '+14155550143' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const leadId = pushed.body.lead_call_tracker_id as string;
+    await row(page, 'Down carrier').getByRole('button', { name: 'Recent failures' }).click();
+    const failures = page.locator('#trunk-failures');
+    await failures.locator('tbody tr', { hasText: '503' }).waitFor({ timeout: 30_000 });
+    assert.match(await failures.innerText(), /Recent SIP failures · Down carrier[\s\S]*503[\s\S]*SIP 503 Service Unavailable[\s\S]*error[\s\S]*attempt 1/);
+    assert.equal(refuser.invites.size, 1);
+    const listed = (await admin.get('/trunks')).body.data.find((t: { id: string }) => t.id === down.body.id);
+    assert.equal(typeof listed.calls_per_second, 'number');
+    // The toasts of the edits above leave first (they would cover the screens).
+    await page.waitForFunction(() => document.querySelectorAll('.toast').length === 0);
+    await shoot(page, 'trunk-failures');
+    await failures.getByRole('link', { name: 'attempt 1' }).click();
+    await page.locator('#attempts .sip-status', { hasText: '503' }).waitFor();
+    assert.equal((await admin.get(`/leads/${leadId}/attempts`)).body.data[0].sip_status, 503);
+    await shoot(page, 'lead-sip-status');
+
     assert.deepEqual(problems, [], 'no CSP refusal and no page error');
     await context.close();
   });

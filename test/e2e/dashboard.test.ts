@@ -206,7 +206,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.context().close();
   });
 
-  it('a sandbox call started from the dashboard finishes; its page shows the attempt, the transcript and a recording that plays', async () => {
+  it('a sandbox call started from the dashboard over SIP finishes; its page shows the attempt with its SIP status, the transcript and a recording that plays', async () => {
     const page = await adminPage('/');
     // The recording's answers to the browser's Range requests.
     const ranged: number[] = [];
@@ -214,6 +214,9 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
       if (res.url().includes('/recording') && res.request().headers()['range']) ranged.push(res.status());
     });
     await page.locator('#sandbox-banner').waitFor();
+    // Through the sandbox trunk to the simulated customer inside Dialer (SIP and RTP on 127.0.0.1).
+    await page.getByLabel('Sandbox provider').selectOption('SIP');
+    await shoot(page, 'sandbox-call-sip');
     await page.locator('#sandbox-call').click();
     await page.waitForURL(/\/app\/leads\/[0-9a-f-]+$/);
     // While the call is live, its lines appear as they are spoken.
@@ -224,7 +227,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.locator('.page-header .badge', { hasText: 'FINISHED' }).waitFor({ timeout: 120_000 });
     await page.locator('#sandbox-badge').waitFor();
     await page.locator('#attempts .timeline-item').first().waitFor();
-    assert.match(await page.locator('#attempts .timeline-item').first().innerText(), /Attempt 1[\s\S]*PROVIDER_A from \+15555550101/);
+    assert.match(await page.locator('#attempts .timeline-item').first().innerText(), /Attempt 1[\s\S]*SIP from \+15555550104[\s\S]*SIP 200/);
     assert.ok((await page.locator('#transcript .turn').count()) >= 2);
     assert.match(await page.locator('#transcript').innerText(), /Hello! This is an automated call from Dialer/);
     await page.waitForFunction(() => ((document.getElementById('recording-audio') as HTMLAudioElement | null)?.duration ?? 0) > 1, null, { timeout: 30_000 });

@@ -2,7 +2,10 @@
  * The sandbox line: `dialer serve` with no telephony credentials runs the provider emulator inside
  * the process; a sandbox call (POST /sandbox/call) reaches its simulated customer through the real
  * provider protocols, runs the greeter (no LLM here), and leaves a finished lead marked
- * sandbox, with an attempt and a recording. Credentials for a provider take it off the line.
+ * sandbox, with an attempt and a recording. Credentials for a provider take it off the line. Over
+ * SIP the call goes through the reseller's sandbox trunk to the far side inside the process (SIP,
+ * SDP and G.711 RTP on 127.0.0.1), where the same simulated customer answers; a busy number of the
+ * scenarios file is a SIP failure the trunk's failures list.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -16,6 +19,17 @@ import { serveDialer } from '../helpers/serve.js';
 import { issueToken } from '../helpers/world.js';
 import { client } from '../helpers/app.js';
 import { API_PREFIX } from '../../src/app.js';
+import { decodeWav, rms } from '../../src/lib/audio.js';
+import { synthesize } from '../../src/lib/speech.js';
+import { GREETER_DEFAULTS } from '../../src/voice/greeter.js';
+
+const BUSY = '+15005550199';
+
+function loudSeconds(pcm: Int16Array): number {
+  let loud = 0;
+  for (let i = 0; i + 160 <= pcm.length; i += 160) if (rms(pcm.subarray(i, i + 160)) > 300) loud++;
+  return loud * 0.02;
+}
 
 let server: RunningServer;
 let admin: Client;
@@ -23,6 +37,8 @@ let dataDir: string;
 
 before(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-sandbox-'));
+  const scenarios = path.join(dataDir, 'scenarios.json');
+  fs.writeFileSync(scenarios, JSON.stringify({ [BUSY]: { kind: 'busy' } }));
   const port = await freePort();
   ({ server, admin } = await serveDialer({
     PORT: String(port),
@@ -33,6 +49,9 @@ before(async () => {
     DIALER_ADMIN_PASSWORD: 'admin-password-1',
     DIALER_POLL_MS: '100',
     DIALER_SANDBOX: 'true',
+    DIALER_SANDBOX_SCENARIOS: scenarios,
+    // The outbound policy as shipped: loopback refused to tenants (the sandbox trunk is the service's).
+    DIALER_OUTBOUND_ALLOW: '',
     // Plivo has credentials: it calls real phones and stays off the line.
     PLIVO_AUTH_ID: 'MAREALACCOUNT0000001',
     PLIVO_AUTH_TOKEN: 'a-real-plivo-token',
@@ -61,17 +80,17 @@ async function finished(id: string): Promise<any> {
 describe('the sandbox line', { timeout: 240_000 }, () => {
   it('health and GET /sandbox say which providers are simulated; a provider with credentials is not', async () => {
     const health = (await admin.get('/health')).body;
-    assert.deepEqual(health.sandbox.providers, ['PROVIDER_A', 'PROVIDER_B']);
+    assert.deepEqual(health.sandbox.providers, ['PROVIDER_A', 'PROVIDER_B', 'SIP']);
     assert.equal(health.sandbox.enabled, true);
     assert.equal(health.sandbox.agent, 'greeter');
     assert.match(health.sandbox.note, /no phone rings/);
     assert.match(health.sandbox.note, /LLM/);
     const info = (await admin.get('/sandbox')).body;
-    assert.deepEqual(info.providers, ['PROVIDER_A', 'PROVIDER_B']);
+    assert.deepEqual(info.providers, ['PROVIDER_A', 'PROVIDER_B', 'SIP']);
     assert.match(info.agent_missing, /LLM_BASE_URL/);
     // The line's caller IDs are in the pool; none for Plivo, which has credentials.
     const numbers = (await admin.get('/numbers?page_size=100')).body.data.filter((n: any) => n.channel === 'sandbox');
-    assert.deepEqual(numbers.map((n: any) => `${n.provider}:${n.status}`).sort(), ['PROVIDER_A:AVAILABLE', 'PROVIDER_B:AVAILABLE']);
+    assert.deepEqual(numbers.map((n: any) => `${n.provider}:${n.status}`).sort(), ['PROVIDER_A:AVAILABLE', 'PROVIDER_B:AVAILABLE', 'SIP:AVAILABLE']);
   });
 
   it('an admin\'s sandbox call reaches the simulated customer and finishes, marked sandbox, with its attempt and recording', async () => {
@@ -94,6 +113,58 @@ describe('the sandbox line', { timeout: 240_000 }, () => {
     assert.equal(tpl.name, 'Sandbox greeting');
     const config = (await admin.get(`/configurations?template=${tpl.id}`)).body.data[0];
     assert.equal(config.calling_provider, 'PROVIDER_A');
+  });
+
+  it('a sandbox call over SIP goes through the sandbox trunk to the simulated customer inside Dialer and finishes with its transcript and recording; a busy number is a SIP failure of the trunk', async () => {
+    const res = await admin.post('/sandbox/call', { provider: 'SIP' });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.provider, 'SIP');
+    assert.equal(res.body.template, 'Sandbox greeting (SIP)');
+    const lead = await finished(res.body.lead_id);
+    const meta = lead.metaData;
+    assert.equal(lead.outcome, 'conversation_completed', JSON.stringify(meta));
+    assert.equal(lead.provider, 'SIP');
+    assert.equal(meta.sandbox, true);
+    assert.equal(meta.agent, 'greeter');
+    assert.match(lead.call_id, /^dialer-[0-9a-f]+$/);
+    assert.deepEqual(meta.sip_statuses.slice(-1), [200]);
+    // The greeter heard the customer speak between its two lines (it has no speech-to-text: its transcript is its own).
+    assert.deepEqual(meta.transcription.map((t: any) => t.role), ['assistant', 'assistant'], JSON.stringify(meta.transcription));
+    assert.ok(meta.rtp.frames_sent > 100, JSON.stringify(meta.rtp));
+    // The sandbox trunk is the service's: shown, sandbox, never changed; its address is not a tenant's.
+    const trunk = (await admin.get(`/trunks/${meta.sip_trunk_id}`)).body;
+    assert.equal(trunk.sandbox, true);
+    assert.equal(trunk.name, 'Sandbox line');
+    assert.equal(typeof trunk.calls_per_second, 'number');
+    const put = await admin.put(`/trunks/${trunk.id}`, { ...trunk, address: 'sip.carrier.example' });
+    assert.equal(put.status, 409, JSON.stringify(put.body));
+    assert.equal((await admin.delete(`/trunks/${trunk.id}`)).status, 409);
+    // A tenant's own trunk on this machine's loopback is still refused, and none may fail over to the sandbox's.
+    const own = await admin.post('/trunks', { reseller_id: lead.reseller_id, name: 'Mine', address: '127.0.0.1:5060', transport: 'udp', codecs: ['PCMU'] });
+    assert.equal(own.status, 400, JSON.stringify(own.body));
+    assert.equal(own.body.errors[0].path, '/address');
+    const failover = await admin.post('/trunks', { reseller_id: lead.reseller_id, name: 'Mine', address: 'sip.carrier.example', transport: 'udp', codecs: ['PCMU'], failover_trunk_id: trunk.id });
+    assert.equal(failover.status, 400, JSON.stringify(failover.body));
+    const attempts = (await admin.get(`/leads/${lead.id}/attempts`)).body.data;
+    assert.deepEqual(attempts.map((a: any) => [a.attempt, a.provider, a.sip_status, a.sip_trunk_id, a.from_number]), [[1, 'SIP', 200, trunk.id, '+15555550104']]);
+    // Dialer's recording holds the customer's voice as well as the greeter's: more sound than the greeter's two lines alone.
+    const rec = await fetch(`${server.url}${API_PREFIX}/leads/recording/${lead.call_id}`, { headers: { authorization: `Bearer ${admin.token}` } });
+    assert.equal(rec.status, 200);
+    const wavBytes = new Uint8Array(await rec.arrayBuffer());
+    const recorded = loudSeconds(decodeWav(wavBytes).pcm);
+    const greeter = loudSeconds(await synthesize(GREETER_DEFAULTS.greeting, { sampleRateHz: 8000 })) + loudSeconds(await synthesize(GREETER_DEFAULTS.farewell, { sampleRateHz: 8000 }));
+    assert.ok(recorded >= greeter + 1.5, `the recording has ${recorded} s of sound, the greeter's lines ${greeter} s`);
+
+    // A number the scenarios make busy: 486 from the far side, kept on the attempt and listed as the trunk's failure.
+    const pushed = await admin.post('/leads', { request_id: 'sip-busy', template: 'Sandbox greeting (SIP)', reseller_id: lead.reseller_id, payload: { customer_mobile_number: BUSY, customer_name: 'Busy' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const busy = await finished(pushed.body.lead_call_tracker_id);
+    assert.equal(busy.outcome, 'busy', JSON.stringify(busy.metaData));
+    assert.equal(busy.metaData.sip_status, 486);
+    const failures = (await admin.get(`/trunks/${trunk.id}/failures`)).body.data;
+    assert.deepEqual(failures.map((f: any) => [f.lead_id, f.sip_status, f.outcome, f.failed_over_to]), [[busy.id, 486, 'busy', null]]);
+    assert.match(failures[0].reason, /486 Busy Here/);
+    assert.equal((await admin.get(`/trunks/${trunk.id}/failures?limit=0`)).status, 400);
   });
 
   it('a merchant token calls in its own scope; a template that dials a real provider answers 409', async () => {

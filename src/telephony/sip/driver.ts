@@ -49,6 +49,8 @@ export interface SipTrunk {
    * Default `refer`.
    */
   transferMethod?: 'refer' | 'bridge';
+  /** The sandbox line's trunk: its far side is the simulated customer in this process. */
+  sandbox?: boolean;
 }
 
 export interface SipDriverDeps {
@@ -77,6 +79,16 @@ export interface SipDriverDeps {
   maxCallSeconds: number;
   /** How long a trunk may leave an INVITE without any response before it is taken as unreachable (default NO_RESPONSE_SECONDS). */
   noResponseSeconds?: number;
+  /**
+   * The sandbox line: calls through a sandbox trunk run `agent` (the greeter when the flow agent
+   * lacks its services) and are marked `metaData.sandbox`; its made-up caller ID never goes out on
+   * a real trunk.
+   */
+  sandbox?: { agent: CallAgent; callerId: string };
+  /** Why the flow agent cannot run: calls through real trunks fail with it (the driver is offered for the sandbox's). */
+  notReady?: string;
+  /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live), as for the providers' calls. */
+  liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
 
 export const SIP_PROVIDER = 'SIP';
@@ -181,9 +193,12 @@ export class SipDriver implements Driver {
       const first = await this.deps.trunkFor(request);
       if (!first) return { end: { kind: 'error', error: "no SIP trunk: the configuration's trunk_id names none that exists" } };
       let trunk: SipTrunk = first;
+      const refused = this.refusal(trunk, request);
+      if (refused) return { end: { kind: 'error', error: refused } };
+      const agent = trunk.sandbox && this.deps.sandbox ? this.deps.sandbox.agent : this.deps.agent;
       const endpoint = await this.open();
       rtp = await bindRtp(this.deps.bind.host);
-      void this.deps.agent.prepare?.(this.context(request, ''));
+      void agent.prepare?.(this.context(request, ''));
       const refusals: Array<{ trunk_id: string; status: number; reason: string; sip_call_id: string }> = [];
       const tried = new Set<string>();
       for (;;) {
@@ -193,7 +208,7 @@ export class SipDriver implements Driver {
         request.onCallId(call.callId);
         const rung = await this.ring(call, request.signal);
         const failover = refusals.length > 0 ? { sip_failover: [...refusals] } : {};
-        if (rung.answered) return { callId: call.callId, end: await this.carry(call, rung.sdp, rtp, trunk, request, log, failover) };
+        if (rung.answered) return { callId: call.callId, end: await this.carry(call, rung.sdp, rtp, trunk, request, log, { ...failover, ...(trunk.sandbox ? { sandbox: true } : {}) }, agent) };
         log.info({ trunkId: trunk.id, status: rung.status, statuses: call.statuses }, 'the SIP call was not answered');
         if (failsOver(rung) && !request.signal.aborted) {
           const next: SipTrunk | undefined = await this.deps.failover?.(request, trunk.id);
@@ -205,7 +220,7 @@ export class SipDriver implements Driver {
           }
         }
         const end = inviteFailure(rung.status, rung.reason, rung.canceled, this.deps.ringTimeoutSeconds);
-        const meta = { sip_status: rung.status, sip_statuses: call.statuses, sip_call_id: call.callId, sip_trunk_id: trunk.id, ...(refusals.length > 0 ? { sip_failover: refusals } : {}) };
+        const meta = { sip_status: rung.status, sip_statuses: call.statuses, sip_call_id: call.callId, sip_trunk_id: trunk.id, ...(refusals.length > 0 ? { sip_failover: refusals } : {}), ...(trunk.sandbox ? { sandbox: true } : {}) };
         return { callId: call.callId, end: { ...end, metaData: meta } };
       }
     } catch (err) {
@@ -255,7 +270,15 @@ export class SipDriver implements Driver {
     };
   }
 
-  private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>): Promise<CallEnd> {
+  /** Why a call may not go through `trunk` (a real trunk without a ready agent, or with the sandbox's caller ID), else undefined. */
+  private refusal(trunk: SipTrunk, request: DialRequest): string | undefined {
+    if (trunk.sandbox) return this.deps.sandbox ? undefined : 'the sandbox line is off in this process: its trunk has no far side here';
+    if (this.deps.notReady) return `no agent can carry the call: ${this.deps.notReady}`;
+    if (request.from === this.deps.sandbox?.callerId) return `the sandbox line's caller ID ${request.from} is not sent on a real trunk: the next attempt takes another number`;
+    return undefined;
+  }
+
+  private async carry(call: OutboundCall, answer: string, socket: Socket, trunk: SipTrunk, request: DialRequest, log: Logger, failover: Record<string, unknown>, agent: CallAgent): Promise<CallEnd> {
     let remote;
     try {
       remote = readRemote(answer, trunk.codecs);
@@ -263,7 +286,7 @@ export class SipDriver implements Driver {
       await call.bye();
       return { kind: 'error', error: `the answer's SDP is unusable: ${err instanceof SdpError ? err.message : String(err)}`, metaData: { sip_statuses: call.statuses, sip_trunk_id: trunk.id, ...failover } };
     }
-    return carryCall(this.carrier, {
+    return carryCall({ ...this.carrier, agent }, {
       call,
       remote,
       socket,
@@ -273,6 +296,7 @@ export class SipDriver implements Driver {
       meta: { sip_call_id: call.callId, sip_trunk_id: trunk.id, ...failover },
       inviteSentAt: call.inviteSentAt,
       bridge: this.bridgeVia(trunk, request.from),
+      liveTranscript: this.deps.liveTranscript?.(request.leadId),
     });
   }
 

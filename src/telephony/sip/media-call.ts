@@ -54,6 +54,8 @@ export interface CarriedCall {
   abandon?: Promise<unknown>;
   /** Set when the call's transfers bridge (warm): how the human is called. Else they are REFERred (cold). */
   bridge?: HumanLine | undefined;
+  /** Where the call's final transcript lines go as they are spoken (a page watching the lead shows them live). */
+  liveTranscript?: ((line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void) | undefined;
 }
 
 export async function carryCall(carrier: Carrier, carried: CarriedCall): Promise<CallEnd> {
@@ -109,7 +111,11 @@ export async function carryCall(carrier: Carrier, carried: CarriedCall): Promise
   const stop = async () => hangUp('shutdown');
   carrier.live.add(stop);
   const keysSent: Array<{ digits: string; at: string }> = [];
+  // Only final lines go on to the live transcript: a page watching the lead shows what the lead will keep.
+  const sink = carried.liveTranscript;
   const io: CallIO = {
+    ...(sink ? { observe: (e) => void (e.type === 'transcript' && e.final && sink({ role: e.role, content: e.text, ...(e.at_ms !== undefined ? { at_ms: e.at_ms } : {}) })) } : {}),
+    recordingMs: () => recorder.elapsedMs(),
     sampleRateHz: TELEPHONY_SAMPLE_RATE_HZ,
     signal: over.signal,
     play(pcm) {

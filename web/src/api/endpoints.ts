@@ -83,7 +83,7 @@ export type SandboxCallResult = Static<typeof SandboxCallResultSchema>;
 
 export const sandbox = {
   info: (signal?: AbortSignal) => http.get<SandboxInfo>('/sandbox', undefined, signal),
-  call: (templateId?: string) => http.post<SandboxCallResult>('/sandbox/call', templateId ? { template_id: templateId } : {}),
+  call: (templateId?: string, provider?: string) => http.post<SandboxCallResult>('/sandbox/call', templateId ? { template_id: templateId } : provider ? { provider } : {}),
 };
 
 export const trunks = {
@@ -91,6 +91,7 @@ export const trunks = {
   create: (body: T.TrunkBody) => http.post<T.Trunk>('/trunks', body),
   replace: (id: string, body: T.TrunkBody) => http.put<T.Trunk>(`/trunks/${encodeURIComponent(id)}`, body),
   delete: (id: string) => http.delete<{ id: string; deleted: true }>(`/trunks/${encodeURIComponent(id)}`),
+  failures: (id: string, signal?: AbortSignal) => http.get<{ data: T.TrunkFailure[] }>(`/trunks/${encodeURIComponent(id)}/failures`, { limit: 20 }, signal),
 };
 
 export const numbers = {

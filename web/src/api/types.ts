@@ -8,7 +8,7 @@ import type { Template as TemplateSchema } from '../../../src/templates/routes.j
 import type { Flow as FlowType, FlowNode as FlowNodeType } from '../../../src/voice/flow/schema.js';
 import type { Configuration as ConfigurationSchema, CreateConfigurationBody as CreateConfigurationBodySchema, PreCheck as PreCheckType } from '../../../src/configurations/schema.js';
 import type { OutboundNumber as NumberSchema, CreateBody as NumberBodySchema } from '../../../src/numbers/routes.js';
-import type { Trunk as TrunkSchema, TrunkBody as TrunkBodySchema } from '../../../src/trunks/routes.js';
+import type { Trunk as TrunkSchema, TrunkBody as TrunkBodySchema, TrunkFailure as TrunkFailureSchema } from '../../../src/trunks/routes.js';
 import type { Reseller as ResellerSchema, Merchant as MerchantSchema, User as UserSchema } from '../../../src/tenants/routes.js';
 import type { LoginResponse as LoginResponseSchema, TokenRecord as TokenRecordSchema, IssuedToken as IssuedTokenSchema } from '../../../src/auth/routes.js';
 import type { Me as MeType } from '../../../src/auth/me.js';
@@ -41,6 +41,7 @@ export type OutboundNumber = Static<typeof NumberSchema>;
 export type NumberBody = Static<typeof NumberBodySchema>;
 export type Trunk = Static<typeof TrunkSchema>;
 export type TrunkBody = Static<typeof TrunkBodySchema>;
+export type TrunkFailure = Static<typeof TrunkFailureSchema>;
 export type Reseller = Static<typeof ResellerSchema>;
 export type Merchant = Static<typeof MerchantSchema>;
 export type User = Static<typeof UserSchema>;

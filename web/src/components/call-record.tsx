@@ -65,7 +65,7 @@ function TurnTime({ ms, onSeek }: { ms: number; onSeek: ((ms: number) => void) |
   );
 }
 
-export function Timeline({ attempts }: { attempts: { attempt: number; status: string; outcome: string | null; error: string | null; call_id: string | null; provider: string | null; from_number: string | null; started_at: string; ended_at: string | null; duration_seconds: number | null }[] }) {
+export function Timeline({ attempts }: { attempts: { attempt: number; status: string; outcome: string | null; error: string | null; call_id: string | null; provider: string | null; from_number: string | null; started_at: string; ended_at: string | null; duration_seconds: number | null; sip_status?: number | null }[] }) {
   if (attempts.length === 0) return <Empty>Not dialled yet.</Empty>;
   return (
     <ol class="timeline">
@@ -79,6 +79,14 @@ export function Timeline({ attempts }: { attempts: { attempt: number; status: st
             {a.ended_at ? ` – ${clock(a.ended_at)}` : ''} · {a.provider ?? '—'}
             {a.from_number ? ` from ${a.from_number}` : ''}
             {a.duration_seconds !== null ? ` · ${seconds(a.duration_seconds)}` : ''}
+            {a.sip_status != null && (
+              <>
+                {' · '}
+                <span class="sip-status" title="The final SIP status of the INVITE">
+                  SIP <Badge kind="plain" tone={a.sip_status < 300 ? 'ok' : a.sip_status >= 500 ? 'bad' : 'warn'} value={String(a.sip_status)} />
+                </span>
+              </>
+            )}
           </div>
           {a.call_id && (
             <div class="muted">

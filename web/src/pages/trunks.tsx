@@ -1,12 +1,14 @@
 /**
  * SIP trunks: a reseller's own carriers (or PBXs) that calls go out through, with their live
- * channels (kept live), caps and failover trunk. The password is write-only: the form never shows
- * it, and an edit that leaves it empty keeps the stored one.
+ * channels and calls per second (kept live), caps and failover trunk, and a trunk's recent SIP
+ * failures (status code and reason). The password is write-only: the form never shows it, and an
+ * edit that leaves it empty keeps the stored one. The sandbox line's trunk is shown, never edited.
  */
 import { useState } from 'preact/hooks';
 import { tenants, trunks } from '../api/endpoints.js';
 import type { Trunk, TrunkBody } from '../api/types.js';
 import { FormModal, ListPage, useRowAction } from '../components/list-page.js';
+import { TrunkFailures } from '../components/trunk-failures.js';
 import { Field, toast } from '../components/ui.js';
 import { useInterval, useLoad } from '../lib/use.js';
 import { can, session } from '../session.js';
@@ -19,6 +21,7 @@ export default function TrunksPage() {
   const resellers = useLoad((signal) => (can('resellers', 'read') ? tenants.resellers(signal) : Promise.resolve(undefined)), []);
   const act = useRowAction(list.reload);
   const [editing, setEditing] = useState<Partial<Trunk>>();
+  const [watched, setWatched] = useState<string>();
   const writable = can('trunks', 'write');
   const rows = list.data?.data ?? [];
   const nameOf = (id: string | null) => (id ? (rows.find((t) => t.id === id)?.name ?? id) : '—');
@@ -34,13 +37,34 @@ export default function TrunksPage() {
       rowKey={(t) => t.id}
       empty="No SIP trunks yet: add your carrier's (or your PBX's) SIP address to call through it."
       columns={[
-        { key: 'name', label: 'Name', render: (t) => <strong>{t.name}</strong> },
+        {
+          key: 'name',
+          label: 'Name',
+          render: (t) => (
+            <>
+              <strong>{t.name}</strong>
+              {t.sandbox && (
+                <>
+                  {' '}
+                  <span class="badge badge-sandbox" title="Its far side is the simulated customer inside Dialer: no phone rings">
+                    sandbox
+                  </span>
+                </>
+              )}
+              <div>
+                <button type="button" class="link-button" aria-pressed={watched === t.id} onClick={() => setWatched(watched === t.id ? undefined : t.id)}>
+                  {watched === t.id ? 'Hide failures' : 'Recent failures'}
+                </button>
+              </div>
+            </>
+          ),
+        },
         {
           key: 'address',
           label: 'Address',
           render: (t) => (
             <>
-              <code>{t.address}</code> <span class="muted">{t.transport.toUpperCase()}</span>
+              <code>{t.sandbox ? 'inside Dialer' : t.address}</code> <span class="muted">{t.transport.toUpperCase()}</span>
             </>
           ),
         },
@@ -50,7 +74,16 @@ export default function TrunksPage() {
           label: 'Channels in use',
           render: (t) => <span class={t.max_channels !== null && t.channels_in_use >= t.max_channels ? 'badge badge-warn' : ''}>{`${t.channels_in_use} / ${t.max_channels ?? '∞'}`}</span>,
         },
-        { key: 'cps', label: 'Calls per second', render: (t) => (t.max_calls_per_second === null ? <span class="muted">no limit</span> : String(t.max_calls_per_second)) },
+        {
+          key: 'cps',
+          label: 'Calls per second',
+          render: (t) => (
+            <span title="Calls started in the last 10 seconds, per second, against the trunk's limit">
+              {`${t.calls_per_second} / `}
+              {t.max_calls_per_second === null ? <span class="muted">no limit</span> : String(t.max_calls_per_second)}
+            </span>
+          ),
+        },
         { key: 'failover', label: 'Failover', render: (t) => nameOf(t.failover_trunk_id) },
         { key: 'auth', label: 'Authentication', render: (t) => (t.username ? `${t.username} · ${t.has_password ? 'password stored' : 'no password'}` : <span class="muted">none</span>) },
         ...(session.get()?.me.role === 'admin' ? [{ key: 'reseller', label: 'Reseller', render: (t: Trunk) => resellerName(t.reseller_id) }] : []),
@@ -59,21 +92,25 @@ export default function TrunksPage() {
               {
                 key: 'actions',
                 label: '',
-                render: (t: Trunk) => (
-                  <div class="row-actions">
-                    <button type="button" onClick={() => setEditing(t)}>
-                      Edit
-                    </button>
-                    <button type="button" class="danger" onClick={() => act(() => trunks.delete(t.id), 'Trunk deleted.', `Delete the trunk ${t.name}?`)}>
-                      Delete
-                    </button>
-                  </div>
-                ),
+                render: (t: Trunk) =>
+                  t.sandbox ? (
+                    <span class="muted">the service's</span>
+                  ) : (
+                    <div class="row-actions">
+                      <button type="button" onClick={() => setEditing(t)}>
+                        Edit
+                      </button>
+                      <button type="button" class="danger" onClick={() => act(() => trunks.delete(t.id), 'Trunk deleted.', `Delete the trunk ${t.name}?`)}>
+                        Delete
+                      </button>
+                    </div>
+                  ),
               },
             ]
           : []),
       ]}
     >
+      {watched && rows.some((t) => t.id === watched) && <TrunkFailures trunk={rows.find((t) => t.id === watched)!} nameOf={nameOf} onClose={() => setWatched(undefined)} />}
       {editing && <TrunkForm trunk={editing} all={rows} resellers={resellers.data?.data ?? []} onClose={() => setEditing(undefined)} onSaved={list.reload} />}
     </ListPage>
   );
@@ -89,7 +126,7 @@ function TrunkForm({ trunk, all, resellers, onClose, onSaved }: { trunk: Partial
   const [chosen, setResellerId] = useState(trunk.reseller_id ?? me.reseller_id ?? '');
   // An admin's resellers may arrive after the dialog opened: the first is chosen until one is picked.
   const resellerId = chosen || resellers[0]?.id || '';
-  const others = all.filter((t) => t.reseller_id === resellerId && t.id !== trunk.id);
+  const others = all.filter((t) => t.reseller_id === resellerId && t.id !== trunk.id && !t.sandbox);
   return (
     <FormModal
       title={trunk.id ? `Edit ${trunk.name}` : 'Add a SIP trunk'}
