@@ -221,10 +221,10 @@ function TrunkForm({ trunk, all, resellers, onClose, onSaved }: { trunk: Partial
               ))}
             </select>
           </Field>
-          <Field label="Transfers" hint="How the agent hands a call to a person" error={at('/transfer_method')}>
+          <Field label="Transfers" hint="REFER: the carrier calls the person. Bridge: Dialer calls them on this trunk and joins the calls." error={at('/transfer_method')}>
             <select name="transfer_method" defaultValue={trunk.transfer_method ?? 'refer'}>
-              <option value="refer">REFER: the carrier calls the person (cold)</option>
-              <option value="bridge">Bridge: Dialer calls the person on this trunk (warm)</option>
+              <option value="refer">REFER (cold)</option>
+              <option value="bridge">Bridge (warm)</option>
             </select>
           </Field>
         </>
