@@ -276,7 +276,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerTrunks(scoped, db, outbound.policy);
       registerBlacklist(scoped, db);
       await registerCompliance(scoped, db);
-      registerKnowledge(scoped, db);
+      registerKnowledge(scoped, db, outbound.fetch);
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
       registerPrivacy(scoped, { db, recordings, onFinished });
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });

@@ -8,6 +8,8 @@ export interface DocumentRow {
   title: string;
   format: string;
   content: string;
+  /** The web page the text was read from. */
+  source_url: string | null;
   chunk_count: number;
   created_at: Date;
 }
@@ -21,13 +23,13 @@ export interface ChunkHit {
   rank: number;
 }
 
-const SUMMARY = 'id, reseller_id, template_id, title, format, chunk_count, created_at';
+const SUMMARY = 'id, reseller_id, template_id, title, format, source_url, chunk_count, created_at';
 
 /** Every statement that reads or writes the knowledge base. */
 export async function insertDocument(q: Queryable, row: Omit<DocumentRow, 'created_at' | 'chunk_count'>, chunks: readonly string[]): Promise<DocumentRow> {
   const { rows } = await q.query<DocumentRow>(
-    `INSERT INTO knowledge_documents (id, reseller_id, template_id, title, format, content, chunk_count) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [row.id, row.reseller_id, row.template_id, row.title, row.format, row.content, chunks.length],
+    `INSERT INTO knowledge_documents (id, reseller_id, template_id, title, format, content, source_url, chunk_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [row.id, row.reseller_id, row.template_id, row.title, row.format, row.content, row.source_url, chunks.length],
   );
   // One statement for all chunks; the title's words weigh more than the body's.
   await q.query(

@@ -14,6 +14,7 @@ const summary = (r: DocumentRow) => ({
   template_id: r.template_id,
   title: r.title,
   format: r.format as 'text' | 'markdown',
+  source_url: r.source_url,
   chunk_count: r.chunk_count,
   created_at: isoRequired(r.created_at),
 });

@@ -15,9 +15,16 @@ export const DocumentBody = Type.Object(
   {
     reseller_id: Type.Optional(Id),
     template_id: Type.Optional(Type.Union([Id, Type.Null()], { description: "Only that template's calls search it; absent or null: every template of the reseller" })),
-    title: Type.String({ minLength: 1, maxLength: 200 }),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Required with text; with url, the page's <title> when absent" })),
     format: Type.Optional(Format),
-    text: Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARACTERS, description: `The document's text, at most ${MAX_DOCUMENT_CHARACTERS} characters` }),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARACTERS, description: `The document's text, at most ${MAX_DOCUMENT_CHARACTERS} characters (or url)` })),
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'A web page (HTML, Markdown or plain text) to read the text from instead, fetched once now under the outbound URL policy; its address is kept as source_url',
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ title: 'Returns policy', format: 'markdown', text: '# Returns\n\nItems can be returned within 30 days.' }] },
 );
@@ -28,6 +35,7 @@ const DocumentSummary = {
   template_id: Type.Union([Type.String(), Type.Null()]),
   title: Type.String(),
   format: Format,
+  source_url: Type.Union([Type.String(), Type.Null()], { description: 'The web page the text was read from, or null' }),
   chunk_count: Type.Integer({ description: 'How many chunks it was cut into for search' }),
   created_at: Timestamp,
 };

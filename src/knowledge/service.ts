@@ -8,7 +8,9 @@ import { assertOwnerInScope, inScope, scopeCondition } from '../auth/index.js';
 import type { Db } from '../db/index.js';
 import { badRequest, isForeignKeyViolation, notFound } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
+import type { OutboundFetch } from '../lib/outbound/index.js';
 import { chunkText } from './chunk.js';
+import { readPage, type Page } from './page.js';
 import { DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS } from './schema.js';
 import { planSearch } from './plan.js';
 import { deleteDocument, insertDocument, selectChunks, selectDocument, selectDocuments, selectTermCounts, templateOwner, type ChunkHit, type DocumentRow } from './repository.js';
@@ -16,9 +18,11 @@ import { deleteDocument, insertDocument, selectChunks, selectDocument, selectDoc
 export interface DocumentInput {
   reseller_id?: string;
   template_id?: string | null;
-  title: string;
+  title?: string;
   format?: 'text' | 'markdown';
-  text: string;
+  /** The text, or `url`: a web page to read it from. */
+  text?: string;
+  url?: string;
 }
 
 
@@ -26,7 +30,7 @@ export class KnowledgeService {
   /** `candidateBudget`: how many chunks a search may fetch and rank by each of its two ways (plan.ts). */
   constructor(
     private readonly db: Db,
-    private readonly options: { candidateBudget?: number } = {},
+    private readonly options: { candidateBudget?: number; fetch?: OutboundFetch } = {},
   ) {}
 
   /** The template a document is for: one the caller may see (else 400, like an unknown one). */
@@ -39,10 +43,16 @@ export class KnowledgeService {
   }
 
   async create(caller: Principal, input: DocumentInput): Promise<DocumentRow> {
-    const text = input.text.trim();
-    if (!text) throw badRequest('The document has no text', [{ path: '/text', message: 'must hold some text' }], 'empty_document');
-    const title = input.title.trim();
-    if (!title) throw badRequest('The document has no title', [{ path: '/title', message: 'must not be blank' }]);
+    if ((input.text === undefined) === (input.url === undefined)) {
+      throw badRequest('A document has its text or a url to read it from, not both', [{ path: input.text === undefined ? '/text' : '/url', message: 'give text or url' }], 'invalid_document');
+    }
+    let page: Page | undefined;
+    if (input.url !== undefined) {
+      if (!this.options.fetch) throw badRequest('This service reads no web pages', [{ path: '/url', message: 'not available' }]);
+      if (!/^https?:\/\//i.test(input.url)) throw badRequest('url must be an http(s) URL', [{ path: '/url', message: 'must start with http:// or https://' }], 'url_refused');
+    }
+    const title = (input.title ?? '').trim();
+    if (!title && input.url === undefined) throw badRequest('The document has no title', [{ path: '/title', message: 'must not be blank' }]);
     const template = input.template_id ? await this.template(caller, input.template_id) : undefined;
     const resellerId = template?.reseller_id ?? input.reseller_id ?? (caller.role === 'admin' ? undefined : caller.resellerId);
     if (!resellerId) throw badRequest('reseller_id (or template_id) is required for an admin', [{ path: '/reseller_id', message: 'is required' }]);
@@ -50,10 +60,26 @@ export class KnowledgeService {
       throw badRequest(`template ${input.template_id} belongs to another reseller`, [{ path: '/template_id', message: `is not a template of reseller ${input.reseller_id}` }]);
     }
     assertOwnerInScope(caller, resellerId, undefined);
+    // The page is read once the caller may add it (no fetch on a tenant's behalf before that).
+    if (input.url !== undefined) page = await readPage(this.options.fetch!, input.url);
+    const text = (page?.text ?? input.text ?? '').trim();
+    if (!text) throw badRequest('The document has no text', [{ path: '/text', message: 'must hold some text' }], 'empty_document');
     const chunks = chunkText(text);
     try {
       return await this.db.tx((q) =>
-        insertDocument(q, { id: newId(), reseller_id: resellerId, template_id: input.template_id ?? null, title, format: input.format ?? 'text', content: text }, chunks),
+        insertDocument(
+          q,
+          {
+            id: newId(),
+            reseller_id: resellerId,
+            template_id: input.template_id ?? null,
+            title: (title || page?.title || input.url!).slice(0, 200),
+            format: input.format ?? page?.format ?? 'text',
+            content: text,
+            source_url: input.url ?? null,
+          },
+          chunks,
+        ),
       );
     } catch (err) {
       if (isForeignKeyViolation(err)) throw badRequest(`reseller_id ${resellerId} does not exist`, [{ path: '/reseller_id', message: 'must be an existing reseller' }]);

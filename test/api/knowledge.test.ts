@@ -4,6 +4,8 @@
  * search_knowledge answering inside a conversation driven by the local OpenAI-compatible server.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KnowledgeService } from '../../src/knowledge/index.js';
 import { OpenAICompatibleLLM } from '../../src/providers/llm/openai.js';
@@ -115,6 +117,57 @@ describe('knowledge documents', () => {
     const ids = async (templateId: string) => (await w.reseller1.get(`/knowledge/search?q=quoxel&template_id=${templateId}`)).body.data.map((c: { document_id: string }) => c.document_id).sort();
     assert.deepEqual(await ids(a), [shared, forA].sort());
     assert.deepEqual(await ids(b), [shared, forB].sort());
+  });
+});
+
+describe('knowledge read from a web page', () => {
+  it('reads a page under the outbound policy into a document (title, text without its scripts and navigation, source_url); a PDF, a missing page, a refused address and text with a url are 4xx and store nothing', async () => {
+    const pages: Record<string, { type: string; body: string; status?: number }> = {
+      '/returns.html': {
+        type: 'text/html; charset=utf-8',
+        body: '<html><head><title>Returns &amp; refunds</title><script>var tracking = "scriptword";</script><style>p{color:red}</style></head><body><nav>Home | Shop | navword</nav><h1>Returns</h1><p>A quillbrook kettle may be returned within <a href="/terms">forty days</a>.</p><footer>footword</footer></body></html>',
+      },
+      '/manual.pdf': { type: 'application/pdf', body: '%PDF-1.4 ...' },
+      '/gone': { type: 'text/plain', body: 'gone', status: 404 },
+    };
+    const site = http.createServer((req, res) => {
+      const page = pages[req.url ?? ''];
+      if (!page) return void res.writeHead(404).end();
+      res.writeHead(page.status ?? 200, { 'content-type': page.type }).end(page.body);
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const created = await w.reseller1.post('/knowledge/documents', { url: `${base}/returns.html` });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.title, 'Returns & refunds');
+      assert.equal(created.body.source_url, `${base}/returns.html`);
+      assert.equal(created.body.format, 'text');
+      assert.match(created.body.text, /A quillbrook kettle may be returned within forty days\./);
+      for (const word of ['scriptword', 'navword', 'footword', 'color:red', '/terms']) assert.ok(!created.body.text.includes(word), `${word} kept: ${created.body.text}`);
+      const found = await w.reseller1.get(`/knowledge/search?q=${encodeURIComponent('Can I return my quillbrook kettle?')}`);
+      assert.equal(found.body.data[0]?.document_id, created.body.id, JSON.stringify(found.body));
+      assert.equal((await w.reseller1.get(`/knowledge/documents/${created.body.id}`)).body.source_url, `${base}/returns.html`);
+
+      const before = (await w.reseller1.get('/knowledge/documents')).body.total;
+      const refused: Array<[Record<string, unknown>, number, string]> = [
+        [{ url: `${base}/manual.pdf` }, 415, 'unsupported_document'],
+        [{ url: `${base}/gone` }, 422, 'page_unreachable'],
+        [{ url: 'http://169.254.169.254/latest/meta-data/' }, 400, 'url_refused'],
+        [{ url: 'ftp://example.com/a.txt' }, 400, 'url_refused'],
+        [{ url: `${base}/returns.html`, text: 'both', title: 'Both' }, 400, 'invalid_document'],
+        [{ title: 'Neither' }, 400, 'invalid_document'],
+      ];
+      for (const [body, status, code] of refused) {
+        const res = await w.reseller1.post('/knowledge/documents', body);
+        assert.equal(res.status, status, `${JSON.stringify(body)}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.code, code, JSON.stringify(res.body));
+      }
+      assert.equal((await w.reseller1.get('/knowledge/documents')).body.total, before);
+      assert.equal((await w.reseller1.delete(`/knowledge/documents/${created.body.id}`)).status, 200);
+    } finally {
+      await new Promise<void>((resolve) => site.close(() => resolve()));
+    }
   });
 });
 

@@ -76,6 +76,7 @@ export default function KnowledgePage() {
         { key: 'title', label: 'Title', render: (d) => <strong>{d.title}</strong> },
         { key: 'template', label: 'For', render: (d) => templateName(d.template_id) },
         { key: 'format', label: 'Format', render: (d) => (d.format === 'markdown' ? 'Markdown' : 'Text') },
+        { key: 'source', label: 'From', render: (d) => (d.source_url ? <a href={d.source_url} target="_blank" rel="noopener noreferrer">{new URL(d.source_url).host}</a> : 'typed or a file') },
         { key: 'chunks', label: 'Passages', class: 'num', render: (d) => d.chunk_count.toLocaleString() },
         { key: 'added', label: 'Added', render: (d) => when(d.created_at) },
         {
@@ -100,6 +101,7 @@ export default function KnowledgePage() {
 function NewDocument({ templates: items, onClose, onDone }: { templates: readonly { id: string; name: string }[] | undefined; onClose: () => void; onDone: () => void }) {
   const [templateId, setTemplateId] = useState('');
   const [text, setText] = useState('');
+  const [url, setUrl] = useState('');
   const [title, setTitle] = useState('');
   const [format, setFormat] = useState<'text' | 'markdown'>('text');
   /** A text or Markdown file is read here and sent as the document's text. */
@@ -117,14 +119,15 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
       wide
       onClose={onClose}
       onSubmit={async () => {
-        await knowledge.create({ title, text, format, ...(templateId ? { template_id: templateId } : {}) });
+        const source = url.trim() ? { url: url.trim(), ...(title.trim() ? { title } : {}) } : { title, text, format };
+        await knowledge.create({ ...source, ...(templateId ? { template_id: templateId } : {}) });
         onDone();
       }}
     >
       {(at) => (
         <>
           <Field label="Title" error={at('/title')}>
-            <input name="title" required maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Returns policy" />
+            <input name="title" required={!url.trim()} maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Returns policy" />
           </Field>
           <Field label="For" hint="Only that template's calls search it, or every template's" error={at('/template_id') ?? at('/reseller_id')}>
             <NamedSelect items={items} value={templateId} onChange={setTemplateId} none="Every template" />
@@ -135,11 +138,14 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
               <option value="markdown">Markdown</option>
             </select>
           </Field>
+          <Field label="From a web page" hint="Its text is read once now (the title defaults to the page's), instead of the text below" error={at('/url')}>
+            <input name="url" type="url" maxLength={2000} value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/returns" />
+          </Field>
           <Field label="From a file" hint="A .txt or .md file is read into the text below">
-            <input type="file" accept=".txt,.md,.markdown,text/plain,text/markdown" onChange={readFile} />
+            <input type="file" accept=".txt,.md,.markdown,text/plain,text/markdown" onChange={readFile} disabled={!!url.trim()} />
           </Field>
           <Field label="Text" wide error={at('/text')} hint="Paragraphs (blank-line separated) are kept together in passages of about 200 words">
-            <textarea name="text" required rows={12} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+            <textarea name="text" required={!url.trim()} disabled={!!url.trim()} rows={12} value={text} onInput={(e) => setText(e.currentTarget.value)} />
           </Field>
         </>
       )}
