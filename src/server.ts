@@ -106,7 +106,7 @@ export interface Parts {
 
 /** A trunk as the SIP driver dials it. */
 function sipTrunk(t: TrunkRow | undefined): SipTrunk | undefined {
-  return t && { id: t.id, resellerId: t.reseller_id, address: t.address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+  return t && { id: t.id, resellerId: t.reseller_id, address: t.address, transport: t.transport, codecs: t.codecs, transferMethod: t.transfer_method, ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
 }
 
 /**

@@ -13,8 +13,8 @@ import type { OutboundPolicy } from '../lib/outbound/index.js';
 import { takeFailover } from './admission.js';
 import { configurationsUsing, deleteTrunk, insertTrunk, selectTrunk, selectTrunks, trunkOfLead, trunksAtLiteral, trunksByName, updateTrunk, type TrunkFields, type TrunkRow } from './repository.js';
 
-/** Transports the SIP driver carries today. */
-export const IMPLEMENTED_TRANSPORTS = ['udp'] as const;
+/** Transports the SIP driver carries. */
+export const IMPLEMENTED_TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 
 export interface TrunkInput {
   reseller_id: string;
