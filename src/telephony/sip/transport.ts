@@ -164,7 +164,10 @@ export class SipTransport {
     udp.on('error', (err) => log.warn({ err }, 'SIP UDP socket error'));
     server.on('connection', (socket) => {
       socket.on('error', () => undefined); // a connection that breaks before its first byte is simply gone
+      // One that says nothing at all is not kept open.
+      socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy());
       socket.once('data', (first: Buffer) => {
+        socket.setTimeout(0);
         socket.pause();
         const tls = first[0] === TLS_HANDSHAKE;
         if (tls && !this.tlsServer) {
