@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { connect, createServer, type Socket } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -153,7 +154,26 @@ describe('SIP trunk calls against baresip', () => {
     }
 
     it('a whole call with the greeter over TCP', async () => {
-      await wholeCall({ transport: 'tcp' });
+      // The trunk's address is a TCP relay to baresip: a call that reaches it went over TCP (no UDP gets through).
+      let relayed = 0;
+      const sockets: Socket[] = [];
+      const relay = createServer((inbound) => {
+        relayed++;
+        const outbound = connect(Number(baresip.address.split(':')[1]), '127.0.0.1');
+        sockets.push(inbound, outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        inbound.on('error', () => outbound.destroy());
+        outbound.on('error', () => inbound.destroy());
+      });
+      await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = relay.address() as { port: number };
+        await wholeCall({ transport: 'tcp', address: `127.0.0.1:${port}` });
+        assert.equal(relayed, 1, 'one connection carried the call');
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => relay.close(() => resolve()));
+      }
     });
 
     it('a whole call with the greeter over TLS, the certificate verified against the CA given', async () => {
