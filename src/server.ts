@@ -108,7 +108,7 @@ export interface Parts {
 function sipTrunk(t: TrunkRow | undefined, sandboxAddress: string | undefined): SipTrunk | undefined {
   if (!t) return undefined;
   const address = t.sandbox ? (sandboxAddress ?? t.address) : t.address;
-  return { id: t.id, resellerId: t.reseller_id, address, transport: 'udp', codecs: t.codecs, transferMethod: t.transfer_method, ...(t.sandbox ? { sandbox: true } : {}), ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
+  return { id: t.id, resellerId: t.reseller_id, address, transport: t.transport, codecs: t.codecs, transferMethod: t.transfer_method, ...(t.sandbox ? { sandbox: true } : {}), ...(t.username && t.password ? { username: t.username, password: t.password } : {}), ...(t.from_domain ? { fromDomain: t.from_domain } : {}) };
 }
 
 /**

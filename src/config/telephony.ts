@@ -3,6 +3,7 @@
  * The API base URLs default to the real providers; tests and the offline demo point them at the
  * emulator (`dialer emulator` prints the lines to use).
  */
+import { readFileSync } from 'node:fs';
 import { ConfigError, httpUrl, text, together, type Env } from './env.js';
 
 export interface TelephonySettings {
@@ -15,8 +16,11 @@ export interface TelephonySettings {
   maxCallSeconds: number;
   /** Ask providers that can for answering-machine detection (a machine makes the attempt `voicemail`). */
   machineDetection: boolean;
-  /** SIP trunks: where Dialer's SIP user agent binds (RTP binds the same host) and the address it puts in its headers and SDP. */
-  sip: { host: string; port: number; advertise?: string };
+  /**
+   * SIP trunks: where Dialer's SIP user agent binds (RTP binds the same host), the address it puts
+   * in its headers and SDP, and PEM of more CAs trusted for TLS trunks (a private carrier's).
+   */
+  sip: { host: string; port: number; advertise?: string; tlsCa?: string; tlsIdentity?: { cert: string; key: string } };
   /** Accept callbacks without a valid provider signature (never in production; for tunnels that rewrite URLs while debugging). */
   skipSignatureCheck: boolean;
 }
@@ -32,6 +36,28 @@ function seconds(env: Env, name: string, fallback: number, min: number, max: num
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** A PEM file named by `name`, read once at the start: one that cannot be read or holds no `marker` stops it. */
+function pemFile(name: string, file: string, marker: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (!pem.includes(marker)) throw new ConfigError(`${name}: ${file} is not PEM (no "${marker}")`);
+  return pem;
+}
+
+/** The TLS settings of SIP: more CAs to trust (DIALER_SIP_TLS_CA), and Dialer's own certificate and key (both or neither). */
+function sipTls(env: Env): { tlsCa?: string; tlsIdentity?: { cert: string; key: string } } {
+  const ca = text(env, 'DIALER_SIP_TLS_CA');
+  const identity = together(env, ['DIALER_SIP_TLS_CERT', 'DIALER_SIP_TLS_KEY']);
+  return {
+    ...(ca ? { tlsCa: pemFile('DIALER_SIP_TLS_CA', ca, 'BEGIN CERTIFICATE') } : {}),
+    ...(identity ? { tlsIdentity: { cert: pemFile('DIALER_SIP_TLS_CERT', identity[0]!, 'BEGIN CERTIFICATE'), key: pemFile('DIALER_SIP_TLS_KEY', identity[1]!, 'PRIVATE KEY') } } : {}),
+  };
 }
 
 function sipPort(env: Env): number {
@@ -50,6 +76,7 @@ export function telephonySettings(env: Env): TelephonySettings {
       host: text(env, 'DIALER_SIP_HOST') ?? '0.0.0.0',
       port: sipPort(env),
       ...(text(env, 'DIALER_SIP_ADVERTISE') ? { advertise: text(env, 'DIALER_SIP_ADVERTISE')! } : {}),
+      ...sipTls(env),
     },
   };
   const twilio = together(env, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);

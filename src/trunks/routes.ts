@@ -7,7 +7,7 @@ import { RATE_WINDOW_SECONDS, type TrunkFailureRow, type TrunkRow } from './repo
 import type { TrunksService } from './service.js';
 
 const Codec = Type.Union([Type.Literal('PCMU'), Type.Literal('PCMA')]);
-const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { description: 'udp is carried today; tcp and tls are refused with 400' });
+const Transport = Type.Union([Type.Literal('udp'), Type.Literal('tcp'), Type.Literal('tls')], { description: 'How SIP reaches the trunk: udp, tcp (connections reused per trunk), or tls (the certificate is verified against the trunk host; DIALER_SIP_TLS_CA adds a private CA). Port 5060 when the address names none, 5061 for tls. RTP is UDP in every case.' });
 const TransferMethod = Type.Union([Type.Literal('refer'), Type.Literal('bridge')], {
   description: "How the agent's transfer reaches the human: refer asks the carrier to call them (SIP REFER, a cold transfer); bridge has Dialer call them on this trunk and join the two calls (a warm transfer)",
 });

@@ -31,8 +31,8 @@ import {
 /** The name of the sandbox line's trunk in a reseller. */
 export const SANDBOX_TRUNK_NAME = 'Sandbox line';
 
-/** Transports the SIP driver carries today. */
-export const IMPLEMENTED_TRANSPORTS = ['udp'] as const;
+/** Transports the SIP driver carries. */
+export const IMPLEMENTED_TRANSPORTS = ['udp', 'tcp', 'tls'] as const;
 
 export interface TrunkInput {
   reseller_id: string;

@@ -50,14 +50,14 @@ describe('SIP trunks', () => {
     assert.equal((await w.reseller1.get(`/trunks/${created.body.id}`)).status, 404);
   });
 
-  it('answers 400 for bad input: a refused address (cloud metadata; tests allow loopback), an unknown codec, a negative cap, an unimplemented transport', async () => {
+  it('answers 400 for bad input: a refused address (cloud metadata; tests allow loopback), an unknown codec, a negative cap, an unknown transport', async () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ address: '169.254.169.254' }, '/address'],
       [{ address: 'not a host' }, '/address'],
       [{ codecs: ['G729'] }, '/codecs/0'],
       [{ max_channels: -1 }, '/max_channels'],
       [{ max_calls_per_second: 0 }, '/max_calls_per_second'],
-      [{ transport: 'tls' }, '/transport'],
+      [{ transport: 'sctp' }, '/transport'],
       [{ password: null }, '/password'],
       [{ transfer_method: 'attended' }, '/transfer_method'],
     ];
@@ -65,6 +65,12 @@ describe('SIP trunks', () => {
       const res = await w.reseller1.post('/trunks', trunk(w.r1, extra));
       assert.equal(res.status, 400, `${JSON.stringify(extra)}: ${JSON.stringify(res.body)}`);
       assert.ok(JSON.stringify(res.body.errors ?? []).includes(path), `${JSON.stringify(extra)}: ${JSON.stringify(res.body)}`);
+    }
+    // TCP and TLS are carried as UDP is.
+    for (const transport of ['tcp', 'tls']) {
+      const res = await w.reseller1.post('/trunks', trunk(w.r1, { transport }));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.transport, transport);
     }
     // Another reseller's trunk is out of scope.
     assert.equal((await w.reseller2.post('/trunks', trunk(w.r1))).status, 403);

@@ -6,7 +6,13 @@
  * transfer's NOTIFYs) is played by a lean callee of the tests' own (helpers/sip-callee.ts).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
+import { connect, createServer, type Socket } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -31,7 +37,7 @@ function loudSeconds(pcm: Int16Array): number {
   return loud * 0.02;
 }
 
-function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}): SipDriver {
+function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}, bind: { tlsCa?: string; tlsIdentity?: { cert: string; key: string } } = {}): SipDriver {
   return new SipDriver({
     agent,
     saveRecording: async (callId, wav) => {
@@ -40,7 +46,7 @@ function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordin
     },
     log: createLogger('silent'),
     trunkFor: async () => ({ id: 'trunk-1', address: baresip.address, transport: 'udp', codecs: ['PCMU', 'PCMA'], ...trunk }),
-    bind: { host: '127.0.0.1', port: 0 },
+    bind: { host: '127.0.0.1', port: 0, ...bind },
     ringTimeoutSeconds: 10,
     maxCallSeconds: 60,
   });
@@ -95,6 +101,95 @@ describe('SIP trunk calls against baresip', () => {
       assert.ok(heard, `baresip recorded nothing:\n${baresip.output()}`);
       assert.ok(loudSeconds(heard) >= 1, `baresip heard ${loudSeconds(heard)} s of the agent`);
       assert.ok(rms(heard) > 200, `baresip's recording is near silent (rms ${rms(heard)})`);
+    });
+  });
+
+  describe('over TCP and TLS: baresip listens on both, with a self-signed certificate for 127.0.0.1', () => {
+    let baresip: Baresip;
+    let certificate: string;
+    let key: string;
+    before(async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'dialer-sip-tls-'));
+      try {
+        await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')]);
+        certificate = await readFile(path.join(dir, 'cert.pem'), 'utf8');
+        key = await readFile(path.join(dir, 'key.pem'), 'utf8');
+        // Two seconds of silence first: the greeter's greeting is heard before the callee speaks over it.
+        const short = (await speechClip('callee-short', 'Yes, this is Sam speaking. Thank you.')).pcm;
+        const speech = new Int16Array(2 * RATE_HZ + short.length);
+        speech.set(short, 2 * RATE_HZ);
+        baresip = await startBaresip({ user: CALLEE, speech, sampleRateHz: RATE_HZ, tlsIdentity: key + certificate });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+    after(async () => {
+      await baresip?.close();
+    });
+
+    /** A whole call with the greeter through `trunk`; what baresip heard of the agent in it. */
+    async function wholeCall(trunk: Partial<SipTrunk>): Promise<void> {
+      const recordings = new Map<string, Buffer>();
+      // Dialer trusts baresip's certificate, and shows the same one when baresip connects back (its BYE over TLS).
+      const driver = driverFor(baresip, new GreeterAgent(), recordings, trunk, { tlsCa: certificate, tlsIdentity: { cert: certificate, key } });
+      try {
+        const before = new Set((await baresip.heardByCall()).keys());
+        const ended = (baresip.output().match(/terminated/g) ?? []).length;
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+        if (result.end.kind !== 'completed') return;
+        const meta = result.end.metaData!;
+        // baresip's BYE came back over the same transport and ended the call.
+        assert.equal(meta.sip_ended_by, 'customer', baresip.output());
+        assert.ok(loudSeconds(decodeWav(recordings.get(result.callId!)!).pcm) >= 1, 'Dialer recorded the callee');
+        await baresip.waitFor(new RegExp(Array(ended + 1).fill('terminated').join('[\\s\\S]*')));
+        const heard = [...(await baresip.heardByCall()).entries()].filter(([file]) => !before.has(file));
+        assert.equal(heard.length, 1, `baresip recorded ${heard.length} new calls:\n${baresip.output()}`);
+        const pcm = heard[0]![1];
+        assert.ok(loudSeconds(pcm) >= 1, `baresip heard ${loudSeconds(pcm)} s of the agent (${pcm.length} samples, rms ${rms(pcm)}) ${JSON.stringify(meta)}\n${baresip.output()}`);
+        assert.ok(rms(pcm) > 200, `baresip's recording is near silent (rms ${rms(pcm)})`);
+      } finally {
+        await driver.close();
+      }
+    }
+
+    it('a whole call with the greeter over TCP', async () => {
+      // The trunk's address is a TCP relay to baresip: a call that reaches it went over TCP (no UDP gets through).
+      let relayed = 0;
+      const sockets: Socket[] = [];
+      const relay = createServer((inbound) => {
+        relayed++;
+        const outbound = connect(Number(baresip.address.split(':')[1]), '127.0.0.1');
+        sockets.push(inbound, outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        inbound.on('error', () => outbound.destroy());
+        outbound.on('error', () => inbound.destroy());
+      });
+      await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = relay.address() as { port: number };
+        await wholeCall({ transport: 'tcp', address: `127.0.0.1:${port}` });
+        assert.equal(relayed, 1, 'one connection carried the call');
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => relay.close(() => resolve()));
+      }
+    });
+
+    it('a whole call with the greeter over TLS, the certificate verified against the CA given', async () => {
+      await wholeCall({ transport: 'tls', address: baresip.tlsAddress! });
+    });
+
+    it('a TLS trunk whose certificate is not trusted fails the attempt, saying so', async () => {
+      const driver = driverFor(baresip, new GreeterAgent(), new Map(), { transport: 'tls', address: baresip.tlsAddress! });
+      try {
+        const result = await dial(driver);
+        assert.equal(result.end.kind, 'error', JSON.stringify(result.end));
+        assert.match(String(result.end.error), /TLS to 127\.0\.0\.1:\d+ failed: self[- ]signed certificate/);
+        assert.equal(result.end.metaData?.sip_status, 503);
+      } finally {
+        await driver.close();
+      }
     });
   });
 

@@ -29,8 +29,10 @@ export function freeUdpPort(): Promise<number> {
 }
 
 export interface Baresip {
-  /** host:port of its SIP socket. */
+  /** host:port of its SIP socket (UDP, and TCP when it has a TLS identity). */
   address: string;
+  /** host:port of its TLS listener, when it has a TLS identity. */
+  tlsAddress?: string;
   dir: string;
   /** Everything it printed (for a failing test's message). */
   output(): string;
@@ -58,6 +60,11 @@ export interface BaresipOptions {
   others?: string[];
   speech: Int16Array;
   sampleRateHz: number;
+  /**
+   * Also SIP over TCP (the same port) and TLS (the port after it), with this PEM (key and
+   * certificate) as its TLS identity.
+   */
+  tlsIdentity?: string;
 }
 
 export async function startBaresip(options: BaresipOptions): Promise<Baresip> {
@@ -76,6 +83,8 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
   const ctrlPort = await freePort();
   const wav = path.join(dir, 'callee.wav');
   await writeFile(wav, encodeWav(options.speech, options.sampleRateHz));
+  const identity = path.join(dir, 'identity.pem');
+  if (options.tlsIdentity) await writeFile(identity, options.tlsIdentity);
   const account = (user: string) => `<sip:${user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n`;
   await writeFile(path.join(dir, 'accounts'), [options.user, ...(options.others ?? [])].map(account).join(''));
   await writeFile(
@@ -83,7 +92,7 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
     [
       'poll_method epoll',
       `sip_listen 127.0.0.1:${sipPort}`,
-      'sip_transports udp',
+      ...(options.tlsIdentity ? ['sip_transports udp,tcp,tls', `sip_certificate ${identity}`] : ['sip_transports udp']),
       `audio_source aufile,${wav}`,
       'audio_player aubridge,nowhere',
       'audio_alert aubridge,nowhere',
@@ -133,6 +142,7 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
   };
   const baresip: Baresip = {
     address: `127.0.0.1:${sipPort}`,
+    ...(options.tlsIdentity ? { tlsAddress: `127.0.0.1:${sipPort + 1}` } : {}),
     dir,
     output: () => output,
     waitFor,

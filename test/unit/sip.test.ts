@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { decodeAlaw, encodeAlaw } from '../../src/lib/alaw.js';
 import { authorization, parseChallenge } from '../../src/telephony/sip/digest.js';
-import { inviteFailure, parseAddress } from '../../src/telephony/sip/driver.js';
+import { inviteFailure } from '../../src/telephony/sip/driver.js';
 import { parseMessage, param, serialize } from '../../src/telephony/sip/message.js';
 import { JitterBuffer } from '../../src/telephony/sip/rtp.js';
 import { answer, offer, readRemote } from '../../src/telephony/sip/sdp.js';
@@ -12,6 +12,8 @@ import { InboundCall, uriUser } from '../../src/telephony/sip/inbound-call.js';
 import { numberOf } from '../../src/telephony/sip/inbound.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startSipCaller } from '../helpers/sip-caller.js';
+import { parseAddress, SipTransport, type Destination } from '../../src/telephony/sip/transport.js';
+import { connect } from 'node:net';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
@@ -27,6 +29,45 @@ describe('SIP messages', () => {
     const again = parseMessage(serialize(m));
     assert.deepEqual(again.headers.get('call-id'), ['abc']);
     assert.throws(() => parseMessage('HELLO\r\n\r\n'));
+  });
+});
+
+describe('SIP over TCP', () => {
+  it('frames messages on a connection by Content-Length (coalesced, split mid-body, CRLF keep-alives between) and answers on the same connection', async () => {
+    const transport = await SipTransport.open({ host: '127.0.0.1', port: 0, log: createLogger('silent') });
+    const received: Array<{ text: string; from: Destination }> = [];
+    let arrived: () => void = () => undefined;
+    transport.onMessage = (data, from) => {
+      received.push({ text: data.toString('utf8'), from });
+      arrived();
+    };
+    const until = (check: () => boolean) => new Promise<void>((resolve) => {
+      if (check()) return resolve();
+      arrived = () => check() && resolve();
+    });
+    const client = connect(transport.port, '127.0.0.1');
+    let heard = '';
+    client.on('data', (chunk: Buffer) => {
+      heard += chunk.toString('utf8');
+      arrived();
+    });
+    try {
+      const message = (n: number, body: string) => serialize({ kind: 'request', method: 'OPTIONS', uri: 'sip:dialer@127.0.0.1', headers: new Map([['call-id', [`c${n}`]], ['cseq', [`${n} OPTIONS`]]]), body }).toString('utf8');
+      const third = Buffer.from(message(3, 'körper: ünïcode'), 'utf8');
+      client.write(`${message(1, 'one')}\r\n\r\n${message(2, '')}`);
+      client.write(third.subarray(0, third.length - 4));
+      await until(() => received.length === 2 && heard === '\r\n');
+      client.write(third.subarray(third.length - 4));
+      await until(() => received.length === 3);
+      assert.deepEqual(received.map((r) => parseMessage(r.text).body), ['one', '', 'körper: ünïcode']);
+      assert.deepEqual(received.map((r) => r.from.transport), ['tcp', 'tcp', 'tcp']);
+      // A reply to what came in goes back on that connection.
+      await transport.send(Buffer.from('SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n'), received[0]!.from);
+      await until(() => heard.endsWith('SIP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n'));
+    } finally {
+      client.destroy();
+      await transport.close();
+    }
   });
 });
 
@@ -165,8 +206,11 @@ describe('call progress', () => {
     assert.deepEqual(inviteFailure(603, 'Decline', false, 30), { kind: 'failed', error: 'rejected: SIP 603 Decline' });
     assert.deepEqual(inviteFailure(503, 'Service Unavailable', false, 30), { kind: 'error', error: 'carrier error: SIP 503 Service Unavailable' });
     assert.equal(inviteFailure(404, 'Not Found', false, 30).kind, 'failed');
-    assert.deepEqual(parseAddress('sip.example:5070'), { host: 'sip.example', port: 5070 });
-    assert.deepEqual(parseAddress('[2001:db8::1]'), { host: '2001:db8::1', port: 5060 });
+    assert.deepEqual(parseAddress('sip.example:5070'), { host: 'sip.example', port: 5070, transport: 'udp' });
+    assert.deepEqual(parseAddress('[2001:db8::1]'), { host: '2001:db8::1', port: 5060, transport: 'udp' });
+    // TLS listens on 5061 unless the address says otherwise.
+    assert.deepEqual(parseAddress('sip.example', 'tls'), { host: 'sip.example', port: 5061, transport: 'tls' });
+    assert.deepEqual(parseAddress('sip.example', 'tcp'), { host: 'sip.example', port: 5060, transport: 'tcp' });
   });
 });
 

@@ -67,12 +67,12 @@ export class OutboundCall {
   }
 
   private get contact(): string {
-    return `<sip:${this.options.fromUser}@${this.endpoint.address.host}:${this.endpoint.address.port};transport=udp>`;
+    return this.endpoint.contactFor(this.options.fromUser, this.options.proxy);
   }
 
   private request(method: string, uri: string, seq: number, extra: Array<[string, string]> = [], body = '', branch = newBranch()): SipRequest {
     const headers = new Map<string, string[]>([
-      ['via', [`${this.endpoint.via};branch=${branch};rport`]],
+      ['via', [`${this.endpoint.viaFor(this.options.proxy)};branch=${branch};rport`]],
       ['max-forwards', ['70']],
       ['from', [`<sip:${this.options.fromUser}@${this.options.fromDomain}>;tag=${this.localTag}`]],
       ['to', [`<sip:${this.options.toUser}@${this.options.domain}>${this.remoteTag ? `;tag=${this.remoteTag}` : ''}`]],

@@ -22,22 +22,24 @@ import type { CallAgent, CallContext } from '../../voice/index.js';
 import { outboundContext, type CallResult, type DialRequest, type Driver } from '../driver.js';
 import type { SaveRecording } from '../session.js';
 import { OutboundCall, type InviteResult } from './call.js';
-import { SipEndpoint, type Destination } from './endpoint.js';
+import { SipEndpoint, type Destination, type TransportName } from './endpoint.js';
 import { takeIncoming, type InboundTrunk, type SipInboundRules } from './inbound.js';
 import type { HumanLine } from './bridge.js';
 import { carryCall, type Carrier } from './media-call.js';
 import type { SipRequest } from './message.js';
 import { bindRtp } from './rtp.js';
 import { offer, readRemote, SdpError, type Codec } from './sdp.js';
+import { parseAddress } from './transport.js';
 
 /** A trunk as the driver dials it (the trunks resource gives it, password in clear). */
 export interface SipTrunk {
   id: string;
   /** The trunk's reseller: a call that comes in through it is answered by that reseller's configurations. */
   resellerId?: string;
-  /** host or host:port (5060 when absent). */
+  /** host or host:port (5060 when absent; 5061 over TLS). */
   address: string;
-  transport: 'udp';
+  /** How SIP reaches the trunk (RTP is UDP whatever it is). */
+  transport: TransportName;
   username?: string;
   password?: string;
   /** The domain of our From header (default: the trunk's host). */
@@ -70,11 +72,11 @@ export interface SipDriverDeps {
    */
   trunkAt?(source: Destination): Promise<SipTrunk | undefined>;
   /**
-   * Where the SIP socket and the RTP sockets bind, the address put in headers and SDP, and the SIP
-   * port (0: any free one, opened at the first call; a port of its own: opened at once when inbound
-   * calls are taken, see answerCalls).
+   * Where SIP (UDP and TCP on one port) and RTP bind, the address put in headers and SDP, and the
+   * SIP port (0: any free one, opened at the first call; a port of its own: opened at once when
+   * inbound calls are taken, see answerCalls); more CAs for TLS trunks, Dialer's own TLS certificate.
    */
-  bind: { host: string; advertise?: string; port: number };
+  bind: { host: string; advertise?: string; port: number; tlsCa?: string; tlsIdentity?: { cert: string; key: string } };
   ringTimeoutSeconds: number;
   maxCallSeconds: number;
   /** How long a trunk may leave an INVITE without any response before it is taken as unreachable (default NO_RESPONSE_SECONDS). */
@@ -111,12 +113,6 @@ export function inviteFailure(status: number, reason: string, canceled: boolean,
   // The carrier's own trouble (5xx, and 401/403/407 we could not answer) may pass later.
   if (status >= 500 || status === 401 || status === 403 || status === 407) return { kind: 'error', error: `carrier error: ${text}` };
   return { kind: 'failed', error: text };
-}
-
-export function parseAddress(address: string): Destination {
-  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(address);
-  if (!match) throw new Error(`not a host or host:port: ${address}`);
-  return { host: match[1]!.replace(/^\[|\]$/g, ''), port: match[2] ? Number(match[2]) : 5060 };
 }
 
 /** The rules of a driver that takes no calls (never asked: no address is a trunk's then). */
@@ -233,7 +229,7 @@ export class SipDriver implements Driver {
 
   /** A call to `to` (the lead, or the human of a bridged transfer) through `trunk`, offering the RTP socket at `rtpPort`. */
   private call(endpoint: SipEndpoint, trunk: SipTrunk, to: string, from: string, rtpPort: number): OutboundCall {
-    const proxy = parseAddress(trunk.address);
+    const proxy = parseAddress(trunk.address, trunk.transport);
     return new OutboundCall(endpoint, {
       proxy,
       toUser: to,

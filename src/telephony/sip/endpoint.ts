@@ -1,24 +1,24 @@
 /**
- * Dialer's SIP endpoint: one UDP socket that sends requests with the retransmissions of RFC 3261
- * (timer A/E: 500 ms doubling, to 4 s between non-INVITE tries; timer B/F: 32 s), routes responses
+ * Dialer's SIP endpoint: sends requests over its transports (transport.ts: UDP, TCP, TLS), over UDP
+ * with the retransmissions of RFC 3261 (timer A/E: 500 ms doubling, to 4 s between non-INVITE
+ * tries; over TCP and TLS none), each given up after timer B/F (32 s); a request that cannot leave
+ * at all (a connection refused, a TLS certificate not trusted) is answered by a 503 of our own
+ * (section 8.1.3.1) that says why. It routes responses
  * to the transaction that asked (by Via branch) and requests to their dialog (by Call-ID).
  * Requests outside a dialog get 200 (OPTIONS, a keep-alive) or 481; an INVITE outside a dialog
  * (a call coming in) goes to the handler given to accept(), when there is one.
  */
-import { createSocket, type Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from '../../lib/logger.js';
 import { cseq, header, param, parseMessage, responseTo, serialize, type SipMessage, type SipRequest, type SipResponse } from './message.js';
+import { isReliable, SipTransport, uriTransport, viaProtocol, type Destination, type TransportName } from './transport.js';
+
+export type { Destination, TransportName };
 
 export const T1_MS = 500;
 export const T2_MS = 4000;
 export const TIMEOUT_MS = 64 * T1_MS;
-
-export interface Destination {
-  host: string;
-  port: number;
-}
 
 export type DialogHandler = (request: SipRequest, from: Destination) => void;
 
@@ -50,37 +50,43 @@ export class SipEndpoint {
   private closed = false;
 
   private constructor(
-    private readonly socket: Socket,
+    private readonly transport: SipTransport,
     /** The address the far side reaches us at (Via, Contact). */
     readonly address: Destination,
     private readonly log: Logger,
   ) {
-    socket.on('message', (data, rinfo) => this.receive(data, { host: rinfo.address, port: rinfo.port }));
-    socket.on('error', (err) => log.warn({ err }, 'SIP socket error'));
+    transport.onMessage = (data, from) => this.receive(data, from);
   }
 
-  /** Binds `host:port` (port 0: any free one); `advertise` is the address put in headers (default: the bound one). */
-  static async open(options: { host: string; port: number; advertise?: string; log: Logger }): Promise<SipEndpoint> {
-    const socket = createSocket('udp4');
-    await new Promise<void>((resolve, reject) => {
-      socket.once('error', reject);
-      socket.bind(options.port, options.host, () => {
-        socket.off('error', reject);
-        resolve();
-      });
-    });
-    const bound = socket.address();
+  /**
+   * Binds `host:port` for UDP and TCP (port 0: any free one); `advertise` is the address put in
+   * headers (default: the bound one); `tlsCa`: PEM of CAs trusted for TLS trunks besides the system's;
+   * `tlsIdentity`: Dialer's certificate and key, for TLS connections the far side opens to the port.
+   */
+  static async open(options: { host: string; port: number; advertise?: string | undefined; tlsCa?: string | undefined; tlsIdentity?: { cert: string; key: string } | undefined; log: Logger }): Promise<SipEndpoint> {
+    const transport = await SipTransport.open(options);
     const host = options.advertise ?? (options.host === '0.0.0.0' ? externalIpv4() : options.host);
-    return new SipEndpoint(socket, { host, port: bound.port }, options.log);
+    return new SipEndpoint(transport, { host, port: transport.port }, options.log);
   }
 
+  /** Our Via (without its branch) for requests over UDP. */
   get via(): string {
-    return `SIP/2.0/UDP ${this.address.host}:${this.address.port}`;
+    return this.viaFor({ ...this.address });
+  }
+
+  /** Our Via (without its branch) for requests to `to`, naming its transport. */
+  viaFor(to: Destination): string {
+    return `${viaProtocol(to.transport)} ${this.address.host}:${this.address.port}`;
+  }
+
+  /** Our Contact URI for `user` in a dialog with `to`: over TCP and TLS the far side's requests come back by TCP or TLS. */
+  contactFor(user: string, to: Destination): string {
+    return `<sip:${user}@${this.address.host}:${this.address.port}${uriTransport(to.transport)}>`;
   }
 
   send(message: SipMessage, to: Destination): void {
     if (this.closed) return;
-    this.socket.send(serialize(message), to.port, to.host);
+    this.transport.send(serialize(message), to).catch((err: unknown) => this.log.warn({ err, to: { host: to.host, port: to.port, transport: to.transport } }, 'could not send a SIP message'));
   }
 
   /**
@@ -91,6 +97,8 @@ export class SipEndpoint {
     // A CANCEL shares its INVITE's branch: the method tells their responses apart.
     const branch = `${param(header(request, 'via'), 'branch')!} ${request.method}`;
     const invite = request.method === 'INVITE';
+    // Over TCP and TLS the stream retransmits: only timer B/F runs.
+    const reliable = isReliable(to);
     let interval = T1_MS;
     let timer: NodeJS.Timeout | undefined;
     let heard = false;
@@ -107,9 +115,9 @@ export class SipEndpoint {
         onResponse({ kind: 'response', status: 408, reason: 'Request Timeout (no response)', headers: new Map(), body: '' });
         return;
       }
-      if (!(invite && heard)) this.send(request, to);
+      if (!(invite && heard) && !reliable) this.send(request, to);
       interval = invite ? interval * 2 : Math.min(interval * 2, T2_MS);
-      timer = setTimeout(retransmit, heard && invite ? TIMEOUT_MS : interval);
+      timer = setTimeout(retransmit, reliable ? Math.max(0, TIMEOUT_MS - (Date.now() - startedAt)) : heard && invite ? TIMEOUT_MS : interval);
     };
     this.clients.set(branch, (response) => {
       heard = true;
@@ -118,8 +126,14 @@ export class SipEndpoint {
       else clearTimeout(timer);
       onResponse(response);
     });
-    this.send(request, to);
-    timer = setTimeout(retransmit, interval);
+    if (!this.closed) {
+      this.transport.send(serialize(request), to).catch((err: unknown) => {
+        if (!this.clients.has(branch)) return;
+        stop();
+        onResponse({ kind: 'response', status: 503, reason: `Service Unavailable (${(err as Error).message})`, headers: new Map(), body: '' });
+      });
+    }
+    timer = setTimeout(retransmit, reliable ? TIMEOUT_MS : interval);
     return { stop };
   }
 
@@ -142,7 +156,7 @@ export class SipEndpoint {
       message = parseMessage(data);
     } catch (err) {
       // Keep-alives (CRLF) and garbage are not messages.
-      if (data.toString().trim() !== '') this.log.debug({ err, from }, 'unreadable SIP datagram');
+      if (data.toString().trim() !== '') this.log.debug({ err, from: { host: from.host, port: from.port, transport: from.transport } }, 'unreadable SIP message');
       return;
     }
     if (message.kind === 'response') {
@@ -163,6 +177,6 @@ export class SipEndpoint {
     this.closed = true;
     for (const stop of [...this.transactions]) stop();
     for (const client of this.clients.keys()) this.clients.delete(client);
-    await new Promise<void>((resolve) => this.socket.close(() => resolve()));
+    await this.transport.close();
   }
 }

@@ -92,7 +92,7 @@ export class InboundCall {
   }
 
   private get contact(): string {
-    return `<sip:${this.toUser ?? 'dialer'}@${this.endpoint.address.host}:${this.endpoint.address.port};transport=udp>`;
+    return this.endpoint.contactFor(this.toUser ?? 'dialer', this.source);
   }
 
   private respond(status: number, reason: string, extra: { headers?: Array<[string, string]>; body?: string } = {}): void {
@@ -158,7 +158,7 @@ export class InboundCall {
 
   private request(method: string, extra: Array<[string, string]> = []): SipRequest {
     const headers = new Map<string, string[]>([
-      ['via', [`${this.endpoint.via};branch=${newBranch()};rport`]],
+      ['via', [`${this.endpoint.viaFor(this.source)};branch=${newBranch()};rport`]],
       ['max-forwards', ['70']],
       ['from', [`${header(this.invite, 'to')!};tag=${this.localTag}`]],
       ['to', [header(this.invite, 'from')!]],

@@ -172,14 +172,14 @@ function TrunkForm({ trunk, all, resellers, onClose, onSaved }: { trunk: Partial
               </select>
             </Field>
           )}
-          <Field label="Address" hint="host or host:port (5060 when absent)" error={at('/address')}>
+          <Field label="Address" hint="host or host:port (5060 when absent, 5061 for TLS)" error={at('/address')}>
             <input name="address" required placeholder="sip.carrier.example:5060" defaultValue={trunk.address ?? ''} />
           </Field>
-          <Field label="Transport" hint="UDP is carried today" error={at('/transport')}>
+          <Field label="Transport" hint="How SIP reaches the trunk (TLS: its certificate is verified); RTP is UDP" error={at('/transport')}>
             <select name="transport" defaultValue={trunk.transport ?? 'udp'}>
               <option value="udp">UDP</option>
-              <option value="tcp">TCP (not yet)</option>
-              <option value="tls">TLS (not yet)</option>
+              <option value="tcp">TCP</option>
+              <option value="tls">TLS</option>
             </select>
           </Field>
           <Field label="Username" hint="For digest authentication, with the password" error={at('/username')}>
