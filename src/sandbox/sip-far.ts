@@ -13,11 +13,11 @@
  * - far side: the callee's end of a SIP call (here, the simulated customer's).
  * - dialog: one call, named by its Call-ID (one INVITE each: the sandbox trunk never forks).
  */
-import { createSocket, type Socket } from 'node:dgram';
+import type { Socket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { Callee, SILENT_FRAME, type CalleeRecord, type CalleeScript } from '../emulator/index.js';
 import type { LocalVoice } from '../lib/speech.js';
-import { parseSipMessage, readRemoteSdp, RtpStream, sdpOffer, serializeSip, sipAddressUri, sipHeader, sipResponseTo, type SipRequest, type SipResponse } from '../telephony/index.js';
+import { bindRtp, parseSipMessage, readRemoteSdp, RtpStream, sdpOffer, serializeSip, sipAddressUri, sipHeader, sipResponseTo, type SipRequest, type SipResponse } from '../telephony/index.js';
 
 const HOST = '127.0.0.1';
 /** Frames of the customer's speech kept queued ahead of the RTP clock (so its voice has no gaps). */
@@ -46,20 +46,8 @@ interface Peer {
   port: number;
 }
 
-async function bindUdp(): Promise<Socket> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject);
-    socket.bind(0, HOST, () => {
-      socket.off('error', reject);
-      resolve();
-    });
-  });
-  return socket;
-}
-
 export async function startSandboxSipFar(options: SandboxSipFarOptions): Promise<SandboxSipFar> {
-  const socket = await bindUdp();
+  const socket = await bindRtp(HOST);
   const port = socket.address().port;
   const calls = new Map<string, FarCall>();
   const send = (message: SipRequest | SipResponse, to: Peer) => socket.send(serializeSip(message), to.port, to.host);
@@ -190,7 +178,7 @@ class FarCall {
   private async pickUp(): Promise<void> {
     if (this.state !== 'ringing') return;
     const remote = readRemoteSdp(this.invite.body, ['PCMU', 'PCMA']);
-    this.rtp = await bindUdp();
+    this.rtp = await bindRtp(HOST);
     if (this.state !== 'ringing') return this.end();
     const sdp = sdpOffer({ address: HOST, port: this.rtp.address().port, codecs: [remote.codec], sessionId: Date.now(), version: 1 });
     this.answer = this.reply(this.invite, 200, 'OK', {

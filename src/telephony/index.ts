@@ -8,4 +8,4 @@ export { SipDriver, SIP_PROVIDER, type SipTrunk } from './sip/driver.js';
 // The SIP wire (messages, SDP, RTP), for the sandbox line's far side.
 export { parseMessage as parseSipMessage, serialize as serializeSip, responseTo as sipResponseTo, header as sipHeader, addressUri as sipAddressUri, type SipRequest, type SipResponse } from './sip/message.js';
 export { offer as sdpOffer, readRemote as readRemoteSdp, type Codec } from './sip/sdp.js';
-export { RtpStream } from './sip/rtp.js';
+export { bindRtp, RtpStream } from './sip/rtp.js';

@@ -16,9 +16,9 @@
  * `ping`, and `error` (for example `overloaded_error`).
  */
 import type { LlmSettings } from '../../config/voice.js';
-import { send, type ClientResponse } from '../../lib/http-client.js';
 import { ServiceError, warmConnection, type ChatMessage, type ChatRequest, type LLM, type LlmEvent } from '../../voice/services.js';
 import { readServerSentEvents } from '../sse.js';
+import { postStream } from './request.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 /** Replies of a phone call are short; the API requires a ceiling. */
@@ -49,8 +49,6 @@ interface StreamEvent {
 /** The API's stop reasons in the words the flow engine reads (OpenAI's finish reasons). */
 const FINISH: Readonly<Record<string, string>> = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length', refusal: 'content_filter' };
 
-/** 429 (rate limited), 529 (overloaded) and 5xx may pass; 408 and 409 too, as Anthropic's own SDK retries them. */
-const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 
 function parseInput(args: string): unknown {
   try {
@@ -117,29 +115,7 @@ export class AnthropicLLM implements LLM {
       ...(temperature !== undefined ? { temperature: Math.min(1, temperature) } : {}),
       ...(request.tools?.length ? { tools: request.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}), input_schema: t.parameters })) } : {}),
     };
-    let res: ClientResponse;
-    try {
-      res = await send(new URL(`${o.baseUrl}/messages`), {
-        method: 'POST',
-        headers: { ...this.headers(), 'content-type': 'application/json', accept: 'text/event-stream' },
-        body: JSON.stringify(body),
-        signal: request.signal,
-        timeoutMs: o.timeoutMs,
-      });
-    } catch (err) {
-      if (request.signal.aborted) throw err;
-      throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
-    }
-    if (!res.ok) {
-      const text = await res.text().catch(() => '');
-      let message = text.slice(0, 300);
-      try {
-        message = (JSON.parse(text) as StreamEvent).error?.message ?? message;
-      } catch {
-        /* not JSON */
-      }
-      throw new ServiceError(this.label, `HTTP ${res.status}: ${message}`, retryableStatus(res.status), { status: res.status });
-    }
+    const res = await postStream(this.label, new URL(`${o.baseUrl}/messages`), { headers: this.headers(), body, signal: request.signal, timeoutMs: o.timeoutMs });
 
     const tools = new Map<number, { id: string; name: string; arguments: string }>();
     let finishReason = 'stop';

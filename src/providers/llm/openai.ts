@@ -4,8 +4,8 @@
  */
 import type { LlmSettings } from '../../config/voice.js';
 import { ServiceError, warmConnection, type ChatRequest, type LLM, type LlmEvent, type ToolCall } from '../../voice/services.js';
-import { send, type ClientResponse } from '../../lib/http-client.js';
 import { readServerSentEvents } from '../sse.js';
+import { postStream } from './request.js';
 
 export type OpenAILlmOptions = LlmSettings;
 
@@ -21,7 +21,6 @@ interface Chunk {
   error?: { message?: string };
 }
 
-const retryableStatus = (status: number) => status === 408 || status === 409 || status === 429 || status >= 500;
 
 export class OpenAICompatibleLLM implements LLM {
   readonly label: string;
@@ -42,7 +41,7 @@ export class OpenAICompatibleLLM implements LLM {
   async *chat(request: ChatRequest): AsyncIterable<LlmEvent> {
     const o = this.options;
     const url = new URL(`${o.baseUrl}/chat/completions`);
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    const headers: Record<string, string> = {};
     if (o.azure) {
       url.searchParams.set('api-version', o.azure.apiVersion);
       if (o.apiKey) headers['api-key'] = o.apiKey;
@@ -59,25 +58,7 @@ export class OpenAICompatibleLLM implements LLM {
       ...(request.tools?.length ? { tools: request.tools.map((t) => ({ type: 'function', function: t })) } : {}),
       ...((request.temperature ?? o.temperature) !== undefined ? { temperature: request.temperature ?? o.temperature } : {}),
     };
-    let res: ClientResponse;
-    try {
-      // The timeout is for the answer to begin and for each piece after: a stream that keeps
-      // coming takes as long as the reply, one that goes quiet is given up.
-      res = await send(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal, timeoutMs: o.timeoutMs });
-    } catch (err) {
-      if (request.signal.aborted) throw err;
-      throw new ServiceError(this.label, (err as Error).message, true, { cause: err });
-    }
-    if (!res.ok) {
-      const text = await res.text().catch(() => '');
-      let message = text.slice(0, 300);
-      try {
-        message = (JSON.parse(text) as Chunk).error?.message ?? message;
-      } catch {
-        /* not JSON */
-      }
-      throw new ServiceError(this.label, `HTTP ${res.status}: ${message}`, retryableStatus(res.status), { status: res.status });
-    }
+    const res = await postStream(this.label, url, { headers, body, signal: request.signal, timeoutMs: o.timeoutMs });
 
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
     let finishReason = 'stop';
