@@ -49,27 +49,30 @@ export interface AgentTemplate {
 
 export { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
 
-export interface ConversationOptions {
-  services: VoiceServices;
+/** What running a template's flow needs, whichever agent carries the call (the chat pipeline or a realtime model). */
+export interface FlowParts {
   /** The template's flow and agent choices (the voice engine reads no database: the caller supplies this). */
   loadTemplate(templateId: string): Promise<AgentTemplate | undefined>;
   /** The template's knowledge base (its documents and its reseller's shared ones), for the built-in search_knowledge. */
   searchKnowledge?(templateId: string, query: string): Promise<KnowledgeChunk[]>;
-  idleMs?: number;
-  maxIdlePrompts?: number;
-  /** The end-of-turn judge of adaptive mode (a learned model); by default the rules with each node's waits. */
-  endOfTurn?: EndOfTurn;
-  maxCallMs?: number;
-  vad?: Partial<VadOptions>;
-  pricing?: Pricing;
   /** Template hooks are sent through it: the outbound URL policy's fetch (default: the strict policy). */
   hookFetch?: OutboundFetch;
+  pricing?: Pricing;
+  idleMs?: number;
+  maxIdlePrompts?: number;
+  maxCallMs?: number;
   /** How long the post-call analysis may take before the call's result goes without it (default 20 s). */
   analysisTimeoutMs?: number;
 }
 
-type EndedBy = EndFrame['reason'];
+export interface ConversationOptions extends FlowParts {
+  services: VoiceServices;
+  /** The end-of-turn judge of adaptive mode (a learned model); by default the rules with each node's waits. */
+  endOfTurn?: EndOfTurn;
+  vad?: Partial<VadOptions>;
+}
 
+type EndedBy = EndFrame['reason'];
 
 export class ConversationAgent implements CallAgent {
   readonly label = 'flow';

@@ -12,14 +12,12 @@
  * closing) ends the call with the error recorded, after an apology; a model that cannot be reached
  * at the start hands the call to the chat pipeline when one is configured.
  */
-import type { Pricing } from '../../config/voice.js';
 import { DEFAULT_PRICING } from '../../config/voice.js';
-import type { OutboundFetch } from '../../lib/outbound/index.js';
 import { resample } from '../../lib/audio.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../agent.js';
 import { createFlowSession } from '../flow/index.js';
 import type { Flow } from '../flow/schema.js';
-import type { AgentTemplate } from '../conversation.js';
+import type { FlowParts } from '../conversation.js';
 import type { AgentAction } from '../flow/types.js';
 import { keypressText, VOICEMAIL_PATTERN } from '../processors/converse.js';
 import { RecordPublisher } from '../observe.js';
@@ -27,26 +25,18 @@ import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis 
 import { sentimentScore } from '../sentiment.js';
 import { speakDisclosure } from '../disclosure.js';
 import { percentile } from '../metrics.js';
-import type { KnowledgeChunk, LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
+import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
 import { RealtimeBrain } from './brain.js';
 import { Playout } from './playout.js';
 
-export interface RealtimeAgentOptions {
+/** The flow's parts as for the chat pipeline (the template's voice and model choices are the chat pipeline's; the realtime model is the deployment's). */
+export interface RealtimeAgentOptions extends FlowParts {
   model: RealtimeModel;
   /** Speaks the flow's own lines (tts_say, the disclosure, an apology). */
   tts: TTS;
-  /** The template's flow (its voice and model choices are the chat pipeline's; the realtime model is the deployment's). */
-  loadTemplate(templateId: string): Promise<AgentTemplate | undefined>;
-  searchKnowledge?(templateId: string, query: string): Promise<KnowledgeChunk[]>;
-  hookFetch?: OutboundFetch;
-  pricing?: Pricing;
   temperature?: number;
-  idleMs?: number;
-  maxIdlePrompts?: number;
-  maxCallMs?: number;
   /** Runs the template's post-call analysis (the chat LLM); none: the analysis is skipped. */
   analysisLlm?: LLM;
-  analysisTimeoutMs?: number;
   /** Takes a call the realtime model cannot (it does not connect, a machine to leave a message on). */
   fallback?: CallAgent;
 }
