@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -169,6 +171,26 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
 
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No document yet').waitFor();
+    assert.equal(await found.count(), 0, 'the results of a search from before the delete are gone');
+
+    // A web page's URL instead of text: the page's title and text, and where it came from.
+    const site = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Returns policy</title></head><body><nav>Menu</nav><p>A quillbrook kettle may be returned within forty days.</p></body></html>'));
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    try {
+      await page.getByRole('button', { name: 'New document' }).click();
+      await page.getByLabel('From a web page').fill(`http://127.0.0.1:${(site.address() as AddressInfo).port}/returns`);
+      await page.locator('.modal select').first().selectOption({ label: 'Renewal' });
+      assert.ok(await page.locator('.modal textarea[name="text"]').isDisabled(), 'the text waits on the URL');
+      await shoot(page, 'knowledge-url-form');
+      await page.locator('.modal').getByRole('button', { name: 'Add', exact: true }).click();
+      await page.getByRole('cell', { name: 'Returns policy' }).waitFor();
+      assert.match(await page.locator('tbody tr').first().innerText(), /Returns policy[\s\S]*127\.0\.0\.1/);
+      await shoot(page, 'knowledge-url');
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await page.getByText('No document yet').waitFor();
+    } finally {
+      await new Promise<void>((resolve) => site.close(() => resolve()));
+    }
     assert.deepEqual(seen, []);
   });
 });

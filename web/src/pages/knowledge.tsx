@@ -19,7 +19,12 @@ export default function KnowledgePage() {
   const [found, setFound] = useState<{ q: string; chunks: KnowledgeChunk[] } | { error: unknown }>();
   const [searchTemplate, setSearchTemplate] = useState('');
   const writable = can('knowledge', 'write');
-  const act = useRowAction(docs.reload);
+  // The documents changed: a search shown from before may name passages no longer there.
+  const changed = () => {
+    setFound(undefined);
+    docs.reload();
+  };
+  const act = useRowAction(changed);
   const templateName = (id: string | null) => (id ? (tpls.data?.data.find((t) => t.id === id)?.name ?? id) : 'Every template');
   const search = async (event: Event) => {
     event.preventDefault();
@@ -93,7 +98,7 @@ export default function KnowledgePage() {
         },
       ]}
     >
-      {creating && <NewDocument templates={tpls.data?.data} onClose={() => setCreating(false)} onDone={docs.reload} />}
+      {creating && <NewDocument templates={tpls.data?.data} onClose={() => setCreating(false)} onDone={changed} />}
     </ListPage>
   );
 }
