@@ -14,9 +14,10 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startEmulator, type CalleeScript } from '../src/emulator/index.js';
 import { startOpenAIServer } from '../test/helpers/openai-server.js';
+import { startRealtimeServer } from '../test/helpers/realtime-server.js';
 
 export type FarRequest = { type: 'script'; callee: string; script: CalleeScript } | { type: 'measure' } | { type: 'stats' } | { type: 'close' };
-export type FarReply = { type: 'ready'; emulatorUrl: string; aiUrl: string } | { type: 'measured'; lagP99Ms: number; cpuS: number; peakLiveCalls: number; framesSent: number; framesSentLate: number };
+export type FarReply = { type: 'ready'; emulatorUrl: string; aiUrl: string; realtimeUrl: string } | { type: 'measured'; lagP99Ms: number; cpuS: number; peakLiveCalls: number; framesSent: number; framesSentLate: number };
 
 const TWILIO = JSON.parse(process.env.BENCH_TWILIO ?? '{}') as { accountSid: string; authToken: string };
 
@@ -26,6 +27,10 @@ ai.respond = (body) => {
   return last?.role === 'user' ? { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] } : { text: 'Hello! Shall I confirm your order?' };
 };
 ai.transcribe = () => 'Yes, please confirm it.';
+// The same conversation on a realtime model (AGENT=realtime), answering at once: the greeting, then
+// a short word with the function call, then nothing (the flow says goodbye itself).
+const realtime = await startRealtimeServer({ firstAudioMs: 0 });
+realtime.respond = (n) => (n === 0 ? { text: 'Hello! Shall I confirm your order?' } : n === 1 ? { text: 'Certainly.', tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] } : {});
 const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' }, recordMedia: false });
 
 let lag = monitorEventLoopDelay({ resolution: 10 });
@@ -68,9 +73,9 @@ process.on('message', (m: FarRequest) => {
     case 'close':
       lag.disable();
       clearInterval(sampler);
-      void Promise.all([emulator.close(), ai.close()]).finally(() => process.exit(0));
+      void Promise.all([emulator.close(), ai.close(), realtime.close()]).finally(() => process.exit(0));
       break;
   }
 });
 process.on('disconnect', () => process.exit(0));
-send({ type: 'ready', emulatorUrl: emulator.url, aiUrl: ai.url });
+send({ type: 'ready', emulatorUrl: emulator.url, aiUrl: ai.url, realtimeUrl: realtime.url });

@@ -44,6 +44,12 @@
  * run once more; late again, the ramp stops there. The last line,
  * `voice: N calls/core, turn overhead p99 X ms`, is the largest passing N divided by the number of
  * CPUs Dialer was allowed, and the p99 of that round.
+ *
+ * AGENT=realtime runs the same calls with the flow on a realtime model (the far side's local server
+ * speaking the OpenAI Realtime protocol, answering at once): Dialer relays audio both ways and runs
+ * the flow. Its turn overhead is the whole turn latency (the model's VAD ending the turn to the first
+ * model audio handed to the media socket), the server adding nothing; the last line is
+ * `voice realtime: N calls/core, ...`.
  */
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -56,7 +62,18 @@ import { benchPostgres, createDatabase } from './lib/pg.js';
 import { confirmingCallee, CONFIRM_FLOW } from './lib/voice-call.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
-const ROUNDS = (process.env.CALLS ?? '25,50,75,100,125,150,200').split(',').map(Number);
+/**
+ * AGENT=realtime: the flow runs on a realtime speech-to-speech model (the far side's local server
+ * speaking the OpenAI Realtime protocol, answering at once), so Dialer relays audio between the call
+ * and the model and runs the flow; no VAD, speech-to-text or voice of its own but for the flow's
+ * own lines.
+ */
+const REALTIME = process.env.AGENT === 'realtime';
+if (process.env.AGENT !== undefined && process.env.AGENT !== 'realtime' && process.env.AGENT !== 'pipeline') {
+  process.stderr.write(`bench:voice: AGENT must be "pipeline" (the default) or "realtime" (it is ${JSON.stringify(process.env.AGENT)})\n`);
+  process.exit(2);
+}
+const ROUNDS = (process.env.CALLS ?? (REALTIME ? '50,100,150,200,250,300,350,400' : '25,50,75,100,125,150,200')).split(',').map(Number);
 /** Each callee answers after a ring time drawn from this range ("100" for all at once). */
 const [RING_MIN_MS, RING_MAX_MS] = ((r) => [r[0]!, r[1] ?? r[0]!])((process.env.RING_MS ?? '100-3000').split('-').map(Number));
 /** A fixed seed: the same ring times run after run. */
@@ -113,7 +130,7 @@ const farReply = <T extends FarReply['type']>(type: T) =>
     far.on('message', onMessage);
     far.once('exit', onExit);
   });
-const { emulatorUrl, aiUrl } = await farReply('ready');
+const { emulatorUrl, aiUrl, realtimeUrl } = await farReply('ready');
 
 /**
  * On the far side's CPU the far side goes first: it stands for the callers' phones and the
@@ -147,6 +164,7 @@ async function startDialer(agent: 'flow' | 'greeter'): Promise<BenchDialer> {
       TWILIO_ACCOUNT_SID: TWILIO.accountSid,
       TWILIO_AUTH_TOKEN: TWILIO.authToken,
       TWILIO_API_URL: emulatorUrl,
+      ...(REALTIME && agent === 'flow' ? { DIALER_REALTIME_URL: realtimeUrl, DIALER_REALTIME_MODEL: 'bench-realtime' } : {}),
     },
     {
       ...(plan.pinned ? { wrap: ['taskset', '-c', plan.dialer.join(',')] } : {}),
@@ -261,7 +279,8 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
     r.late += lead.trace_scores?.media_frames_late ?? 0;
     r.outFrames += lead.trace_scores?.output_frames ?? 0;
     r.outLate += lead.trace_scores?.output_frames_late ?? 0;
-    r.overheads.push(...(lead.metaData?.turn_overhead_ms ?? []));
+    // The realtime model answers at once, so its whole turn latency is Dialer's relay.
+    r.overheads.push(...((REALTIME ? lead.metaData?.turn_latency_ms : lead.metaData?.turn_overhead_ms) ?? []));
   }
   return r;
 }
@@ -279,7 +298,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
 const stop = (d: BenchDialer) => d.stop();
 
 const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}${gcArgs.length ? ' (node --single-threaded-gc)' : ''}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
-process.stdout.write(`bench:voice: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
+process.stdout.write(`bench:voice${REALTIME ? ' (AGENT=realtime: the flow on a realtime model, Dialer relaying audio)' : ''}: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
 /**
  * The far side sends every callee frame on one clock; when it sent 1% or more of them over a frame
  * late, its own CPU was the limit and the round says nothing about Dialer.
@@ -377,4 +396,4 @@ process.stdout.write(
     `${failedOnce.length > 0 ? `; failed once and run again: ${failedOnce.join(', ')} calls` : ''}` +
     `${farLimited ? `; the far side, not Dialer, was late at ${farLimited} calls` : ''})\n`,
 );
-process.stdout.write(`voice: ${Number.isInteger(perCore) ? perCore : perCore.toFixed(1)} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);
+process.stdout.write(`voice${REALTIME ? ' realtime' : ''}: ${Number.isInteger(perCore) ? perCore : perCore.toFixed(1)} calls/core, turn overhead p99 ${(percentile(bestOverheads, 99) ?? NaN).toFixed(1)} ms\n`);

@@ -238,6 +238,9 @@ describe('a flow on a realtime model', () => {
     assert.ok(meta.usage.promptTokens >= 360 && meta.usage.completionTokens > 0, JSON.stringify(meta.usage));
     assert.ok(lead.cost > 0);
     assert.ok(lead.trace_scores.turn_latency_p50_ms >= 0, JSON.stringify(lead.trace_scores));
+    // The caller's frames and the model's, counted against the clock as on the chat pipeline.
+    const { media_frames, media_frames_late, output_frames, output_frames_late } = lead.trace_scores;
+    assert.ok(media_frames > 100 && output_frames > 50 && media_frames_late <= media_frames && output_frames_late <= output_frames, JSON.stringify(lead.trace_scores));
   });
 
   it('ends the call with the error recorded when the model answers a request with an error, or its socket drops', async () => {

@@ -24,6 +24,7 @@ import { RecordPublisher } from '../observe.js';
 import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from '../result.js';
 import { sentimentScore } from '../sentiment.js';
 import { speakDisclosure } from '../disclosure.js';
+import { MediaClock } from '../media-clock.js';
 import { percentile } from '../metrics.js';
 import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
 import { RealtimeBrain } from './brain.js';
@@ -301,7 +302,11 @@ export class RealtimeAgent implements CallAgent {
           break;
       }
     });
-    io.onAudio((pcm) => rt.appendAudio(pcm));
+    const clock = new MediaClock(io.sampleRateHz);
+    io.onAudio((pcm, timestampMs) => {
+      clock.arrived(pcm.length, timestampMs);
+      rt.appendAudio(pcm);
+    });
     io.onDtmf((digit) => {
       dtmf.push(digit);
       run((signal) => session.userTurn(keypressText(digit), signal));
@@ -328,7 +333,14 @@ export class RealtimeAgent implements CallAgent {
     const analysis = o.analysisLlm ? await postCallAnalysis(o.analysisLlm, flow, record, errors, o.analysisTimeoutMs) : undefined;
     const sentiment = sentimentScore(record.transcription.filter((t) => t.role === 'user').map((t) => t.content));
     const minutes = (performance.now() - startedAt) / 60_000;
-    const traceScores: Record<string, number> = { interruptions, turns: turnLatenciesMs.length };
+    const traceScores: Record<string, number> = {
+      interruptions,
+      turns: turnLatenciesMs.length,
+      media_frames: clock.frames,
+      media_frames_late: clock.late,
+      output_frames: playout.outputFrames,
+      output_frames_late: playout.outputFramesLate,
+    };
     const p50 = percentile(turnLatenciesMs, 50);
     const p95 = percentile(turnLatenciesMs, 95);
     if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);

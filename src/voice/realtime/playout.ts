@@ -14,8 +14,17 @@ export interface Cut {
   sentMs: number;
 }
 
+/** A piece of a reply that reaches the call this long after the audio before it ran out is heard late. */
+const OUTPUT_LATE_MS = 20;
+
 export class Playout {
+  /** 20 ms frames of the model's audio handed to the call, and of those, how many came late (a gap the caller heard within a reply). */
+  outputFrames = 0;
+  outputFramesLate = 0;
   private outstanding = 0;
+  /** When the audio handed to the call so far ends playing, and the response it belonged to. */
+  private playoutEndsAt = 0;
+  private playingResponse: string | undefined;
   private waiters: Array<() => void> = [];
   private readonly items = new Map<string, { responseId: string; sentMs: number; playedMs: number }>();
   /** Responses cut by a barge-in: the rest of their audio is dropped. */
@@ -54,6 +63,13 @@ export class Playout {
     let item = this.items.get(itemId);
     if (!item) this.items.set(itemId, (item = { responseId, sentMs: 0, playedMs: 0 }));
     const ms = (pcm.length * 1000) / this.io.sampleRateHz;
+    // Within a response (not its first audio, which the turn latency measures), audio handed over
+    // after the caller's playout ran dry is a gap they hear.
+    const now = performance.now();
+    this.outputFrames += Math.ceil(ms / 20);
+    if (this.playingResponse === responseId && now - this.playoutEndsAt > OUTPUT_LATE_MS) this.outputFramesLate += Math.ceil(ms / 20);
+    this.playingResponse = responseId;
+    this.playoutEndsAt = Math.max(now, this.playoutEndsAt) + ms;
     item.sentMs += ms;
     const it = item;
     this.play(pcm, (played) => played && (it.playedMs += ms));
@@ -63,6 +79,8 @@ export class Playout {
   /** Barge-in: clears the call's playout; returns the model's items it cut, each with what was heard. */
   interrupt(): Cut[] {
     this.io.clear();
+    this.playoutEndsAt = 0;
+    this.playingResponse = undefined;
     const cuts: Cut[] = [];
     for (const [itemId, item] of this.items) {
       if (item.playedMs >= item.sentMs || this.cutResponses.has(item.responseId)) continue;
