@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { buildTestTree, type TestTree } from './test-tree.js';
 import { provisionBaresip, provisionChromium, provisionKamailio, provisionPostgres, provisionVoice, ProvisionError, type Env, type Postgres, type Step } from './provision.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -71,20 +72,21 @@ const totals: Counts = { pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
 /** Every failed test of both runs, named (see failures-reporter.mjs): the summary lists them. */
 const failures: string[] = [];
 
-/** Runs node's test runner on `files`; its output goes through, its closing counts are added up. */
-function run(label: string, files: string[], env: Env): Promise<number> {
+/** Runs node's test runner on `files` (compiled, in `tree`); its output goes through, its closing counts are added up. */
+function run(label: string, files: string[], env: Env, tree: TestTree): Promise<number> {
   return new Promise((resolve) => {
     if (files.length === 0) return resolve(0);
     process.stdout.write(`\n== ${label}: ${files.length} test file(s)\n`);
     const failuresFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-test-')), 'failures.txt');
     const args = [
-      '--import', 'tsx', '--test',
+      // The files are compiled JavaScript (test-tree.ts); stack traces still name the TypeScript's lines.
+      '--enable-source-maps', '--test',
       '--test-reporter=spec', '--test-reporter-destination=stdout',
       `--test-reporter=${path.join(root, 'scripts', 'failures-reporter.mjs')}`, `--test-reporter-destination=${failuresFile}`,
       `--test-concurrency=${CONCURRENCY}`, `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit',
     ];
-    const child = spawn(process.execPath, [...args, ...files], {
-      cwd: root,
+    const child = spawn(process.execPath, [...args, ...files.map(tree.compiled)], {
+      cwd: tree.dir,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: childEnv(env),
     });
@@ -103,7 +105,7 @@ function run(label: string, files: string[], env: Env): Promise<number> {
     child.on('exit', (code, signal) => {
       for (const [k, v] of Object.entries(counts)) totals[k as keyof Counts] += v;
       const named = fs.existsSync(failuresFile) ? fs.readFileSync(failuresFile, 'utf8').split('\n').filter(Boolean) : [];
-      failures.push(...named.map((line) => `${label}: ${line}`));
+      failures.push(...named.map((line) => `${label}: ${line.replace(/\.test\.js\b/g, '.test.ts')}`));
       fs.rmSync(path.dirname(failuresFile), { recursive: true, force: true });
       resolve(code ?? (signal ? 1 : 0));
     });
@@ -161,11 +163,14 @@ try {
 process.stdout.write(`${notes.join('\n')}\n`);
 
 let failed = 0;
+let tree: TestTree | undefined;
 try {
+  tree = await buildTestTree(root);
   const pgliteFiles = files.filter((f) => !f.endsWith(POSTGRES_ONLY));
-  if (backends.includes('pglite')) failed += (await run('PGlite', pgliteFiles, { DIALER_TEST_DB: 'pglite' })) === 0 ? 0 : 1;
-  if (pg) failed += (await run('PostgreSQL', pgFiles, { DIALER_TEST_DB: 'postgres', DIALER_TEST_DATABASE_URL: pg.url })) === 0 ? 0 : 1;
+  if (backends.includes('pglite')) failed += (await run('PGlite', pgliteFiles, { DIALER_TEST_DB: 'pglite' }, tree)) === 0 ? 0 : 1;
+  if (pg) failed += (await run('PostgreSQL', pgFiles, { DIALER_TEST_DB: 'postgres', DIALER_TEST_DATABASE_URL: pg.url }, tree)) === 0 ? 0 : 1;
 } finally {
+  tree?.remove();
   await pg?.stop();
 }
 
