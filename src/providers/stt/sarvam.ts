@@ -22,12 +22,15 @@ import { sarvamErrorText } from '../tts/sarvam.js';
 /** The languages of Sarvam's speech-to-text (saarika:v2.5; the saaras models take these too). */
 export const SARVAM_STT_LANGUAGES = ['hi-IN', 'bn-IN', 'kn-IN', 'ml-IN', 'mr-IN', 'od-IN', 'pa-IN', 'ta-IN', 'te-IN', 'en-IN', 'gu-IN'];
 
+/** The pause before a stream is opened again. */
+const RETRY_DELAY_MS = 150;
+
 /** Audio kept while the socket opens again: 10 s of 20 ms messages; older audio is let go. */
 const BACKLOG_MESSAGES = 500;
 
 interface Message {
   type?: string;
-  data?: { transcript?: string; language_code?: string | null; language_probability?: number | null; message?: string; error?: string; code?: string; signal_type?: string };
+  data?: { transcript?: string; language_code?: string | null; message?: string; error?: string; code?: string; signal_type?: string };
 }
 
 export class SarvamSTT implements STT {
@@ -82,7 +85,7 @@ class SarvamStream implements SttStream {
       ws.terminate();
       if (err.retryable && !this.retried) {
         this.retried = true;
-        this.connect();
+        setTimeout(() => this.closing || this.connect(), RETRY_DELAY_MS);
       } else this.events.end(err);
     };
     ws.on('open', () => {
@@ -110,9 +113,9 @@ class SarvamStream implements SttStream {
       if (m.type !== 'data') return;
       // The service works: a later failure gets its new try again.
       this.retried = false;
+      // (Its language_probability is how sure it is of the language, not of the words: no confidence.)
       const text = (m.data?.transcript ?? '').trim();
-      const confidence = m.data?.language_probability;
-      if (text) this.events.put({ type: 'final', text, ...(typeof confidence === 'number' ? { confidence } : {}) });
+      if (text) this.events.put({ type: 'final', text });
       this.events.put({ type: 'utterance_end' });
     });
     ws.on('error', (err) => fail(new ServiceError(this.label, err.message, true, { cause: err })));
