@@ -16,8 +16,8 @@ import { decodeWav, rms } from '../../src/lib/audio.js';
 import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
-import { startAssemblyAiServer } from '../helpers/assemblyai-server.js';
-import { startCartesiaServer } from '../helpers/cartesia-server.js';
+import { startAssemblyAiServer, type AssemblyAiServer } from '../helpers/assemblyai-server.js';
+import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -32,6 +32,8 @@ let ai: OpenAIServer;
 let hooks: Receiver;
 let admin: Client;
 let dataDir: string;
+/** The second Dialer, on the streaming services, with its emulator and their local servers. */
+let streaming!: { server: RunningServer; admin: Client; emulator: Emulator; cartesia: CartesiaServer; assembly: AssemblyAiServer; dataDir: string };
 
 /** An emulator calling back the Dialer at `port`. */
 const emulatorFor = (port: number) =>
@@ -112,15 +114,40 @@ before(async () => {
   emulator = await emulatorFor(port);
   hooks = await startReceiver({ crm: 'updated' });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-'));
-  ({ server, admin } = await serveDialer({ ...dialerEnv(port, dataDir, emulator), STT_BASE_URL: ai.url }));
+  // One after the other: started at once on a busy machine, a start's plugins may outlast their timeout.
+  const first = await serveDialer({ ...dialerEnv(port, dataDir, emulator), STT_BASE_URL: ai.url });
+  const streamingPort = await freePort();
+  const s = {
+    emulator: await emulatorFor(streamingPort),
+    cartesia: await startCartesiaServer('sk-cartesia'),
+    assembly: await startAssemblyAiServer('aai-key'),
+    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-streaming-')),
+  };
+  const second = await serveDialer({
+    ...dialerEnv(streamingPort, s.dataDir, s.emulator),
+    TTS_PROVIDER: 'cartesia',
+    CARTESIA_API_KEY: 'sk-cartesia',
+    CARTESIA_VOICE_ID: 'voice-cartesia',
+    CARTESIA_URL: s.cartesia.url,
+    STT_PROVIDER: 'assemblyai',
+    ASSEMBLYAI_API_KEY: 'aai-key',
+    ASSEMBLYAI_URL: s.assembly.url,
+  });
+  ({ server, admin } = first);
+  streaming = { ...s, server: second.server, admin: second.admin };
 });
 
 after(async () => {
   await server?.close();
+  await streaming?.server.close();
   await emulator?.close();
+  await streaming?.emulator.close();
+  await streaming?.cartesia.close();
+  await streaming?.assembly.close();
   await ai?.close();
   await hooks?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (streaming) fs.rmSync(streaming.dataDir, { recursive: true, force: true });
 });
 
 describe('a template-driven call', () => {
@@ -184,63 +211,40 @@ describe('a template-driven call', () => {
 
 describe('a call on the streaming services', () => {
   it('speaks with Cartesia, hears the caller through AssemblyAI, and ends confirmed with both sides in the transcript', async () => {
-    const cartesia = await startCartesiaServer('sk-cartesia');
-    const assembly = await startAssemblyAiServer('aai-key');
-    const port = await freePort();
-    const emu = await emulatorFor(port);
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-streaming-'));
-    const served = await serveDialer({
-      ...dialerEnv(port, dir, emu),
-      TTS_PROVIDER: 'cartesia',
-      CARTESIA_API_KEY: 'sk-cartesia',
-      CARTESIA_VOICE_ID: 'voice-cartesia',
-      CARTESIA_URL: cartesia.url,
-      STT_PROVIDER: 'assemblyai',
-      ASSEMBLYAI_API_KEY: 'aai-key',
-      ASSEMBLYAI_URL: assembly.url,
-    });
-    try {
-      const client = served.admin;
-      const reseller = await confirmTemplate(client);
-      const greeting = 'Hello Ben! I am calling about your order B-7. Shall I confirm it?';
-      const answer = 'Yes, please confirm it.';
-      ai.chat.push({ text: greeting }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
-      assembly.transcripts.push(answer);
-      const callee = '+14155550301';
-      emu.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: answer }, { waitForAudio: 15_000 }], maxSeconds: 45 });
-      const pushed = await client.post('/leads', { request_id: 'voice-streaming', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ben', order_id: 'B-7' } });
-      assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const { admin: client, emulator: emu, cartesia, assembly } = streaming;
+    const reseller = await confirmTemplate(client);
+    const greeting = 'Hello Ben! I am calling about your order B-7. Shall I confirm it?';
+    const answer = 'Yes, please confirm it.';
+    ai.chat.push({ text: greeting }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+    assembly.transcripts.push(answer);
+    const callee = '+14155550301';
+    emu.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: answer }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    const pushed = await client.post('/leads', { request_id: 'voice-streaming', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ben', order_id: 'B-7' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
 
-      const lead = await settled(client, pushed.body.lead_call_tracker_id);
-      const meta = lead.metaData;
-      assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
-      assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
-      assert.deepEqual(meta.errors, []);
-      const goodbye = 'Thank you Ben. Your order is confirmed. Goodbye!';
-      assert.deepEqual(
-        meta.transcription.map((t: any) => [t.role, t.content]),
-        [
-          ['assistant', greeting],
-          ['user', answer],
-          ['assistant', goodbye],
-        ],
-      );
-      // The agent spoke through Cartesia (a context per sentence, its voice), and the callee heard that speech.
-      assert.equal(cartesia.requests.map((r) => r.transcript.trim()).join(' '), `${greeting} ${goodbye}`);
-      assert.deepEqual(new Set(cartesia.requests.map((r) => r.voice.id)), new Set(['voice-cartesia']));
-      const call = emu.calls.find((c) => c.to === callee)!;
-      assert.ok(rms(call.received.pcm) > 300, 'the callee heard speech');
-      // The caller's words came through AssemblyAI: the line's 8 kHz streamed as it came, the segment's end forced the turn.
-      const stream = assembly.streams[0]!;
-      assert.equal(stream.query.sample_rate, '8000');
-      assert.ok(stream.audioBytes / 16_000 > 1, `${stream.audioBytes / 16_000} s streamed`);
-      assert.deepEqual(stream.messages.at(0), { type: 'ForceEndpoint' });
-    } finally {
-      await served.server.close();
-      await emu.close();
-      await cartesia.close();
-      await assembly.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const lead = await settled(client, pushed.body.lead_call_tracker_id);
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    const goodbye = 'Thank you Ben. Your order is confirmed. Goodbye!';
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', greeting],
+        ['user', answer],
+        ['assistant', goodbye],
+      ],
+    );
+    // The agent spoke through Cartesia (a context per sentence, its voice), and the callee heard that speech.
+    assert.equal(cartesia.requests.map((r) => r.transcript.trim()).join(' '), `${greeting} ${goodbye}`);
+    assert.deepEqual(new Set(cartesia.requests.map((r) => r.voice.id)), new Set(['voice-cartesia']));
+    const call = emu.calls.find((c) => c.to === callee)!;
+    assert.ok(rms(call.received.pcm) > 300, 'the callee heard speech');
+    // The caller's words came through AssemblyAI: the line's 8 kHz streamed as it came, the segment's end forced the turn.
+    const stream = assembly.streams[0]!;
+    assert.equal(stream.query.sample_rate, '8000');
+    assert.ok(stream.audioBytes / 16_000 > 1, `${stream.audioBytes / 16_000} s streamed`);
+    assert.deepEqual(stream.messages.at(0), { type: 'ForceEndpoint' });
   });
 });
