@@ -79,6 +79,30 @@ export interface CartesiaSettings {
   timeoutMs: number;
 }
 
+/** Sarvam AI's Bulbul voice (REST `POST /text-to-speech`). */
+export interface SarvamTtsSettings {
+  apiKey: string;
+  /** https://api.sarvam.ai */
+  url: string;
+  /** bulbul:v2 or bulbul:v3. */
+  model: string;
+  speaker: string;
+  /** The language of the speech, as Sarvam names it (`hi-IN`, `ta-IN`, `en-IN` …). */
+  language: string;
+  timeoutMs: number;
+}
+
+/** Sarvam AI's streaming speech-to-text (WebSocket `/speech-to-text/ws`). */
+export interface SarvamSttSettings {
+  apiKey: string;
+  /** https://api.sarvam.ai (the stream's socket is its ws:// or wss:// twin). */
+  url: string;
+  /** saarika:v2.5, or a saaras model. */
+  model: string;
+  /** The caller's language (`hi-IN` …), or `unknown` for Sarvam to detect it. */
+  language: string;
+}
+
 /** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
 export interface RealtimeSettings {
   /** wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter). */
@@ -101,11 +125,13 @@ export type LocalVoiceSettings = LocalVoice;
 export type SttSettings =
   | { provider: 'openai'; openai: OpenAISttSettings }
   | { provider: 'deepgram'; deepgram: DeepgramSettings }
-  | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings };
+  | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings }
+  | { provider: 'sarvam'; sarvam: SarvamSttSettings };
 export type TtsSettings =
   | { provider: 'openai'; openai: OpenAITtsSettings }
   | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings }
   | { provider: 'cartesia'; cartesia: CartesiaSettings }
+  | { provider: 'sarvam'; sarvam: SarvamTtsSettings }
   | { provider: 'local' };
 
 /** Prices, per unit, in one currency (USD by default). */
@@ -197,8 +223,21 @@ function choice<T extends string>(env: Env, name: string, choices: readonly T[],
   return raw as T;
 }
 
+const SARVAM = 'https://api.sarvam.ai';
+
+/** Sarvam's key and base URL (SARVAM_URL: a local server's), for its voice and its speech-to-text alike. */
+function sarvam(env: Env, what: string): { apiKey: string; url: string } {
+  const apiKey = text(env, 'SARVAM_API_KEY');
+  if (!apiKey) throw new Missing(`Sarvam's ${what} needs SARVAM_API_KEY`);
+  return { apiKey, url: httpUrl('SARVAM_URL', text(env, 'SARVAM_URL') ?? SARVAM) };
+}
+
 function stt(env: Env): SttSettings {
-  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'sarvam', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  if (provider === 'sarvam') {
+    const language = text(env, 'STT_LANGUAGE') ?? text(env, 'SARVAM_LANGUAGE') ?? 'hi-IN';
+    return { provider, sarvam: { ...sarvam(env, 'speech-to-text'), model: text(env, 'SARVAM_STT_MODEL') ?? 'saarika:v2.5', language } };
+  }
   if (provider === 'assemblyai') {
     const apiKey = text(env, 'ASSEMBLYAI_API_KEY');
     if (!apiKey) throw new Missing('AssemblyAI needs ASSEMBLYAI_API_KEY');
@@ -228,7 +267,12 @@ function stt(env: Env): SttSettings {
 function tts(env: Env): TtsSettings {
   const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'CARTESIA_API_KEY') ? 'cartesia' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
   // `espeak` is the older name of the local voice.
-  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'local', 'espeak'], guess);
+  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'sarvam', 'local', 'espeak'], guess);
+  if (provider === 'sarvam') {
+    const model = text(env, 'SARVAM_TTS_MODEL') ?? 'bulbul:v2';
+    const speaker = text(env, 'SARVAM_SPEAKER') ?? (model.startsWith('bulbul:v2') ? 'anushka' : 'shubh');
+    return { provider, sarvam: { ...sarvam(env, 'voice'), model, speaker, language: text(env, 'SARVAM_LANGUAGE') ?? 'hi-IN', timeoutMs: 15_000 } };
+  }
   if (provider === 'cartesia') {
     const apiKey = text(env, 'CARTESIA_API_KEY');
     const voiceId = text(env, 'CARTESIA_VOICE_ID');

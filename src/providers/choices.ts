@@ -14,10 +14,12 @@ import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { AssemblyAiSTT } from './stt/assemblyai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
+import { SARVAM_STT_LANGUAGES, SarvamSTT } from './stt/sarvam.js';
 import { CartesiaTTS } from './tts/cartesia.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { LocalTTS } from './tts/espeak.js';
 import { OpenAITTS } from './tts/openai.js';
+import { SARVAM_SPEAKERS, SarvamTTS } from './tts/sarvam.js';
 
 /** OpenAI's speech voices (`/audio/speech`); a compatible server with other names lists them in TTS_VOICES. */
 export const OPENAI_VOICES = ['alloy', 'ash', 'ballad', 'coral', 'echo', 'fable', 'nova', 'onyx', 'sage', 'shimmer', 'verse'] as const;
@@ -51,6 +53,9 @@ function voices(settings: VoiceSettings): AgentOptions['voices'] {
     add('elevenlabs', [tts.elevenlabs.voiceId, ...settings.choices.ttsVoices], tts.elevenlabs.voiceId, (n) => `${n} (ElevenLabs)`);
   } else if (tts?.provider === 'cartesia') {
     add('cartesia', [tts.cartesia.voiceId, ...settings.choices.ttsVoices], tts.cartesia.voiceId, (n) => `${n} (Cartesia)`);
+  } else if (tts?.provider === 'sarvam') {
+    const s = tts.sarvam;
+    add('sarvam', [s.speaker, ...settings.choices.ttsVoices, ...(SARVAM_SPEAKERS[s.model] ?? [])], s.speaker, (n) => `${n} (Sarvam ${s.model}, ${s.language})`);
   }
   const local = settings.localVoice;
   const localDefault = !tts || tts.provider === 'local' ? local.voice : undefined;
@@ -73,6 +78,10 @@ function sttLanguages(stt: SttSettings): { list: AgentOptions['stt_languages']; 
   if (stt.provider === 'deepgram') {
     const byDefault = stt.deepgram.language;
     return { list: [...new Set([byDefault, ...DEEPGRAM_LANGUAGES])].map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'exact' };
+  }
+  if (stt.provider === 'sarvam') {
+    const byDefault = stt.sarvam.language;
+    return { list: [...new Set([byDefault, ...SARVAM_STT_LANGUAGES])].map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'exact' };
   }
   if (stt.provider === 'assemblyai') {
     // English on its own model; the multilingual model's languages (it detects which is spoken).
@@ -106,6 +115,7 @@ function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): 
 function chosenStt(stt: SttSettings, language: string | undefined): STT | undefined {
   if (language === undefined) return undefined;
   if (stt.provider === 'assemblyai') return new AssemblyAiSTT({ ...stt.assemblyai, language });
+  if (stt.provider === 'sarvam') return new SarvamSTT({ ...stt.sarvam, language });
   return stt.provider === 'deepgram' ? new DeepgramSTT({ ...stt.deepgram, language }) : new OpenAITranscriptionSTT({ ...stt.openai, language });
 }
 
@@ -124,6 +134,7 @@ function chosenTts(settings: VoiceSettings, configured: Configured, voice: strin
   if (provider === 'openai' && t.provider === 'openai') return new FallbackTTS([new OpenAITTS({ ...t.openai, voice: name })]);
   if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return new FallbackTTS([new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name })]);
   if (provider === 'cartesia' && t.provider === 'cartesia') return new FallbackTTS([new CartesiaTTS({ ...t.cartesia, voiceId: name })]);
+  if (provider === 'sarvam' && t.provider === 'sarvam') return new FallbackTTS([new SarvamTTS({ ...t.sarvam, speaker: name })]);
   return undefined;
 }
 

@@ -9,9 +9,11 @@ import { createLlm } from './llm/index.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
 import { DeepgramSTT } from './stt/deepgram.js';
 import { AssemblyAiSTT } from './stt/assemblyai.js';
+import { SarvamSTT } from './stt/sarvam.js';
 import { LocalTTS } from './tts/espeak.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { CartesiaTTS } from './tts/cartesia.js';
+import { SarvamTTS } from './tts/sarvam.js';
 import { OpenAITTS } from './tts/openai.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
@@ -21,9 +23,11 @@ export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
 export { AssemblyAiSTT } from './stt/assemblyai.js';
+export { SarvamSTT } from './stt/sarvam.js';
 export { LocalTTS } from './tts/espeak.js';
 export { ElevenLabsTTS } from './tts/elevenlabs.js';
 export { CartesiaTTS } from './tts/cartesia.js';
+export { SarvamTTS } from './tts/sarvam.js';
 export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
@@ -38,10 +42,19 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   const llms = configured.llm.map((options) => createLlm(options));
   const llm = new FallbackLLM(llms);
   const s = configured.stt;
-  const stt = s.provider === 'deepgram' ? new DeepgramSTT(s.deepgram) : s.provider === 'assemblyai' ? new AssemblyAiSTT(s.assemblyai) : new OpenAITranscriptionSTT(s.openai);
+  const stt =
+    s.provider === 'deepgram' ? new DeepgramSTT(s.deepgram) : s.provider === 'assemblyai' ? new AssemblyAiSTT(s.assemblyai) : s.provider === 'sarvam' ? new SarvamSTT(s.sarvam) : new OpenAITranscriptionSTT(s.openai);
   const t = configured.tts;
   const tts =
-    t.provider === 'openai' ? new OpenAITTS(t.openai) : t.provider === 'elevenlabs' ? new ElevenLabsTTS(t.elevenlabs) : t.provider === 'cartesia' ? new CartesiaTTS(t.cartesia) : new LocalTTS(settings.localVoice);
+    t.provider === 'openai'
+      ? new OpenAITTS(t.openai)
+      : t.provider === 'elevenlabs'
+        ? new ElevenLabsTTS(t.elevenlabs)
+        : t.provider === 'cartesia'
+          ? new CartesiaTTS(t.cartesia)
+          : t.provider === 'sarvam'
+            ? new SarvamTTS(t.sarvam)
+            : new LocalTTS(settings.localVoice);
   const services: VoiceServices = { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));

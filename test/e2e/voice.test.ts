@@ -3,6 +3,8 @@
  * OpenAI-compatible LLM and transcription served locally, espeak-ng speech) calls the emulator's
  * callee over Twilio's protocols. The callee speaks real audio; the transcription server answers
  * with the words of each spoken segment; the LLM answers with scripted text and a tool call.
+ * A second call runs on the streaming services instead: Cartesia's voice and AssemblyAI's
+ * speech-to-text, each a local server speaking its WebSocket protocol.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,6 +16,8 @@ import { decodeWav, rms } from '../../src/lib/audio.js';
 import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
+import { startAssemblyAiServer, type AssemblyAiServer } from '../helpers/assemblyai-server.js';
+import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -28,43 +32,122 @@ let ai: OpenAIServer;
 let hooks: Receiver;
 let admin: Client;
 let dataDir: string;
+/** The second Dialer, on the streaming services, with its emulator and their local servers. */
+let streaming!: { server: RunningServer; admin: Client; emulator: Emulator; cartesia: CartesiaServer; assembly: AssemblyAiServer; dataDir: string };
 
-before(async () => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  ai = await startOpenAIServer();
-  emulator = await startEmulator({
-    dialerUrl: `${base}${API_PREFIX}`,
+/** An emulator calling back the Dialer at `port`. */
+const emulatorFor = (port: number) =>
+  startEmulator({
+    dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`,
     twilio: TWILIO,
     plivo: { authId: 'MAX', authToken: 'x' },
     exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
   });
+
+/** `dialer serve` at `port` on its own database in `dir`, placing calls through `emu` with the local LLM. */
+const dialerEnv = (port: number, dir: string, emu: Emulator) => ({
+  PORT: String(port),
+  HOST: '127.0.0.1',
+  DIALER_DATA_DIR: dir,
+  DIALER_JWT_SECRET: 'voice-secret-voice-secret-voice-secret-01',
+  DIALER_ADMIN_EMAIL: 'admin@example.com',
+  DIALER_ADMIN_PASSWORD: 'admin-password-1',
+  DIALER_POLL_MS: '100',
+  LOG_LEVEL: 'silent',
+  TWILIO_ACCOUNT_SID: TWILIO.accountSid,
+  TWILIO_AUTH_TOKEN: TWILIO.authToken,
+  TWILIO_API_URL: emu.url,
+  LLM_BASE_URL: ai.url,
+});
+
+/** A reseller with the `confirm` template (greet, confirm_order -> end_confirmed), its configuration and a caller ID on Twilio. */
+async function confirmTemplate(client: Client, hookUrl?: string): Promise<string> {
+  const reseller = (await client.post('/resellers', { name: 'Voice' })).body.id;
+  const flow = {
+    initial_node: 'greet',
+    // The scripted LLM answers requests in order: no speculative replies to use its answers up early.
+    turn_taking: { mode: 'vad' },
+    nodes: [
+      {
+        node_name: 'greet',
+        role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
+        task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
+        functions: [
+          {
+            name: 'confirm_order',
+            properties: { confirmed: { type: 'boolean' } },
+            required: ['confirmed'],
+            transition_to: 'end_confirmed',
+            ...(hookUrl ? { hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }] } : {}),
+          },
+        ],
+      },
+      {
+        node_name: 'end_confirmed',
+        task_messages: [{ role: 'system', content: 'Thank them.' }],
+        pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Your order is confirmed. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
+      },
+    ],
+  };
+  const tpl = await client.post('/templates', { name: 'confirm', reseller_id: reseller, flow });
+  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  const cfg = await client.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  assert.equal((await client.post('/numbers', { phone_number: '+12125550300', provider: 'PROVIDER_A' })).status, 200);
+  return reseller;
+}
+
+/** The lead once it is finished (or to be retried). */
+async function settled(client: Client, leadId: string): Promise<any> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const lead = (await client.get(`/leads/${leadId}`)).body;
+    if (lead.status === 'FINISHED' || lead.status === 'RETRY') return lead;
+    assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+before(async () => {
+  const port = await freePort();
+  ai = await startOpenAIServer();
+  emulator = await emulatorFor(port);
   hooks = await startReceiver({ crm: 'updated' });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-'));
-  const env = {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'voice-secret-voice-secret-voice-secret-01',
-    DIALER_ADMIN_EMAIL: 'admin@example.com',
-    DIALER_ADMIN_PASSWORD: 'admin-password-1',
-    DIALER_POLL_MS: '100',
-    LOG_LEVEL: 'silent',
-    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TWILIO.authToken,
-    TWILIO_API_URL: emulator.url,
-    LLM_BASE_URL: ai.url,
-    STT_BASE_URL: ai.url,
+  // One after the other: started at once on a busy machine, a start's plugins may outlast their timeout.
+  const first = await serveDialer({ ...dialerEnv(port, dataDir, emulator), STT_BASE_URL: ai.url });
+  const streamingPort = await freePort();
+  const s = {
+    emulator: await emulatorFor(streamingPort),
+    cartesia: await startCartesiaServer('sk-cartesia'),
+    assembly: await startAssemblyAiServer('aai-key'),
+    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-streaming-')),
   };
-  ({ server, admin } = await serveDialer(env));
+  const second = await serveDialer({
+    ...dialerEnv(streamingPort, s.dataDir, s.emulator),
+    TTS_PROVIDER: 'cartesia',
+    CARTESIA_API_KEY: 'sk-cartesia',
+    CARTESIA_VOICE_ID: 'voice-cartesia',
+    CARTESIA_URL: s.cartesia.url,
+    STT_PROVIDER: 'assemblyai',
+    ASSEMBLYAI_API_KEY: 'aai-key',
+    ASSEMBLYAI_URL: s.assembly.url,
+  });
+  ({ server, admin } = first);
+  streaming = { ...s, server: second.server, admin: second.admin };
 });
 
 after(async () => {
   await server?.close();
+  await streaming?.server.close();
   await emulator?.close();
+  await streaming?.emulator.close();
+  await streaming?.cartesia.close();
+  await streaming?.assembly.close();
   await ai?.close();
   await hooks?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
+  if (streaming) fs.rmSync(streaming.dataDir, { recursive: true, force: true });
 });
 
 describe('a template-driven call', () => {
@@ -72,39 +155,7 @@ describe('a template-driven call', () => {
     const health = await admin.get('/health');
     assert.deepEqual({ ready: health.body.calls.ready, agent: health.body.calls.agent }, { ready: true, agent: 'flow' });
 
-    const hookUrl = hooks.url;
-    const reseller = (await admin.post('/resellers', { name: 'Voice' })).body.id;
-    const flow = {
-      initial_node: 'greet',
-      // The scripted LLM answers requests in order: no speculative replies to use its answers up early.
-      turn_taking: { mode: 'vad' },
-      nodes: [
-        {
-          node_name: 'greet',
-          role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
-          task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
-          functions: [
-            {
-              name: 'confirm_order',
-              properties: { confirmed: { type: 'boolean' } },
-              required: ['confirmed'],
-              transition_to: 'end_confirmed',
-              hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }],
-            },
-          ],
-        },
-        {
-          node_name: 'end_confirmed',
-          task_messages: [{ role: 'system', content: 'Thank them.' }],
-          pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Your order is confirmed. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
-        },
-      ],
-    };
-    const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-    assert.equal((await admin.post('/numbers', { phone_number: '+12125550300', provider: 'PROVIDER_A' })).status, 200);
+    const reseller = await confirmTemplate(admin, hooks.url);
 
     ai.chat.push({ text: 'Hello Ana! I am calling about your order A-42. Shall I confirm it?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
     ai.transcripts.push('Yes, please confirm it. Thank you, that is great!');
@@ -114,14 +165,7 @@ describe('a template-driven call', () => {
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
     const leadId = pushed.body.lead_call_tracker_id;
 
-    let lead: any;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      lead = (await admin.get(`/leads/${leadId}`)).body;
-      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
-      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const lead = await settled(admin, leadId);
     const meta = lead.metaData;
     assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
     assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
@@ -162,5 +206,45 @@ describe('a template-driven call', () => {
     for (let i = 1; i < offsets.length; i++) assert.ok(offsets[i] > offsets[i - 1], `increasing at_ms ${JSON.stringify(offsets)}`);
     // The callee began answering after the greeting was queued, and the goodbye came after the answer began.
     assert.ok(offsets[1] - offsets[0] > 1000, `the greeting lasts before the answer: ${JSON.stringify(offsets)}`);
+  });
+});
+
+describe('a call on the streaming services', () => {
+  it('speaks with Cartesia, hears the caller through AssemblyAI, and ends confirmed with both sides in the transcript', async () => {
+    const { admin: client, emulator: emu, cartesia, assembly } = streaming;
+    const reseller = await confirmTemplate(client);
+    const greeting = 'Hello Ben! I am calling about your order B-7. Shall I confirm it?';
+    const answer = 'Yes, please confirm it.';
+    ai.chat.push({ text: greeting }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+    assembly.transcripts.push(answer);
+    const callee = '+14155550301';
+    emu.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: answer }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    const pushed = await client.post('/leads', { request_id: 'voice-streaming', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ben', order_id: 'B-7' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+
+    const lead = await settled(client, pushed.body.lead_call_tracker_id);
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    const goodbye = 'Thank you Ben. Your order is confirmed. Goodbye!';
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', greeting],
+        ['user', answer],
+        ['assistant', goodbye],
+      ],
+    );
+    // The agent spoke through Cartesia (a context per sentence, its voice), and the callee heard that speech.
+    assert.equal(cartesia.requests.map((r) => r.transcript.trim()).join(' '), `${greeting} ${goodbye}`);
+    assert.deepEqual(new Set(cartesia.requests.map((r) => r.voice.id)), new Set(['voice-cartesia']));
+    const call = emu.calls.find((c) => c.to === callee)!;
+    assert.ok(rms(call.received.pcm) > 300, 'the callee heard speech');
+    // The caller's words came through AssemblyAI: the line's 8 kHz streamed as it came, the segment's end forced the turn.
+    const stream = assembly.streams[0]!;
+    assert.equal(stream.query.sample_rate, '8000');
+    assert.ok(stream.audioBytes / 16_000 > 1, `${stream.audioBytes / 16_000} s streamed`);
+    assert.deepEqual(stream.messages.at(0), { type: 'ForceEndpoint' });
   });
 });

@@ -1,8 +1,8 @@
 /**
  * A local server speaking AssemblyAI's Universal-Streaming v3 WebSocket as its API reference gives
  * it: the key in `authorization` (a wrong one is closed with 1008 after the upgrade); `Begin` at
- * once; binary PCM in; while audio comes, `Turn` messages with the turn's running `transcript`
- * (`end_of_turn: false`); on `ForceEndpoint` the turn's end, first unformatted, then formatted
+ * once; binary PCM in; while speech comes (audio louder than silence: a call streams its quiet too),
+ * `Turn` messages with the turn's running `transcript` (`end_of_turn: false`); on `ForceEndpoint` the turn's end, first unformatted, then formatted
  * (`turn_is_formatted: true`) with the scripted transcript; on `Terminate`, `Termination` and a
  * 1000 close. Transcripts are scripted in order.
  */
@@ -16,6 +16,14 @@ export interface AssemblyAiServer {
   /** Each stream's query parameters and the audio bytes it sent. */
   streams: Array<{ query: Record<string, string>; audioBytes: number; messages: unknown[] }>;
   close(): Promise<void>;
+}
+
+/** Whether a piece of 16-bit PCM holds speech rather than the quiet between words. */
+function loud(bytes: Buffer): boolean {
+  let sum = 0;
+  const samples = Math.floor(bytes.length / 2);
+  for (let i = 0; i < samples; i++) sum += bytes.readInt16LE(i * 2) ** 2;
+  return samples > 0 && Math.sqrt(sum / samples) > 200;
 }
 
 export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiServer> {
@@ -37,9 +45,10 @@ export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiS
       let heard = 0;
       ws.on('message', (data, isBinary) => {
         if (isBinary) {
-          stream.audioBytes += (data as Buffer).length;
-          // About every 200 ms of audio, one more word of the turn.
-          sinceWords += (data as Buffer).length;
+          const bytes = data as Buffer;
+          stream.audioBytes += bytes.length;
+          // About every 200 ms of speech, one more word of the turn.
+          if (loud(bytes)) sinceWords += bytes.length;
           const every = Number(stream.query.sample_rate) * 2 * 0.2;
           if (sinceWords >= every && heard < words().length) {
             sinceWords = 0;
