@@ -8,7 +8,10 @@
  * set but wrong (a malformed URL, a temperature out of range) is a ConfigError.
  */
 import { FLITE_VOICES, type LocalVoice } from '../lib/speech.js';
+import { azureSpeech, googleCloud, type AzureSttSettings, type AzureTtsSettings, type GoogleSttSettings, type GoogleTtsSettings } from './cloud-speech.js';
 import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
+
+export type { AzureSttSettings, AzureTtsSettings, GoogleSttSettings, GoogleTtsSettings } from './cloud-speech.js';
 
 const OPENAI = 'https://api.openai.com/v1';
 const ANTHROPIC = 'https://api.anthropic.com/v1';
@@ -101,11 +104,15 @@ export type LocalVoiceSettings = LocalVoice;
 export type SttSettings =
   | { provider: 'openai'; openai: OpenAISttSettings }
   | { provider: 'deepgram'; deepgram: DeepgramSettings }
-  | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings };
+  | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings }
+  | { provider: 'azure'; azure: AzureSttSettings }
+  | { provider: 'google'; google: GoogleSttSettings };
 export type TtsSettings =
   | { provider: 'openai'; openai: OpenAITtsSettings }
   | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings }
   | { provider: 'cartesia'; cartesia: CartesiaSettings }
+  | { provider: 'azure'; azure: AzureTtsSettings }
+  | { provider: 'google'; google: GoogleTtsSettings }
   | { provider: 'local' };
 
 /** Prices, per unit, in one currency (USD by default). */
@@ -197,8 +204,18 @@ function choice<T extends string>(env: Env, name: string, choices: readonly T[],
   return raw as T;
 }
 
+/** A cloud account's key and endpoint, or what is missing for it (a soft problem). */
+function account<T extends object>(found: T | { missing: string }): T {
+  if ('missing' in found) throw new Missing(found.missing);
+  return found;
+}
+
 function stt(env: Env): SttSettings {
-  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'azure', 'google', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  if (provider === 'azure') return { provider, azure: { ...account(azureSpeech(env, 'stt')), language: text(env, 'STT_LANGUAGE') ?? 'en-US', timeoutMs: 10_000 } };
+  if (provider === 'google') {
+    return { provider, google: { ...account(googleCloud(env, 'stt')), language: text(env, 'STT_LANGUAGE') ?? 'en-US', model: text(env, 'GOOGLE_STT_MODEL'), timeoutMs: 15_000 } };
+  }
   if (provider === 'assemblyai') {
     const apiKey = text(env, 'ASSEMBLYAI_API_KEY');
     if (!apiKey) throw new Missing('AssemblyAI needs ASSEMBLYAI_API_KEY');
@@ -228,7 +245,9 @@ function stt(env: Env): SttSettings {
 function tts(env: Env): TtsSettings {
   const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'CARTESIA_API_KEY') ? 'cartesia' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
   // `espeak` is the older name of the local voice.
-  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'local', 'espeak'], guess);
+  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'azure', 'google', 'local', 'espeak'], guess);
+  if (provider === 'azure') return { provider, azure: { ...account(azureSpeech(env, 'tts')), voice: text(env, 'AZURE_SPEECH_VOICE') ?? 'en-US-JennyNeural', timeoutMs: 10_000 } };
+  if (provider === 'google') return { provider, google: { ...account(googleCloud(env, 'tts')), voice: text(env, 'GOOGLE_TTS_VOICE') ?? 'en-US-Neural2-F', timeoutMs: 10_000 } };
   if (provider === 'cartesia') {
     const apiKey = text(env, 'CARTESIA_API_KEY');
     const voiceId = text(env, 'CARTESIA_VOICE_ID');
