@@ -15,7 +15,7 @@
  * length, header lines, body) and checked: `speech.config` first, every message with `Path`,
  * `X-RequestId` (32 hex digits, no dashes) and `X-Timestamp`, a turn's first audio with
  * `Content-Type` and a RIFF header (else closed with 1002 or 1007, as the service does). A new
- * request id gets `turn.start` and `speech.startDetected`; about every 200 ms of audio a
+ * request id gets `turn.start` and `speech.startDetected`; about every 200 ms of speech (not silence) a
  * `speech.hypothesis` with one more word of the scripted transcript; the empty audio message
  * `speech.endDetected`, `speech.phrase` (Success, the scripted DisplayText, Offset and Duration in
  * 100 ns units) and `turn.end`. `dropStreams` terminates the next N sockets on their first audio.
@@ -23,7 +23,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { encodeMulaw, pcmToBytes } from '../../src/lib/audio.js';
+import { bytesToPcm, encodeMulaw, pcmToBytes, rms } from '../../src/lib/audio.js';
 import { synthesize } from '../../src/lib/speech.js';
 
 export const AZURE_TTS_PATH = '/cognitiveservices/v1';
@@ -169,7 +169,8 @@ export async function startAzureSpeechServer(apiKey: string): Promise<AzureSpeec
       if (body.length > 8192) return ws.close(1007, 'Audio chunk is larger than 8192 bytes');
       if (body.length > 0) {
         turn.bytes += body.length;
-        turn.sinceWord += body.length;
+        // Words come with speech, not with the silence of the line between turns.
+        if (rms(bytesToPcm(body)) > 300) turn.sinceWord += body.length;
         stream.audioBytes += body.length;
         if (turn.sinceWord >= turn.rate * 2 * 0.2 && turn.words < words().length) {
           turn.sinceWord = 0;
