@@ -18,7 +18,8 @@
  * request id gets `turn.start` and `speech.startDetected`; about every 200 ms of speech (not silence) a
  * `speech.hypothesis` with one more word of the scripted transcript; the empty audio message
  * `speech.endDetected`, `speech.phrase` (Success, the scripted DisplayText, Offset and Duration in
- * 100 ns units) and `turn.end`. `dropStreams` terminates the next N sockets on their first audio.
+ * 100 ns units) and `turn.end`. `dropStreams` terminates the next N sockets on their first audio;
+ * `unansweredEnds` leaves the next N ends of a turn's audio unanswered.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +42,8 @@ export interface AzureSpeechServer {
   stall: number;
   transcripts: string[];
   dropStreams: number;
+  /** The next N ends of a turn's audio go unanswered. */
+  unansweredEnds: number;
   /** Each socket: its query, upgrade headers, the messages it sent (audio as byte counts) and its turns. */
   streams: Array<{ query: Record<string, string>; headers: http.IncomingHttpHeaders; messages: Array<{ path: string; headers: Record<string, string>; body: unknown }>; turns: string[]; audioBytes: number; wavRates: number[] }>;
   close(): Promise<void>;
@@ -67,6 +70,7 @@ export async function startAzureSpeechServer(apiKey: string): Promise<AzureSpeec
     stall: 0,
     transcripts: [],
     dropStreams: 0,
+    unansweredEnds: 0,
     streams: [],
     close: async () => undefined,
   };
@@ -180,6 +184,7 @@ export async function startAzureSpeechServer(apiKey: string): Promise<AzureSpeec
         return;
       }
       // The end of the turn's audio: its phrase, then the end of the turn.
+      if (state.unansweredEnds > 0) return void state.unansweredEnds--;
       const duration = Math.round((turn.bytes / (turn.rate * 2)) * 1e7);
       send('speech.endDetected', id, { Offset: duration });
       const text = state.transcripts.shift();

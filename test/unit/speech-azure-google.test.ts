@@ -122,7 +122,7 @@ describe('Azure Speech speech-to-text (WebSocket)', () => {
     assert.ok(s.messages.filter((m) => m.path === 'audio' && m.body === 0).length === 2);
   });
 
-  it('a refused key is a final error; a dropped socket is a retryable one', async () => {
+  it('a refused key is a final error; a dropped socket and a turn.end that never comes are retryable ones', async () => {
     const read = async (stream: SttStream) => {
       for await (const _ of stream.events);
     };
@@ -131,6 +131,11 @@ describe('Azure Speech speech-to-text (WebSocket)', () => {
     const stream = stt().open({ signal, sampleRateHz: 16000 });
     stream.write(await synthesize('Hello?', { sampleRateHz: 16000 }));
     await assert.rejects(read(stream), (e: ServiceError) => e.retryable && /closed the stream: 1006/.test(e.message));
+    azure.unansweredEnds = 1;
+    const waiting = new AzureSTT({ apiKey: 'az-key', url: `${azure.wsUrl}${AZURE_STT_PATH}`, language: 'en-US', timeoutMs: 300 }).open({ signal, sampleRateHz: 16000 });
+    waiting.write(await synthesize('Hello?', { sampleRateHz: 16000 }));
+    waiting.endSegment();
+    await assert.rejects(read(waiting), (e: ServiceError) => e.retryable && /no turn.end within 300 ms/.test(e.message));
   });
 });
 

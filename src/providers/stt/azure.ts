@@ -17,7 +17,9 @@
  *   `telemetry` message (the times it received the turn's messages), as the protocol asks.
  *
  * Audio that comes while a turn is ending is held and starts the next turn after `turn.end`: a new
- * request id makes the service drop what it still owes the previous one.
+ * request id makes the service drop what it still owes the previous one. A turn whose `turn.end`
+ * does not come within the timeout leaves the connection in doubt (so says the protocol): the
+ * stream fails, retryably.
  */
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
@@ -116,7 +118,7 @@ export class AzureSTT implements STT {
     });
 
     // The turn under way: its request id, whether its audio has ended, what it received when.
-    let turn: { id: string; ending: boolean; words: boolean; received: Array<[string, string]> } | undefined;
+    let turn: { id: string; ending: boolean; words: boolean; received: Array<[string, string]>; deadline?: NodeJS.Timeout } | undefined;
     let turns = 0;
     const held: Buffer[] = [];
     let heldBytes = 0;
@@ -165,6 +167,7 @@ export class AzureSTT implements STT {
       } else if (path === 'turn.end') {
         const ended = turn;
         turn = undefined;
+        clearTimeout(ended.deadline);
         acknowledge(ended);
         // A turn the service ended on its own, over silence, is no utterance.
         if (ended.ending || ended.words) queue.put({ type: 'utterance_end' });
@@ -176,21 +179,28 @@ export class AzureSTT implements STT {
     });
     ws.on('error', (err) => queue.end(options.signal.aborted ? undefined : new ServiceError(this.label, err.message, true, { cause: err })));
     ws.on('close', (code, reason) => {
+      clearTimeout(turn?.deadline);
       if (closing || code === 1000) queue.end();
       else queue.end(new ServiceError(this.label, `closed the stream: ${code} ${reason.toString()}`.trim(), !FINAL_CLOSE.has(code)));
     });
 
     let closing = false;
     let finish: () => void = () => undefined;
+    /** Ends the turn's audio; its words and turn.end are due within the timeout. */
+    const endTurn = (ending: NonNullable<typeof turn>) => {
+      ending.ending = true;
+      audio(new Uint8Array(0));
+      ending.deadline = setTimeout(() => {
+        queue.end(new ServiceError(this.label, `no turn.end within ${o.timeoutMs} ms of the end of the audio`, true));
+        ws.terminate();
+      }, o.timeoutMs);
+    };
     const close = async () => {
       if (closing) return;
       closing = true;
       if (ws.readyState === WebSocket.OPEN && turn) {
         // The turn's last words: end its audio and wait (briefly) for turn.end.
-        if (!turn.ending) {
-          turn.ending = true;
-          audio(new Uint8Array(0));
-        }
+        if (!turn.ending) endTurn(turn);
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 2000);
           finish = () => (clearTimeout(timer), resolve());
@@ -214,9 +224,7 @@ export class AzureSTT implements STT {
         sendAudio(bytes);
       },
       endSegment() {
-        if (!turn || turn.ending) return;
-        turn.ending = true;
-        audio(new Uint8Array(0));
+        if (turn && !turn.ending) endTurn(turn);
       },
       events: queue,
       close,
