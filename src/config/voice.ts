@@ -153,6 +153,8 @@ export interface VoiceSettings {
    * primary LLM (LLM_MODELS) and more voices of the configured speech service (TTS_VOICES).
    */
   choices: { llmModels: string[]; ttsVoices: string[] };
+  /** TTS_FALLBACK=local: the local voice speaks a sentence the speech service keeps failing on. */
+  ttsFallback?: 'local' | undefined;
 }
 
 /** A comma-separated list, without blanks or repeats. */
@@ -346,5 +348,6 @@ export function voiceSettings(env: Env): VoiceSettings {
     sileroRuntime: oneOf(env, 'SILERO_RUNTIME', ['native', 'wasm', 'auto'], 'auto'),
     pricing: pricing(env),
     choices: { llmModels: list(env, 'LLM_MODELS'), ttsVoices: list(env, 'TTS_VOICES') },
+    ...(oneOf(env, 'TTS_FALLBACK', ['none', 'local'], 'none') === 'local' ? { ttsFallback: 'local' as const } : {}),
   };
 }

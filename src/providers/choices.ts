@@ -145,6 +145,17 @@ function chosenStt(stt: SttSettings, language: string | undefined): STT | undefi
   }
 }
 
+/**
+ * A voice with its retries (resilience.ts), and after it the local voice when TTS_FALLBACK=local:
+ * a sentence the service keeps failing on before its first audio (429, 5xx, a broken connection,
+ * a timeout) is then spoken locally rather than lost. Only for a voice at the local voice's rate
+ * (the engine resamples one rate per stream).
+ */
+export function speaking(settings: VoiceSettings, voice: TTS): TTS {
+  const local = settings.ttsFallback === 'local' && !(voice instanceof LocalTTS) && voice.sampleRateHz === LocalTTS.RATE_HZ ? new LocalTTS(settings.localVoice) : undefined;
+  return new FallbackTTS(local ? [voice, local] : [voice]);
+}
+
 /** The speech service that speaks with `voice` (`provider:name`); undefined when no such service is configured now. */
 function chosenTts(settings: VoiceSettings, configured: Configured, voice: string | undefined): TTS | undefined {
   if (voice === undefined) return undefined;
@@ -157,11 +168,11 @@ function chosenTts(settings: VoiceSettings, configured: Configured, voice: strin
     if (local.engine === 'flite' && !(FLITE_VOICES as readonly string[]).includes(name)) return undefined;
     return new FallbackTTS([new LocalTTS({ ...local, voice: name } as typeof local)]);
   }
-  if (provider === 'openai' && t.provider === 'openai') return new FallbackTTS([new OpenAITTS({ ...t.openai, voice: name })]);
-  if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return new FallbackTTS([new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name })]);
-  if (provider === 'cartesia' && t.provider === 'cartesia') return new FallbackTTS([new CartesiaTTS({ ...t.cartesia, voiceId: name })]);
-  if (provider === 'azure' && t.provider === 'azure') return new FallbackTTS([new AzureTTS({ ...t.azure, voice: name })]);
-  if (provider === 'google' && t.provider === 'google') return new FallbackTTS([new GoogleTTS({ ...t.google, voice: name })]);
+  if (provider === 'openai' && t.provider === 'openai') return speaking(settings, new OpenAITTS({ ...t.openai, voice: name }));
+  if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return speaking(settings, new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name }));
+  if (provider === 'cartesia' && t.provider === 'cartesia') return speaking(settings, new CartesiaTTS({ ...t.cartesia, voiceId: name }));
+  if (provider === 'azure' && t.provider === 'azure') return speaking(settings, new AzureTTS({ ...t.azure, voice: name }));
+  if (provider === 'google' && t.provider === 'google') return speaking(settings, new GoogleTTS({ ...t.google, voice: name }));
   return undefined;
 }
 

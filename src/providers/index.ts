@@ -13,9 +13,9 @@ import { CartesiaTTS } from './tts/cartesia.js';
 import { AzureTTS } from './tts/azure.js';
 import { GoogleTTS } from './tts/google.js';
 import { OpenAITTS } from './tts/openai.js';
-import { FallbackLLM, FallbackTTS } from './resilience.js';
+import { FallbackLLM } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
-import { chooser } from './choices.js';
+import { chooser, speaking } from './choices.js';
 
 export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
 export { createStt } from './stt/index.js';
@@ -56,7 +56,7 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
             : t.provider === 'google'
               ? new GoogleTTS(t.google)
               : new LocalTTS(settings.localVoice);
-  const services: VoiceServices = { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
+  const services: VoiceServices = { llm, stt, tts: speaking(settings, tts), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));
   return { services };

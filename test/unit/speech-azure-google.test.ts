@@ -104,6 +104,8 @@ describe('Azure Speech speech-to-text (WebSocket)', () => {
     assert.ok(events.some((e) => e.type === 'interim' && e.text === 'yes please'), JSON.stringify(events));
     assert.equal(events.filter((e) => e.type === 'utterance_end').length, 2);
     const s = azure.streams.at(-1)!;
+    // The last acknowledgement reaches the server in its own time.
+    for (let i = 0; i < 400 && s.messages.filter((m) => m.path === 'telemetry').length < 2; i++) await new Promise((r) => setTimeout(r, 5));
     assert.deepEqual(s.query, { language: 'es-MX', format: 'simple' });
     assert.deepEqual(s.wavRates, [8000, 8000]);
     assert.equal(s.turns.length, 2);
@@ -231,5 +233,26 @@ describe('configuration and choices', () => {
     const chosen = made.services.choose!({ voice: 'azure:en-US-GuyNeural' }).tts;
     assert.ok(rms((await speech(chosen.synthesize('Hello there.', { signal }))).pcm) > 500);
     assert.equal(azure.ttsRequests.at(-1)!.voice, 'en-US-GuyNeural');
+  });
+
+  it('TTS_FALLBACK=local: a sentence Azure keeps refusing with 429 is spoken by the local voice; an unknown voice still fails', async () => {
+    const settings = voiceSettings({
+      LLM_BASE_URL: 'http://127.0.0.1:9/v1',
+      STT_BASE_URL: 'http://127.0.0.1:9/v1',
+      TTS_PROVIDER: 'azure',
+      TTS_FALLBACK: 'local',
+      AZURE_SPEECH_KEY: 'az-key',
+      AZURE_SPEECH_TTS_URL: `${azure.url}${AZURE_TTS_PATH}`,
+    });
+    const made = createVoiceServices(settings);
+    assert.ok('services' in made);
+    assert.equal(made.services.tts.label, 'fallback(azure-speech, flite)');
+    azure.throttle = 2;
+    const before = azure.ttsRequests.length;
+    const { pcm } = await speech(made.services.tts.synthesize('Thanks for waiting.', { signal }));
+    assert.deepEqual([azure.throttle, azure.ttsRequests.length - before], [0, 2], 'both tries refused');
+    assert.deepEqual(pcm, await synthesize('Thanks for waiting.', { sampleRateHz: 16000 }), 'the local voice said it');
+    const unknown = made.services.choose!({ voice: 'azure:en-GB-SoniaNeural' }).tts;
+    await assert.rejects(speech(unknown.synthesize('Hi.', { signal })), (e: ServiceError) => e.status === 400);
   });
 });
