@@ -8,7 +8,10 @@
  * set but wrong (a malformed URL, a temperature out of range) is a ConfigError.
  */
 import { FLITE_VOICES, type LocalVoice } from '../lib/speech.js';
+import { azureSpeech, googleCloud, type AzureSttSettings, type AzureTtsSettings, type GoogleSttSettings, type GoogleTtsSettings } from './cloud-speech.js';
 import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
+
+export type { AzureSttSettings, AzureTtsSettings, GoogleSttSettings, GoogleTtsSettings } from './cloud-speech.js';
 
 const OPENAI = 'https://api.openai.com/v1';
 const ANTHROPIC = 'https://api.anthropic.com/v1';
@@ -126,12 +129,16 @@ export type SttSettings =
   | { provider: 'openai'; openai: OpenAISttSettings }
   | { provider: 'deepgram'; deepgram: DeepgramSettings }
   | { provider: 'assemblyai'; assemblyai: AssemblyAiSettings }
+  | { provider: 'azure'; azure: AzureSttSettings }
+  | { provider: 'google'; google: GoogleSttSettings }
   | { provider: 'sarvam'; sarvam: SarvamSttSettings };
 export type TtsSettings =
   | { provider: 'openai'; openai: OpenAITtsSettings }
   | { provider: 'elevenlabs'; elevenlabs: ElevenLabsSettings }
   | { provider: 'cartesia'; cartesia: CartesiaSettings }
   | { provider: 'sarvam'; sarvam: SarvamTtsSettings }
+  | { provider: 'azure'; azure: AzureTtsSettings }
+  | { provider: 'google'; google: GoogleTtsSettings }
   | { provider: 'local' };
 
 /** Prices, per unit, in one currency (USD by default). */
@@ -172,6 +179,8 @@ export interface VoiceSettings {
    * primary LLM (LLM_MODELS) and more voices of the configured speech service (TTS_VOICES).
    */
   choices: { llmModels: string[]; ttsVoices: string[] };
+  /** TTS_FALLBACK=local: the local voice speaks a sentence the speech service keeps failing on. */
+  ttsFallback?: 'local' | undefined;
 }
 
 /** A comma-separated list, without blanks or repeats. */
@@ -232,11 +241,21 @@ function sarvam(env: Env, what: string): { apiKey: string; url: string } {
   return { apiKey, url: httpUrl('SARVAM_URL', text(env, 'SARVAM_URL') ?? SARVAM) };
 }
 
+/** A cloud account's key and endpoint, or what is missing for it (a soft problem). */
+function account<T extends object>(found: T | { missing: string }): T {
+  if ('missing' in found) throw new Missing(found.missing);
+  return found;
+}
+
 function stt(env: Env): SttSettings {
-  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'sarvam', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'azure', 'google', 'sarvam', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
   if (provider === 'sarvam') {
     const language = text(env, 'STT_LANGUAGE') ?? text(env, 'SARVAM_LANGUAGE') ?? 'hi-IN';
     return { provider, sarvam: { ...sarvam(env, 'speech-to-text'), model: text(env, 'SARVAM_STT_MODEL') ?? 'saarika:v2.5', language } };
+  }
+  if (provider === 'azure') return { provider, azure: { ...account(azureSpeech(env, 'stt')), language: text(env, 'STT_LANGUAGE') ?? 'en-US', timeoutMs: 10_000 } };
+  if (provider === 'google') {
+    return { provider, google: { ...account(googleCloud(env, 'stt')), language: text(env, 'STT_LANGUAGE') ?? 'en-US', model: text(env, 'GOOGLE_STT_MODEL'), timeoutMs: 15_000 } };
   }
   if (provider === 'assemblyai') {
     const apiKey = text(env, 'ASSEMBLYAI_API_KEY');
@@ -267,12 +286,14 @@ function stt(env: Env): SttSettings {
 function tts(env: Env): TtsSettings {
   const guess = text(env, 'ELEVENLABS_API_KEY') ? 'elevenlabs' : text(env, 'CARTESIA_API_KEY') ? 'cartesia' : text(env, 'TTS_BASE_URL') || text(env, 'TTS_API_KEY') ? 'openai' : 'local';
   // `espeak` is the older name of the local voice.
-  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'sarvam', 'local', 'espeak'], guess);
+  const provider = choice(env, 'TTS_PROVIDER', ['openai', 'elevenlabs', 'cartesia', 'azure', 'google', 'sarvam', 'local', 'espeak'], guess);
   if (provider === 'sarvam') {
     const model = text(env, 'SARVAM_TTS_MODEL') ?? 'bulbul:v2';
     const speaker = text(env, 'SARVAM_SPEAKER') ?? (model.startsWith('bulbul:v2') ? 'anushka' : 'shubh');
     return { provider, sarvam: { ...sarvam(env, 'voice'), model, speaker, language: text(env, 'SARVAM_LANGUAGE') ?? 'hi-IN', timeoutMs: 15_000 } };
   }
+  if (provider === 'azure') return { provider, azure: { ...account(azureSpeech(env, 'tts')), voice: text(env, 'AZURE_SPEECH_VOICE') ?? 'en-US-JennyNeural', timeoutMs: 10_000 } };
+  if (provider === 'google') return { provider, google: { ...account(googleCloud(env, 'tts')), voice: text(env, 'GOOGLE_TTS_VOICE') ?? 'en-US-Neural2-F', timeoutMs: 10_000 } };
   if (provider === 'cartesia') {
     const apiKey = text(env, 'CARTESIA_API_KEY');
     const voiceId = text(env, 'CARTESIA_VOICE_ID');
@@ -371,5 +392,6 @@ export function voiceSettings(env: Env): VoiceSettings {
     sileroRuntime: oneOf(env, 'SILERO_RUNTIME', ['native', 'wasm', 'auto'], 'auto'),
     pricing: pricing(env),
     choices: { llmModels: list(env, 'LLM_MODELS'), ttsVoices: list(env, 'TTS_VOICES') },
+    ...(oneOf(env, 'TTS_FALLBACK', ['none', 'local'], 'none') === 'local' ? { ttsFallback: 'local' as const } : {}),
   };
 }

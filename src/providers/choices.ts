@@ -11,11 +11,11 @@ import type { VoiceServices } from '../voice/conversation.js';
 import type { LLM, STT, TTS } from '../voice/services.js';
 import { createLlm } from './llm/index.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
-import { AssemblyAiSTT } from './stt/assemblyai.js';
-import { DeepgramSTT } from './stt/deepgram.js';
-import { OpenAITranscriptionSTT } from './stt/openai.js';
-import { SARVAM_STT_LANGUAGES, SarvamSTT } from './stt/sarvam.js';
+import { SARVAM_STT_LANGUAGES } from './stt/sarvam.js';
+import { createStt } from './stt/index.js';
+import { AzureTTS } from './tts/azure.js';
 import { CartesiaTTS } from './tts/cartesia.js';
+import { GoogleTTS } from './tts/google.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { LocalTTS } from './tts/espeak.js';
 import { OpenAITTS } from './tts/openai.js';
@@ -37,6 +37,24 @@ export const DEEPGRAM_LANGUAGES = (
   'bg ca zh zh-CN zh-TW zh-HK cs da da-DK nl nl-BE en en-US en-AU en-GB en-NZ en-IN et fi fr fr-CA de de-CH el hi hu id it ja ko ko-KR lv lt ms no pl pt pt-BR pt-PT ro ru sk es es-419 sv sv-SE th th-TH tr uk vi'
 ).split(' ');
 
+/** Azure Speech's neural voices offered besides AZURE_SPEECH_VOICE and TTS_VOICES: its common ones, by locale. */
+export const AZURE_VOICES = [
+  'en-US-JennyNeural', 'en-US-GuyNeural', 'en-US-AriaNeural', 'en-US-DavisNeural', 'en-US-AvaMultilingualNeural', 'en-US-AndrewMultilingualNeural',
+  'en-GB-SoniaNeural', 'en-GB-RyanNeural', 'en-IN-NeerjaNeural', 'en-IN-PrabhatNeural', 'es-ES-ElviraNeural', 'es-MX-DaliaNeural',
+  'fr-FR-DeniseNeural', 'de-DE-KatjaNeural', 'it-IT-ElsaNeural', 'pt-BR-FranciscaNeural', 'hi-IN-SwaraNeural', 'hi-IN-MadhurNeural',
+] as const;
+
+/** Google Cloud Text-to-Speech voices offered besides GOOGLE_TTS_VOICE and TTS_VOICES. */
+export const GOOGLE_VOICES = [
+  'en-US-Neural2-F', 'en-US-Neural2-J', 'en-US-Neural2-C', 'en-US-Standard-C', 'en-GB-Neural2-A', 'en-GB-Neural2-B', 'en-IN-Neural2-A',
+  'es-ES-Neural2-A', 'es-US-Neural2-A', 'fr-FR-Neural2-A', 'de-DE-Neural2-B', 'it-IT-Neural2-A', 'pt-BR-Neural2-A', 'hi-IN-Neural2-A', 'hi-IN-Neural2-B',
+] as const;
+
+/** The locales Azure's and Google's speech-to-text take that are offered to templates (both take many more; STT_LANGUAGE may name any). */
+export const CLOUD_STT_LANGUAGES = (
+  'en-US en-GB en-AU en-CA en-IN es-ES es-MX es-US fr-FR fr-CA de-DE it-IT pt-BR pt-PT nl-NL sv-SE da-DK nb-NO fi-FI pl-PL ru-RU tr-TR ar-SA hi-IN bn-IN ta-IN te-IN mr-IN ja-JP ko-KR zh-CN'
+).split(' ');
+
 type Configured = Exclude<VoiceSettings['services'], { missing: string }>;
 
 /** The voices a call may speak with: the configured speech service's, then the local voice's. */
@@ -56,6 +74,10 @@ function voices(settings: VoiceSettings): AgentOptions['voices'] {
   } else if (tts?.provider === 'sarvam') {
     const s = tts.sarvam;
     add('sarvam', [s.speaker, ...settings.choices.ttsVoices, ...(SARVAM_SPEAKERS[s.model] ?? [])], s.speaker, (n) => `${n} (Sarvam ${s.model}, ${s.language})`);
+  } else if (tts?.provider === 'azure') {
+    add('azure', [tts.azure.voice, ...settings.choices.ttsVoices, ...AZURE_VOICES], tts.azure.voice, (n) => `${n} (Azure Speech)`);
+  } else if (tts?.provider === 'google') {
+    add('google', [tts.google.voice, ...settings.choices.ttsVoices, ...GOOGLE_VOICES], tts.google.voice, (n) => `${n} (Google Cloud)`);
   }
   const local = settings.localVoice;
   const localDefault = !tts || tts.provider === 'local' ? local.voice : undefined;
@@ -88,6 +110,10 @@ function sttLanguages(stt: SttSettings): { list: AgentOptions['stt_languages']; 
     const byDefault = stt.assemblyai.language?.split('-')[0] ?? 'en';
     return { list: ASSEMBLYAI_LANGUAGES.map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'language' };
   }
+  if (stt.provider === 'azure' || stt.provider === 'google') {
+    const byDefault = stt.provider === 'azure' ? stt.azure.language : stt.google.language;
+    return { list: [...new Set([byDefault, ...CLOUD_STT_LANGUAGES])].map((id) => ({ id, label: languageLabel(id), default: id === byDefault })), match: 'exact' };
+  }
   const byDefault = stt.openai.language;
   return { list: WHISPER_LANGUAGES.map((id) => ({ id, label: languageLabel(id), default: id === byDefault?.split('-')[0] })), match: 'language' };
 }
@@ -114,9 +140,31 @@ function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): 
 
 function chosenStt(stt: SttSettings, language: string | undefined): STT | undefined {
   if (language === undefined) return undefined;
-  if (stt.provider === 'assemblyai') return new AssemblyAiSTT({ ...stt.assemblyai, language });
-  if (stt.provider === 'sarvam') return new SarvamSTT({ ...stt.sarvam, language });
-  return stt.provider === 'deepgram' ? new DeepgramSTT({ ...stt.deepgram, language }) : new OpenAITranscriptionSTT({ ...stt.openai, language });
+  switch (stt.provider) {
+    case 'assemblyai':
+      return createStt({ ...stt, assemblyai: { ...stt.assemblyai, language } });
+    case 'deepgram':
+      return createStt({ ...stt, deepgram: { ...stt.deepgram, language } });
+    case 'azure':
+      return createStt({ ...stt, azure: { ...stt.azure, language } });
+    case 'google':
+      return createStt({ ...stt, google: { ...stt.google, language } });
+    case 'sarvam':
+      return createStt({ ...stt, sarvam: { ...stt.sarvam, language } });
+    default:
+      return createStt({ ...stt, openai: { ...stt.openai, language } });
+  }
+}
+
+/**
+ * A voice with its retries (resilience.ts), and after it the local voice when TTS_FALLBACK=local:
+ * a sentence the service keeps failing on before its first audio (429, 5xx, a broken connection,
+ * a timeout) is then spoken locally rather than lost. Only for a voice at the local voice's rate
+ * (the engine resamples one rate per stream).
+ */
+export function speaking(settings: VoiceSettings, voice: TTS): TTS {
+  const local = settings.ttsFallback === 'local' && !(voice instanceof LocalTTS) && voice.sampleRateHz === LocalTTS.RATE_HZ ? new LocalTTS(settings.localVoice) : undefined;
+  return new FallbackTTS(local ? [voice, local] : [voice]);
 }
 
 /** The speech service that speaks with `voice` (`provider:name`); undefined when no such service is configured now. */
@@ -131,10 +179,12 @@ function chosenTts(settings: VoiceSettings, configured: Configured, voice: strin
     if (local.engine === 'flite' && !(FLITE_VOICES as readonly string[]).includes(name)) return undefined;
     return new FallbackTTS([new LocalTTS({ ...local, voice: name } as typeof local)]);
   }
-  if (provider === 'openai' && t.provider === 'openai') return new FallbackTTS([new OpenAITTS({ ...t.openai, voice: name })]);
-  if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return new FallbackTTS([new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name })]);
-  if (provider === 'cartesia' && t.provider === 'cartesia') return new FallbackTTS([new CartesiaTTS({ ...t.cartesia, voiceId: name })]);
-  if (provider === 'sarvam' && t.provider === 'sarvam') return new FallbackTTS([new SarvamTTS({ ...t.sarvam, speaker: name })]);
+  if (provider === 'openai' && t.provider === 'openai') return speaking(settings, new OpenAITTS({ ...t.openai, voice: name }));
+  if (provider === 'elevenlabs' && t.provider === 'elevenlabs') return speaking(settings, new ElevenLabsTTS({ ...t.elevenlabs, voiceId: name }));
+  if (provider === 'cartesia' && t.provider === 'cartesia') return speaking(settings, new CartesiaTTS({ ...t.cartesia, voiceId: name }));
+  if (provider === 'azure' && t.provider === 'azure') return speaking(settings, new AzureTTS({ ...t.azure, voice: name }));
+  if (provider === 'google' && t.provider === 'google') return speaking(settings, new GoogleTTS({ ...t.google, voice: name }));
+  if (provider === 'sarvam' && t.provider === 'sarvam') return speaking(settings, new SarvamTTS({ ...t.sarvam, speaker: name }));
   return undefined;
 }
 

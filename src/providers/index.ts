@@ -6,20 +6,20 @@
 import type { VoiceSettings } from '../config/voice.js';
 import type { VoiceServices } from '../voice/conversation.js';
 import { createLlm } from './llm/index.js';
-import { OpenAITranscriptionSTT } from './stt/openai.js';
-import { DeepgramSTT } from './stt/deepgram.js';
-import { AssemblyAiSTT } from './stt/assemblyai.js';
-import { SarvamSTT } from './stt/sarvam.js';
+import { createStt } from './stt/index.js';
 import { LocalTTS } from './tts/espeak.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { CartesiaTTS } from './tts/cartesia.js';
+import { AzureTTS } from './tts/azure.js';
+import { GoogleTTS } from './tts/google.js';
 import { SarvamTTS } from './tts/sarvam.js';
 import { OpenAITTS } from './tts/openai.js';
-import { FallbackLLM, FallbackTTS } from './resilience.js';
+import { FallbackLLM } from './resilience.js';
 import { SileroVAD } from './vad/index.js';
-import { chooser } from './choices.js';
+import { chooser, speaking } from './choices.js';
 
 export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
+export { createStt } from './stt/index.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
 export { AssemblyAiSTT } from './stt/assemblyai.js';
@@ -28,6 +28,10 @@ export { LocalTTS } from './tts/espeak.js';
 export { ElevenLabsTTS } from './tts/elevenlabs.js';
 export { CartesiaTTS } from './tts/cartesia.js';
 export { SarvamTTS } from './tts/sarvam.js';
+export { AzureTTS } from './tts/azure.js';
+export { GoogleTTS } from './tts/google.js';
+export { AzureSTT } from './stt/azure.js';
+export { GoogleSTT } from './stt/google.js';
 export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
@@ -41,9 +45,7 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   // A second LLM takes over when the first keeps failing before it answers.
   const llms = configured.llm.map((options) => createLlm(options));
   const llm = new FallbackLLM(llms);
-  const s = configured.stt;
-  const stt =
-    s.provider === 'deepgram' ? new DeepgramSTT(s.deepgram) : s.provider === 'assemblyai' ? new AssemblyAiSTT(s.assemblyai) : s.provider === 'sarvam' ? new SarvamSTT(s.sarvam) : new OpenAITranscriptionSTT(s.openai);
+  const stt = createStt(configured.stt);
   const t = configured.tts;
   const tts =
     t.provider === 'openai'
@@ -52,10 +54,14 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
         ? new ElevenLabsTTS(t.elevenlabs)
         : t.provider === 'cartesia'
           ? new CartesiaTTS(t.cartesia)
-          : t.provider === 'sarvam'
-            ? new SarvamTTS(t.sarvam)
-            : new LocalTTS(settings.localVoice);
-  const services: VoiceServices = { llm, stt, tts: new FallbackTTS([tts]), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
+          : t.provider === 'azure'
+            ? new AzureTTS(t.azure)
+            : t.provider === 'google'
+              ? new GoogleTTS(t.google)
+              : t.provider === 'sarvam'
+                ? new SarvamTTS(t.sarvam)
+                : new LocalTTS(settings.localVoice);
+  const services: VoiceServices = { llm, stt, tts: speaking(settings, tts), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));
   return { services };

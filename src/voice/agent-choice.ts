@@ -29,7 +29,7 @@ export type AgentChoice = Static<typeof AgentChoiceSchema>;
 
 const Option = Type.Object({ id: Type.String(), label: Type.String(), default: Type.Boolean({ description: 'The one a template that chooses nothing gets' }) });
 export const AgentOptionsSchema = Type.Object({
-  voices: Type.Array(Type.Intersect([Option, Type.Object({ provider: Type.String({ description: 'openai, elevenlabs or local' }) })])),
+  voices: Type.Array(Type.Intersect([Option, Type.Object({ provider: Type.String({ description: 'openai, elevenlabs, cartesia, azure, google or local' }) })])),
   llm_models: Type.Array(Option, { description: 'Empty when no LLM is configured' }),
   stt_languages: Type.Array(Option, { description: 'Empty when no speech-to-text is configured' }),
   stt_language_match: Type.Union([Type.Literal('exact'), Type.Literal('language')], {

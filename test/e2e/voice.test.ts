@@ -4,7 +4,8 @@
  * callee over Twilio's protocols. The callee speaks real audio; the transcription server answers
  * with the words of each spoken segment; the LLM answers with scripted text and a tool call.
  * A second call runs on the streaming services instead: Cartesia's voice and AssemblyAI's
- * speech-to-text, each a local server speaking its WebSocket protocol.
+ * speech-to-text, each a local server speaking its WebSocket protocol; and a third Dialer hears and
+ * speaks through Azure Speech's protocols (a local server speaking them).
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -18,6 +19,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startAssemblyAiServer, type AssemblyAiServer } from '../helpers/assemblyai-server.js';
 import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
+import { AZURE_STT_PATH, AZURE_TTS_PATH, startAzureSpeechServer, type AzureSpeechServer } from '../helpers/azure-speech-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -246,5 +248,100 @@ describe('a call on the streaming services', () => {
     assert.equal(stream.query.sample_rate, '8000');
     assert.ok(stream.audioBytes / 16_000 > 1, `${stream.audioBytes / 16_000} s streamed`);
     assert.deepEqual(stream.messages.at(0), { type: 'ForceEndpoint' });
+  });
+});
+
+describe('a call heard and spoken through Azure Speech', () => {
+  let azureServer: RunningServer;
+  let azureEmulator: Emulator;
+  let azure: AzureSpeechServer;
+  let azureAdmin: Client;
+  let azureDataDir: string;
+
+  before(async () => {
+    const port = await freePort();
+    azure = await startAzureSpeechServer('azure-e2e-key');
+    azureEmulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
+    azureDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-azure-'));
+    ({ server: azureServer, admin: azureAdmin } = await serveDialer({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DIALER_DATA_DIR: azureDataDir,
+      DIALER_JWT_SECRET: 'azure-secret-azure-secret-azure-secret-01',
+      DIALER_ADMIN_EMAIL: 'admin@example.com',
+      DIALER_ADMIN_PASSWORD: 'admin-password-1',
+      DIALER_POLL_MS: '100',
+      LOG_LEVEL: 'silent',
+      TWILIO_ACCOUNT_SID: TWILIO.accountSid,
+      TWILIO_AUTH_TOKEN: TWILIO.authToken,
+      TWILIO_API_URL: azureEmulator.url,
+      LLM_BASE_URL: ai.url,
+      STT_PROVIDER: 'azure',
+      TTS_PROVIDER: 'azure',
+      AZURE_SPEECH_KEY: 'azure-e2e-key',
+      AZURE_SPEECH_STT_URL: `${azure.wsUrl}${AZURE_STT_PATH}`,
+      AZURE_SPEECH_TTS_URL: `${azure.url}${AZURE_TTS_PATH}`,
+    }));
+  });
+
+  after(async () => {
+    await azureServer?.close();
+    await azureEmulator?.close();
+    await azure?.close();
+    fs.rmSync(azureDataDir, { recursive: true, force: true });
+  });
+
+  it('greets in the Azure voice, hears the answer over the streaming protocol, confirms and says goodbye', async () => {
+    const reseller = (await azureAdmin.post('/resellers', { name: 'Azure' })).body.id;
+    const flow = {
+      initial_node: 'greet',
+      turn_taking: { mode: 'vad' },
+      nodes: [
+        {
+          node_name: 'greet',
+          task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm the order.' }],
+          functions: [{ name: 'confirm_order', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'], transition_to: 'done' }],
+        },
+        { node_name: 'done', task_messages: [{ role: 'system', content: 'Thank them.' }], pre_actions: [{ type: 'tts_say', text: 'Thank you. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }] },
+      ],
+    };
+    const tpl = await azureAdmin.post('/templates', { name: 'azure', reseller_id: reseller, flow, agent: { voice: 'azure:en-US-GuyNeural' } });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const unknown = await azureAdmin.post('/templates', { name: 'azure-unknown', reseller_id: reseller, flow, agent: { voice: 'azure:en-US-NobodyNeural' } });
+    assert.equal(unknown.status, 400, JSON.stringify(unknown.body));
+    await azureAdmin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal((await azureAdmin.post('/numbers', { phone_number: '+12125550310', provider: 'PROVIDER_A' })).status, 200);
+
+    ai.chat.push({ text: 'Hello Ana! Shall I confirm your order?' }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+    azure.transcripts.push('Yes, please confirm it.');
+    const callee = '+14155550310';
+    azureEmulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    const pushed = await azureAdmin.post('/leads', { request_id: 'azure-1', template: 'azure', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+
+    let lead: any;
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      lead = (await azureAdmin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
+      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(lead.outcome, 'confirmed', JSON.stringify(lead.metaData));
+    assert.deepEqual(
+      lead.metaData.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', 'Hello Ana! Shall I confirm your order?'],
+        ['user', 'Yes, please confirm it.'],
+        ['assistant', 'Thank you. Goodbye!'],
+      ],
+    );
+    assert.deepEqual(lead.metaData.errors, []);
+    // The template's Azure voice spoke each line; the caller was heard at the line's 8 kHz, turn by turn.
+    assert.ok(azure.ttsRequests.length >= 2 && azure.ttsRequests.every((r) => r.voice === 'en-US-GuyNeural'), JSON.stringify(azure.ttsRequests.map((r) => r.voice)));
+    const stream = azure.streams[0]!;
+    assert.equal(stream.wavRates[0], 8000);
+    assert.ok(stream.messages.some((m) => m.path === 'telemetry'));
+    assert.ok(rms(azureEmulator.calls.find((c) => c.to === callee)!.received.pcm) > 300);
   });
 });

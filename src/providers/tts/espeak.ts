@@ -3,8 +3,10 @@ import { DEFAULT_LOCAL_VOICE, synthesize, warmUp, type LocalVoice } from '../../
 import { ServiceError, type TTS } from '../../voice/services.js';
 
 export class LocalTTS implements TTS {
+  /** The rate it speaks at, known before one is made (making one warms its engine). */
+  static readonly RATE_HZ = 16000;
   readonly label: string;
-  readonly sampleRateHz = 16000;
+  readonly sampleRateHz = LocalTTS.RATE_HZ;
 
   constructor(private readonly voice: LocalVoice = DEFAULT_LOCAL_VOICE) {
     this.label = voice.engine;

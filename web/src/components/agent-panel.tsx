@@ -41,7 +41,7 @@ function ChoiceSelect({ name, value, options, onChange, disabled, groupBy }: { n
   );
 }
 
-const PROVIDERS: Record<string, string> = { openai: 'OpenAI speech', elevenlabs: 'ElevenLabs', local: 'Local voice' };
+const PROVIDERS: Record<string, string> = { openai: 'OpenAI speech', elevenlabs: 'ElevenLabs', cartesia: 'Cartesia', azure: 'Azure Speech', google: 'Google Cloud', local: 'Local voice' };
 
 export function AgentPanel({ value, onChange, writable, errorAt }: { value: AgentChoice; onChange(next: AgentChoice): void; writable: boolean; errorAt(path: string): string | undefined }) {
   const options = useLoad((signal) => templates.agentOptions(signal), []);
