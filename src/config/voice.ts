@@ -81,13 +81,18 @@ export interface CartesiaSettings {
 
 /** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
 export interface RealtimeSettings {
-  /** wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter). */
+  /** The wire protocol: the OpenAI Realtime API (default) or Google's Gemini Live API. */
+  provider?: 'openai' | 'gemini';
+  /**
+   * wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter), or Gemini
+   * Live's BidiGenerateContent endpoint (the key goes in its `key` query parameter).
+   */
   url: string;
   apiKey?: string | undefined;
   model: string;
   voice: string;
-  /** The model that transcribes the caller's turns for the record. */
-  transcriptionModel: string;
+  /** The model that transcribes the caller's turns for the record (OpenAI; Gemini Live transcribes with its own). */
+  transcriptionModel?: string;
   connectTimeoutMs: number;
 }
 
@@ -135,7 +140,7 @@ export interface VoiceSettings {
   agent: 'flow' | 'greeter';
   /** The AI services, or what is missing for them. `llm` lists the primary model and its fallback (LLM_FALLBACK_*). */
   services: { llm: LlmSettings[]; stt: SttSettings; tts: TtsSettings } | { missing: string };
-  /** Set (DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
+  /** Set (DIALER_REALTIME_PROVIDER, DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
   realtime?: RealtimeSettings | undefined;
   localVoice: LocalVoiceSettings;
   /** Which ONNX Runtime build runs the Silero VAD: native, wasm, or auto (native when it loads). */
@@ -256,17 +261,27 @@ function tts(env: Env): TtsSettings {
 }
 
 const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
+export const GEMINI_LIVE = 'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
 
 /** The realtime model, when one is chosen; a wrong URL is a ConfigError, a missing key a soft problem. */
 function realtime(env: Env): RealtimeSettings | undefined {
   const rawUrl = text(env, 'DIALER_REALTIME_URL');
   const model = text(env, 'DIALER_REALTIME_MODEL');
-  if (!rawUrl && !model) return undefined;
-  const url = (rawUrl ?? OPENAI_REALTIME).replace(/\/+$/, '');
+  const chosen = text(env, 'DIALER_REALTIME_PROVIDER');
+  if (!rawUrl && !model && !chosen) return undefined;
+  const provider = oneOf(env, 'DIALER_REALTIME_PROVIDER', ['openai', 'gemini'], 'openai');
+  const vendorUrl = provider === 'gemini' ? GEMINI_LIVE : OPENAI_REALTIME;
+  const url = (rawUrl ?? vendorUrl).replace(/\/+$/, '');
   if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
+  if (provider === 'gemini') {
+    const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'GEMINI_API_KEY');
+    if (url === GEMINI_LIVE && !apiKey) throw new Missing('the Gemini Live API needs DIALER_REALTIME_API_KEY (or GEMINI_API_KEY), or DIALER_REALTIME_URL for a local server');
+    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', connectTimeoutMs: 10_000 };
+  }
   const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
   if (url === OPENAI_REALTIME && !apiKey) throw new Missing('the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server');
   return {
+    provider,
     url,
     apiKey,
     model: model ?? 'gpt-4o-realtime-preview',

@@ -3,7 +3,10 @@
  * (OpenAI-compatible or Anthropic, with an optional fallback), speech-to-text, speech (the local voice unless a service is configured)
  * and the local Silero voice activity detector.
  */
-import type { VoiceSettings } from '../config/voice.js';
+import type { RealtimeSettings, VoiceSettings } from '../config/voice.js';
+import type { RealtimeModel } from '../voice/services.js';
+import { OpenAIRealtime } from './realtime/openai.js';
+import { GeminiLive } from './realtime/gemini.js';
 import type { VoiceServices } from '../voice/conversation.js';
 import { createLlm } from './llm/index.js';
 import { OpenAITranscriptionSTT } from './stt/openai.js';
@@ -26,6 +29,7 @@ export { ElevenLabsTTS } from './tts/elevenlabs.js';
 export { CartesiaTTS } from './tts/cartesia.js';
 export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
+export { GeminiLive } from './realtime/gemini.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
 export { agentOptions } from './choices.js';
@@ -46,4 +50,9 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));
   return { services };
+}
+
+/** The realtime speech-to-speech model of its settings: the OpenAI Realtime API or Gemini Live. */
+export function createRealtimeModel(settings: RealtimeSettings): RealtimeModel {
+  return settings.provider === 'gemini' ? new GeminiLive(settings) : new OpenAIRealtime(settings);
 }
