@@ -16,9 +16,10 @@
  * - a reply (to the caller's turn, to `clientContent` with `turnComplete`, or to a function's result)
  *   plays the next scripted one: its text in the local voice as `modelTurn` parts of
  *   `inlineData` `audio/pcm;rate=24000` in 100 ms pieces (faster than real time) with
- *   `outputTranscription` words, then `generationComplete`; `turnComplete` (with `usageMetadata`)
- *   once that audio would have played out, as the service waits for the playback; function calls as
- *   `toolCall.functionCalls` (the model then waits for their `toolResponse`); or the socket closed
+ *   `outputTranscription` words, then `generationComplete`; `turnComplete` once that audio would
+ *   have played out, as the service waits for the playback; function calls as
+ *   `toolCall.functionCalls` (the model then waits for their `toolResponse`); `usageMetadata` with
+ *   `turnComplete`, `toolCall` and `interrupted`; or the socket closed
  *   with 1011 (`error`) or dropped (`drop`).
  *
  *   const live = await startGeminiLiveServer({ firstAudioMs: 300 });
@@ -111,7 +112,7 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
   let quietMs = 0;
   let pending = new Int16Array(0);
   /** The reply in its turn (until `turnComplete`), which the caller's speech interrupts. */
-  let current: { interrupted: boolean; done: boolean } | undefined;
+  let current: { interrupted: boolean; done: boolean; usage: () => Record<string, unknown> } | undefined;
   let replies = 0;
 
   const frameHeard = (loud: boolean) => {
@@ -122,7 +123,7 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
         speaking = true;
         if (current && !current.done) {
           current.interrupted = true;
-          send({ serverContent: { interrupted: true } });
+          send({ serverContent: { interrupted: true }, usageMetadata: current.usage() });
         }
       }
       return;
@@ -146,11 +147,13 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
     replies++;
     if (reply.drop) return ws.terminate();
     if (reply.error) return shut(1011, reply.error.message);
-    const turn = { interrupted: false, done: false };
+    let outputTokens = 1;
+    // What the reply has cost so far: the context it read and the tokens of its words.
+    const usage = () => ({ promptTokenCount: 120, responseTokenCount: outputTokens, totalTokenCount: 120 + outputTokens, promptTokensDetails: [{ modality: 'AUDIO', tokenCount: 120 }] });
+    const turn = { interrupted: false, done: false, usage };
     current = turn;
     const log: GeminiLiveServer['responses'][number] = { connection, createdAt: Date.now(), audioMs: 0 };
     state.responses.push(log);
-    let outputTokens = 1;
     if (reply.text) {
       const [pcm] = await Promise.all([speech(reply.text, OUTPUT_HZ), wait(state.pace.firstAudioMs)]);
       const words = reply.text.split(/(?<=\s)/);
@@ -180,11 +183,11 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
     if (reply.tools?.length) {
       turn.done = true;
       log.status = 'tool_call';
-      return send({ toolCall: { functionCalls: reply.tools.map((t) => ({ id: `function-call-${++ids}`, name: t.name, args: t.arguments })) } });
+      return send({ toolCall: { functionCalls: reply.tools.map((t) => ({ id: `function-call-${++ids}`, name: t.name, args: t.arguments })) }, usageMetadata: usage() });
     }
     turn.done = true;
     log.status = 'completed';
-    send({ serverContent: { turnComplete: true }, usageMetadata: { promptTokenCount: 120, responseTokenCount: outputTokens, totalTokenCount: 120 + outputTokens, promptTokensDetails: [{ modality: 'AUDIO', tokenCount: 120 }] } });
+    send({ serverContent: { turnComplete: true }, usageMetadata: usage() });
   };
 
   ws.on('message', (data) => {

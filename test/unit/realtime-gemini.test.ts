@@ -131,8 +131,8 @@ describe('Gemini Live client', () => {
     await w.next((e) => e.type === 'transcript' && w.events.filter((x) => x.type === 'transcript').length > 3);
     speak(session, 16_000, 300);
     const cancelled = await w.next((e) => e.type === 'response_done');
-    assert.deepEqual(cancelled, { type: 'response_done', responseId: audio.responseId, status: 'cancelled' });
-    assert.deepEqual(w.types().slice(0, 3), ['response_started', 'response_done', 'speech_started']);
+    assert.deepEqual(cancelled, { type: 'response_done', responseId: audio.responseId, status: 'cancelled', usage: { promptTokens: 120, completionTokens: (cancelled as { usage: { completionTokens: number } }).usage.completionTokens } });
+    assert.deepEqual(w.types().slice(0, 3), ['response_started', 'speech_started', 'response_done']);
     // The caller heard a second of it.
     session.truncate(audio.itemId, 1000);
     await w.next((e) => e.type === 'user_transcript');

@@ -330,12 +330,12 @@ class GeminiLiveSession implements RealtimeSession {
   }
 
   /** The caller is speaking: a turn opens unless one is open (late words join the turn being answered). */
-  private heardCaller(): Line {
+  private heardCaller(announce = true): Line {
     if (this.user) return this.user.line;
     const line: Line = { role: 'user', text: '' };
     this.history.push(line);
     this.user = { itemId: this.nextId('user'), line, stopped: false };
-    this.emit({ type: 'speech_started' });
+    if (announce) this.emit({ type: 'speech_started' });
     return line;
   }
 
@@ -383,8 +383,10 @@ class GeminiLiveSession implements RealtimeSession {
     const c = m.serverContent;
     if (c) {
       if (c.interrupted) {
+        // The barge-in first (the caller heard part of the reply), then the reply's end, as cut.
+        this.emit({ type: 'speech_started' });
         this.endResponse('cancelled');
-        this.heardCaller();
+        this.heardCaller(false);
       }
       if (c.inputTranscription?.text) this.heardCaller().text += c.inputTranscription.text;
       for (const part of c.modelTurn?.parts ?? []) {

@@ -212,12 +212,16 @@ export class RealtimeAgent implements CallAgent {
       if (!playout.playing) return;
       interruptions++;
       let delivered = false;
+      let finishing = false;
       for (const cut of playout.interrupt()) {
         rt.truncate(cut.itemId, cut.playedMs);
         truncations.push({ item_id: cut.itemId, audio_end_ms: Math.round(cut.playedMs), audio_sent_ms: Math.round(cut.sentMs) });
         delivered = brain.cut(cut.responseId, cut.sentMs > 0 ? cut.playedMs / cut.sentMs : 0) || delivered;
+        finishing ||= brain.finishing(cut.responseId);
       }
-      running?.abort();
+      // A reply still streaming when the caller spoke ends (cancelled) with the words they heard:
+      // the turn waiting for it takes them. Otherwise the turn in hand stops.
+      if (!finishing) running?.abort();
       // The turn whose words the engine holds keeps only what the caller heard of them.
       if (delivered) {
         const lines = turnLines;
