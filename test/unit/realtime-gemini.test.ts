@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { voiceSettings } from '../../src/config/voice.js';
+import { createRealtimeModel } from '../../src/providers/index.js';
 import { GeminiLive, geminiSetup } from '../../src/providers/realtime/gemini.js';
 import type { RealtimeEvent, RealtimeSession } from '../../src/voice/services.js';
 import { BAD_KEY_REASON, startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-live-server.js';
@@ -174,5 +176,23 @@ describe('Gemini Live client', () => {
     assert.equal(setup.model, 'models/gemini-3.8-live');
     assert.equal(setup.systemInstruction, undefined);
     assert.equal(setup.tools, undefined);
+  });
+
+  it('is chosen by DIALER_REALTIME_PROVIDER=gemini, with Google\'s endpoint, the current live model and Puck by default; Google\'s own server needs a key', () => {
+    const chat = { LLM_BASE_URL: 'http://127.0.0.1:1/v1', STT_BASE_URL: 'http://127.0.0.1:1/v1' };
+    const chosen = voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini', GEMINI_API_KEY: 'g-key' });
+    assert.deepEqual(chosen.realtime, {
+      provider: 'gemini',
+      url: 'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent',
+      apiKey: 'g-key',
+      model: 'gemini-3.8-live',
+      voice: 'Puck',
+      connectTimeoutMs: 10_000,
+    });
+    assert.equal(createRealtimeModel(chosen.realtime!).label, 'gemini-live');
+    assert.equal(createRealtimeModel(voiceSettings({ ...chat, DIALER_REALTIME_MODEL: 'gpt-realtime', OPENAI_API_KEY: 'k' }).realtime!).label, 'openai-realtime');
+    const keyless = voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini' }).services;
+    assert.ok('missing' in keyless && keyless.missing.includes('GEMINI_API_KEY'), JSON.stringify(keyless));
+    assert.throws(() => voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'bard' }), /DIALER_REALTIME_PROVIDER/);
   });
 });
