@@ -176,12 +176,12 @@ class GeminiLiveSession implements RealtimeSession {
     if (this.response) this.endResponse('cancelled');
     this.pendingTools = [];
     this.pendingTurns = [];
+    // The conversation as it stands; what is said or asked for while the session opens follows it.
+    const turns = this.historyTurns();
     openSession(this.options, this.label, this.config, this.signal).then(
       (ws) => {
         if (generation !== this.generation || this.closing) return void ws.close(1000);
         this.adopt(ws, this.config);
-        // The conversation first, then what waited for the session, then the caller's audio.
-        const turns = this.historyTurns();
         if (turns.length) this.send({ clientContent: { turns, turnComplete: false } });
         for (const m of this.outbox.splice(0)) this.send(m);
         for (const audio of this.backlog.splice(0)) this.sendAudio(audio);
