@@ -74,7 +74,7 @@ class GeminiLiveSession implements RealtimeSession {
   private readonly calls = new Map<string, { name: string; arguments: string }>();
   /** The caller's turn in hand: opened by their speech, `stopped` once the model answers it. */
   private user: { itemId: string; line: Line; stopped: boolean } | undefined;
-  private response: { id: string; itemId: string; interrupted: boolean } | undefined;
+  private response: { id: string; itemId: string } | undefined;
   /** Each reply's words and the audio sent of them, for what a barge-in leaves. */
   private readonly items = new Map<string, { line: Line; text: string; audioMs: number }>();
   private usage: LlmUsage | undefined;
@@ -240,7 +240,7 @@ class GeminiLiveSession implements RealtimeSession {
       this.user.stopped = true;
       this.emit({ type: 'speech_stopped', itemId: this.user.itemId });
     }
-    const response = { id: this.nextId('resp'), itemId: this.nextId('item'), interrupted: false };
+    const response = { id: this.nextId('resp'), itemId: this.nextId('item') };
     this.response = response;
     const line: Line = { role: 'model', text: '' };
     this.history.push(line);
