@@ -7,7 +7,7 @@
  * (the baseline, a template setting away) and the adaptive one. What is measured is what the callee
  * heard (bench/turns/measure.ts). Method and figures: docs/turn-taking.md.
  *
- *   npm run bench:turns                  every engine (the baseline, the realtime model, the adaptive)
+ *   npm run bench:turns                  every engine (the baseline, the realtime models, the adaptive)
  *   ENGINES=adaptive npm run bench:turns one engine
  *   CALLS=6 npm run bench:turns          calls at once per engine (the corpus is split among them)
  *
@@ -31,8 +31,8 @@ interface Engine {
   label: string;
   /** The flow node's turn-taking settings. */
   settings: Record<string, unknown>;
-  /** The flow runs on the far side's realtime model instead of the chat pipeline. */
-  realtime?: boolean;
+  /** The flow runs on the far side's realtime model (of this protocol) instead of the chat pipeline. */
+  realtime?: 'openai' | 'gemini';
 }
 
 const ALL_ENGINES: Engine[] = [
@@ -41,7 +41,13 @@ const ALL_ENGINES: Engine[] = [
     name: 'realtime',
     label: `the flow on a realtime model (the OpenAI Realtime protocol, local: its VAD ends a turn after ${REALTIME.silenceMs} ms of quiet, first audio ${REALTIME.firstAudioMs} ms later; its own reply latency ${REALTIME.silenceMs + REALTIME.firstAudioMs} ms), Dialer relaying audio`,
     settings: {},
-    realtime: true,
+    realtime: 'openai',
+  },
+  {
+    name: 'gemini',
+    label: `the flow on Gemini Live (its protocol, local: its activity detection ends a turn after ${REALTIME.silenceMs} ms of quiet, first audio ${REALTIME.firstAudioMs} ms later; its own reply latency ${REALTIME.silenceMs + REALTIME.firstAudioMs} ms), Dialer relaying audio`,
+    settings: {},
+    realtime: 'gemini',
   },
   { name: 'adaptive', label: 'the default: barge-in confirmed by words, adaptive end of turn, speculative replies, warm connections, first clause', settings: {} },
 ];
@@ -99,7 +105,8 @@ async function run(engine: Engine): Promise<Run> {
     TWILIO_ACCOUNT_SID: TWILIO.accountSid,
     TWILIO_AUTH_TOKEN: TWILIO.authToken,
     TWILIO_API_URL: ready.emulatorUrl,
-    ...(engine.realtime ? { DIALER_REALTIME_URL: ready.realtimeUrl, DIALER_REALTIME_MODEL: 'bench-realtime' } : {}),
+    ...(engine.realtime === 'openai' ? { DIALER_REALTIME_URL: ready.realtimeUrl, DIALER_REALTIME_MODEL: 'bench-realtime' } : {}),
+    ...(engine.realtime === 'gemini' ? { DIALER_REALTIME_PROVIDER: 'gemini', DIALER_REALTIME_URL: ready.geminiUrl, DIALER_REALTIME_API_KEY: ready.geminiKey } : {}),
   });
   try {
     const { api } = dialer;

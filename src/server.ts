@@ -18,7 +18,7 @@ import type { App } from './http/index.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { OutboundClient } from './lib/outbound/index.js';
 import { warmUp } from './lib/speech.js';
-import { createVoiceServices, OpenAIRealtime, preloadSilero } from './providers/index.js';
+import { createRealtimeModel, createVoiceServices, preloadSilero } from './providers/index.js';
 import { findTemplateById } from './templates/index.js';
 import { tenantsService } from './tenants/index.js';
 import { AuditRetention, AuditService, AuthRepository } from './auth/index.js';
@@ -88,7 +88,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
   };
   const chat = new ConversationAgent({ services: chosen.services, ...flowParts });
   // A realtime model carries the flows when one is configured; the chat pipeline takes the calls it cannot.
-  const agent = voice.realtime ? new RealtimeAgent({ model: new OpenAIRealtime(voice.realtime), tts: chosen.services.tts, analysisLlm: chosen.services.llm, fallback: chat, ...flowParts }) : chat;
+  const agent = voice.realtime ? new RealtimeAgent({ model: createRealtimeModel(voice.realtime), tts: chosen.services.tts, analysisLlm: chosen.services.llm, fallback: chat, ...flowParts }) : chat;
   return { agent, services: chosen.services };
 }
 

@@ -6,14 +6,14 @@
  * - LLM (OpenAI chat completions, streamed): first token 350 ms after the request, then a word
  *   every 30 ms;
  * - TTS (OpenAI speech, PCM): first audio 120 ms after the request, the rest at 4x real time;
- * - a realtime model (the OpenAI Realtime API's WebSocket protocol): its voice activity detection
- *   ends a turn after REALTIME.silenceMs of quiet, and the reply's first audio comes
- *   REALTIME.firstAudioMs later (the same greeting and replies, spoken by the local voice);
+ * - a realtime model (the OpenAI Realtime API's WebSocket protocol) and another (Gemini Live's): its
+ *   voice activity detection ends a turn after REALTIME.silenceMs of quiet, and the reply's first
+ *   audio comes REALTIME.firstAudioMs later (the same greeting and replies, spoken by the local voice);
  * - every new connection (HTTP or WebSocket) pays a handshake of HANDSHAKE_MS, as TCP and TLS to a
  *   distant service do; a kept-alive connection pays nothing.
  *
  * Driven by its parent over the IPC channel:
- *   <- { type: 'ready', emulatorUrl, aiUrl, sttUrl, realtimeUrl, behaviours }
+ *   <- { type: 'ready', emulatorUrl, aiUrl, sttUrl, realtimeUrl, geminiUrl, geminiKey, behaviours }
  *   -> { type: 'calls', calls: [{ callee, behaviours: [ids] }] }   callee scripts for a run
  *   -> { type: 'collect', callees }   <- { type: 'collected', calls: [...] } once those calls ended
  *   -> { type: 'close' }
@@ -22,6 +22,7 @@ import { startEmulator, type CalleeStep } from '../../src/emulator/index.js';
 import { startDeepgramServer } from '../../test/helpers/deepgram-server.js';
 import { startOpenAIServer, type ChatLog } from '../../test/helpers/openai-server.js';
 import { speech, startRealtimeServer } from '../../test/helpers/realtime-server.js';
+import { startGeminiLiveServer } from '../../test/helpers/gemini-live-server.js';
 import { buildCorpus, clipsOf, TURN_KINDS, type Behaviour } from './corpus.js';
 import type { Heard } from './measure.js';
 import { ClipBook } from '../../test/helpers/clips.js';
@@ -40,7 +41,7 @@ export interface CollectedCall {
 
 export type FarRequest = { type: 'calls'; calls: Array<{ callee: string; behaviours: string[] }> } | { type: 'collect'; callees: string[] } | { type: 'close' };
 export type FarReply =
-  | { type: 'ready'; emulatorUrl: string; aiUrl: string; sttUrl: string; realtimeUrl: string; behaviours: Array<Omit<Behaviour, 'parts'> & { clips: number }> }
+  | { type: 'ready'; emulatorUrl: string; aiUrl: string; sttUrl: string; realtimeUrl: string; geminiUrl: string; geminiKey: string; behaviours: Array<Omit<Behaviour, 'parts'> & { clips: number }> }
   | { type: 'collected'; calls: CollectedCall[] };
 
 export const GREETING =
@@ -68,7 +69,9 @@ ai.respond = (body) => {
 };
 const realtime = await startRealtimeServer({ firstAudioMs: REALTIME.firstAudioMs });
 realtime.respond = (n) => ({ text: n === 0 ? GREETING : REPLIES[(n - 1) % REPLIES.length]! });
-await Promise.all([GREETING, ...REPLIES].map((text) => speech(text, 8000)));
+const gemini = await startGeminiLiveServer({ firstAudioMs: REALTIME.firstAudioMs });
+gemini.respond = (n) => ({ text: n === 0 ? GREETING : REPLIES[(n - 1) % REPLIES.length]! });
+await Promise.all([GREETING, ...REPLIES].flatMap((text) => [speech(text, 8000), speech(text, 24_000)]));
 const stt = await startDeepgramServer(DEEPGRAM_KEY, { transcriber: (send) => book.transcriber(send, SERVICE.sttResultMs), connectionSetupMs: HANDSHAKE_MS });
 const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
 
@@ -121,7 +124,7 @@ process.on('message', (m: FarRequest) => {
       })();
       break;
     case 'close':
-      void Promise.all([emulator.close(), ai.close(), stt.close(), realtime.close()]).finally(() => process.exit(0));
+      void Promise.all([emulator.close(), ai.close(), stt.close(), realtime.close(), gemini.close()]).finally(() => process.exit(0));
       break;
   }
 });
@@ -132,5 +135,7 @@ process.send!({
   aiUrl: ai.url,
   sttUrl: stt.url,
   realtimeUrl: realtime.url,
+  geminiUrl: gemini.url,
+  geminiKey: gemini.apiKey,
   behaviours: corpus.map(({ parts, ...b }) => ({ ...b, clips: parts.filter((p) => 'clip' in p).length })),
 } satisfies FarReply);

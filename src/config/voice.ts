@@ -10,8 +10,10 @@
 import { FLITE_VOICES, type LocalVoice } from '../lib/speech.js';
 import { azureSpeech, googleCloud, type AzureSttSettings, type AzureTtsSettings, type GoogleSttSettings, type GoogleTtsSettings } from './cloud-speech.js';
 import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
+import { realtimeSettings, type RealtimeSettings } from './realtime.js';
 
 export type { AzureSttSettings, AzureTtsSettings, GoogleSttSettings, GoogleTtsSettings } from './cloud-speech.js';
+export { GEMINI_LIVE, type RealtimeSettings } from './realtime.js';
 
 const OPENAI = 'https://api.openai.com/v1';
 const ANTHROPIC = 'https://api.anthropic.com/v1';
@@ -106,18 +108,6 @@ export interface SarvamSttSettings {
   language: string;
 }
 
-/** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
-export interface RealtimeSettings {
-  /** wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter). */
-  url: string;
-  apiKey?: string | undefined;
-  model: string;
-  voice: string;
-  /** The model that transcribes the caller's turns for the record. */
-  transcriptionModel: string;
-  connectTimeoutMs: number;
-}
-
 /**
  * The voice Dialer speaks with when no speech service is configured (and the built-in agent and
  * the emulator's callees always): flite, compiled to WebAssembly and installed with Dialer from
@@ -168,7 +158,7 @@ export interface VoiceSettings {
   agent: 'flow' | 'greeter';
   /** The AI services, or what is missing for them. `llm` lists the primary model and its fallback (LLM_FALLBACK_*). */
   services: { llm: LlmSettings[]; stt: SttSettings; tts: TtsSettings } | { missing: string };
-  /** Set (DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
+  /** Set (DIALER_REALTIME_PROVIDER, DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
   realtime?: RealtimeSettings | undefined;
   localVoice: LocalVoiceSettings;
   /** Which ONNX Runtime build runs the Silero VAD: native, wasm, or auto (native when it loads). */
@@ -320,27 +310,6 @@ function tts(env: Env): TtsSettings {
   return { provider: 'local' };
 }
 
-const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
-
-/** The realtime model, when one is chosen; a wrong URL is a ConfigError, a missing key a soft problem. */
-function realtime(env: Env): RealtimeSettings | undefined {
-  const rawUrl = text(env, 'DIALER_REALTIME_URL');
-  const model = text(env, 'DIALER_REALTIME_MODEL');
-  if (!rawUrl && !model) return undefined;
-  const url = (rawUrl ?? OPENAI_REALTIME).replace(/\/+$/, '');
-  if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
-  const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
-  if (url === OPENAI_REALTIME && !apiKey) throw new Missing('the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server');
-  return {
-    url,
-    apiKey,
-    model: model ?? 'gpt-4o-realtime-preview',
-    voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'alloy',
-    transcriptionModel: 'whisper-1',
-    connectTimeoutMs: 10_000,
-  };
-}
-
 /** DIALER_PRICING: JSON with any of the Pricing keys, e.g. {"telephonyPerMinute":0.0085}; the rest keep their defaults. */
 function pricing(env: Env): Pricing {
   const raw = text(env, 'DIALER_PRICING');
@@ -373,7 +342,8 @@ export function voiceSettings(env: Env): VoiceSettings {
   let services: VoiceSettings['services'];
   let realtimeModel: RealtimeSettings | undefined;
   try {
-    realtimeModel = realtime(env);
+    const chosen = realtimeSettings(env);
+    realtimeModel = chosen && account(chosen);
     const llms = [llm(env, { provider: 'LLM_PROVIDER', base: 'LLM_BASE_URL', key: 'LLM_API_KEY', model: 'LLM_MODEL' }, true)];
     // A second LLM takes over when the first keeps failing before it answers.
     if (text(env, 'LLM_FALLBACK_BASE_URL') || text(env, 'LLM_FALLBACK_PROVIDER')) {

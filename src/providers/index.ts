@@ -3,7 +3,10 @@
  * (OpenAI-compatible or Anthropic, with an optional fallback), speech-to-text, speech (the local voice unless a service is configured)
  * and the local Silero voice activity detector.
  */
-import type { VoiceSettings } from '../config/voice.js';
+import type { RealtimeSettings, VoiceSettings } from '../config/voice.js';
+import type { RealtimeModel } from '../voice/services.js';
+import { OpenAIRealtime } from './realtime/openai.js';
+import { GeminiLive } from './realtime/gemini.js';
 import type { VoiceServices } from '../voice/conversation.js';
 import { createLlm } from './llm/index.js';
 import { createStt } from './stt/index.js';
@@ -34,6 +37,7 @@ export { AzureSTT } from './stt/azure.js';
 export { GoogleSTT } from './stt/google.js';
 export { OpenAITTS } from './tts/openai.js';
 export { OpenAIRealtime } from './realtime/openai.js';
+export { GeminiLive } from './realtime/gemini.js';
 export { SileroVAD, preloadSilero } from './vad/index.js';
 export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './resilience.js';
 export { agentOptions } from './choices.js';
@@ -65,4 +69,9 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
   services.choose = chooser(settings, services, llms.slice(1));
   return { services };
+}
+
+/** The realtime speech-to-speech model of its settings: the OpenAI Realtime API or Gemini Live. */
+export function createRealtimeModel(settings: RealtimeSettings): RealtimeModel {
+  return settings.provider === 'gemini' ? new GeminiLive(settings) : new OpenAIRealtime(settings);
 }

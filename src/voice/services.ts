@@ -219,7 +219,7 @@ export function warmConnection(service: 'llm' | 'tts', url: string, headers: Rec
 }
 
 // ---------------------------------------------------------------------------------------------
-// Realtime: a speech-to-speech model (the OpenAI Realtime API) that hears the caller, detects the
+// Realtime: a speech-to-speech model (the OpenAI Realtime API, Gemini Live) that hears the caller, detects the
 // end of their turns, answers in its own voice and calls the node's functions, over one WebSocket.
 
 /** What the session is told (sent again whenever the flow enters a node). */

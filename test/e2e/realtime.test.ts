@@ -19,21 +19,18 @@ import { after, before, describe, it } from 'node:test';
 import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
-import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
-import { OpenAICompatibleLLM, OpenAIRealtime } from '../../src/providers/index.js';
+import { OpenAIRealtime } from '../../src/providers/index.js';
 import type { RealtimeEvent } from '../../src/voice/services.js';
-import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
 import { APOLOGY } from '../../src/voice/flow/engine.js';
 import type { Client } from '../helpers/app.js';
-import { TEST_OUTBOUND_ALLOW } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { flow, GREETING, onChat, SCRIPT } from '../helpers/realtime-flow.js';
 import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000044', authToken: 'realtime-e2e-token' };
-const GREETING = 'Hello Ana, this is Maya from Acme. I am calling about your order A-42, a blue chair for your study. Shall I confirm it for you today?';
 
 let server: RunningServer;
 let emulator: Emulator;
@@ -43,45 +40,6 @@ let hooks: Receiver;
 let admin: Client;
 let dataDir: string;
 let reseller: string;
-
-const flow = (hookUrl: string) => ({
-  initial_node: 'greet',
-  post_call_analysis: { success_criteria: 'The order was confirmed.' },
-  nodes: [
-    {
-      node_name: 'greet',
-      role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
-      task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
-      functions: [
-        {
-          name: 'confirm_order',
-          properties: { confirmed: { type: 'boolean' } },
-          required: ['confirmed'],
-          transition_to: 'delivery',
-          hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }],
-        },
-      ],
-    },
-    {
-      node_name: 'delivery',
-      task_messages: [{ role: 'system', content: 'Ask which day suits {customer_name} for the delivery.' }],
-      functions: [{ name: 'set_day', properties: { day: { type: 'string' } }, required: ['day'], transition_to: 'goodbye' }],
-    },
-    {
-      node_name: 'goodbye',
-      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
-      pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
-    },
-  ],
-});
-
-/** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
-const SCRIPT = {
-  greeting: { text: GREETING },
-  confirm: { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
-  askDay: { text: 'Great. Which day suits you for the delivery?' },
-  setDay: { tools: [{ name: 'set_day', arguments: { day: 'Tuesday' } }] },
-};
 
 before(async () => {
   const port = await freePort();
@@ -137,34 +95,11 @@ async function call(requestId: string, callee: string): Promise<any> {
   }
 }
 
-/** The same flow on the chat LLM: the flow engine with the OpenAI-compatible client, the caller's turns as text. */
-async function onChat(): Promise<{ nodes: string[]; hook: unknown; outcome: string | undefined }> {
-  const chatHooks = await startReceiver({ crm: 'updated' });
-  try {
-    ai.chat.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
-    const session = createFlowSession(flow(chatHooks.url) as never, {
-      llm: new OpenAICompatibleLLM({ baseUrl: ai.url, model: 'gpt-4o-mini', timeoutMs: 5000 }),
-      variables: { customer_name: 'Ana', order_id: 'A-42' },
-      fetch: new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW)).fetch,
-    });
-    const drain = async (actions: AsyncIterable<AgentAction>) => {
-      for await (const _ of actions);
-    };
-    const signal = new AbortController().signal;
-    await drain(session.start(signal));
-    await drain(session.userTurn('Yes, please confirm it.', signal));
-    await drain(session.userTurn('Tuesday.', signal));
-    return { nodes: session.record.node_traversal, hook: chatHooks.requests.map((r) => ({ method: r.method, path: r.path, body: r.body })), outcome: session.record.outcome };
-  } finally {
-    await chatHooks.close();
-  }
-}
-
 describe('a flow on a realtime model', () => {
   it('runs the three-node flow as the chat LLM does; a barge-in truncates the greeting at what was heard', async () => {
     const health = await admin.get('/health');
     assert.equal(health.body.calls.agent, 'realtime', JSON.stringify(health.body.calls));
-    const chat = await onChat();
+    const chat = await onChat(ai);
 
     rt.replies.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
     rt.transcripts.push('Yes, please confirm it.', 'Tuesday.');

@@ -108,7 +108,7 @@ class OpenAIRealtimeSession implements RealtimeSession {
         voice: this.options.voice,
         input_audio_format: format,
         output_audio_format: format,
-        input_audio_transcription: { model: this.options.transcriptionModel },
+        input_audio_transcription: { model: this.options.transcriptionModel ?? 'whisper-1' },
         turn_detection: { type: 'server_vad' },
         tools: config.tools.map((t) => ({ type: 'function', name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters })),
         tool_choice: 'auto',

@@ -1,5 +1,5 @@
 /**
- * A template's flow carried by a realtime speech-to-speech model (the OpenAI Realtime API): the
+ * A template's flow carried by a realtime speech-to-speech model (the OpenAI Realtime API, Gemini Live): the
  * caller's audio goes to the model as it comes, the model's voice activity detection takes the
  * turns, and its audio is played as it streams. The flow engine runs as it does on the chat
  * pipeline (nodes, functions, hooks, transitions, actions, variables, the record), with the model
@@ -8,7 +8,7 @@
  *
  * Barge-in: when the caller starts speaking over the agent's audio, the playout is cleared, the
  * model's item is truncated at the audio the caller heard (`audio_end_ms`), and the transcript
- * keeps the words of that share. A session that fails (an error answering a request, the socket
+ * keeps the words of that share (of a reply still streaming, once the model ends it). A session that fails (an error answering a request, the socket
  * closing) ends the call with the error recorded, after an apology; a model that cannot be reached
  * at the start hands the call to the chat pipeline when one is configured.
  */
@@ -213,12 +213,16 @@ export class RealtimeAgent implements CallAgent {
       if (!playout.playing) return;
       interruptions++;
       let delivered = false;
+      let finishing = false;
       for (const cut of playout.interrupt()) {
         rt.truncate(cut.itemId, cut.playedMs);
         truncations.push({ item_id: cut.itemId, audio_end_ms: Math.round(cut.playedMs), audio_sent_ms: Math.round(cut.sentMs) });
         delivered = brain.cut(cut.responseId, cut.sentMs > 0 ? cut.playedMs / cut.sentMs : 0) || delivered;
+        finishing ||= brain.finishing(cut.responseId);
       }
-      running?.abort();
+      // A reply still streaming when the caller spoke ends (cancelled) with the words they heard:
+      // the turn waiting for it takes them. Otherwise the turn in hand stops.
+      if (!finishing) running?.abort();
       // The turn whose words the engine holds keeps only what the caller heard of them.
       if (delivered) {
         const lines = turnLines;

@@ -93,6 +93,15 @@ export class RealtimeBrain implements LLM {
     return r.delivered;
   }
 
+  /**
+   * Response `id` is one a request waits for and it has not ended: once it does (cancelled, as
+   * the server cuts it) the request gets its words as far as the caller heard them.
+   */
+  finishing(id: string): boolean {
+    const r = this.responses.find((x) => x.id === id);
+    return !!r && r.claimed && !r.done && !r.delivered;
+  }
+
   /** The text of response `id` as far as the caller heard it. */
   heardText(id: string): string {
     const r = this.responses.find((x) => x.id === id);

@@ -1,0 +1,56 @@
+/**
+ * The realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline,
+ * when one is chosen (DIALER_REALTIME_URL, DIALER_REALTIME_MODEL or DIALER_REALTIME_PROVIDER): the
+ * OpenAI Realtime API or Google's Gemini Live API. A malformed value is a ConfigError; a missing key
+ * is returned, for the voice settings to report.
+ */
+import { ConfigError, oneOf, text, type Env } from './env.js';
+
+/** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
+export interface RealtimeSettings {
+  /** The wire protocol: the OpenAI Realtime API (default) or Google's Gemini Live API. */
+  provider?: 'openai' | 'gemini';
+  /**
+   * wss://api.openai.com/v1/realtime (the model goes in its `model` query parameter), or Gemini
+   * Live's BidiGenerateContent endpoint (the key goes in its `key` query parameter).
+   */
+  url: string;
+  apiKey?: string | undefined;
+  model: string;
+  voice: string;
+  /** The model that transcribes the caller's turns for the record (OpenAI; Gemini Live transcribes with its own). */
+  transcriptionModel?: string;
+  connectTimeoutMs: number;
+}
+
+const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
+export const GEMINI_LIVE = 'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
+
+/** The realtime model, when one is chosen; a wrong URL is a ConfigError, a missing key is returned (a soft problem). */
+export function realtimeSettings(env: Env): RealtimeSettings | { missing: string } | undefined {
+  const rawUrl = text(env, 'DIALER_REALTIME_URL');
+  const model = text(env, 'DIALER_REALTIME_MODEL');
+  const chosen = text(env, 'DIALER_REALTIME_PROVIDER');
+  if (!rawUrl && !model && !chosen) return undefined;
+  const provider = oneOf(env, 'DIALER_REALTIME_PROVIDER', ['openai', 'gemini'], 'openai');
+  const vendorUrl = provider === 'gemini' ? GEMINI_LIVE : OPENAI_REALTIME;
+  const url = (rawUrl ?? vendorUrl).replace(/\/+$/, '');
+  if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
+  if (provider === 'gemini') {
+    const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'GEMINI_API_KEY');
+    if (url === GEMINI_LIVE && !apiKey) return { missing: 'the Gemini Live API needs DIALER_REALTIME_API_KEY (or GEMINI_API_KEY), or DIALER_REALTIME_URL for a local server' };
+    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', connectTimeoutMs: 10_000 };
+  }
+  const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
+  if (url === OPENAI_REALTIME && !apiKey) return { missing: 'the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server' };
+  return {
+    provider,
+    url,
+    apiKey,
+    model: model ?? 'gpt-4o-realtime-preview',
+    voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'alloy',
+    transcriptionModel: 'whisper-1',
+    connectTimeoutMs: 10_000,
+  };
+}
+

@@ -1,0 +1,140 @@
+/**
+ * A template's flow carried by Gemini Live: `dialer serve` with DIALER_REALTIME_PROVIDER=gemini and
+ * DIALER_REALTIME_URL set to a local server that speaks the Live API's WebSocket protocol
+ * (test/helpers/gemini-live-server.ts), calling the emulator's callee over Twilio's protocols with
+ * real audio both ways. The three-node flow of realtime.test.ts takes the same path, sends the same
+ * hook request and ends with the same outcome as on the chat LLM; its transition opens the next
+ * node's session, told the conversation so far; the caller's barge-in over the greeting (Gemini's
+ * `interrupted`) keeps in the transcript what they heard of it; both sides' words reach the record.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { API_PREFIX } from '../../src/app.js';
+import type { RunningServer } from '../../src/server.js';
+import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import type { Client } from '../helpers/app.js';
+import { startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-live-server.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { freePort } from '../helpers/net.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { flow, GREETING, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { serveDialer } from '../helpers/serve.js';
+
+const TWILIO = { accountSid: 'AC00000000000000000000000000000045', authToken: 'gemini-e2e-token' };
+
+let server: RunningServer;
+let emulator: Emulator;
+let ai: OpenAIServer;
+let live: GeminiLiveServer;
+let hooks: Receiver;
+let admin: Client;
+let dataDir: string;
+let reseller: string;
+
+before(async () => {
+  const port = await freePort();
+  ai = await startOpenAIServer();
+  live = await startGeminiLiveServer({ firstAudioMs: 150 });
+  emulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
+  hooks = await startReceiver({ crm: 'updated' });
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-gemini-'));
+  ({ server, admin } = await serveDialer({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DIALER_DATA_DIR: dataDir,
+    DIALER_JWT_SECRET: 'gemini-secret-gemini-secret-gemini-secret-01',
+    DIALER_ADMIN_EMAIL: 'admin@example.com',
+    DIALER_ADMIN_PASSWORD: 'admin-password-1',
+    DIALER_POLL_MS: '100',
+    LOG_LEVEL: 'silent',
+    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
+    TWILIO_AUTH_TOKEN: TWILIO.authToken,
+    TWILIO_API_URL: emulator.url,
+    LLM_BASE_URL: ai.url,
+    STT_BASE_URL: ai.url,
+    DIALER_REALTIME_PROVIDER: 'gemini',
+    DIALER_REALTIME_URL: live.url,
+    DIALER_REALTIME_API_KEY: live.apiKey,
+  }));
+  reseller = (await admin.post('/resellers', { name: 'Gemini' })).body.id;
+  const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
+  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  assert.equal((await admin.post('/numbers', { phone_number: '+12125550450', provider: 'PROVIDER_A' })).status, 200);
+});
+
+after(async () => {
+  await server?.close();
+  await emulator?.close();
+  await live?.close();
+  await ai?.close();
+  await hooks?.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a flow on Gemini Live', () => {
+  it('runs the three-node flow as the chat LLM does, a session per node; a barge-in keeps what was heard', async () => {
+    const chat = await onChat(ai);
+    live.replies.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
+    live.transcripts.push('Yes, please confirm it.', 'Tuesday.');
+    const analysis = { success: true, reason: 'Ana confirmed order A-42 for Tuesday.' };
+    ai.chat.push({ tools: [{ name: 'record_analysis', arguments: analysis }] });
+    const callee = '+14155550451';
+    emulator.script(callee, {
+      answer: 'answer',
+      steps: [{ waitForSpeech: { speakingMs: 1500, timeoutMs: 15_000 } }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }, { say: 'Tuesday.' }, { waitForAudio: 15_000 }],
+      maxSeconds: 45,
+    });
+    const pushed = await admin.post('/leads', { request_id: 'gemini-flow', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    let lead: any;
+    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
+      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+    }
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.deepEqual([meta.agent, meta.realtime.model], ['realtime', 'gemini-3.8-live']);
+    assert.deepEqual(meta.errors, []);
+
+    // The same path, hook request and outcome as on the chat LLM.
+    assert.deepEqual(meta.node_traversal, chat.nodes);
+    assert.deepEqual(
+      hooks.requests.map((r) => ({ method: r.method, path: r.path, body: r.body })),
+      chat.hook,
+    );
+    assert.equal(lead.outcome, 'confirmed');
+    assert.equal(lead.outcome, chat.outcome);
+
+    // Each node its own session: its instructions and tools in the setup, the conversation so far as clientContent turns.
+    const setups = live.received.filter((r) => r.message.setup).map((r) => ({ connection: r.connection, setup: r.message.setup }));
+    const delivery = setups.find((s) => s.setup.systemInstruction?.parts[0].text.includes('Ask which day suits Ana'))!;
+    assert.ok(delivery, JSON.stringify(setups.map((s) => s.setup.systemInstruction)));
+    assert.deepEqual(delivery.setup.tools[0].functionDeclarations.map((f: any) => f.name), ['set_day', 'opt_out']);
+    const told = live.received.find((r) => r.connection === delivery.connection && r.message.clientContent?.turns)!.message.clientContent;
+    assert.equal(told.turnComplete, false);
+    assert.deepEqual(told.turns.slice(1).map((t: any) => t.role), ['user']);
+    assert.match(told.turns[1].parts.map((p: any) => p.text).join(' '), /^Yes, please confirm it\. \(You called confirm_order with \{"confirmed":true\}; it returned \{.*"ok":true/);
+
+    // The barge-in: the transcript keeps what the caller heard of the greeting, and so did the next session.
+    const lines = meta.transcription.map((t: any) => [t.role, t.content]);
+    const heard = lines[0][1] as string;
+    assert.ok(lines[0][0] === 'assistant' && heard.length > 10 && heard.length < GREETING.length - 20 && GREETING.startsWith(heard), `heard "${heard}"`);
+    assert.deepEqual(told.turns[0], { role: 'model', parts: [{ text: heard }] });
+    assert.deepEqual(meta.realtime.truncations.length, 1);
+    assert.deepEqual(lines.slice(1), [
+      ['user', 'Yes, please confirm it.'],
+      ['assistant', 'Great. Which day suits you for the delivery?'],
+      ['user', 'Tuesday.'],
+      ['assistant', 'Thank you Ana. Goodbye!'],
+    ]);
+    assert.deepEqual(meta.analysis, analysis);
+    assert.ok(meta.usage.promptTokens >= 120 && meta.usage.completionTokens > 0, JSON.stringify(meta.usage));
+    assert.ok(lead.cost > 0);
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * The three-node flow the realtime tests run on each realtime model and on the chat LLM (a
+ * function with a hook and a transition, a second node, a goodbye node of pre-actions), the
+ * script its model follows, and its run on the chat LLM to compare with.
+ */
+import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
+import { OpenAICompatibleLLM } from '../../src/providers/index.js';
+import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
+import { TEST_OUTBOUND_ALLOW } from './app.js';
+import type { OpenAIServer } from './openai-server.js';
+import { startReceiver } from './receiver.js';
+
+export const GREETING = 'Hello Ana, this is Maya from Acme. I am calling about your order A-42, a blue chair for your study. Shall I confirm it for you today?';
+
+export const flow = (hookUrl: string) => ({
+  initial_node: 'greet',
+  post_call_analysis: { success_criteria: 'The order was confirmed.' },
+  nodes: [
+    {
+      node_name: 'greet',
+      role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme. Be brief.' }],
+      task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm order {order_id}.' }],
+      functions: [
+        {
+          name: 'confirm_order',
+          properties: { confirmed: { type: 'boolean' } },
+          required: ['confirmed'],
+          transition_to: 'delivery',
+          hooks: [{ name: 'crm', http_request: { url: `${hookUrl}/orders/{order_id}`, method: 'POST', body: { order: '{order_id}', confirmed: '{confirmed}' } } }],
+        },
+      ],
+    },
+    {
+      node_name: 'delivery',
+      task_messages: [{ role: 'system', content: 'Ask which day suits {customer_name} for the delivery.' }],
+      functions: [{ name: 'set_day', properties: { day: { type: 'string' } }, required: ['day'], transition_to: 'goodbye' }],
+    },
+    {
+      node_name: 'goodbye',
+      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
+      pre_actions: [{ type: 'tts_say', text: 'Thank you {customer_name}. Goodbye!' }, { type: 'end_conversation', outcome: 'confirmed' }],
+    },
+  ],
+});
+
+/** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
+export const SCRIPT = {
+  greeting: { text: GREETING },
+  confirm: { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
+  askDay: { text: 'Great. Which day suits you for the delivery?' },
+  setDay: { tools: [{ name: 'set_day', arguments: { day: 'Tuesday' } }] },
+};
+
+/** The same flow on the chat LLM: the flow engine with the OpenAI-compatible client, the caller's turns as text. */
+export async function onChat(ai: OpenAIServer): Promise<{ nodes: string[]; hook: unknown; outcome: string | undefined }> {
+  const chatHooks = await startReceiver({ crm: 'updated' });
+  try {
+    ai.chat.push(SCRIPT.greeting, SCRIPT.confirm, SCRIPT.askDay, SCRIPT.setDay);
+    const session = createFlowSession(flow(chatHooks.url) as never, {
+      llm: new OpenAICompatibleLLM({ baseUrl: ai.url, model: 'gpt-4o-mini', timeoutMs: 5000 }),
+      variables: { customer_name: 'Ana', order_id: 'A-42' },
+      fetch: new OutboundClient(parseOutboundAllowList(TEST_OUTBOUND_ALLOW)).fetch,
+    });
+    const drain = async (actions: AsyncIterable<AgentAction>) => {
+      for await (const _ of actions);
+    };
+    const signal = new AbortController().signal;
+    await drain(session.start(signal));
+    await drain(session.userTurn('Yes, please confirm it.', signal));
+    await drain(session.userTurn('Tuesday.', signal));
+    return { nodes: session.record.node_traversal, hook: chatHooks.requests.map((r) => ({ method: r.method, path: r.path, body: r.body })), outcome: session.record.outcome };
+  } finally {
+    await chatHooks.close();
+  }
+}
