@@ -60,7 +60,7 @@ export const Chunk = Type.Object({
   template_id: Type.Union([Type.String(), Type.Null()]),
   position: Type.Integer({ description: 'The chunk\'s place in its document, from 0' }),
   text: Type.String(),
-  rank: Type.Number({ description: 'Full-text rank (higher is better); comparable within one answer only' }),
+  rank: Type.Number({ description: 'Full-text rank, or with embeddings the score fusing it with similarity in meaning (higher is better); comparable within one answer only' }),
 });
 
 export const SearchQuery = Type.Object({
