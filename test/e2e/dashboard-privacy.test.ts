@@ -196,6 +196,7 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
     await page.getByRole('button', { name: 'New document' }).click();
     await page.getByLabel('From a file').setInputFiles({ name: 'warranty.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(new URL('../fixtures/warranty.pdf', import.meta.url)) });
     await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('.modal textarea[name="text"]')?.disabled === true);
+    await page.locator('.modal select').first().selectOption({ label: 'Renewal' });
     await shoot(page, 'knowledge-pdf-form');
     await page.locator('.modal').getByRole('button', { name: 'Add', exact: true }).click();
     await page.getByRole('cell', { name: 'Quarzel lamp warranty' }).waitFor();
