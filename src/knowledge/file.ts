@@ -1,9 +1,10 @@
 /**
- * A knowledge document's text from a file's bytes: a PDF's text (unpdf, PDF.js inside: each page's
- * text in reading order, pages apart by a blank line), or a text or Markdown file as it is. Anything
- * else (an image, a word processor's file, an archive) is refused before anything is stored.
+ * A knowledge document's text from a file's bytes: a PDF's text (unpdf, PDF.js inside, in a worker
+ * thread: each page's text in reading order, pages apart by a blank line), or a text or Markdown
+ * file as it is. Anything else (an image, a word processor's file, an archive) is refused before
+ * anything is stored.
  */
-import { extractText, getDocumentProxy } from 'unpdf';
+import { Worker } from 'node:worker_threads';
 import { AppError } from '../lib/errors.js';
 import { MAX_DOCUMENT_CHARACTERS, MAX_FILE_BYTES } from './schema.js';
 
@@ -54,21 +55,34 @@ export async function readFileText(bytes: Uint8Array, opts: { path: string; name
   return result;
 }
 
-async function readPdf(bytes: Uint8Array, path: string): Promise<FileText> {
+/** How long reading one PDF's text may take. */
+export const PDF_READ_TIMEOUT_MS = 30_000;
+
+type ThreadResult = { pages: string[]; title: string } | { error: { name: string; message: string } };
+
+/** The PDF's pages' text and its title, read in a worker thread (pdf-thread.mjs) that goes when it answers or runs out of time. */
+async function readInThread(bytes: Uint8Array): Promise<ThreadResult> {
+  const copy = new Uint8Array(bytes);
+  const worker = new Worker(new URL('./pdf-thread.mjs', import.meta.url), { workerData: copy, transferList: [copy.buffer] });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    // PDF.js takes the buffer over: it reads a copy.
-    const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0, isEvalSupported: false });
-    try {
-      const { text } = await extractText(pdf, { mergePages: false });
-      const info = (await pdf.getMetadata().catch(() => undefined))?.info as { Title?: unknown } | undefined;
-      const title = typeof info?.Title === 'string' ? info.Title.replace(/\s+/g, ' ').trim() : '';
-      return { text: text.map((page) => page.trim()).filter(Boolean).join('\n\n'), format: 'text', kind: 'pdf', ...(title ? { title } : {}) };
-    } finally {
-      await pdf.destroy();
-    }
-  } catch (err) {
-    const why = err instanceof Error && err.message ? err.message : 'it is damaged';
-    const password = err instanceof Error && err.name === 'PasswordException';
-    throw refused(path, 422, 'unreadable_document', password ? 'The PDF is protected by a password: upload it without one' : `The PDF could not be read: ${why}`);
+    return await new Promise<ThreadResult>((resolve) => {
+      timer = setTimeout(() => resolve({ error: { name: 'TimeoutError', message: `reading it took longer than ${PDF_READ_TIMEOUT_MS / 1000} s` } }), PDF_READ_TIMEOUT_MS);
+      worker.once('message', resolve);
+      worker.once('error', (err) => resolve({ error: { name: err.name, message: err.message } }));
+      worker.once('exit', (code) => resolve({ error: { name: 'Error', message: `the reader stopped (exit code ${code})` } }));
+    });
+  } finally {
+    clearTimeout(timer);
+    await worker.terminate();
   }
+}
+
+async function readPdf(bytes: Uint8Array, path: string): Promise<FileText> {
+  const read = await readInThread(bytes);
+  if ('error' in read) {
+    const password = read.error.name === 'PasswordException';
+    throw refused(path, 422, 'unreadable_document', password ? 'The PDF is protected by a password: upload it without one' : `The PDF could not be read: ${read.error.message || 'it is damaged'}`);
+  }
+  return { text: read.pages.map((page) => page.trim()).filter(Boolean).join('\n\n'), format: 'text', kind: 'pdf', ...(read.title ? { title: read.title } : {}) };
 }
