@@ -43,7 +43,6 @@ export async function readFileText(bytes: Uint8Array, opts: { path: string; name
       text = '\0';
     }
     // NUL and other control characters (tab, line and page breaks apart) mark a binary file.
-    // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u0008\u000E-\u001F]/.test(text)) {
       throw refused(opts.path, 415, 'unsupported_document', 'The file is neither text nor a PDF (other documents, such as images or word processor files, are not read: save them as PDF or text)');
     }
