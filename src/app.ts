@@ -34,7 +34,7 @@ import {
 import { analyticsBacklog, registerAnalytics } from './analytics/index.js';
 import { registerBlacklist } from './blacklist/index.js';
 import { registerCompliance } from './compliance/index.js';
-import { registerKnowledge } from './knowledge/index.js';
+import { createKnowledgeService, registerKnowledge } from './knowledge/index.js';
 import { registerPrivacy } from './privacy/index.js';
 import { registerCampaigns } from './campaigns/index.js';
 import { registerConfigurations, type OnCallingEnabled } from './configurations/index.js';
@@ -276,7 +276,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       registerTrunks(scoped, db, outbound.policy);
       registerBlacklist(scoped, db);
       await registerCompliance(scoped, db);
-      registerKnowledge(scoped, db, outbound.fetch);
+      registerKnowledge(scoped, createKnowledgeService(db, { fetch: outbound.fetch, settings: config.knowledge, log: app.log }));
       const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
       registerPrivacy(scoped, { db, recordings, onFinished });
       registerLeads(scoped, { db, recordings, onFinished, linkKey, publicBase: `${config.publicUrl}${API_PREFIX}`, prefix: API_PREFIX, policy: outbound.policy });

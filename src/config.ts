@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { boolean, ConfigError, text, wholeNumber, type Env } from './config/env.js';
 import { flagSettingsFromEnv, type FlagSettings } from './config/flags.js';
+import { knowledgeSettings, type KnowledgeSettings } from './config/knowledge.js';
 import { recordingsConfigFromEnv, type RecordingsConfig } from './config/recordings.js';
 import { securitySettings, type SecuritySettings } from './config/security.js';
 import { telephonySettings, type TelephonySettings } from './config/telephony.js';
@@ -20,6 +21,7 @@ export { ConfigError } from './config/env.js';
 export type { LogLevel } from './lib/logger.js';
 export type Role = 'worker' | 'api' | 'all';
 
+export type { EmbeddingsSettings, KnowledgeSettings } from './config/knowledge.js';
 export type { LoginThrottleSettings, RateLimitSettings, SecuritySettings } from './config/security.js';
 
 /** Settings; the security ones (outbound allow-list, login throttle, request limits, proxies, audit retention) are docs/security.md's. */
@@ -104,6 +106,8 @@ export interface Config extends SecuritySettings {
   voice: VoiceSettings;
   /** The token `dialer leads import` sends when no --token is given (DIALER_TOKEN). */
   cliToken: string | undefined;
+  /** The knowledge base's embeddings endpoint, when one is configured. */
+  knowledge: KnowledgeSettings;
 }
 
 /** Parses a duration such as `3600`, `60m`, `1h` or `90s` into seconds. */
@@ -196,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     webrtc: webRtcSettings(env, leaseSeconds),
     voice: voiceSettings(env),
     cliToken: text(env, 'DIALER_TOKEN'),
+    knowledge: knowledgeSettings(env),
     ...securitySettings(env, serviceCallbackUrl),
   };
 }

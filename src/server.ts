@@ -26,7 +26,7 @@ import { startTracing } from './tracing/index.js';
 import { ConversationAgent, GreeterAgent, RealtimeAgent, StreamAgent, type CallAgent, type VoiceServices } from './voice/index.js';
 import { RecordingRetention, WebRtcService } from './webrtc/index.js';
 import { RetentionJob } from './privacy/index.js';
-import { KnowledgeService } from './knowledge/index.js';
+import { createKnowledgeService } from './knowledge/index.js';
 import { SANDBOX_NUMBERS, startSandboxLine, syncSandboxNumbers, type SandboxLine } from './sandbox/index.js';
 
 export interface RunningServer {
@@ -57,7 +57,7 @@ export interface ChosenAgent {
  * The agent that carries calls: `flow` (the default) runs each lead's template with the configured
  * AI services; `greeter` is the built-in demo agent that needs none.
  */
-export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): ChosenAgent {
+export function chooseAgent(config: Config, db: Db, outbound: OutboundClient, log: Logger): ChosenAgent {
   const voice = config.voice;
   if (voice.agent === 'greeter') {
     warmUp(voice.localVoice);
@@ -78,7 +78,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient): C
   }
   // Compiling the VAD model takes a moment: do it now, not inside the first call's media stream.
   void preloadSilero(voice.sileroRuntime).catch(() => undefined);
-  const knowledge = new KnowledgeService(db);
+  const knowledge = createKnowledgeService(db, { fetch: outbound.fetch, settings: config.knowledge, log });
   const flowParts = {
     pricing: voice.pricing,
     // Template hooks go out through the outbound URL policy.
@@ -122,7 +122,7 @@ export function buildParts(config: Config, db: Db, log: Logger, flags: Flags, ex
   // Recordings are stored once, by this store, and served by the API from the same one.
   const recordings = createRecordingStore(config.recordings, `${config.publicUrl}${API_PREFIX}`, () => flags.uploadRecordings());
   const outbound = new OutboundClient(config.outboundAllow);
-  const { agent, notReady, services } = chooseAgent(config, db, outbound);
+  const { agent, notReady, services } = chooseAgent(config, db, outbound, log);
   const onFinished = queueFinishNotifications(config.serviceCallbackUrl);
   const kits = createKits(config.telephony);
   for (const [slot, kit] of sandbox?.kits ?? []) if (!kits.has(slot)) kits.set(slot, kit);

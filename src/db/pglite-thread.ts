@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, parse, protocol, types, type Results } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import { toThreadError, type ThreadOptions, type ThreadReply, type ThreadRequest } from './pglite-messages.js';
 
 // Same conventions as the pg driver (see postgres.ts): int8 as number, numeric as string.
@@ -217,6 +218,8 @@ async function main(): Promise<void> {
   try {
     pg = await PGlite.create({
       parsers,
+      // pgvector, for the knowledge base's embeddings (docs/knowledge.md).
+      extensions: { vector },
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}),
     });

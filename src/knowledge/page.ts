@@ -2,12 +2,14 @@
  * A knowledge document read from a web page: fetched through the outbound URL policy (a tenant's
  * URL is untrusted), and its text taken from the body: HTML as readable text (html-to-text: script,
  * style, navigation and images dropped, links without their addresses, headings on lines of their
- * own), Markdown and plain text as they are. Other kinds (PDF, images …) are refused.
+ * own), Markdown and plain text as they are; a PDF's text as an uploaded PDF's (file.ts). Other
+ * kinds (images …) are refused.
  */
 import { convert } from 'html-to-text';
-import { describeOutboundFailure, OutboundBlockedError, readTextLimited, type OutboundFetch } from '../lib/outbound/index.js';
+import { describeOutboundFailure, OutboundBlockedError, readBytesLimited, readTextLimited, type OutboundFetch } from '../lib/outbound/index.js';
 import { AppError, badRequest } from '../lib/errors.js';
-import { MAX_DOCUMENT_CHARACTERS } from './schema.js';
+import { readFileText } from './file.js';
+import { MAX_DOCUMENT_CHARACTERS, MAX_FILE_BYTES } from './schema.js';
 
 /** How long a page may take to answer, and how much of it is read (HTML weighs more than its text). */
 export const PAGE_TIMEOUT_MS = 10_000;
@@ -37,11 +39,11 @@ function unreadable(message: string, code: string, status = 422): AppError {
   return new AppError(status, code, message, [{ path: '/url', message }]);
 }
 
-/** Reads the page at `url`. Throws 4xx problems: a refused address (400), an unreachable page or a failed fetch (422), a kind that is not text (415). */
+/** Reads the page at `url`. Throws 4xx problems: a refused address (400), an unreachable page or a failed fetch (422), an unreadable PDF (422), a kind that is neither text nor PDF (415). */
 export async function readPage(fetch: OutboundFetch, url: string): Promise<Page> {
   let res: Response;
   try {
-    res = await fetch(url, { headers: { accept: 'text/html, text/markdown, text/plain;q=0.9' }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
+    res = await fetch(url, { headers: { accept: 'text/html, text/markdown, text/plain;q=0.9, application/pdf;q=0.8' }, signal: AbortSignal.timeout(PAGE_TIMEOUT_MS) });
   } catch (err) {
     const why = describeOutboundFailure(err, PAGE_TIMEOUT_MS);
     if (err instanceof OutboundBlockedError) throw badRequest(`The URL is not fetched: ${why}`, [{ path: '/url', message: why }], 'url_refused');
@@ -54,9 +56,16 @@ export async function readPage(fetch: OutboundFetch, url: string): Promise<Page>
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const html = type === 'text/html' || type === 'application/xhtml+xml';
   const markdown = type === 'text/markdown' || type === 'text/x-markdown';
+  if (type === 'application/pdf' || type === 'application/x-pdf') {
+    const { bytes, truncated } = await readBytesLimited(res, MAX_FILE_BYTES);
+    if (truncated) throw unreadable(`The PDF is larger than ${MAX_FILE_BYTES / 1_000_000} MB`, 'document_too_large');
+    const pdf = await readFileText(bytes, { path: '/url' });
+    if (pdf.kind !== 'pdf') throw unreadable('The address answered application/pdf, but what it sent is not a PDF', 'unreadable_document');
+    return { text: pdf.text, format: 'text', ...(pdf.title ? { title: pdf.title } : {}) };
+  }
   if (!html && !markdown && type !== 'text/plain') {
     await res.body?.cancel().catch(() => undefined);
-    throw unreadable(`The page is ${type || 'of no stated type'}, not a web page or text (PDF and other documents are not read yet: paste their text)`, 'unsupported_document', 415);
+    throw unreadable(`The page is ${type || 'of no stated type'}, not a web page, text or a PDF`, 'unsupported_document', 415);
   }
   const { text: body, truncated } = await readTextLimited(res, PAGE_MAX_BYTES);
   if (truncated) throw unreadable(`The page is larger than ${PAGE_MAX_BYTES / 1_000_000} MB`, 'document_too_large');

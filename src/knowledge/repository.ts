@@ -26,17 +26,27 @@ export interface ChunkHit {
 const SUMMARY = 'id, reseller_id, template_id, title, format, source_url, chunk_count, created_at';
 
 /** Every statement that reads or writes the knowledge base. */
-export async function insertDocument(q: Queryable, row: Omit<DocumentRow, 'created_at' | 'chunk_count'>, chunks: readonly string[]): Promise<DocumentRow> {
+/** Chunks' embeddings, one per chunk in order, and the model that made them. */
+export interface ChunkEmbeddings {
+  model: string;
+  vectors: readonly (readonly number[])[];
+}
+
+/** A vector as a PostgreSQL array literal (a real[] value, cast to pgvector's `vector` where compared). */
+const arrayLiteral = (v: readonly number[]) => `{${v.join(',')}}`;
+
+export async function insertDocument(q: Queryable, row: Omit<DocumentRow, 'created_at' | 'chunk_count'>, chunks: readonly string[], embeddings?: ChunkEmbeddings): Promise<DocumentRow> {
   const { rows } = await q.query<DocumentRow>(
     `INSERT INTO knowledge_documents (id, reseller_id, template_id, title, format, content, source_url, chunk_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
     [row.id, row.reseller_id, row.template_id, row.title, row.format, row.content, row.source_url, chunks.length],
   );
   // One statement for all chunks; the title's words weigh more than the body's.
   await q.query(
-    `INSERT INTO knowledge_chunks (document_id, position, reseller_id, template_id, content, search)
-     SELECT $1, c.ord - 1, $2, $3, c.content, setweight(to_tsvector('english', $4), 'B') || to_tsvector('english', c.content)
-     FROM unnest($5::text[]) WITH ORDINALITY AS c (content, ord)`,
-    [row.id, row.reseller_id, row.template_id, row.title, chunks],
+    `INSERT INTO knowledge_chunks (document_id, position, reseller_id, template_id, content, search, embedding, embedding_model)
+     SELECT $1, c.ord - 1, $2, $3, c.content, setweight(to_tsvector('english', $4), 'B') || to_tsvector('english', c.content),
+            c.embedding::real[], CASE WHEN c.embedding IS NOT NULL THEN $7 END
+     FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS c (content, embedding, ord)`,
+    [row.id, row.reseller_id, row.template_id, row.title, chunks, embeddings ? embeddings.vectors.map(arrayLiteral) : null, embeddings?.model ?? null],
   );
   return rows[0]!;
 }
@@ -133,6 +143,46 @@ export async function selectChunks(q: Queryable, scope: SearchScope, plan: Searc
     params,
     // Prepared: whatever the words, the plan is the same (bitmap scans of the text index, capped).
     { prepare: true },
+  );
+  return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
+}
+
+/**
+ * Whether this database compares vectors (pgvector's extension is there). Where the server has
+ * pgvector but the extension was not created yet (installed after the migrations ran), it is created
+ * now if this role may; otherwise search is full-text alone.
+ */
+export async function hasVectors(q: Queryable): Promise<boolean> {
+  const installed = async () => (await q.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'")).rows.length > 0;
+  if (await installed()) return true;
+  const { rows } = await q.query("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'");
+  if (rows.length === 0) return false;
+  await q.query('CREATE EXTENSION IF NOT EXISTS vector');
+  return installed();
+}
+
+/**
+ * The chunks nearest to `vector` by cosine distance among the scope's chunks embedded by `model`,
+ * nearest first (`rank`: cosine similarity). An exact scan of the scope's embedded chunks.
+ */
+export async function selectNearestChunks(q: Queryable, scope: SearchScope, model: string, vector: readonly number[], limit: number): Promise<ChunkHit[]> {
+  const params: unknown[] = [`[${vector.join(',')}]`, model, vector.length, limit];
+  let where = '';
+  if (scope.resellerId !== undefined) {
+    params.push(scope.resellerId);
+    where += ` AND c.reseller_id = $${params.length}`;
+  }
+  if (scope.templateId !== undefined) {
+    params.push(scope.templateId);
+    where += ` AND (c.template_id IS NULL OR c.template_id = $${params.length})`;
+  }
+  const { rows } = await q.query<ChunkHit>(
+    `SELECT c.document_id, d.title, c.template_id, c.position, c.content AS text, 1 - (c.embedding::vector <=> $1::vector) AS rank
+     FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+     WHERE c.embedding_model = $2 AND cardinality(c.embedding) = $3${where}
+     ORDER BY c.embedding::vector <=> $1::vector, c.document_id, c.position
+     LIMIT $4`,
+    params,
   );
   return rows.map((r) => ({ ...r, rank: Number(r.rank) }));
 }

@@ -3,7 +3,7 @@ import type { App } from '../http/index.js';
 import { listRoute, IdParams, PageQuery, problems } from '../http/index.js';
 import { isoRequired } from '../lib/time.js';
 import type { DocumentRow } from './repository.js';
-import { Chunk, DocumentBody, KnowledgeDocument, KnowledgeDocumentSummary, SearchQuery } from './schema.js';
+import { Chunk, DocumentBody, KnowledgeDocument, KnowledgeDocumentSummary, MAX_FILE_BASE64, SearchQuery } from './schema.js';
 import type { KnowledgeService } from './service.js';
 
 const ListQuery = Type.Intersect([PageQuery, Type.Object({ template_id: Type.Optional(Type.String({ maxLength: 64 })) })]);
@@ -23,11 +23,13 @@ const summary = (r: DocumentRow) => ({
 export function registerKnowledgeRoutes(app: App, knowledge: KnowledgeService): void {
   app.post('/knowledge/documents', {
     config: { permission: ['knowledge', 'write'] },
+    // A PDF sent in base64 is larger than the default request limit.
+    bodyLimit: MAX_FILE_BASE64 + 64 * 1024,
     schema: {
       tags: ['knowledge'],
-      summary: "Add a document (text or Markdown) to a reseller's knowledge base, optionally for one template; it is chunked and indexed at once",
+      summary: "Add a document (text, Markdown, a PDF or a web page) to a reseller's knowledge base, optionally for one template; it is chunked and indexed at once",
       body: DocumentBody,
-      response: { 201: KnowledgeDocument, ...problems(400, 401, 403) },
+      response: { 201: KnowledgeDocument, ...problems(400, 401, 403, 415, 422) },
     },
     handler: async (request, reply) => {
       const row = await knowledge.create(request.principal, request.body);

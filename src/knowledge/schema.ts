@@ -9,20 +9,32 @@ export const DEFAULT_SEARCH_RESULTS = 5;
 /** The largest document taken, in characters (about 30,000 words). */
 export const MAX_DOCUMENT_CHARACTERS = 200_000;
 
+/** The largest file taken (a PDF weighs far more than its text), and its length in base64. */
+export const MAX_FILE_BYTES = 10_000_000;
+export const MAX_FILE_BASE64 = Math.ceil(MAX_FILE_BYTES / 3) * 4;
+
 export const Format = Type.Union([Type.Literal('text'), Type.Literal('markdown')], { description: 'Plain text or Markdown (headings start a new chunk); default text' });
 
 export const DocumentBody = Type.Object(
   {
     reseller_id: Type.Optional(Id),
     template_id: Type.Optional(Type.Union([Id, Type.Null()], { description: "Only that template's calls search it; absent or null: every template of the reseller" })),
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Required with text; with url, the page's <title> when absent" })),
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "Required with text; with url or file, the page's <title> or the PDF's own title (else the file's name) when absent" })),
     format: Type.Optional(Format),
-    text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARACTERS, description: `The document's text, at most ${MAX_DOCUMENT_CHARACTERS} characters (or url)` })),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_CHARACTERS, description: `The document's text, at most ${MAX_DOCUMENT_CHARACTERS} characters (or url, or file)` })),
+    file: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_FILE_BASE64,
+        description: `A file to read the text from instead, base64-encoded: a PDF, or a UTF-8 text or Markdown file; at most ${MAX_FILE_BYTES / 1_000_000} MB`,
+      }),
+    ),
+    file_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The file's name: the title when none is given (nor a PDF's own), and `.md` reads it as Markdown" })),
     url: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 2000,
-        description: 'A web page (HTML, Markdown or plain text) to read the text from instead, fetched once now under the outbound URL policy; its address is kept as source_url',
+        description: 'A web page (HTML, Markdown, plain text or a PDF) to read the text from instead, fetched once now under the outbound URL policy; its address is kept as source_url',
       }),
     ),
   },
@@ -48,7 +60,7 @@ export const Chunk = Type.Object({
   template_id: Type.Union([Type.String(), Type.Null()]),
   position: Type.Integer({ description: 'The chunk\'s place in its document, from 0' }),
   text: Type.String(),
-  rank: Type.Number({ description: 'Full-text rank (higher is better); comparable within one answer only' }),
+  rank: Type.Number({ description: 'Full-text rank, or with embeddings the score fusing it with similarity in meaning (higher is better); comparable within one answer only' }),
 });
 
 export const SearchQuery = Type.Object({

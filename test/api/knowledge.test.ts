@@ -7,12 +7,19 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { KnowledgeService } from '../../src/knowledge/index.js';
+import fs from 'node:fs';
+import { createKnowledgeService, EmbeddingsError, KnowledgeService, OpenAIEmbeddings } from '../../src/knowledge/index.js';
+import { strictOutbound } from '../../src/lib/outbound/index.js';
+import type { SearchKnowledge } from '../../src/voice/services.js';
+import { WARRANTY_PDF_TITLE } from '../fixtures/warranty-pdf.js';
 import { OpenAICompatibleLLM } from '../../src/providers/llm/openai.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { buildWorld, type World } from '../helpers/world.js';
+
+const pdfBytes = fs.readFileSync(new URL('../fixtures/warranty.pdf', import.meta.url));
+const pngBytes = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
 
 let t: TestApp;
 let w: World;
@@ -121,13 +128,15 @@ describe('knowledge documents', () => {
 });
 
 describe('knowledge read from a web page', () => {
-  it('reads a page under the outbound policy into a document (title, text without its scripts and navigation, source_url); a PDF, a missing page, a refused address and text with a url are 4xx and store nothing', async () => {
-    const pages: Record<string, { type: string; body: string; status?: number }> = {
+  it('reads a page or a PDF under the outbound policy into a document (title, text without its scripts and navigation, source_url); a broken PDF, an image, a missing page, a refused address and text with a url are 4xx and store nothing', async () => {
+    const pages: Record<string, { type: string; body: string | Buffer; status?: number }> = {
       '/returns.html': {
         type: 'text/html; charset=utf-8',
         body: '<html><head><title>Returns &amp; refunds</title><script>var tracking = "scriptword";</script><style>p{color:red}</style></head><body><nav>Home | Shop | navword</nav><h1>Returns</h1><p>A quillbrook kettle may be returned within <a href="/terms">forty days</a>.</p><footer>footword</footer></body></html>',
       },
-      '/manual.pdf': { type: 'application/pdf', body: '%PDF-1.4 ...' },
+      '/manual.pdf': { type: 'application/pdf', body: pdfBytes },
+      '/broken.pdf': { type: 'application/pdf', body: '%PDF-1.4\n1 0 obj\n<< /Type /Catalog' },
+      '/logo.png': { type: 'image/png', body: pngBytes },
       '/gone': { type: 'text/plain', body: 'gone', status: 404 },
     };
     const site = http.createServer((req, res) => {
@@ -149,9 +158,18 @@ describe('knowledge read from a web page', () => {
       assert.equal(found.body.data[0]?.document_id, created.body.id, JSON.stringify(found.body));
       assert.equal((await w.reseller1.get(`/knowledge/documents/${created.body.id}`)).body.source_url, `${base}/returns.html`);
 
+      // A PDF at a URL is read as an uploaded one.
+      const pdf = await w.reseller1.post('/knowledge/documents', { url: `${base}/manual.pdf` });
+      assert.equal(pdf.status, 201, JSON.stringify(pdf.body));
+      assert.equal(pdf.body.title, WARRANTY_PDF_TITLE);
+      assert.equal(pdf.body.source_url, `${base}/manual.pdf`);
+      assert.match(pdf.body.text, /guaranteed for seven years/);
+      assert.equal((await w.reseller1.delete(`/knowledge/documents/${pdf.body.id}`)).status, 200);
+
       const before = (await w.reseller1.get('/knowledge/documents')).body.total;
       const refused: Array<[Record<string, unknown>, number, string]> = [
-        [{ url: `${base}/manual.pdf` }, 415, 'unsupported_document'],
+        [{ url: `${base}/broken.pdf` }, 422, 'unreadable_document'],
+        [{ url: `${base}/logo.png` }, 415, 'unsupported_document'],
         [{ url: `${base}/gone` }, 422, 'page_unreachable'],
         [{ url: 'http://169.254.169.254/latest/meta-data/' }, 400, 'url_refused'],
         [{ url: 'ftp://example.com/a.txt' }, 400, 'url_refused'],
@@ -168,6 +186,38 @@ describe('knowledge read from a web page', () => {
     } finally {
       await new Promise<void>((resolve) => site.close(() => resolve()));
     }
+  });
+});
+
+describe('knowledge from an uploaded file', () => {
+  it('reads an uploaded PDF (its title, its text found by search); a file that is neither text nor PDF is a 415, a broken PDF a 422, bad base64 or a file with text a 400, and nothing is stored', async () => {
+    const created = await w.reseller1.post('/knowledge/documents', { file: pdfBytes.toString('base64'), file_name: 'warranty.pdf' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.title, WARRANTY_PDF_TITLE);
+    assert.equal(created.body.source_url, null);
+    assert.match(created.body.text, /^Quarzel Lamp Warranty\nThe Quarzel lamp is guaranteed for seven years/);
+    const found = (await w.reseller1.get(`/knowledge/search?q=${encodeURIComponent('How many years is the Quarzel lamp guaranteed?')}`)).body.data;
+    assert.equal(found[0]?.document_id, created.body.id, JSON.stringify(found));
+    // A Markdown file is its text; its name is the title.
+    const notes = await w.reseller1.post('/knowledge/documents', { file: Buffer.from('# Opening\n\nThe wexford branch opens at nine.').toString('base64'), file_name: 'branch-notes.md' });
+    assert.equal(notes.status, 201, JSON.stringify(notes.body));
+    assert.deepEqual([notes.body.title, notes.body.format], ['branch-notes', 'markdown']);
+
+    const before = (await w.reseller1.get('/knowledge/documents')).body.total;
+    const refused: Array<[Record<string, unknown>, number, string]> = [
+      [{ file: pngBytes.toString('base64'), file_name: 'logo.png' }, 415, 'unsupported_document'],
+      [{ file: Buffer.from('%PDF-1.7\n%\xe2\xe3\n1 0 obj << /Type /Catalog').toString('base64'), file_name: 'cut.pdf' }, 422, 'unreadable_document'],
+      [{ file: 'this is not base64!', file_name: 'a.pdf' }, 400, 'invalid_document'],
+      [{ file: pdfBytes.toString('base64'), text: 'both', title: 'Both' }, 400, 'invalid_document'],
+    ];
+    for (const [body, status, code] of refused) {
+      const res = await w.reseller1.post('/knowledge/documents', body);
+      assert.equal(res.status, status, `${JSON.stringify(body).slice(0, 80)}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.code, code, JSON.stringify(res.body));
+      assert.ok(JSON.stringify(res.body.errors ?? []).includes('/file'), JSON.stringify(res.body));
+    }
+    assert.equal((await w.reseller1.get('/knowledge/documents')).body.total, before);
+    for (const id of [created.body.id, notes.body.id]) assert.equal((await w.reseller1.delete(`/knowledge/documents/${id}`)).status, 200);
   });
 });
 
@@ -195,4 +245,59 @@ describe('search_knowledge in a conversation', () => {
     assert.deepEqual(session.record.knowledge[0]!.chunks.map((c) => [c.document_id, c.title, c.position]), [[doc, 'Returns', 0]]);
     assert.deepEqual(session.record.errors, []);
   });
+
+  it('answers from an uploaded PDF alone: by its words with full-text search, and a paraphrase sharing none of them by meaning, with embeddings and pgvector', async () => {
+    const { rows } = await t.db.query<{ extversion: string }>("SELECT extversion FROM pg_extension WHERE extname = 'vector'");
+    assert.equal(rows.length, 1, `pgvector is not in this ${t.db.kind === 'pglite' ? 'PGlite' : 'PostgreSQL'}: install it for the server's major version (Debian: apt-get install postgresql-<major>-pgvector; npm test installs it when run as root)`);
+    // The knowledge base as the app builds it with an embeddings endpoint: the local server's model.
+    const settings = { embeddings: { url: llmServer.url, model: 'local-embed', apiKey: undefined } };
+    const admin = { kind: 'user', id: 'test-admin', label: 'test', role: 'admin', resellerId: null, merchantId: null } as const;
+    const byBoth = createKnowledgeService(t.db, { fetch: t.outbound.fetch, settings, log: { warn: (o: unknown) => assert.fail(`warned: ${JSON.stringify(o)}`) } });
+    const byWords = new KnowledgeService(t.db);
+    const tpl = await template(w.r1);
+    const pdf = await byBoth.create(admin, { file: pdfBytes.toString('base64'), file_name: 'warranty.pdf', template_id: tpl });
+    assert.ok(llmServer.embeddingRequests.some((r) => r.model === 'local-embed' && r.input.some((i) => /Quarzel lamp is guaranteed/.test(i))), 'the chunk was embedded');
+
+    // Full-text search: the question holds the document's words.
+    const words = await converse((q) => byWords.searchForTemplate(tpl, q), 'Quarzel lamp guarantee years');
+    assert.match(words.toolResult, /guaranteed for seven years/);
+    assert.deepEqual(words.cited, [[pdf.id, WARRANTY_PDF_TITLE, 0]]);
+
+    // A paraphrase: no word of it is in the document, so full text finds nothing of it; its meaning does.
+    const paraphrase = 'How long will my light be covered?';
+    assert.ok(!(await byWords.searchForTemplate(tpl, paraphrase)).some((c) => c.document_id === pdf.id));
+    const meaning = await converse((q) => byBoth.searchForTemplate(tpl, q), paraphrase);
+    assert.match(meaning.toolResult, /guaranteed for seven years/);
+    assert.deepEqual(meaning.cited[0], [pdf.id, WARRANTY_PDF_TITLE, 0]);
+
+    // The endpoint failing: a document is still stored and found by its words; a question still answered by them.
+    llmServer.embeddingsFailWith = 503;
+    const warned: unknown[] = [];
+    const failing = createKnowledgeService(t.db, { fetch: t.outbound.fetch, settings, log: { warn: (o: unknown) => void warned.push(o) } });
+    try {
+      const kept = await failing.create(admin, { reseller_id: w.r1, title: 'Depot', text: 'The Vellmar depot opens at eight.', template_id: tpl });
+      assert.equal((await failing.searchForTemplate(tpl, 'When does the Vellmar depot open?'))[0]?.document_id, kept.id);
+      assert.equal(warned.length, 2, JSON.stringify(warned));
+    } finally {
+      llmServer.embeddingsFailWith = undefined;
+    }
+    // The endpoint's address goes through the outbound policy: one it refuses is never asked.
+    const refused = new OpenAIEmbeddings({ url: llmServer.url, model: 'local-embed', apiKey: undefined }, strictOutbound().fetch);
+    await assert.rejects(refused.embed(['anything']), (err: Error) => err instanceof EmbeddingsError && /not allowed|blocked|refused/i.test(err.message));
+  });
 });
+
+/** One turn of a conversation whose LLM calls search_knowledge with `query`: what the tool answered, and the chunks the call record cites. */
+async function converse(searchKnowledge: SearchKnowledge, query: string): Promise<{ toolResult: string; cited: Array<[string, string, number]> }> {
+  llmServer.chat.push({ tools: [{ name: 'search_knowledge', arguments: { query } }] }, { text: 'It is guaranteed for seven years.' });
+  const llm = new OpenAICompatibleLLM({ baseUrl: llmServer.url, apiKey: 'sk-test', model: 'local', timeoutMs: 5000 });
+  const session = createFlowSession(flow as never, { llm, variables: {}, searchKnowledge });
+  for await (const _ of session.start(new AbortController().signal));
+  const said: string[] = [];
+  for await (const a of session.userTurn('How long is my lamp guaranteed?', new AbortController().signal)) if (a.type === 'say') said.push(a.text);
+  assert.match(said.join(''), /seven years/);
+  assert.deepEqual(session.record.errors, []);
+  const toolMessage = llmServer.chatRequests.at(-1)!.body.messages.at(-1);
+  assert.equal(toolMessage.role, 'tool');
+  return { toolResult: String(toolMessage.content), cited: session.record.knowledge.at(-1)!.chunks.map((c) => [c.document_id, c.title, c.position]) };
+}

@@ -145,7 +145,7 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
     assert.deepEqual(problems, []);
   });
 
-  it('adds a knowledge document read from a Markdown file, finds the passage only it holds, deletes it', async () => {
+  it('adds a knowledge document read from a Markdown file, a web page or a PDF, finds the passage only it holds, deletes it', async () => {
     const page = await (await newContext(browser)).newPage();
     const seen = watchProblems(page);
     page.on('dialog', (d) => void d.accept());
@@ -191,6 +191,22 @@ describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
     } finally {
       await new Promise<void>((resolve) => site.close(() => resolve()));
     }
+
+    // A PDF: sent whole, its text read by the server; its own title names it.
+    await page.getByRole('button', { name: 'New document' }).click();
+    await page.getByLabel('From a file').setInputFiles({ name: 'warranty.pdf', mimeType: 'application/pdf', buffer: fs.readFileSync(new URL('../fixtures/warranty.pdf', import.meta.url)) });
+    await page.waitForFunction(() => document.querySelector<HTMLTextAreaElement>('.modal textarea[name="text"]')?.disabled === true);
+    await page.locator('.modal select').first().selectOption({ label: 'Renewal' });
+    await shoot(page, 'knowledge-pdf-form');
+    await page.locator('.modal').getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('cell', { name: 'Quarzel lamp warranty' }).waitFor();
+    await page.getByLabel('Ask the knowledge base').fill('How many years is the Quarzel lamp guaranteed?');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await found.locator('li').first().waitFor();
+    assert.match(await found.innerText(), /Quarzel lamp warranty[\s\S]*guaranteed for seven years/);
+    await shoot(page, 'knowledge-pdf');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No document yet').waitFor();
     assert.deepEqual(seen, []);
   });
 });

@@ -4,7 +4,9 @@
  *   objects (text deltas, tool-call deltas split across chunks, a usage chunk, `data: [DONE]`);
  * - POST /v1/audio/transcriptions: multipart with a WAV `file`; answers `{"text": ...}`;
  * - POST /v1/audio/speech with `response_format: "pcm"`: 24 kHz 16-bit mono speech of the input
- *   (espeak-ng, synthesised once per text), streamed in chunks.
+ *   (espeak-ng, synthesised once per text), streamed in chunks;
+ * - POST /v1/embeddings: `{ object: 'list', data: [{ index, embedding }], usage }` of localEmbedding
+ *   (a hashed bag of meanings), or OpenAI's error body.
  * Replies come from scripts (in order) or from functions of the request; every request is kept.
  *
  *   const ai = await startOpenAIServer();
@@ -81,6 +83,10 @@ export interface OpenAIServer {
   chatRequests: ChatLog[];
   speechRequests: SpeechLog[];
   transcriptionRequests: Array<{ bytes: number; model: string | undefined; language: string | undefined; sampleRateHz: number; seconds: number }>;
+  /** POST /v1/embeddings requests (answered with localEmbedding's vectors). */
+  embeddingRequests: Array<{ model: string; input: string[] }>;
+  /** Set: /v1/embeddings answers this HTTP status with OpenAI's error body. */
+  embeddingsFailWith?: number;
   close(): Promise<void>;
 }
 
@@ -115,10 +121,44 @@ function multipart(body: Buffer, type: string): { file?: Buffer; fields: Record<
   return { file, fields };
 }
 
+/** Words the local embeddings model takes as one meaning (a paraphrase shares them, not its words). */
+const MEANINGS: Record<string, string> = {
+  guarantee: 'warranty', guaranteed: 'warranty', warranty: 'warranty', covered: 'warranty', cover: 'warranty',
+  lamp: 'lamp', light: 'lamp', lantern: 'lamp',
+  long: 'duration', year: 'duration', years: 'duration',
+};
+const STOP_WORDS = new Set(['a', 'an', 'and', 'are', 'at', 'be', 'by', 'for', 'from', 'how', 'in', 'is', 'it', 'my', 'of', 'on', 'the', 'to', 'will', 'what', 'which']);
+export const EMBEDDING_DIMENSIONS = 64;
+
+/**
+ * The local embeddings model: a hashed bag of meanings, unit length. Words are lower-cased, a
+ * plural's s dropped, stop words left out, and words of one meaning (MEANINGS) counted as one, so
+ * "How long will my light be covered?" lands near "The lamp is guaranteed for seven years".
+ */
+export function localEmbedding(text: string): number[] {
+  const v = new Array<number>(EMBEDDING_DIMENSIONS).fill(0);
+  for (const raw of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    if (STOP_WORDS.has(raw)) continue;
+    const word = MEANINGS[raw] ?? MEANINGS[raw.replace(/s$/, '')] ?? raw.replace(/s$/, '');
+    let h = 2166136261;
+    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619) >>> 0;
+    v[h % EMBEDDING_DIMENSIONS]! += h & 0x80000000 ? -1 : 1;
+  }
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
+}
+
 const wait = (ms: number | undefined) => (ms ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
 export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIServer> {
-  const state = { chat: [] as ChatReply[], transcripts: [] as string[], chatRequests: [] as ChatLog[], speechRequests: [] as SpeechLog[], transcriptionRequests: [] as OpenAIServer['transcriptionRequests'] };
+  const state = {
+    chat: [] as ChatReply[],
+    transcripts: [] as string[],
+    chatRequests: [] as ChatLog[],
+    speechRequests: [] as SpeechLog[],
+    transcriptionRequests: [] as OpenAIServer['transcriptionRequests'],
+    embeddingRequests: [] as OpenAIServer['embeddingRequests'],
+  };
   let seq = 0;
   const voices = new Map<string, Promise<Int16Array>>();
   /** Sockets that have not yet answered a request: their first answer pays the connection setup. */
@@ -199,6 +239,18 @@ export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIS
         const prompt = Math.ceil(JSON.stringify(json.messages ?? []).length / 4);
         sse(res, { id, object: 'chat.completion.chunk', created: 0, model, choices: [], usage: { prompt_tokens: paced ? prompt : 100, completion_tokens: paced ? completion : 20, total_tokens: paced ? prompt + completion : 120 } });
         res.end('data: [DONE]\n\n');
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/v1/embeddings') {
+        const json = JSON.parse(body.toString()) as { model?: unknown; input?: unknown };
+        const input = typeof json.input === 'string' ? [json.input] : json.input;
+        const fail = (status: number, message: string) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } }));
+        if (api.embeddingsFailWith) return fail(api.embeddingsFailWith, 'The embeddings service is unavailable');
+        if (typeof json.model !== 'string' || !Array.isArray(input) || input.length === 0 || !input.every((i) => typeof i === 'string')) return fail(400, "'input' must be a string or an array of strings, and 'model' a string");
+        state.embeddingRequests.push({ model: json.model, input: input as string[] });
+        const data = (input as string[]).map((text, index) => ({ object: 'embedding', index, embedding: localEmbedding(text) }));
+        const tokens = (input as string[]).reduce((n, text) => n + text.split(/\s+/).length, 0);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data, model: json.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }));
         return;
       }
       if (req.url === '/v1/audio/speech') {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { CHROMIUM_INSTALL, postgresSource, provisionChromium, provisionVoice, ProvisionError, startNpmPostgres } from '../../scripts/provision.js';
+import { CHROMIUM_INSTALL, postgresSource, provisionChromium, provisionPgvector, provisionVoice, ProvisionError, startNpmPostgres } from '../../scripts/provision.js';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const NOWHERE = { PATH: '/nonexistent-bin' };
@@ -58,6 +58,22 @@ describe('provisioning: PostgreSQL', () => {
     assert.deepEqual(postgresSource(NOWHERE, fake), { kind: 'machine', bin: path.join(fake, '16', 'bin') });
     assert.deepEqual(postgresSource(NOWHERE, '/nonexistent'), { kind: 'npm' });
     fs.rmSync(fake, { recursive: true, force: true });
+  });
+
+  it("finds pgvector in the server's extension folder, and otherwise (when it may not install) says what to install", () => {
+    const fake = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-pgbin-'));
+    try {
+      const bin = path.join(fake, 'bin');
+      fs.mkdirSync(path.join(fake, 'share', 'extension'), { recursive: true });
+      fs.mkdirSync(bin);
+      fs.writeFileSync(path.join(bin, 'postgres'), '#!/bin/sh\necho "postgres (PostgreSQL) 16.4"\n', { mode: 0o755 });
+      fs.writeFileSync(path.join(bin, 'pg_config'), `#!/bin/sh\n[ "$1" = --sharedir ] && echo ${fake}/share || echo ${fake}/lib\n`, { mode: 0o755 });
+      assert.match(provisionPgvector(bin, false), /postgresql-16-pgvector/);
+      fs.writeFileSync(path.join(fake, 'share', 'extension', 'vector.control'), "default_version = '0.8.0'\n");
+      assert.equal(provisionPgvector(bin, false), `pgvector: ${path.join(fake, 'share', 'extension', 'vector.control')}`);
+    } finally {
+      fs.rmSync(fake, { recursive: true, force: true });
+    }
   });
 
   const answers = async (server: Awaited<ReturnType<typeof startNpmPostgres>>) => {

@@ -137,7 +137,15 @@ export function describeOutboundFailure(err: unknown, timeoutMs?: number): strin
  * tells that more followed.
  */
 export async function readTextLimited(res: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  if (!res.body) return { text: '', truncated: false };
+  const { bytes, truncated } = await readBytesLimited(res, maxBytes);
+  const text = new TextDecoder().decode(bytes);
+  // A cut may split a multi-byte character: drop the replacement character it leaves.
+  return { text: truncated ? text.replace(/\uFFFD$/, '') : text, truncated };
+}
+
+/** A response's body, at most `maxBytes` of it (`truncated`: there was more, left unread). */
+export async function readBytesLimited(res: Response, maxBytes: number): Promise<{ bytes: Buffer; truncated: boolean }> {
+  if (!res.body) return { bytes: Buffer.alloc(0), truncated: false };
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -155,9 +163,7 @@ export async function readTextLimited(res: Response, maxBytes: number): Promise<
     chunks.push(value);
     size += value.byteLength;
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks));
-  // A cut may split a multi-byte character: drop the replacement character it leaves.
-  return { text: truncated ? text.replace(/\uFFFD$/, '') : text, truncated };
+  return { bytes: Buffer.concat(chunks), truncated };
 }
 
 let strict: OutboundClient | undefined;

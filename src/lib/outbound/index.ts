@@ -8,4 +8,4 @@
  * the client fails closed.
  */
 export { OutboundPolicy, OutboundAllowListError, parseOutboundAllowList, EMPTY_ALLOW_LIST, type OutboundAllowList } from './policy.js';
-export { OutboundClient, OutboundBlockedError, describeOutboundFailure, readTextLimited, strictOutbound, type OutboundFetch } from './fetch.js';
+export { OutboundClient, OutboundBlockedError, describeOutboundFailure, readBytesLimited, readTextLimited, strictOutbound, type OutboundFetch } from './fetch.js';

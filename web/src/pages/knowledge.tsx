@@ -1,7 +1,7 @@
 /**
  * Knowledge: the documents the agent answers from (its built-in search_knowledge), a new document
- * typed, pasted or read from a text or Markdown file, and a search that shows the passages a
- * call would be handed for a question.
+ * typed, pasted, read from a text or Markdown file, or a PDF (whose text the server reads), and a
+ * search that shows the passages a call would be handed for a question.
  */
 import { useState } from 'preact/hooks';
 import { knowledge, type KnowledgeChunk, type KnowledgeDocumentSummary } from '../api/knowledge.js';
@@ -109,14 +109,23 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
   const [url, setUrl] = useState('');
   const [title, setTitle] = useState('');
   const [format, setFormat] = useState<'text' | 'markdown'>('text');
-  /** A text or Markdown file is read here and sent as the document's text. */
+  /** A PDF chosen: sent as it is (the server reads its text), in base64. */
+  const [pdf, setPdf] = useState<{ name: string; base64: string } | undefined>();
+  /** A text or Markdown file is read here and sent as the document's text; a PDF is sent whole. */
   const readFile = async (event: Event) => {
     const file = (event.currentTarget as HTMLInputElement).files?.[0];
+    setPdf(undefined);
     if (!file) return;
+    if (file.type === 'application/pdf' || /\.pdf$/i.test(file.name)) {
+      setPdf({ name: file.name, base64: base64(new Uint8Array(await file.arrayBuffer())) });
+      setText('');
+      return;
+    }
     setText(await file.text());
     if (!title) setTitle(file.name.replace(/\.[^.]+$/, ''));
     if (/\.(md|markdown)$/i.test(file.name)) setFormat('markdown');
   };
+  const elsewhere = !!url.trim() || !!pdf;
   return (
     <FormModal
       title="New knowledge document"
@@ -124,7 +133,8 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
       wide
       onClose={onClose}
       onSubmit={async () => {
-        const source = url.trim() ? { url: url.trim(), ...(title.trim() ? { title } : {}) } : { title, text, format };
+        const named = title.trim() ? { title } : {};
+        const source = url.trim() ? { url: url.trim(), ...named } : pdf ? { file: pdf.base64, file_name: pdf.name, ...named } : { title, text, format };
         await knowledge.create({ ...source, ...(templateId ? { template_id: templateId } : {}) });
         onDone();
       }}
@@ -132,7 +142,7 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
       {(at) => (
         <>
           <Field label="Title" error={at('/title')}>
-            <input name="title" required={!url.trim()} maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Returns policy" />
+            <input name="title" required={!elsewhere} maxLength={200} value={title} onInput={(e) => setTitle(e.currentTarget.value)} placeholder="Returns policy" />
           </Field>
           <Field label="For" hint="Only that template's calls search it, or every template's" error={at('/template_id') ?? at('/reseller_id')}>
             <NamedSelect items={items} value={templateId} onChange={setTemplateId} none="Every template" />
@@ -146,14 +156,29 @@ function NewDocument({ templates: items, onClose, onDone }: { templates: readonl
           <Field label="From a web page" hint="Its text is read once now (the title defaults to the page's), instead of the text below" error={at('/url')}>
             <input name="url" type="url" maxLength={2000} value={url} onInput={(e) => setUrl(e.currentTarget.value)} placeholder="https://example.com/returns" />
           </Field>
-          <Field label="From a file" hint="A .txt or .md file is read into the text below">
-            <input type="file" accept=".txt,.md,.markdown,text/plain,text/markdown" onChange={readFile} disabled={!!url.trim()} />
+          <Field label="From a file" hint="A .txt or .md file is read into the text below; a PDF's text is read when it is added (the title defaults to the PDF's own)" error={at('/file')}>
+            <input type="file" accept=".txt,.md,.markdown,.pdf,text/plain,text/markdown,application/pdf" onChange={readFile} disabled={!!url.trim()} />
           </Field>
           <Field label="Text" wide error={at('/text')} hint="Paragraphs (blank-line separated) are kept together in passages of about 200 words">
-            <textarea name="text" required={!url.trim()} disabled={!!url.trim()} rows={12} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+            <textarea
+              name="text"
+              required={!elsewhere}
+              disabled={elsewhere}
+              rows={12}
+              value={text}
+              placeholder={pdf ? `The text of ${pdf.name} is read when it is added` : ''}
+              onInput={(e) => setText(e.currentTarget.value)}
+            />
           </Field>
         </>
       )}
     </FormModal>
   );
+}
+
+/** Bytes as base64, a slice at a time (a PDF may be megabytes). */
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
 }
