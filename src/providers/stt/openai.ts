@@ -6,7 +6,7 @@ import { encodeWav, rms } from '../../lib/audio.js';
 import { PcmBlocks, PcmRing } from '../../lib/pcm-buffers.js';
 import { EventQueue } from '../queue.js';
 import type { OpenAISttSettings } from '../../config/voice.js';
-import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+import { ServiceError, type STT, type SttEvent, type SttOpenOptions, type SttStream } from '../../voice/services.js';
 
 export type OpenAISttOptions = OpenAISttSettings;
 
@@ -29,8 +29,11 @@ export class OpenAITranscriptionSTT implements STT {
     this.label = `openai-transcription(${new URL(options.baseUrl).host})`;
   }
 
-  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
+  open(options: SttOpenOptions): SttStream {
     const o = this.options;
+    // Telling languages apart: Whisper detects the language when it is not given one, and names it
+    // in its verbose answer (a name such as "spanish", or a code).
+    const detect = (options.detect?.length ?? 0) > 1;
     const rate = options.sampleRateHz;
     const queue = new EventQueue<SttEvent>();
     // Copied out of the frames (see lib/pcm-buffers): at most the last 30 s, a segment longer than
@@ -42,10 +45,10 @@ export class OpenAITranscriptionSTT implements STT {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(encodeWav(audio, rate))], { type: 'audio/wav' }), 'segment.wav');
       form.append('model', o.model);
-      form.append('response_format', 'json');
+      form.append('response_format', detect ? 'verbose_json' : 'json');
       // The transcription API takes ISO 639-1 codes: a BCP-47 tag's region is dropped (en-US: en).
       const language = (options.language ?? o.language)?.split('-')[0];
-      if (language) form.append('language', language);
+      if (language && !detect) form.append('language', language);
       const headers: Record<string, string> = o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
       let res: Response;
       try {
@@ -57,12 +60,15 @@ export class OpenAITranscriptionSTT implements STT {
       const text = await res.text();
       if (!res.ok) throw new ServiceError(this.label, `HTTP ${res.status}: ${text.slice(0, 200)}`, res.status === 429 || res.status >= 500, { status: res.status });
       let words = '';
+      let heard: string | undefined;
       try {
-        words = String((JSON.parse(text) as { text?: unknown }).text ?? '').trim();
+        const answer = JSON.parse(text) as { text?: unknown; language?: unknown };
+        words = String(answer.text ?? '').trim();
+        if (detect && typeof answer.language === 'string' && answer.language) heard = answer.language;
       } catch {
         throw new ServiceError(this.label, 'the answer is not JSON', false);
       }
-      if (words) queue.put({ type: 'final', text: words });
+      if (words) queue.put({ type: 'final', text: words, ...(heard ? { language: heard } : {}) });
       queue.put({ type: 'utterance_end' });
     };
     return {
