@@ -103,7 +103,8 @@ export function builtinFunction(name: BuiltinFunction, declared: Pick<FlowFuncti
       return {
         name,
         description: own ?? `The caller speaks, or asks for, another language: switch the call to it before answering. This call speaks ${declared.map((d) => `${languageName(d)} (${d})`).join(', ') || 'one language'}.`,
-        properties: { language: { type: 'string', description: 'The language to speak, as a tag of the list', ...(declared.length ? { enum: [...declared] } : {}) } },
+        // No enum: a language outside the list gets its own answer (say which the call speaks), not "invalid arguments".
+        properties: { language: { type: 'string', description: `The language to speak: one of ${declared.join(', ') || 'the call\'s'}` } },
         required: ['language'],
       };
     }

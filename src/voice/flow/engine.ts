@@ -93,27 +93,27 @@ export class FlowEngine implements FlowSession {
   }
 
   /**
-   * Switches the call to `asked` when it is a declared language; otherwise records the refusal and
-   * (`noteRefusal`) tells the LLM to say which languages the call speaks. Returns whether it switched.
+   * Switches the call to `asked` when it is a declared language; otherwise records the refusal (a
+   * language the speech-to-text keeps hearing, once) and returns the note that tells the LLM to say
+   * which languages the call speaks.
    */
-  private switchLanguage(asked: string, by: LanguageSwitch['by'], noteRefusal: boolean): boolean {
+  private switchLanguage(asked: string, by: LanguageSwitch['by']): { refusal?: string } {
     const from = this.spoken;
-    if (!from) return false;
+    if (!from) return {};
     const to = declaredLanguage(this.deps.languages ?? [], asked);
-    if (to === from) return false;
+    if (to === from) return {};
     const at = this.now();
     if (!to) {
-      if (by === 'detected' && this.lastRefused === asked) return false;
+      if (by === 'detected' && this.lastRefused === asked) return {};
       this.lastRefused = asked;
       this.record.language_switches.push({ from, to: asked, by, at, refused: `not one of the call's languages (${(this.deps.languages ?? []).join(', ')})` });
-      if (noteRefusal) this.context.push({ role: 'system', content: refusalNote(asked, from, this.deps.languages ?? []) });
-      return false;
+      return { refusal: refusalNote(asked, from, this.deps.languages ?? []) };
     }
     this.lastRefused = undefined;
     this.spoken = to;
     this.record.language_switches.push({ from, to, by, at });
     this.deps.onLanguage?.(to);
-    return true;
+    return {};
   }
 
   get currentNode(): string {
@@ -138,12 +138,13 @@ export class FlowEngine implements FlowSession {
     if (this.ended) return;
     this.beginTurn();
     // The speech-to-text heard another language: the reply is in it (or, not declared, says which the call speaks).
-    if (options.language) this.switchLanguage(options.language, 'detected', true);
+    const { refusal } = options.language ? this.switchLanguage(options.language, 'detected') : {};
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
     this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...this.mark(), ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
     this.context.push({ role: 'user', content: text });
+    if (refusal) this.context.push({ role: 'system', content: refusal });
     yield* this.respond(signal);
   }
 
@@ -399,8 +400,8 @@ export class FlowEngine implements FlowSession {
     if (done.callback) this.record.callback = done.callback;
     if (done.knowledge) this.record.knowledge.push(done.knowledge);
     if (done.endAfterReply) this.endAfterReply = done.endAfterReply;
-    if (done.language && 'to' in done.language) this.switchLanguage(done.language.to, 'function', false);
-    else if (done.language) this.switchLanguage(done.language.refused, 'function', false);
+    // A refused one's answer to the LLM (the tool result) already says what to tell the caller.
+    if (done.language) this.switchLanguage('to' in done.language ? done.language.to : done.language.refused, 'function');
     return { result: done.result };
   }
 
