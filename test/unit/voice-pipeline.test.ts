@@ -58,6 +58,19 @@ describe('pipeline', () => {
 });
 
 describe('sentences', () => {
+  it('a reply that changes language mid-way is cut there: each sentence goes to the voice of its language', async () => {
+    const { pipeline, down } = harness([new SentenceProcessor()]);
+    pipeline.send(frame({ kind: 'agent_text' as const, text: 'One moment', turn: 1, language: 'en-US' }));
+    pipeline.send(frame({ kind: 'agent_text' as const, text: 'Claro. Su entrega', turn: 1, language: 'es-ES' }));
+    pipeline.send(frame({ kind: 'agent_text' as const, text: ' es el viernes.', turn: 1, language: 'es-ES' }));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 1 }));
+    await tick();
+    assert.deepEqual(
+      down.filter((f) => f.kind === 'speak').map((f) => [(f as { text: string }).text, (f as { language?: string }).language]),
+      [['One moment', 'en-US'], ['Claro.', 'es-ES'], ['Su entrega es el viernes.', 'es-ES']],
+    );
+  });
+
   it('speaks each sentence as soon as it is complete and the rest at the end of the turn', async () => {
     const { pipeline, down } = harness([new SentenceProcessor()]);
     for (const piece of ['Hello Ana', '! Your order 3.5 kg', ' is ready. Shall I', ' confirm it']) pipeline.send(frame({ kind: 'agent_text' as const, text: piece, turn: 1 }));
@@ -109,6 +122,16 @@ describe('turns', () => {
     pipeline.send(frame({ kind: 'user_stopped_speaking' as const }));
     await tick(260);
     assert.deepEqual(down.filter((f) => f.kind === 'user_turn').map((f) => (f as { text: string }).text), ['yes please', 'tomorrow', 'maybe']);
+  });
+
+  it('a turn carries the language the speech-to-text heard it in (its last final), for the agent to switch to', async () => {
+    const { pipeline, down } = harness([new TurnTakingProcessor({ settings: resolveTurnTaking({ mode: 'vad' }, undefined), finalWaitMs: 200 })]);
+    pipeline.send(frame({ kind: 'user_started_speaking' as const }));
+    pipeline.send(frame({ kind: 'transcription' as const, text: 'Hola,', final: true, language: 'en' }));
+    pipeline.send(frame({ kind: 'transcription' as const, text: 'buenos días.', final: true, language: 'es' }));
+    pipeline.send(frame({ kind: 'user_stopped_speaking' as const }));
+    await tick();
+    assert.deepEqual(down.filter((f) => f.kind === 'user_turn').map((f) => [(f as { text: string }).text, (f as { language?: string }).language]), [['Hola, buenos días.', 'es']]);
   });
 });
 
