@@ -135,7 +135,7 @@ export class ConversationAgent implements CallAgent {
       ...(languages.length ? { languages, onLanguage: (language: string) => switchHearing?.(language) } : {}),
     });
     /** The node's turn-taking, its backchannels in the call's language when the template declares languages. */
-    const inLanguage = (settings: TurnTakingSettings): TurnTakingSettings => (session.language ? { ...settings, language: session.language } : settings);
+    const inLanguage = (settings: TurnTakingSettings): TurnTakingSettings => (session.languages?.current ? { ...settings, language: session.languages.current } : settings);
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
     const errors: string[] = [];
     const dtmf: string[] = [];

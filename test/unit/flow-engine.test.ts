@@ -434,7 +434,7 @@ describe('flow engine: languages that switch mid-call', () => {
     await collect(flow.userTurn('Hola, ¿habla español?', signal, { language: 'spanish' }));
     await collect(flow.userTurn('Sí.', signal, { language: 'es' }));
     assert.deepEqual(switched, ['es-ES']);
-    assert.equal(flow.language, 'es-ES');
+    assert.equal(flow.languages?.current, 'es-ES');
     assert.match(spoken(llm.requests[1]!.messages)[0]!, /^Speak Spanish \(es-ES\)/);
     assert.deepEqual(flow.record.transcription.map((t) => t.language), ['en-US', 'es-ES', 'es-ES', 'es-ES', 'es-ES']);
     assert.deepEqual(flow.record.language_switches.map((s) => [s.from, s.to, s.by, s.refused]), [['en-US', 'es-ES', 'detected', undefined]]);
@@ -443,8 +443,12 @@ describe('flow engine: languages that switch mid-call', () => {
   it('a language the template does not declare is refused: recorded, and the LLM is told to say which languages the call speaks', async () => {
     const { llm, flow, signal, switched } = await start([{ text: ['Hello!'] }, { text: ['Sorry, I speak English, Spanish and Hindi.'] }, { tools: [{ name: 'switch_language', arguments: { language: 'de-DE' } }] }, { text: ['I can only speak English, Spanish or Hindi.'] }]);
     await collect(flow.userTurn('Bonjour, vous parlez français ?', signal, { language: 'fr' }));
-    assert.equal(flow.language, 'en-US');
-    assert.deepEqual(llm.requests[1]!.messages.at(-1), { role: 'system', content: 'The caller asked for French (fr), which this call does not speak. Answer in English: say briefly that you can speak English and Spanish and Hindi.' });
+    assert.equal(flow.languages?.current, 'en-US');
+    // After the language line, while the caller speaks it.
+    assert.deepEqual(llm.requests[1]!.messages.slice(1, 3).map((m) => m.content), [
+      'Speak English (en-US): answer the caller in English only. If the caller switches to Spanish or Hindi, call switch_language first.',
+      'The caller asked for French (fr), which this call does not speak. Answer in English: say briefly that you can speak English and Spanish and Hindi.',
+    ]);
     // The flow's own switch_language to an undeclared language: an error to the LLM, which answers in the call's language.
     const actions = await collect(flow.userTurn('Deutsch bitte.', signal));
     assert.deepEqual(actions, [{ type: 'say', text: 'I can only speak English, Spanish or Hindi.' }]);

@@ -15,7 +15,8 @@ import { DateTime } from 'luxon';
 import type { BuiltinFunction, FlowFunction, FlowNode } from './schema.js';
 import type { KnowledgeChunk, SearchKnowledge, ToolSpec } from '../services.js';
 import { DTMF_SEQUENCE } from '../../lib/tones.js';
-import { declaredLanguage, languageName } from '../language.js';
+import { languageName } from '../language.js';
+import type { CallLanguage } from './call-language.js';
 
 /** The outcome of a call the callee opted out of. */
 export const OPTED_OUT = 'OPTED_OUT';
@@ -32,8 +33,8 @@ export interface BuiltinDeps {
   sendDigits?: (digits: string) => Promise<void>;
   /** The call's knowledge base; undefined where the call has none to search. */
   searchKnowledge?: SearchKnowledge;
-  /** The template's languages (the first the call's own); empty: the call speaks one. */
-  languages?: readonly string[];
+  /** The call's languages (agent.languages); undefined: the call speaks one. */
+  languages?: CallLanguage;
 }
 
 /** A search_knowledge call as the call record keeps it: the question and the passages it answered with. */
@@ -54,8 +55,6 @@ export interface BuiltinOutcome {
   optedOut?: { reason?: string; at: string };
   callback?: { at: string; requested: string; reason?: string };
   knowledge?: KnowledgeLookup;
-  /** switch_language: the declared language to speak from now on, or the one asked for and refused. */
-  language?: { to: string } | { refused: string; why: string };
 }
 
 /** A built-in's function as the LLM sees it and as its arguments are checked. */
@@ -99,7 +98,7 @@ export function builtinFunction(name: BuiltinFunction, declared: Pick<FlowFuncti
         required: ['query'],
       };
     case 'switch_language': {
-      const declared = deps.languages ?? [];
+      const declared = deps.languages?.declared ?? [];
       return {
         name,
         description: own ?? `The caller speaks, or asks for, another language: switch the call to it before answering. This call speaks ${declared.map((d) => `${languageName(d)} (${d})`).join(', ') || 'one language'}.`,
@@ -162,13 +161,12 @@ export async function runBuiltin(name: BuiltinFunction, args: Record<string, unk
     case 'switch_language': {
       const asked = String(args.language ?? '').trim().slice(0, 35);
       if (!asked) return failed('say which language');
-      const declared = deps.languages ?? [];
-      const to = declaredLanguage(declared, asked);
-      if (!to) {
-        const why = `${asked} is not a language of this call (${declared.join(', ') || 'it speaks one'})`;
-        return { ...failed(`${why}: go on in the call's language and say which languages you speak`), language: { refused: asked, why } };
+      const declared = deps.languages?.declared ?? [];
+      const now = deps.languages?.switchTo(asked, 'function');
+      if (!now?.language || now.refused) {
+        return failed(`${asked} is not a language of this call (${declared.join(', ') || 'it speaks one'}): go on in the call's language and say which languages you speak`);
       }
-      return { result: { ok: true, language: to, note: `Speak ${languageName(to)} from now on.` }, language: { to } };
+      return { result: { ok: true, language: now.language, note: `Speak ${languageName(now.language)} from now on.` } };
     }
   }
 }

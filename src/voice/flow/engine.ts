@@ -26,7 +26,7 @@ import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
 import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
-import { declaredLanguage, languageInstruction, refusalNote, type LanguageSwitch } from '../language.js';
+import { CallLanguage } from './call-language.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
@@ -43,6 +43,7 @@ const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
   readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], knowledge: [], language_switches: [], usage: emptyUsage() };
+  readonly languages: CallLanguage;
   /** The speculative turn in progress, until its verdict. */
   private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
@@ -65,55 +66,12 @@ export class FlowEngine implements FlowSession {
   private apologised = false;
   /** What the agent said this turn, for `interrupted` to cut down to what was heard. */
   private replies: Array<{ message: AssistantMessage; line?: Line }> = [];
-  /** The language the call speaks now (undefined: the template declares none). */
-  private spoken: string | undefined;
-  /** The language the speech-to-text last reported that the call does not speak (its refusal is recorded once). */
-  private lastRefused: string | undefined;
 
   constructor(private readonly flow: Flow, private readonly deps: FlowDeps) {
     this.nodes = new Map(flow.nodes.map((n) => [n.node_name, n]));
     this.node = this.nodes.get(flow.initial_node) ?? flow.nodes[0]!;
-    this.builtinDeps = {
-      now: () => this.deps.now?.() ?? new Date(),
-      timeZone: deps.timeZone ?? 'UTC',
-      ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}),
-      ...(deps.searchKnowledge ? { searchKnowledge: deps.searchKnowledge } : {}),
-      ...(deps.languages?.length ? { languages: deps.languages } : {}),
-    };
-    this.spoken = deps.languages?.[0];
-  }
-
-  get language(): string | undefined {
-    return this.spoken;
-  }
-
-  /** A transcript line's language mark (none when the template declares no languages). */
-  private mark(): { language?: string } {
-    return this.spoken ? { language: this.spoken } : {};
-  }
-
-  /**
-   * Switches the call to `asked` when it is a declared language; otherwise records the refusal (a
-   * language the speech-to-text keeps hearing, once) and returns the note that tells the LLM to say
-   * which languages the call speaks.
-   */
-  private switchLanguage(asked: string, by: LanguageSwitch['by']): { refusal?: string } {
-    const from = this.spoken;
-    if (!from) return {};
-    const to = declaredLanguage(this.deps.languages ?? [], asked);
-    if (to === from) return {};
-    const at = this.now();
-    if (!to) {
-      if (by === 'detected' && this.lastRefused === asked) return {};
-      this.lastRefused = asked;
-      this.record.language_switches.push({ from, to: asked, by, at, refused: `not one of the call's languages (${(this.deps.languages ?? []).join(', ')})` });
-      return { refusal: refusalNote(asked, from, this.deps.languages ?? []) };
-    }
-    this.lastRefused = undefined;
-    this.spoken = to;
-    this.record.language_switches.push({ from, to, by, at });
-    this.deps.onLanguage?.(to);
-    return {};
+    this.languages = new CallLanguage(deps.languages ?? [], this.record.language_switches, () => this.now(), deps.onLanguage);
+    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}), ...(deps.searchKnowledge ? { searchKnowledge: deps.searchKnowledge } : {}), ...(deps.languages?.length ? { languages: this.languages } : {}) };
   }
 
   get currentNode(): string {
@@ -137,14 +95,12 @@ export class FlowEngine implements FlowSession {
   async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean>; startedMsAgo?: number; language?: string } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
-    // The speech-to-text heard another language: the reply is in it (or, not declared, says which the call speaks).
-    const { refusal } = options.language ? this.switchLanguage(options.language, 'detected') : {};
+    if (options.language) this.languages.heard(options.language);
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
-    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...this.mark(), ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...this.languages.mark(), ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
     this.context.push({ role: 'user', content: text });
-    if (refusal) this.context.push({ role: 'system', content: refusal });
     yield* this.respond(signal);
   }
 
@@ -207,7 +163,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...this.mark(), ...recordingAt(this.deps.recordingMs?.()) } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...this.languages.mark(), ...recordingAt(this.deps.recordingMs?.()) } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }
@@ -319,9 +275,9 @@ export class FlowEngine implements FlowSession {
     let text = '';
     const calls: ToolCall[] = [];
     let kept = false;
-    const language: ChatMessage[] = this.spoken ? [{ role: 'system', content: languageInstruction(this.spoken, this.deps.languages ?? []) }] : [];
-    const messages = [...this.roleMessages, ...language, ...this.context];
-    const span = this.llmSpan(messages);
+    const messages = [...this.roleMessages, ...this.languages.instruction(), ...this.context];
+    // The span of the request (a Langfuse generation), when the turn is traced.
+    const span = startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
     const asked = performance.now();
     let firstAt: number | undefined;
     let finishReason: string | undefined;
@@ -368,11 +324,6 @@ export class FlowEngine implements FlowSession {
     }
   }
 
-  /** The span of one LLM request (a Langfuse generation), when the turn is traced. */
-  private llmSpan(messages: ChatMessage[]) {
-    return startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
-  }
-
   private async handleCall(call: ToolCall): Promise<CallOutcome> {
     const fn = this.functions.get(call.name)?.fn;
     if (!fn) {
@@ -400,8 +351,6 @@ export class FlowEngine implements FlowSession {
     if (done.callback) this.record.callback = done.callback;
     if (done.knowledge) this.record.knowledge.push(done.knowledge);
     if (done.endAfterReply) this.endAfterReply = done.endAfterReply;
-    // A refused one's answer to the LLM (the tool result) already says what to tell the caller.
-    if (done.language) this.switchLanguage('to' in done.language ? done.language.to : done.language.refused, 'function');
     return { result: done.result };
   }
 

@@ -101,8 +101,8 @@ export interface FlowSession {
   /** The caller interrupted the last reply: only `spoken` of it was heard (the context keeps just that). */
   interrupted(spoken: string): void;
   readonly currentNode: string;
-  /** The language the call speaks now (undefined: the template declares none). */
-  readonly language?: string;
+  /** The call's languages: `current`, the one it speaks now (undefined: the template declares none). */
+  readonly languages?: { readonly current: string | undefined };
   /** The current node's turn-taking settings (`idle_timeout_seconds`, `vad.stop_secs`, `turn_taking` over the flow's). */
   readonly nodeSettings: { idleMs?: number; endOfSpeechMs?: number; turnTaking: TurnTakingSettings };
   readonly record: FlowRecord;

@@ -194,7 +194,7 @@ export class ConverseProcessor extends FrameProcessor {
               // The LLM's time to its first words counts as service time, not engine overhead.
               this.metrics.addServiceTime(turn, performance.now() - asked);
             }
-            const language = this.flow.language;
+            const language = this.flow.languages?.current;
             this.push(frame({ kind: 'agent_text' as const, text: action.text, turn, ...(language ? { language } : {}) }));
           }
           else {
