@@ -50,7 +50,7 @@ const ALL_ENGINES: Engine[] = [
   {
     name: 'language-switch',
     label:
-      'the default engine on a template of two languages (en-US, es-ES, a voice each) with detect_language: the far side\'s multilingual stream names half the clips Spanish, so turns switch the call back and forth (a new speech-to-text stream, the other voice, the LLM told the language); backchannels are judged in the language the call is in',
+      'the default engine on a template of two languages (en-US, es-ES, a voice each) with detect_language: the far side\'s multilingual stream names half the clips Spanish, so turns switch the call back and forth (the other voice, the LLM told the language; the multilingual stream goes on); backchannels are judged in the language the call is in',
     settings: {},
     agent: { languages: ['en-US', 'es-ES'], language_voices: { 'es-ES': 'openai:nova' }, detect_language: true },
     env: { DEEPGRAM_MODEL: 'nova-3' },

@@ -112,6 +112,8 @@ export class SttProcessor extends FrameProcessor {
   /** The rate the STT hears at: the incoming audio's when the STT takes it. */
   private readonly rateHz: number;
   private started = false;
+  /** The stream that names the language of its words: it hears every declared one, a switch keeps it. */
+  private detecting: SttStream | undefined;
 
   /** `inputRateHz`: the rate of the audio coming down (the VAD's, else the transport's). */
   constructor(
@@ -126,12 +128,13 @@ export class SttProcessor extends FrameProcessor {
 
   /**
    * The call switched language: a new stream in it (the service is told the language when a stream
-   * opens), while the old one gives what it still has of the words before and closes.
+   * opens), while the old one gives what it still has of the words before and closes. A stream
+   * that tells the languages apart goes on as it is.
    */
   switchLanguage(language: string): void {
     if (this.hearing.language === language) return;
     this.hearing = { ...this.hearing, language };
-    if (!this.started || this.closed.signal.aborted) return;
+    if (!this.started || this.closed.signal.aborted || (this.stream && this.detecting === this.stream)) return;
     const old = this.stream;
     this.open();
     void old?.close().catch(() => undefined);
@@ -164,6 +167,7 @@ export class SttProcessor extends FrameProcessor {
   private async read(stream: SttStream): Promise<void> {
     try {
       for await (const event of stream.events) {
+        if (event.type === 'final' && event.language) this.detecting = stream;
         if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true, ...(event.language ? { language: event.language } : {}) }));
         else if (event.type === 'interim') this.push(frame({ kind: 'transcription' as const, text: event.text, final: false }));
         // The service is done with the utterance: an empty final says "no (more) words" (a noise).
