@@ -1,6 +1,6 @@
 /**
  * A template-driven conversation end to end: `dialer serve` with the voice engine (Silero VAD, an
- * OpenAI-compatible LLM and transcription served locally, espeak-ng speech) calls the emulator's
+ * OpenAI-compatible LLM, transcription and speech served locally, each line's voice named) calls the emulator's
  * callee over Twilio's protocols. The callee speaks real audio; the transcription server answers
  * with the words of each spoken segment; the LLM answers with scripted text and a tool call.
  * A second call switches from English to Spanish mid-call.
