@@ -7,7 +7,7 @@
  * (the baseline, a template setting away) and the adaptive one. What is measured is what the callee
  * heard (bench/turns/measure.ts). Method and figures: docs/turn-taking.md.
  *
- *   npm run bench:turns                  every engine (the baseline, the realtime models, the adaptive)
+ *   npm run bench:turns                  every engine (the baseline, the realtime models, the language switch, the adaptive)
  *   ENGINES=adaptive npm run bench:turns one engine
  *   CALLS=6 npm run bench:turns          calls at once per engine (the corpus is split among them)
  *
@@ -33,6 +33,10 @@ interface Engine {
   settings: Record<string, unknown>;
   /** The flow runs on the far side's realtime model (of this protocol) instead of the chat pipeline. */
   realtime?: 'openai' | 'gemini';
+  /** The template's agent choice (its languages). */
+  agent?: Record<string, unknown>;
+  /** More of Dialer's environment. */
+  env?: Record<string, string>;
 }
 
 const ALL_ENGINES: Engine[] = [
@@ -48,6 +52,14 @@ const ALL_ENGINES: Engine[] = [
     label: `the flow on Gemini Live (its protocol, local: its activity detection ends a turn after ${REALTIME.silenceMs} ms of quiet, first audio ${REALTIME.firstAudioMs} ms later; its own reply latency ${REALTIME.silenceMs + REALTIME.firstAudioMs} ms), Dialer relaying audio`,
     settings: {},
     realtime: 'gemini',
+  },
+  {
+    name: 'language-switch',
+    label:
+      'the default engine on a template of two languages (en-US, es-ES, a voice each) with detect_language: the far side\'s multilingual stream names half the clips Spanish, so turns switch the call back and forth (the other voice, the LLM told the language; the multilingual stream goes on); backchannels are judged in the language the call is in',
+    settings: {},
+    agent: { languages: ['en-US', 'es-ES'], language_voices: { 'es-ES': 'openai:nova' }, detect_language: true },
+    env: { DEEPGRAM_MODEL: 'nova-3' },
   },
   { name: 'adaptive', label: 'the default: barge-in confirmed by words, adaptive end of turn, speculative replies, warm connections, first clause', settings: {} },
 ];
@@ -88,6 +100,8 @@ interface Run {
   llmCancelled: number;
   cancelledChunks: number;
   loadAtEnd: string;
+  /** The language-switch engine's: the switches its calls made, from their records. */
+  languageSwitches?: number;
 }
 
 let calleeSeq = 0;
@@ -107,6 +121,7 @@ async function run(engine: Engine): Promise<Run> {
     TWILIO_API_URL: ready.emulatorUrl,
     ...(engine.realtime === 'openai' ? { DIALER_REALTIME_URL: ready.realtimeUrl, DIALER_REALTIME_MODEL: 'bench-realtime' } : {}),
     ...(engine.realtime === 'gemini' ? { DIALER_REALTIME_PROVIDER: 'gemini', DIALER_REALTIME_URL: ready.geminiUrl, DIALER_REALTIME_API_KEY: ready.geminiKey } : {}),
+    ...engine.env,
   });
   try {
     const { api } = dialer;
@@ -122,7 +137,7 @@ async function run(engine: Engine): Promise<Run> {
         },
       ],
     };
-    const tpl = await api('POST', '/templates', { name: `turns-${engine.name}`, reseller_id: reseller, flow });
+    const tpl = await api('POST', '/templates', { name: `turns-${engine.name}`, reseller_id: reseller, flow, ...(engine.agent ? { agent: engine.agent } : {}) });
     if (tpl.status !== 200) throw new Error(`template refused: ${JSON.stringify(tpl.body)}`);
     await api('POST', '/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
     // BEHAVIOURS=regex: only the matching behaviours (to look at a few closely, with TURNS_DEBUG=1).
@@ -151,7 +166,21 @@ async function run(engine: Engine): Promise<Run> {
         }
       }
     }
-    return measured(engine, calls, got);
+    const run = measured(engine, calls, got);
+    if (engine.agent?.languages) {
+      run.languageSwitches = 0;
+      for (const id of pushed.body.results.map((r: any) => r.result.lead_call_tracker_id)) {
+        for (let i = 0; i < 50; i++) {
+          const lead = (await api('GET', `/leads/${id}`)).body;
+          if (lead.status === 'FINISHED' || lead.status === 'RETRY') {
+            run.languageSwitches += (lead.metaData?.language_switches ?? []).filter((x: any) => !x.refused).length;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    }
+    return run;
   } finally {
     await dialer.stop();
   }
@@ -200,6 +229,7 @@ function report(r: Run): void {
       `missed-barge-in ${s.missedBargeIn.n}/${s.missedBargeIn.of} (${pct(s.missedBargeIn).toFixed(1)}%), behaviours not played as scripted ${s.invalid}\n` +
       `  reply latency p50 ${ms(percentile(s.latencies, 50))} ms p95 ${ms(percentile(s.latencies, 95))} ms (n ${s.latencies.length}); first turn p50 ${ms(percentile(s.firstTurnLatencies, 50))} ms, later turns p50 ${ms(percentile(s.laterTurnLatencies, 50))} ms; ` +
       `greeting (answer to first audio) p50 ${ms(percentile(r.greetingMs, 50))} ms; first LLM token to first audio p50 ${ms(percentile(r.tokenToAudioMs, 50))} ms p95 ${ms(percentile(r.tokenToAudioMs, 95))} ms\n` +
+      (r.languageSwitches !== undefined ? `  language switches ${r.languageSwitches} in ${r.outcomes.length} behaviours\n` : '') +
       `  interruptions: agent heard until p50 ${ms(percentile(s.stopAfterMs, 50))} ms p95 ${ms(percentile(s.stopAfterMs, 95))} ms after the caller began; LLM requests ${r.llmRequests}, cancelled ${r.llmCancelled} (${r.cancelledChunks} streamed pieces dropped); load at end ${r.loadAtEnd}\n` +
       (missedIds.length ? `  wrong: ${missedIds.join(' ')}\n` : ''),
   );

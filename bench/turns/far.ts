@@ -72,7 +72,15 @@ realtime.respond = (n) => ({ text: n === 0 ? GREETING : REPLIES[(n - 1) % REPLIE
 const gemini = await startGeminiLiveServer({ firstAudioMs: REALTIME.firstAudioMs });
 gemini.respond = (n) => ({ text: n === 0 ? GREETING : REPLIES[(n - 1) % REPLIES.length]! });
 await Promise.all([GREETING, ...REPLIES].flatMap((text) => [speech(text, 8000), speech(text, 24_000)]));
-const stt = await startDeepgramServer(DEEPGRAM_KEY, { transcriber: (send) => book.transcriber(send, SERVICE.sttResultMs), connectionSetupMs: HANDSHAKE_MS });
+/**
+ * A multilingual stream (the language-switch engine's) names a language for each clip's words:
+ * half the clips (by their id) Spanish, so a call's turns switch its language back and forth.
+ */
+const clipLanguage = (clip: { id: string }) => ([...clip.id].reduce((h, c) => (h * 31 + c.charCodeAt(0)) | 0, 7) & 1 ? 'es' : 'en');
+const stt = await startDeepgramServer(DEEPGRAM_KEY, {
+  transcriber: (send, query) => book.transcriber(send, SERVICE.sttResultMs, 8000, query.language === 'multi' ? clipLanguage : undefined),
+  connectionSetupMs: HANDSHAKE_MS,
+});
 const emulator = await startEmulator({ dialerUrl: 'http://127.0.0.1:1', twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
 
 const QUIET_MS = 2000;

@@ -189,6 +189,32 @@ function chosenTts(settings: VoiceSettings, configured: Configured, voice: strin
 }
 
 /**
+ * The voice of each of a template's languages that does not speak with its `voice`: the one
+ * `language_voices` names, else (the local voice being espeak-ng) espeak-ng's voice of that
+ * language. Hosted voices speak the languages of their models with the same voice; Flite's voices
+ * are English.
+ */
+function languageVoices(settings: VoiceSettings, configured: Configured, choice: AgentChoice, tts: TTS): Record<string, TTS> {
+  const out: Record<string, TTS> = {};
+  const first = choice.languages?.[0];
+  for (const language of choice.languages ?? []) {
+    const named = choice.language_voices?.[language];
+    const chosen = named ? chosenTts(settings, configured, named) : undefined;
+    if (chosen) out[language] = chosen;
+    else if (settings.localVoice.engine === 'espeak-ng' && tts.label === 'espeak-ng' && language !== first) {
+      out[language] = new FallbackTTS([new LocalTTS({ ...settings.localVoice, voice: espeakVoice(language) })]);
+    }
+  }
+  return out;
+}
+
+/** espeak-ng's voice of a language: its own tag for the few regional ones it has (en-us, es-419, pt-br), else the language (es, hi). */
+function espeakVoice(tag: string): string {
+  const lower = tag.toLowerCase();
+  return ['en-us', 'en-gb', 'es-419', 'pt-br', 'fr-be', 'zh-yue'].includes(lower) ? lower : lower.split('-')[0]!;
+}
+
+/**
  * The services of a call, by its template's choice: what it chose over each default, the
  * default's own client where it chose nothing. A voice whose service is no longer configured (the
  * configuration changed since the template was saved) falls back to the default voice.
@@ -199,15 +225,18 @@ export function chooser(settings: VoiceSettings, base: VoiceServices, fallbacks:
   const made = new Map<string, VoiceServices>();
   return (choice) => {
     if ('missing' in configured) return base;
-    const key = JSON.stringify([choice.voice, choice.llm_model, choice.temperature, choice.stt_language]);
+    const key = JSON.stringify([choice.voice, choice.llm_model, choice.temperature, choice.stt_language, choice.languages, choice.language_voices]);
     let services = made.get(key);
     if (!services) {
       if (made.size >= 64) made.clear();
+      const tts = chosenTts(settings, configured, choice.voice) ?? base.tts;
+      const voices = languageVoices(settings, configured, choice, tts);
       services = {
         ...base,
         llm: chosenLlm(configured.llm, fallbacks, choice) ?? base.llm,
         stt: chosenStt(configured.stt, choice.stt_language) ?? base.stt,
-        tts: chosenTts(settings, configured, choice.voice) ?? base.tts,
+        tts,
+        ...(Object.keys(voices).length ? { voices } : {}),
       };
       made.set(key, services);
     }

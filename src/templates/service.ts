@@ -4,7 +4,7 @@ import { AppError, conflict, forbidden, isUniqueViolation, notFound, type FieldE
 import { newId } from '../lib/ids.js';
 import { OutboundPolicy } from '../lib/outbound/index.js';
 import { validateFlow, type Flow } from '../voice/flow/index.js';
-import { agentChoiceErrors, type AgentChoice, type AgentOptions } from '../voice/index.js';
+import { agentChoiceErrors, flowLanguageErrors, type AgentChoice, type AgentOptions } from '../voice/index.js';
 import { TemplatesRepository, type TemplateRow } from './repository.js';
 
 export interface NewTemplate {
@@ -87,7 +87,7 @@ export class TemplatesService {
   async create(caller: Principal, input: NewTemplate): Promise<TemplateRow> {
     const merchantId = this.ownerMerchant(caller, input.merchant_id);
     assertOwnerInScope(caller, input.reseller_id, merchantId);
-    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions)];
+    const errors = [...(await this.ownerErrors(input.reseller_id, merchantId, true)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions), ...flowLanguageErrors(input.flow, input.agent)];
     if (errors.length > 0) throw invalid(errors);
     try {
       return await this.repo.insert({ id: newId(), name: input.name, reseller_id: input.reseller_id, merchant_id: merchantId, flow: input.flow, agent: input.agent ?? null });
@@ -151,7 +151,7 @@ export class TemplatesService {
     if (input.reseller_id !== undefined && input.reseller_id !== current.reseller_id) {
       errors.push({ path: '/reseller_id', message: `cannot be changed (is ${current.reseller_id}, got ${input.reseller_id})` });
     }
-    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions));
+    errors.push(...(await this.ownerErrors(current.reseller_id, merchantId, false)), ...validateFlow(input.flow, this.urlRefusal), ...agentChoiceErrors(input.agent, this.agentOptions), ...flowLanguageErrors(input.flow, input.agent));
     if (errors.length > 0) throw invalid(errors);
     try {
       const row = await this.repo.update(id, { name: input.name, merchant_id: merchantId, flow: input.flow, agent: input.agent ?? null });

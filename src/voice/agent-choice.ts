@@ -7,6 +7,11 @@
  *   (src/providers/choices.ts): the voices of the configured speech service and of the local voice,
  *   the LLM models, the speech-to-text languages, and the defaults.
  *
+ * - languages: the languages a template's calls may speak (BCP-47 tags), the first the one a call
+ *   starts in. A call switches between them when the speech-to-text hears another of them
+ *   (`detect_language`) or the flow calls the built-in `switch_language`; its speech-to-text, its
+ *   voice (`language_voices`) and the LLM's instruction follow (voice/language.ts).
+ *
  * A voice is named `provider:voice` (`openai:nova`, `elevenlabs:<voice id>`, `local:kal`), so one
  * list holds the voices of every speech service a call may use.
  */
@@ -22,6 +27,24 @@ export const AgentChoiceSchema = Type.Object(
     llm_model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An LLM model of GET /agent-options; default LLM_MODEL' })),
     temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2, description: 'Sampling temperature of the conversation\'s replies, 0 to 2; default LLM_TEMPERATURE, else the model\'s own' })),
     stt_language: Type.Optional(Type.String({ pattern: LANGUAGE_TAG, maxLength: 35, description: 'The callers\' language as a BCP-47 tag the speech-to-text accepts (GET /agent-options); default STT_LANGUAGE' })),
+    languages: Type.Optional(
+      Type.Array(Type.String({ pattern: LANGUAGE_TAG, maxLength: 35 }), {
+        minItems: 1,
+        maxItems: 10,
+        uniqueItems: true,
+        description: 'The languages its calls speak, as BCP-47 tags the speech-to-text takes; the first is the one a call starts in. A call switches between them mid-call (detect_language, or the built-in function switch_language)',
+      }),
+    ),
+    language_voices: Type.Optional(
+      Type.Record(Type.String({ pattern: LANGUAGE_TAG, maxLength: 35 }), Type.String({ minLength: 1, maxLength: 200 }), {
+        description: 'The voice (of GET /agent-options) of each declared language, e.g. {"es-ES": "openai:nova"}; a language left out speaks with `voice` (the local espeak-ng voice: its voice of that language)',
+      }),
+    ),
+    detect_language: Type.Optional(
+      Type.Boolean({
+        description: 'The speech-to-text reports the language each turn was spoken in and the call switches to it when it is one of `languages` (Deepgram nova-3 multilingual, AssemblyAI multilingual, OpenAI whisper-1); default false: only switch_language switches',
+      }),
+    ),
   },
   { additionalProperties: false, description: 'The voice, LLM and speech-to-text of this template\'s calls; a field left out (or null for the whole) keeps the service default' },
 );
@@ -58,6 +81,27 @@ export function agentChoiceErrors(choice: AgentChoice | null | undefined, option
   if (choice.stt_language !== undefined && !sttTakes(options, choice.stt_language)) {
     errors.push({ path: `${base}/stt_language`, message: `${JSON.stringify(choice.stt_language)} is not a language the speech-to-text takes; choose one of ${offered(options.stt_languages)}${why}` });
   }
+  errors.push(...languageErrors(choice, options, base));
+  return errors;
+}
+
+/** The declared languages: each taken by the speech-to-text; the voices and the starting language among them. */
+function languageErrors(choice: AgentChoice, options: AgentOptions, base: string): FieldError[] {
+  const errors: FieldError[] = [];
+  const why = options.note ? ` (${options.note})` : '';
+  const declared = choice.languages ?? [];
+  declared.forEach((tag, i) => {
+    if (!sttTakes(options, tag)) errors.push({ path: `${base}/languages/${i}`, message: `${JSON.stringify(tag)} is not a language the speech-to-text takes${why}` });
+  });
+  const undeclared = (tag: string) => !declared.some((d) => d.toLowerCase() === tag.toLowerCase());
+  if (choice.stt_language !== undefined && declared.length && undeclared(choice.stt_language)) {
+    errors.push({ path: `${base}/stt_language`, message: `${JSON.stringify(choice.stt_language)} is not one of the template's languages (${declared.join(', ')}); a call starts in the first of them` });
+  }
+  for (const [tag, voice] of Object.entries(choice.language_voices ?? {})) {
+    if (undeclared(tag)) errors.push({ path: `${base}/language_voices/${tag}`, message: `${JSON.stringify(tag)} is not one of the template's languages (${declared.join(', ') || 'none declared'})` });
+    else if (!options.voices.some((v) => v.id === voice)) errors.push({ path: `${base}/language_voices/${tag}`, message: `${JSON.stringify(voice)} is not a voice this service offers` });
+  }
+  if (choice.detect_language && declared.length < 2) errors.push({ path: `${base}/detect_language`, message: 'needs at least two languages to switch between' });
   return errors;
 }
 

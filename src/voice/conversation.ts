@@ -18,7 +18,7 @@ import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
 import { hearing } from './processors/listen.js';
 import { TurnTakingProcessor } from './processors/turns.js';
 import type { BargeInRecord, EndOfTurn, TurnDecisionRecord } from './turns/index.js';
-import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
+import { resolveTurnTaking, vadOptionsFor, type TurnTakingSettings } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
 import { SentenceProcessor, TtsProcessor } from './processors/speak.js';
 import { sentimentScore } from './sentiment.js';
@@ -37,6 +37,8 @@ export interface VoiceServices {
   stt: STT;
   tts: TTS;
   vad: VAD;
+  /** The voice of each template language that does not speak with `tts` (agent.language_voices; voice/language.ts). */
+  voices?: Record<string, TTS>;
   /** The services with a template's choices (voice, model, temperature, language) over these defaults. */
   choose?(choice: AgentChoice): VoiceServices;
 }
@@ -117,6 +119,9 @@ export class ConversationAgent implements CallAgent {
     const callTrace = new CallTrace(context.traceContext, { stt: services.stt.label, tts: services.tts.label });
     // The flow engine's LLM requests and hooks belong to the turn being run (`converse` is set below).
     let converse: ConverseProcessor | undefined;
+    // The template's languages: a switch reopens the speech-to-text in the new one and gives the backchannels its lexicon.
+    const languages = template.agent?.languages ?? [];
+    let switchHearing: ((language: string) => void) | undefined;
     const session = createFlowSession(flow, {
       llm: services.llm,
       variables,
@@ -127,7 +132,10 @@ export class ConversationAgent implements CallAgent {
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
+      ...(languages.length ? { languages, onLanguage: (language: string) => switchHearing?.(language) } : {}),
     });
+    /** The node's turn-taking, its backchannels in the call's language when the template declares languages. */
+    const inLanguage = (settings: TurnTakingSettings): TurnTakingSettings => (session.languages?.current ? { ...settings, language: session.languages.current } : settings);
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
     const errors: string[] = [];
     const dtmf: string[] = [];
@@ -150,8 +158,11 @@ export class ConversationAgent implements CallAgent {
       errors.push(message);
       finish('error');
     };
-    const initial = session.nodeSettings.turnTaking;
-    const { vad, stt } = hearing(services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) });
+    const initial = inLanguage(session.nodeSettings.turnTaking);
+    const { vad, stt } = hearing(services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) }, {
+      ...(languages[0] ? { language: languages[0] } : {}),
+      ...(template.agent?.detect_language ? { detect: languages } : {}),
+    });
     // Warm connections: the LLM's and TTS's are opened when the call is answered and kept open while
     // the caller speaks, so no reply (the first included) waits for a handshake.
     let warmedAt = -Infinity;
@@ -178,11 +189,15 @@ export class ConversationAgent implements CallAgent {
         callTrace.bargeIn(record.kind, record.text, record.after_ms);
       },
     });
+    switchHearing = (language) => {
+      stt.switchLanguage(language);
+      turns.update(inLanguage(session.nodeSettings.turnTaking));
+    };
     const sentences = new SentenceProcessor(initial.firstClause);
     converse = new ConverseProcessor(session, metrics, {
       onNodeSettings: (settings) => {
         vad.update(vadOptionsFor(settings.turnTaking));
-        turns.update(settings.turnTaking);
+        turns.update(inLanguage(settings.turnTaking));
         sentences.firstClause = settings.turnTaking.firstClause;
       },
       idleMs: o.idleMs ?? 8000,
@@ -210,6 +225,7 @@ export class ConversationAgent implements CallAgent {
           errors.push(`text-to-speech failed for "${text.slice(0, 40)}": ${(err as Error).message}`);
         },
         callTrace.recording ? callTrace : undefined,
+        (language) => (language && services.voices?.[language]) || services.tts,
       ),
       new OutputProcessor(io, metrics, {
         spoke: (turn, text) => {
@@ -301,6 +317,7 @@ export class ConversationAgent implements CallAgent {
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
+        ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },

@@ -41,11 +41,11 @@ export interface TurnHoldFrame extends Base { kind: 'turn_hold' | 'turn_release'
 // Data frames.
 /** Caller audio (PCM) as the transport delivered it. */
 export interface InputAudioFrame extends Base { kind: 'input_audio'; pcm: Int16Array; sampleRateHz: number }
-export interface TranscriptionFrame extends Base { kind: 'transcription'; text: string; final: boolean }
+export interface TranscriptionFrame extends Base { kind: 'transcription'; text: string; final: boolean; /** The language the STT heard, when it detects it. */ language?: string }
 /** A piece of the agent's reply text (streamed from the LLM or a tts_say). */
-export interface AgentTextFrame extends Base { kind: 'agent_text'; text: string; turn: number }
+export interface AgentTextFrame extends Base { kind: 'agent_text'; text: string; turn: number; /** The call's language when it was said (the voice speaks it). */ language?: string }
 /** A sentence ready to speak. */
-export interface SpeakFrame extends Base { kind: 'speak'; text: string; turn: number }
+export interface SpeakFrame extends Base { kind: 'speak'; text: string; turn: number; language?: string }
 /** Agent audio for the transport, with the text it carries (for the record of what was heard). */
 export interface OutputAudioFrame extends Base { kind: 'output_audio'; pcm: Int16Array; sampleRateHz: number; text: string; turn: number; last: boolean }
 
@@ -79,6 +79,8 @@ export interface UserTurnFrame extends Base {
   speechStartedAt?: number;
   /** How long after the end of speech the STT's final words came (service time, not the engine's). */
   sttWaitMs: number;
+  /** The language the STT heard the words in (its last final's), when it detects it. */
+  language?: string;
 }
 /** The speculative turn before it is over after all (`confirmed`) or the caller went on (its reply is dropped). */
 export interface UserTurnVerdictFrame extends Base { kind: 'user_turn_verdict'; confirmed: boolean }

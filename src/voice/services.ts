@@ -97,7 +97,7 @@ export interface LLM {
 
 export type SttEvent =
   | { type: 'interim'; text: string }
-  | { type: 'final'; text: string; confidence?: number }
+  | { type: 'final'; text: string; confidence?: number; /** The language the service heard (a tag or, from some, a name), when it was asked to detect it. */ language?: string }
   /** The service says the utterance is over (Deepgram UtteranceEnd / speech_final). */
   | { type: 'utterance_end' };
 
@@ -109,6 +109,13 @@ export interface SttStream {
   /** Results, until close(). */
   readonly events: AsyncIterable<SttEvent>;
   close(): Promise<void>;
+}
+
+export interface SttOpenOptions {
+  signal: AbortSignal;
+  language?: string;
+  sampleRateHz: number;
+  detect?: readonly string[];
 }
 
 export interface STT {
@@ -124,8 +131,12 @@ export interface STT {
    * first. Telephony's 8 kHz goes as it is to a service that takes it: upsampling adds no speech.
    */
   readonly sampleRatesHz: readonly number[];
-  /** A stream of audio at `sampleRateHz`, one of `sampleRatesHz`. */
-  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream;
+  /**
+   * A stream of audio at `sampleRateHz`, one of `sampleRatesHz`, in `language` (default the
+   * configured one). `detect`: the languages the caller may speak: a service that can tell which is
+   * spoken reports it on each final (`language`); one that cannot listens in `language`.
+   */
+  open(options: SttOpenOptions): SttStream;
 }
 
 // ---------------------------------------------------------------------------------------------

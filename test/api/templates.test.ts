@@ -406,6 +406,11 @@ describe("templates: the agent's voice, model, temperature and language", () => 
       [{ voice: 'openai:nova' }, '/agent/voice', /"openai:nova" is not a voice this service offers; choose one of local:slt, local:kal/],
       [{ llm_model: 'gpt-4o' }, '/agent/llm_model', /"gpt-4o" is not an LLM model this service offers; choose one of none \(no LLM is configured/],
       [{ stt_language: 'es' }, '/agent/stt_language', /"es" is not a language the speech-to-text takes/],
+      [{ languages: [] }, '/agent/languages', /./],
+      [{ languages: ['en-US', 'en-US'] }, '/agent/languages', /./],
+      [{ languages: ['en-US'] }, '/agent/languages/0', /"en-US" is not a language the speech-to-text takes/],
+      [{ language_voices: { 'fr-FR': 'local:kal' } }, '/agent/language_voices/fr-FR', /"fr-FR" is not one of the template's languages \(none declared\)/],
+      [{ detect_language: true }, '/agent/detect_language', /at least two languages/],
     ];
     for (const [agent, path, message] of cases) {
       const res = await t.admin.post('/templates', { name: uniqueName('agent'), reseller_id: w.r1, flow: simpleFlow(), agent });
@@ -414,6 +419,13 @@ describe("templates: the agent's voice, model, temperature and language", () => 
       assert.ok(hit, `expected an error at ${path}, got ${JSON.stringify(res.body)}`);
       assert.match(hit.message, message);
     }
+    // A flow that offers switch_language in a template that declares no languages to switch between.
+    const flow = simpleFlow();
+    flow.nodes[0].functions = [{ name: 'switch_language', type: 'builtin' }];
+    const res = await t.admin.post('/templates', { name: uniqueName('agent'), reseller_id: w.r1, flow });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'invalid_flow');
+    assert.match(res.body.detail, /\/flow\/nodes\/0\/functions\/0 switch_language needs at least two languages in the template's agent.languages/);
     const ok = (await t.admin.get(`/templates?reseller_id=${w.r1}&page_size=1000`)).body.data;
     assert.ok(!ok.some((x: any) => x.name.startsWith('agent-')), 'nothing of a refused write is stored');
   });

@@ -257,6 +257,29 @@ describe('the flow editor', { skip }, () => {
     assert.equal(await page.locator('#unsaved').count(), 0);
     await card.scrollIntoViewIfNeeded();
     await shoot(page, 'template-voice-and-model');
+    // Languages: the call's own first, a voice for the other, detection; a voice for a language taken out goes with it.
+    await card.locator('input[name="languages"]').fill('es, en-US, fr');
+    await card.locator('select[name="voice-fr"]').selectOption('local:awb');
+    await card.locator('select[name="voice-en-US"]').selectOption('local:rms');
+    await card.locator('input[name="detect_language"]').check();
+    await card.locator('input[name="languages"]').fill('es, en-US');
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    const spoken = { languages: ['es', 'en-US'], language_voices: { 'en-US': 'local:rms' }, detect_language: true };
+    assert.deepEqual((await admin.get(`/templates/${created.body.id}`)).body.agent, { ...agent, ...spoken });
+    await page.reload();
+    await card.locator('select[name="voice-en-US"]').waitFor();
+    assert.deepEqual(
+      await Promise.all([card.locator('input[name="languages"]').inputValue(), card.locator('select[name="voice-en-US"]').inputValue(), card.locator('input[name="detect_language"]').isChecked()]),
+      ['es, en-US', 'local:rms', true],
+    );
+    await card.scrollIntoViewIfNeeded();
+    await shoot(page, 'template-languages');
+    // A language the speech-to-text does not take is refused, named at its field.
+    await card.locator('input[name="languages"]').fill('es, en-US, xx');
+    await page.locator('#save-template').click();
+    await card.getByText('"xx" is not a language the speech-to-text takes').waitFor();
+    await card.locator('input[name="languages"]').fill('');
     // Back to the service defaults: the template has no choice left.
     await card.locator('select[name="voice"]').selectOption('');
     await card.locator('select[name="llm_model"]').selectOption('');

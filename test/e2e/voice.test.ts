@@ -1,9 +1,10 @@
 /**
  * A template-driven conversation end to end: `dialer serve` with the voice engine (Silero VAD, an
- * OpenAI-compatible LLM and transcription served locally, espeak-ng speech) calls the emulator's
+ * OpenAI-compatible LLM, transcription and speech served locally, each line's voice named) calls the emulator's
  * callee over Twilio's protocols. The callee speaks real audio; the transcription server answers
  * with the words of each spoken segment; the LLM answers with scripted text and a tool call.
- * A second call runs on the streaming services instead: Cartesia's voice and AssemblyAI's
+ * A second call switches from English to Spanish mid-call.
+ * A third call runs on the streaming services instead: Cartesia's voice and AssemblyAI's
  * speech-to-text, each a local server speaking its WebSocket protocol; and a third Dialer hears and
  * speaks through Azure Speech's protocols (a local server speaking them).
  */
@@ -117,7 +118,8 @@ before(async () => {
   hooks = await startReceiver({ crm: 'updated' });
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-'));
   // One after the other: started at once on a busy machine, a start's plugins may outlast their timeout.
-  const first = await serveDialer({ ...dialerEnv(port, dataDir, emulator), STT_BASE_URL: ai.url });
+  // Hosted voices (served by the local server, each request naming its voice): a language's voice is seen.
+  const first = await serveDialer({ ...dialerEnv(port, dataDir, emulator), STT_BASE_URL: ai.url, TTS_PROVIDER: 'openai', TTS_BASE_URL: ai.url });
   const streamingPort = await freePort();
   const s = {
     emulator: await emulatorFor(streamingPort),
@@ -208,6 +210,86 @@ describe('a template-driven call', () => {
     for (let i = 1; i < offsets.length; i++) assert.ok(offsets[i] > offsets[i - 1], `increasing at_ms ${JSON.stringify(offsets)}`);
     // The callee began answering after the greeting was queued, and the goodbye came after the answer began.
     assert.ok(offsets[1] - offsets[0] > 1000, `the greeting lasts before the answer: ${JSON.stringify(offsets)}`);
+  });
+
+  it('switches from English to Spanish mid-call: the speech-to-text language, the voice and the LLM instruction follow; the transcript marks each line', async () => {
+    const reseller = (await admin.post('/resellers', { name: 'Languages' })).body.id;
+    const flow = {
+      initial_node: 'talk',
+      turn_taking: { mode: 'vad' },
+      nodes: [
+        {
+          node_name: 'talk',
+          role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme about a delivery.' }],
+          task_messages: [{ role: 'system', content: 'Confirm the delivery on Friday.' }],
+          functions: [{ name: 'switch_language', type: 'builtin' }],
+        },
+      ],
+    };
+    const agent = { languages: ['en-US', 'es-ES'], language_voices: { 'es-ES': 'openai:nova' } };
+    // A language the template does not declare is refused when it is saved.
+    const refused = await admin.post('/templates', { name: 'languages-bad', reseller_id: reseller, flow, agent: { ...agent, language_voices: { 'fr-FR': 'openai:nova' } } });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.match(refused.body.detail, /\/agent\/language_voices\/fr-FR "fr-FR" is not one of the template's languages/);
+    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow, agent });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    assert.deepEqual(tpl.body.agent, agent);
+    await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    await admin.post('/numbers', { phone_number: '+12125550301', provider: 'PROVIDER_A' });
+
+    const GREETING = 'Hello Ana! Your delivery is on Friday. Does that suit you?';
+    const SPANISH = 'Claro, Ana. Su entrega es el viernes. ¿Le parece bien?';
+    const GOODBYE = 'Perfecto. Hasta luego.';
+    ai.chat.push({ text: GREETING }, { tools: [{ name: 'switch_language', arguments: { language: 'es-ES' } }] }, { text: SPANISH }, { text: GOODBYE });
+    ai.transcripts.push('Prefiero hablar en español, por favor.', 'Sí, perfecto, gracias.');
+    const chats = ai.chatRequests.length;
+    const segments = ai.transcriptionRequests.length;
+    const spoken = ai.speechRequests.length;
+    const callee = '+14155550301';
+    emulator.script(callee, {
+      answer: 'answer',
+      steps: [{ waitForAudio: 15_000 }, { say: 'Prefiero hablar en español, por favor.' }, { waitForAudio: 15_000 }, { say: 'Sí, perfecto, gracias.' }, { waitForAudio: 15_000 }, { waitForQuiet: { quietMs: 1000, timeoutMs: 20_000 } }, { hangup: true }],
+      maxSeconds: 60,
+    });
+    const pushed = await admin.post('/leads', { request_id: 'voice-languages', template: 'languages', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    let lead: any;
+    for (const deadline = Date.now() + 60_000; ; ) {
+      lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
+      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    // Each line carries the language it was said in: the request for Spanish was heard in English.
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content, t.language]),
+      [
+        ['assistant', GREETING, 'en-US'],
+        ['user', 'Prefiero hablar en español, por favor.', 'en-US'],
+        ['assistant', SPANISH, 'es-ES'],
+        ['user', 'Sí, perfecto, gracias.', 'es-ES'],
+        ['assistant', GOODBYE, 'es-ES'],
+      ],
+    );
+    assert.deepEqual(meta.language_switches.map((s: any) => [s.from, s.to, s.by]), [['en-US', 'es-ES', 'function']]);
+    // The speech-to-text was told each segment's language: English, then Spanish.
+    assert.deepEqual(ai.transcriptionRequests.slice(segments).map((r) => r.language), ['en', 'es']);
+    // The voice: the template's (the service default) in English, the Spanish one after the switch.
+    const voices = ai.speechRequests.slice(spoken).map((r) => [r.input, r.voice]);
+    const english = voices.filter(([input]) => GREETING.includes(input!));
+    const spanish = voices.filter(([input]) => SPANISH.includes(input!) || GOODBYE.includes(input!));
+    assert.ok(english.length > 0 && english.every(([, v]) => v === 'alloy'), JSON.stringify(voices));
+    assert.ok(spanish.length > 0 && spanish.every(([, v]) => v === 'nova'), JSON.stringify(voices));
+    // The LLM was told to speak English, offered switch_language with the declared languages, then told to speak Spanish.
+    const requests = ai.chatRequests.slice(chats).map((r) => r.body);
+    const instruction = (body: any) => body.messages.filter((m: any) => m.role === 'system').map((m: any) => m.content).find((c: string) => c.startsWith('Speak '));
+    assert.match(instruction(requests[0]), /^Speak English \(en-US\)/);
+    assert.match(requests[1].tools.find((t: any) => t.function.name === 'switch_language').function.description, /English \(en-US\), Spanish \(es-ES\)/);
+    assert.match(instruction(requests[2]), /^Speak Spanish \(es-ES\)/);
+    assert.match(instruction(requests[3]), /^Speak Spanish \(es-ES\)/);
   });
 });
 

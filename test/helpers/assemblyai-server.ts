@@ -4,7 +4,8 @@
  * once; binary PCM in; while speech comes (audio louder than silence: a call streams its quiet too),
  * `Turn` messages with the turn's running `transcript` (`end_of_turn: false`); on `ForceEndpoint` the turn's end, first unformatted, then formatted
  * (`turn_is_formatted: true`) with the scripted transcript; on `Terminate`, `Termination` and a
- * 1000 close. Transcripts are scripted in order.
+ * 1000 close. Transcripts are scripted in order; with `language_detection=true` each turn's end
+ * carries `language_code` (from `languages`, in order; `en` when none is scripted) and `language_confidence`.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,8 @@ import { WebSocketServer } from 'ws';
 export interface AssemblyAiServer {
   url: string;
   transcripts: string[];
+  /** The language of each detected turn, in order. */
+  languages: string[];
   /** Each stream's query parameters and the audio bytes it sent. */
   streams: Array<{ query: Record<string, string>; audioBytes: number; messages: unknown[] }>;
   close(): Promise<void>;
@@ -29,7 +32,7 @@ function loud(bytes: Buffer): boolean {
 export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiServer> {
   const server = http.createServer((_q, r) => r.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });
-  const state: AssemblyAiServer = { url: '', transcripts: [], streams: [], close: async () => undefined };
+  const state: AssemblyAiServer = { url: '', transcripts: [], languages: [], streams: [], close: async () => undefined };
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/v3/ws') return void socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
@@ -63,8 +66,9 @@ export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiS
           const text = state.transcripts.shift() ?? '';
           const plain = text.toLowerCase().replace(/[^a-z0-9' ]/g, '');
           const wordList = plain.split(' ').filter(Boolean).map((w) => ({ text: w, confidence: 0.9, word_is_final: true }));
-          send({ type: 'Turn', turn_order: turn, turn_is_formatted: false, end_of_turn: true, transcript: plain, end_of_turn_confidence: 1, words: wordList });
-          send({ type: 'Turn', turn_order: turn, turn_is_formatted: true, end_of_turn: true, transcript: text, end_of_turn_confidence: 1, words: wordList });
+          const detected = stream.query.language_detection === 'true' ? { language_code: state.languages.shift() ?? 'en', language_confidence: 0.93 } : {};
+          send({ type: 'Turn', turn_order: turn, turn_is_formatted: false, end_of_turn: true, transcript: plain, end_of_turn_confidence: 1, words: wordList, ...detected });
+          send({ type: 'Turn', turn_order: turn, turn_is_formatted: true, end_of_turn: true, transcript: text, end_of_turn_confidence: 1, words: wordList, ...detected });
           turn++;
           heard = 0;
         } else if (m.type === 'Terminate') {

@@ -86,9 +86,9 @@ export class ClipBook {
     }
   }
 
-  /** A transcriber for one stream. */
-  transcriber(send: (message: string) => void, resultDelayMs: number, sampleRateHz = 8000): StreamTranscriber {
-    return new ClipTranscriber(this, send, resultDelayMs, sampleRateHz);
+  /** A transcriber for one stream; `languageOf`: a multilingual stream's, the language each clip's results name. */
+  transcriber(send: (message: string) => void, resultDelayMs: number, sampleRateHz = 8000, languageOf?: (clip: Clip) => string): StreamTranscriber {
+    return new ClipTranscriber(this, send, resultDelayMs, sampleRateHz, languageOf);
   }
 }
 
@@ -110,7 +110,12 @@ class ClipTranscriber implements StreamTranscriber {
     private readonly send: (message: string) => void,
     private readonly delayMs: number,
     private readonly rateHz: number,
+    private readonly languageOf?: (clip: Clip) => string,
   ) {}
+
+  private languages(clip: Clip): string[] | undefined {
+    return this.languageOf ? [this.languageOf(clip)] : undefined;
+  }
 
   audio(pcm: Int16Array): void {
     const arrivedAt = Date.now();
@@ -164,14 +169,14 @@ class ClipTranscriber implements StreamTranscriber {
     clip.words.forEach((w, i) =>
       at(w.endMs + this.delayMs, () => {
         if (active.finalised > i) return;
-        this.send(results(clip.words.slice(active.finalised, i + 1).map((x) => x.word).join(' '), false, { start: active.finalised }));
+        this.send(results(clip.words.slice(active.finalised, i + 1).map((x) => x.word).join(' '), false, { start: active.finalised }, this.languages(clip)));
       }),
     );
     if (clip.words.length > 0) {
       at(clip.durationMs + this.delayMs, () => {
         const rest = clip.words.slice(active.finalised).map((x) => x.word).join(' ');
         active.finalised = clip.words.length;
-        if (rest) this.send(results(terminal(rest), true));
+        if (rest) this.send(results(terminal(rest), true, {}, this.languages(clip)));
       });
       at(clip.durationMs + 1000, () => this.send(JSON.stringify({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: clip.durationMs / 1000 })));
     }
@@ -189,7 +194,7 @@ class ClipTranscriber implements StreamTranscriber {
     if (upTo <= a.finalised) return;
     const words = a.clip.words.slice(a.finalised, upTo).map((x) => x.word).join(' ');
     a.finalised = upTo;
-    this.send(results(upTo === a.clip.words.length ? terminal(words) : words, true, { from_finalize: true }));
+    this.send(results(upTo === a.clip.words.length ? terminal(words) : words, true, { from_finalize: true }, this.languages(a.clip)));
   }
 
   close(): void {

@@ -21,7 +21,8 @@ export interface StreamTranscriber {
 }
 
 export interface DeepgramServerOptions {
-  transcriber?: (send: (message: string) => void) => StreamTranscriber;
+  /** `query`: the stream's query parameters (`language=multi`: a multilingual stream, whose results name their languages). */
+  transcriber?: (send: (message: string) => void, query: Record<string, string>) => StreamTranscriber;
   /** Stands in for the TCP and TLS handshakes of a distant service: the upgrade is answered this much later. */
   connectionSetupMs?: number;
 }
@@ -38,7 +39,8 @@ export interface DeepgramServer {
   close(): Promise<void>;
 }
 
-export function results(text: string, isFinal: boolean, extra: Record<string, unknown> = {}): string {
+/** `languages`: a multilingual (`language=multi`) stream's, the languages of the words. */
+export function results(text: string, isFinal: boolean, extra: Record<string, unknown> = {}, languages?: string[]): string {
   return JSON.stringify({
     type: 'Results',
     channel_index: [0, 1],
@@ -46,7 +48,7 @@ export function results(text: string, isFinal: boolean, extra: Record<string, un
     start: 0,
     is_final: isFinal,
     speech_final: isFinal,
-    channel: { alternatives: [{ transcript: text, confidence: 0.98, words: [] }] },
+    channel: { alternatives: [{ transcript: text, confidence: 0.98, words: [], ...(languages ? { languages } : {}) }] },
     metadata: { request_id: 'local', model_info: { name: 'nova-2' } },
     ...extra,
   });
@@ -63,7 +65,7 @@ export async function startDeepgramServer(apiKey: string, options: DeepgramServe
     const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => {
       const index = state.streams.push(Object.fromEntries(url.searchParams)) - 1;
       if (options.transcriber) {
-        const transcriber = options.transcriber((message) => ws.readyState === ws.OPEN && ws.send(message));
+        const transcriber = options.transcriber((message) => ws.readyState === ws.OPEN && ws.send(message), Object.fromEntries(url.searchParams));
         state.audioBytes[index] = 0;
         ws.on('message', (data, isBinary) => {
           if (isBinary) {

@@ -2,7 +2,8 @@
  * A local server speaking the OpenAI HTTP API byte for byte, for the voice engine's tests:
  * - POST /v1/chat/completions with `stream: true`: server-sent events of `chat.completion.chunk`
  *   objects (text deltas, tool-call deltas split across chunks, a usage chunk, `data: [DONE]`);
- * - POST /v1/audio/transcriptions: multipart with a WAV `file`; answers `{"text": ...}`;
+ * - POST /v1/audio/transcriptions: multipart with a WAV `file`; answers `{"text": ...}` (with
+ *   `response_format: verbose_json`, Whisper's verbose answer: the language it heard by name too);
  * - POST /v1/audio/speech with `response_format: "pcm"`: 24 kHz 16-bit mono speech of the input
  *   (espeak-ng, synthesised once per text), streamed in chunks;
  * - POST /v1/embeddings: `{ object: 'list', data: [{ index, embedding }], usage }` of localEmbedding
@@ -76,13 +77,14 @@ export interface OpenAIServer {
   /** Connections opened to the server so far. */
   connections: number;
   chat: ChatReply[];
-  transcripts: string[];
+  /** One per transcribed segment; `language`: what Whisper names as heard ("spanish"), in a verbose answer. */
+  transcripts: Array<string | { text: string; language: string }>;
   /** When the scripts are empty: computes the reply from the request (benchmarks). */
   respond?: (body: { messages: Array<{ role: string; content: unknown }> }) => ChatReply;
   transcribe?: () => string;
   chatRequests: ChatLog[];
   speechRequests: SpeechLog[];
-  transcriptionRequests: Array<{ bytes: number; model: string | undefined; language: string | undefined; sampleRateHz: number; seconds: number }>;
+  transcriptionRequests: Array<{ bytes: number; model: string | undefined; language: string | undefined; responseFormat: string | undefined; sampleRateHz: number; seconds: number }>;
   /** POST /v1/embeddings requests (answered with localEmbedding's vectors). */
   embeddingRequests: Array<{ model: string; input: string[] }>;
   /** Set: /v1/embeddings answers this HTTP status with OpenAI's error body. */
@@ -153,7 +155,7 @@ const wait = (ms: number | undefined) => (ms ? new Promise((r) => setTimeout(r, 
 export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIServer> {
   const state = {
     chat: [] as ChatReply[],
-    transcripts: [] as string[],
+    transcripts: [] as OpenAIServer['transcripts'],
     chatRequests: [] as ChatLog[],
     speechRequests: [] as SpeechLog[],
     transcriptionRequests: [] as OpenAIServer['transcriptionRequests'],
@@ -280,8 +282,12 @@ export async function startOpenAIServer(pace: ServicePace = {}): Promise<OpenAIS
           return;
         }
         const wav = decodeWav(file);
-        state.transcriptionRequests.push({ bytes: file.length, model: fields.model, language: fields.language, sampleRateHz: wav.sampleRateHz, seconds: wav.pcm.length / wav.sampleRateHz });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: state.transcripts.shift() ?? api.transcribe?.() ?? '' }));
+        const seconds = wav.pcm.length / wav.sampleRateHz;
+        state.transcriptionRequests.push({ bytes: file.length, model: fields.model, language: fields.language, responseFormat: fields.response_format, sampleRateHz: wav.sampleRateHz, seconds });
+        const next = state.transcripts.shift() ?? api.transcribe?.() ?? '';
+        const heard = typeof next === 'string' ? { text: next, language: 'english' } : next;
+        const answer = fields.response_format === 'verbose_json' ? { task: 'transcribe', language: heard.language, duration: seconds, text: heard.text, segments: [] } : { text: heard.text };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
         return;
       }
       res.writeHead(404).end();

@@ -410,3 +410,60 @@ describe('flow engine: node entry', () => {
     assert.deepEqual(flow.record.transcription.map((t) => t.content), ['Hello', 'Sorry?']);
   });
 });
+
+describe('flow engine: languages that switch mid-call', () => {
+  const talk: Flow = {
+    initial_node: 'talk',
+    nodes: [{ node_name: 'talk', role_messages: [{ role: 'system', content: 'You are Acme.' }], task_messages: [{ role: 'system', content: 'Help.' }], functions: [{ name: 'switch_language', type: 'builtin' }] }],
+  };
+  const languages = ['en-US', 'es-ES', 'hi-IN'];
+  const spoken = (messages: ChatMessage[]) => messages.filter((m) => m.role === 'system' && String(m.content).startsWith('Speak ')).map((m) => m.content);
+  const start = async (replies: ScriptedReply[]) => {
+    const switched: string[] = [];
+    const llm = new ScriptedLLM(replies);
+    const flow = createFlowSession(talk, { llm, variables: {}, fetch: outbound.fetch, languages, onLanguage: (l) => switched.push(l) });
+    const signal = new AbortController().signal;
+    await collect(flow.start(signal));
+    return { llm, flow, signal, switched };
+  };
+
+  it('a language the speech-to-text heard switches the call before the reply: the instruction, the transcript marks and the pipeline follow', async () => {
+    const { llm, flow, signal, switched } = await start([{ text: ['Hello!'] }, { text: ['¡Hola! ¿En qué puedo ayudarle?'] }, { text: ['Bien.'] }]);
+    assert.deepEqual(spoken(llm.requests[0]!.messages), ['Speak English (en-US): answer the caller in English only. If the caller switches to Spanish or Hindi, call switch_language first.']);
+    // Whisper names the language ("spanish"), Deepgram and AssemblyAI give its code ("es").
+    await collect(flow.userTurn('Hola, ¿habla español?', signal, { language: 'spanish' }));
+    await collect(flow.userTurn('Sí.', signal, { language: 'es' }));
+    assert.deepEqual(switched, ['es-ES']);
+    assert.equal(flow.languages?.current, 'es-ES');
+    assert.match(spoken(llm.requests[1]!.messages)[0]!, /^Speak Spanish \(es-ES\)/);
+    assert.deepEqual(flow.record.transcription.map((t) => t.language), ['en-US', 'es-ES', 'es-ES', 'es-ES', 'es-ES']);
+    assert.deepEqual(flow.record.language_switches.map((s) => [s.from, s.to, s.by, s.refused]), [['en-US', 'es-ES', 'detected', undefined]]);
+  });
+
+  it('a language the template does not declare is refused: recorded, and the LLM is told to say which languages the call speaks', async () => {
+    const { llm, flow, signal, switched } = await start([{ text: ['Hello!'] }, { text: ['Sorry, I speak English, Spanish and Hindi.'] }, { tools: [{ name: 'switch_language', arguments: { language: 'de-DE' } }] }, { text: ['I can only speak English, Spanish or Hindi.'] }]);
+    await collect(flow.userTurn('Bonjour, vous parlez français ?', signal, { language: 'fr' }));
+    assert.equal(flow.languages?.current, 'en-US');
+    // After the language line, while the caller speaks it.
+    assert.deepEqual(llm.requests[1]!.messages.slice(1, 3).map((m) => m.content), [
+      'Speak English (en-US): answer the caller in English only. If the caller switches to Spanish or Hindi, call switch_language first.',
+      'The caller asked for French (fr), which this call does not speak. Answer in English: say briefly that you can speak English and Spanish and Hindi.',
+    ]);
+    // The flow's own switch_language to an undeclared language: an error to the LLM, which answers in the call's language.
+    const actions = await collect(flow.userTurn('Deutsch bitte.', signal));
+    assert.deepEqual(actions, [{ type: 'say', text: 'I can only speak English, Spanish or Hindi.' }]);
+    assert.match(JSON.parse(String(llm.requests[3]!.messages.at(-1)!.content)).error, /de-DE is not a language of this call \(en-US, es-ES, hi-IN\)/);
+    assert.deepEqual(switched, []);
+    assert.deepEqual(flow.record.language_switches.map((s) => [s.from, s.to, s.by, Boolean(s.refused)]), [['en-US', 'fr', 'detected', true], ['en-US', 'de-DE', 'function', true]]);
+    assert.ok(flow.record.transcription.every((t) => t.language === 'en-US'));
+  });
+
+  it('switch_language to a declared language switches, naming the declared ones to the LLM (a language code or its name)', async () => {
+    const { llm, flow, signal, switched } = await start([{ text: ['Hello!'] }, { tools: [{ name: 'switch_language', arguments: { language: 'hi' } }] }, { text: ['नमस्ते'] }]);
+    await collect(flow.userTurn('Hindi mein baat karein?', signal));
+    assert.match((llm.requests[1]!.tools![0]!.parameters as any).properties.language.description, /en-US, es-ES, hi-IN/);
+    assert.deepEqual(switched, ['hi-IN']);
+    assert.match(spoken(llm.requests[2]!.messages)[0]!, /^Speak Hindi \(hi-IN\)/);
+    assert.equal(flow.record.transcription.at(-1)!.language, 'hi-IN');
+  });
+});

@@ -62,6 +62,18 @@ describe('AssemblyAI streaming STT', () => {
     );
   });
 
+  it("telling languages apart: the multilingual model, each final naming the turn's language_code", async () => {
+    aai.transcripts.push('Hola, buenos días.');
+    aai.languages.push('es');
+    const stream = stt('aai-key', 'en-US').open({ signal: new AbortController().signal, sampleRateHz: 16000, language: 'en-US', detect: ['en-US', 'es-ES'] });
+    const events = await run(stream, () => {
+      stream.write(new Int16Array(3200));
+      stream.endSegment();
+    });
+    assert.deepEqual(events.filter((e) => e.type === 'final').map((e) => [(e as { text: string }).text, (e as { language?: string }).language]), [['Hola, buenos días.', 'es']]);
+    assert.deepEqual([aai.streams.at(-1)!.query.speech_model, aai.streams.at(-1)!.query.language_detection], ['universal-streaming-multilingual', 'true']);
+  });
+
   it('STT_PROVIDER=assemblyai (or just ASSEMBLYAI_API_KEY) builds it, and a template may choose its languages', () => {
     const settings = voiceSettings({ LLM_BASE_URL: 'http://127.0.0.1:9/v1', ASSEMBLYAI_API_KEY: 'aai-key', ASSEMBLYAI_URL: aai.url });
     const built = createVoiceServices(settings);

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { synthesize } from '../../src/lib/speech.js';
 import { DeepgramSTT } from '../../src/providers/stt/deepgram.js';
 import { ServiceError, type SttEvent } from '../../src/voice/services.js';
-import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';
+import { results, startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';
 import { voiceSettings } from '../../src/config/voice.js';
 import { agentOptions, createVoiceServices } from '../../src/providers/index.js';
 
@@ -73,6 +73,35 @@ describe('Deepgram live STT', () => {
       })(),
       (err: ServiceError) => err.retryable === true && /1011/.test(err.message),
     );
+  });
+});
+
+describe('Deepgram telling languages apart', () => {
+  it("nova-3 with languages of its multilingual model: language=multi, each final naming the language; otherwise the call's language", async () => {
+    const multi = await startDeepgramServer('dg-key', {
+      transcriber: (send) => ({ audio: () => undefined, finalize: () => send(results('Hola, buenos días.', true, { from_finalize: true }, ['es'])), close: () => undefined }),
+    });
+    try {
+      const open = (model: string, detect: string[]) => new DeepgramSTT({ apiKey: 'dg-key', url: multi.url, model, language: 'en-US' }).open({ signal: new AbortController().signal, sampleRateHz: 8000, language: 'en-US', detect });
+      const stream = open('nova-3', ['en-US', 'es-ES']);
+      stream.write(new Int16Array(800));
+      stream.endSegment();
+      const events: SttEvent[] = [];
+      for await (const e of stream.events) {
+        events.push(e);
+        if (e.type === 'final') break;
+      }
+      await stream.close();
+      assert.deepEqual(events.at(-1), { type: 'final', text: 'Hola, buenos días.', confidence: 0.98, language: 'es' });
+      assert.equal(multi.streams.at(-1)!.language, 'multi');
+      // A language outside the multilingual model's, or another model: the stream listens in the call's language.
+      const others = [open('nova-3', ['en-US', 'sv-SE']), open('nova-2', ['en-US', 'es-ES'])];
+      for (let i = 0; i < 200 && multi.streams.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+      await Promise.all(others.map((o) => o.close()));
+      assert.deepEqual(multi.streams.slice(1).map((q) => q.language), ['en-US', 'en-US']);
+    } finally {
+      await multi.close();
+    }
   });
 });
 

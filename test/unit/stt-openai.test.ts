@@ -42,4 +42,20 @@ describe('OpenAI-compatible transcription', () => {
       }
     });
   }
+
+  it('telling languages apart: no language hint, the verbose answer, and the language Whisper names on each final', async () => {
+    ai.transcripts.push({ text: 'Hola, ¿qué tal?', language: 'spanish' });
+    const rate = 8000;
+    const speech = await synthesize('Hola.', { sampleRateHz: rate });
+    const stt = new OpenAITranscriptionSTT({ baseUrl: ai.url, apiKey: 'k', model: 'whisper-1', language: 'en', timeoutMs: 5000 });
+    const sent = ai.transcriptionRequests.length;
+    const stream = stt.open({ signal: new AbortController().signal, sampleRateHz: rate, language: 'en-US', detect: ['en-US', 'es-ES'] });
+    stream.write(speech);
+    stream.endSegment();
+    await stream.close();
+    const events: SttEvent[] = [];
+    for await (const e of stream.events) events.push(e);
+    assert.deepEqual(events.find((e) => e.type === 'final'), { type: 'final', text: 'Hola, ¿qué tal?', language: 'spanish' });
+    assert.deepEqual(ai.transcriptionRequests.slice(sent).map((r) => [r.language, r.responseFormat]), [[undefined, 'verbose_json']]);
+  });
 });

@@ -10,6 +10,9 @@ import { TurnTakingProcessor } from '../../src/voice/processors/turns.js';
 import { resolveTurnTaking } from '../../src/voice/turns/settings.js';
 import { OutputProcessor } from '../../src/voice/processors/output.js';
 import { SentenceProcessor } from '../../src/voice/processors/speak.js';
+import { SttProcessor } from '../../src/voice/processors/listen.js';
+import type { STT, SttEvent, SttOpenOptions } from '../../src/voice/services.js';
+import { EventQueue } from '../../src/providers/queue.js';
 import type { CallIO, PlayResult } from '../../src/voice/agent.js';
 
 const tick = (ms = 0) => new Promise((r) => setTimeout(r, ms));
@@ -58,6 +61,19 @@ describe('pipeline', () => {
 });
 
 describe('sentences', () => {
+  it('a reply that changes language mid-way is cut there: each sentence goes to the voice of its language', async () => {
+    const { pipeline, down } = harness([new SentenceProcessor()]);
+    pipeline.send(frame({ kind: 'agent_text' as const, text: 'One moment', turn: 1, language: 'en-US' }));
+    pipeline.send(frame({ kind: 'agent_text' as const, text: 'Claro. Su entrega', turn: 1, language: 'es-ES' }));
+    pipeline.send(frame({ kind: 'agent_text' as const, text: ' es el viernes.', turn: 1, language: 'es-ES' }));
+    pipeline.send(frame({ kind: 'turn_done' as const, turn: 1 }));
+    await tick();
+    assert.deepEqual(
+      down.filter((f) => f.kind === 'speak').map((f) => [(f as { text: string }).text, (f as { language?: string }).language]),
+      [['One moment', 'en-US'], ['Claro.', 'es-ES'], ['Su entrega es el viernes.', 'es-ES']],
+    );
+  });
+
   it('speaks each sentence as soon as it is complete and the rest at the end of the turn', async () => {
     const { pipeline, down } = harness([new SentenceProcessor()]);
     for (const piece of ['Hello Ana', '! Your order 3.5 kg', ' is ready. Shall I', ' confirm it']) pipeline.send(frame({ kind: 'agent_text' as const, text: piece, turn: 1 }));
@@ -109,6 +125,16 @@ describe('turns', () => {
     pipeline.send(frame({ kind: 'user_stopped_speaking' as const }));
     await tick(260);
     assert.deepEqual(down.filter((f) => f.kind === 'user_turn').map((f) => (f as { text: string }).text), ['yes please', 'tomorrow', 'maybe']);
+  });
+
+  it('a turn carries the language the speech-to-text heard it in (its last final), for the agent to switch to', async () => {
+    const { pipeline, down } = harness([new TurnTakingProcessor({ settings: resolveTurnTaking({ mode: 'vad' }, undefined), finalWaitMs: 200 })]);
+    pipeline.send(frame({ kind: 'user_started_speaking' as const }));
+    pipeline.send(frame({ kind: 'transcription' as const, text: 'Hola,', final: true, language: 'en' }));
+    pipeline.send(frame({ kind: 'transcription' as const, text: 'buenos días.', final: true, language: 'es' }));
+    pipeline.send(frame({ kind: 'user_stopped_speaking' as const }));
+    await tick();
+    assert.deepEqual(down.filter((f) => f.kind === 'user_turn').map((f) => [(f as { text: string }).text, (f as { language?: string }).language]), [['Hola, buenos días.', 'es']]);
   });
 });
 
@@ -164,5 +190,43 @@ describe('output', () => {
     played.shift()!.resolve('played');
     await tick();
     assert.deepEqual(events, ['spoke One.', 'spoke Bye.', 'ended confirmed']);
+  });
+});
+
+describe('speech-to-text language', () => {
+  /** A speech-to-text that keeps how each stream was opened; each stream says one final, naming a language or not. */
+  function recordingStt(named: string | undefined) {
+    const opened: Array<Omit<SttOpenOptions, 'signal'>> = [];
+    const stt: STT = {
+      label: 'recording',
+      interimResults: false,
+      sampleRatesHz: [8000],
+      open: ({ signal: _signal, ...options }) => {
+        opened.push(options);
+        const events = new EventQueue<SttEvent>();
+        return {
+          write: () => undefined,
+          endSegment: () => events.put({ type: 'final', text: 'hola', ...(named ? { language: named } : {}) }),
+          events,
+          close: async () => events.end(),
+        };
+      },
+    };
+    return { stt, opened };
+  }
+
+  it("a switch reopens the stream in the new language; a stream that names its words' language goes on", async () => {
+    for (const [named, streams] of [[undefined, ['en-US', 'es-ES']], ['es', ['en-US']]] as const) {
+      const { stt, opened } = recordingStt(named);
+      const processor = new SttProcessor(stt, (err) => assert.fail(String(err)), 8000, { language: 'en-US', detect: ['en-US', 'es-ES'] });
+      const { pipeline, down } = harness([processor]);
+      pipeline.send(frame({ kind: 'start' as const }));
+      pipeline.send(frame({ kind: 'user_stopped_speaking' as const }));
+      for (let i = 0; i < 100 && !down.some((f) => f.kind === 'transcription'); i++) await tick(5);
+      processor.switchLanguage('es-ES');
+      assert.deepEqual(opened.map((o) => o.language), streams);
+      assert.deepEqual(opened[0]!.detect, ['en-US', 'es-ES']);
+      pipeline.send(frame({ kind: 'end' as const, reason: 'agent' as const }));
+    }
   });
 });

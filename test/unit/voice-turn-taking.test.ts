@@ -41,6 +41,12 @@ describe('backchannel filter', () => {
     assert.ok(new BackchannelFilter('es').isBackchannel('Vale, claro.'));
     assert.ok(new BackchannelFilter('hi-IN').isBackchannel('haan ji'));
     assert.ok(!new BackchannelFilter('es').isBackchannel('No, espera'));
+    // English, Spanish and Hindi at least (Hindi in Latin letters and in Devanagari).
+    assert.ok(new BackchannelFilter('es-ES').isBackchannel('Ajá, sí.'));
+    assert.ok(new BackchannelFilter('hi').isBackchannel('अच्छा, हाँ'));
+    assert.ok(!new BackchannelFilter('hi').isBackchannel('nahin, ruko'));
+    // A language without a lexicon of its own falls back to English's.
+    assert.ok(new BackchannelFilter('ja').isBackchannel('okay'));
   });
 });
 

@@ -10,7 +10,7 @@
  */
 import WebSocket from 'ws';
 import type { AssemblyAiSettings } from '../../config/voice.js';
-import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+import { ServiceError, type STT, type SttEvent, type SttOpenOptions, type SttStream } from '../../voice/services.js';
 import { EventQueue } from '../queue.js';
 
 interface Message {
@@ -20,6 +20,8 @@ interface Message {
   turn_is_formatted?: boolean;
   end_of_turn_confidence?: number;
   words?: Array<{ confidence?: number }>;
+  /** The multilingual model with language detection: the language of the turn. */
+  language_code?: string;
   error?: string;
 }
 
@@ -34,11 +36,13 @@ export class AssemblyAiSTT implements STT {
 
   constructor(private readonly options: AssemblyAiSettings) {}
 
-  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
+  open(options: SttOpenOptions): SttStream {
     const o = this.options;
     const language = options.language ?? o.language;
+    // Telling languages apart: the multilingual model, which names the language of each turn.
+    const detect = (options.detect?.length ?? 0) > 1;
     // English has its own model; any other language the multilingual one, which detects it.
-    const english = !language || /^en\b/i.test(language);
+    const english = !detect && (!language || /^en\b/i.test(language));
     const query = new URLSearchParams({
       sample_rate: String(options.sampleRateHz),
       encoding: 'pcm_s16le',
@@ -82,7 +86,8 @@ export class AssemblyAiSTT implements STT {
       if (!m.turn_is_formatted) return;
       last = '';
       const confidences = (m.words ?? []).map((w) => w.confidence).filter((c): c is number => typeof c === 'number');
-      if (text) queue.put({ type: 'final', text, ...(confidences.length ? { confidence: confidences.reduce((a, b) => a + b, 0) / confidences.length } : {}) });
+      const heard = detect && m.language_code ? { language: m.language_code } : {};
+      if (text) queue.put({ type: 'final', text, ...heard, ...(confidences.length ? { confidence: confidences.reduce((a, b) => a + b, 0) / confidences.length } : {}) });
       queue.put({ type: 'utterance_end' });
     });
     ws.on('error', (err) => queue.end(new ServiceError(this.label, err.message, true, { cause: err })));

@@ -5,7 +5,7 @@
  */
 import WebSocket from 'ws';
 import type { DeepgramSettings } from '../../config/voice.js';
-import { ServiceError, type STT, type SttEvent, type SttStream } from '../../voice/services.js';
+import { ServiceError, type STT, type SttEvent, type SttOpenOptions, type SttStream } from '../../voice/services.js';
 import { EventQueue } from '../queue.js';
 
 export type DeepgramOptions = DeepgramSettings;
@@ -14,10 +14,13 @@ interface DeepgramMessage {
   type?: string;
   is_final?: boolean;
   speech_final?: boolean;
-  channel?: { alternatives?: Array<{ transcript?: string; confidence?: number }> };
+  channel?: { alternatives?: Array<{ transcript?: string; confidence?: number; languages?: string[] }> };
   description?: string;
   err_msg?: string;
 }
+
+/** The languages of nova-3's multilingual (code-switching) model, `language=multi`. */
+export const DEEPGRAM_MULTI_LANGUAGES = ['en', 'es', 'fr', 'de', 'hi', 'ru', 'pt', 'ja', 'it', 'nl'];
 
 /** linear16 at the audio's own rate: telephony's 8 kHz goes as it is (Deepgram takes any rate). */
 const RATES: readonly number[] = [16000, 8000, 24000, 48000];
@@ -29,14 +32,18 @@ export class DeepgramSTT implements STT {
 
   constructor(private readonly options: DeepgramOptions) {}
 
-  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
+  open(options: SttOpenOptions): SttStream {
     const o = this.options;
+    // Telling languages apart: nova-3's multilingual model, when it speaks every one of them; it names
+    // the languages of each result. Otherwise the stream listens in the one it is given.
+    const multi =
+      (options.detect?.length ?? 0) > 1 && /^nova-3/.test(o.model) && options.detect!.every((l) => DEEPGRAM_MULTI_LANGUAGES.includes(l.toLowerCase().split('-')[0]!));
     const query = new URLSearchParams({
       encoding: 'linear16',
       sample_rate: String(options.sampleRateHz),
       channels: '1',
       model: o.model,
-      language: options.language ?? o.language,
+      language: multi ? 'multi' : (options.language ?? o.language),
       interim_results: 'true',
       utterance_end_ms: '1000',
       vad_events: 'true',
@@ -69,8 +76,10 @@ export class DeepgramSTT implements STT {
         return queue.end(new ServiceError(this.label, 'sent a message that is not JSON', false));
       }
       if (m.type === 'Results') {
-        const text = m.channel?.alternatives?.[0]?.transcript?.trim() ?? '';
-        if (text) queue.put(m.is_final ? { type: 'final', text, confidence: m.channel?.alternatives?.[0]?.confidence } : { type: 'interim', text });
+        const best = m.channel?.alternatives?.[0];
+        const text = best?.transcript?.trim() ?? '';
+        const heard = multi ? best?.languages?.[0] : undefined;
+        if (text) queue.put(m.is_final ? { type: 'final', text, confidence: best?.confidence, ...(heard ? { language: heard } : {}) } : { type: 'interim', text });
         if (m.speech_final) queue.put({ type: 'utterance_end' });
       } else if (m.type === 'UtteranceEnd') queue.put({ type: 'utterance_end' });
       else if (m.type === 'Error' || m.err_msg) queue.end(new ServiceError(this.label, m.description ?? m.err_msg ?? 'error', true));

@@ -4,7 +4,7 @@
  */
 import { encodeWav } from '../../lib/audio.js';
 import type { OpenAISttSettings } from '../../config/voice.js';
-import { ServiceError, type STT, type SttStream } from '../../voice/services.js';
+import { ServiceError, type STT, type SttOpenOptions, type SttStream } from '../../voice/services.js';
 import { segmentStream } from './segments.js';
 
 export type OpenAISttOptions = OpenAISttSettings;
@@ -24,17 +24,20 @@ export class OpenAITranscriptionSTT implements STT {
     this.label = `openai-transcription(${new URL(options.baseUrl).host})`;
   }
 
-  open(options: { signal: AbortSignal; language?: string; sampleRateHz: number }): SttStream {
+  open(options: SttOpenOptions): SttStream {
     const o = this.options;
+    // Telling languages apart: Whisper detects the language when it is not given one, and names it
+    // in its verbose answer (a name such as "spanish", or a code).
+    const detect = (options.detect?.length ?? 0) > 1;
     const rate = options.sampleRateHz;
     return segmentStream(rate, async (audio) => {
       const form = new FormData();
       form.append('file', new Blob([new Uint8Array(encodeWav(audio, rate))], { type: 'audio/wav' }), 'segment.wav');
       form.append('model', o.model);
-      form.append('response_format', 'json');
+      form.append('response_format', detect ? 'verbose_json' : 'json');
       // The transcription API takes ISO 639-1 codes: a BCP-47 tag's region is dropped (en-US: en).
       const language = (options.language ?? o.language)?.split('-')[0];
-      if (language) form.append('language', language);
+      if (language && !detect) form.append('language', language);
       const headers: Record<string, string> = o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {};
       let res: Response;
       try {
@@ -46,7 +49,9 @@ export class OpenAITranscriptionSTT implements STT {
       const text = await res.text();
       if (!res.ok) throw new ServiceError(this.label, `HTTP ${res.status}: ${text.slice(0, 200)}`, res.status === 429 || res.status >= 500, { status: res.status });
       try {
-        return { text: String((JSON.parse(text) as { text?: unknown }).text ?? '').trim() };
+        const answer = JSON.parse(text) as { text?: unknown; language?: unknown };
+        const heard = detect && typeof answer.language === 'string' && answer.language ? answer.language : undefined;
+        return { text: String(answer.text ?? '').trim(), ...(heard ? { language: heard } : {}) };
       } catch {
         throw new ServiceError(this.label, 'the answer is not JSON', false);
       }

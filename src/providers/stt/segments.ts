@@ -15,8 +15,8 @@ const LEAD_IN_SECONDS = 0.3;
 /** Below this level (RMS) audio before a segment's speech counts as silence. */
 const LEAD_IN_LEVEL = 150;
 
-/** `transcribe`: the segment's words (empty when none), or a thrown ServiceError, which ends the stream. */
-export function segmentStream(rateHz: number, transcribe: (audio: Int16Array) => Promise<{ text: string; confidence?: number } | undefined>): SttStream {
+/** `transcribe`: the segment's words (empty when none) and the language it heard them in, if it says; or a thrown ServiceError, which ends the stream. */
+export function segmentStream(rateHz: number, transcribe: (audio: Int16Array) => Promise<{ text: string; confidence?: number; language?: string } | undefined>): SttStream {
   const queue = new EventQueue<SttEvent>();
   // Copied out of the frames (see lib/pcm-buffers): at most the last 30 s, a segment longer than that is not one turn.
   const segment = new PcmBlocks(rateHz, rateHz * 30);
@@ -25,7 +25,7 @@ export function segmentStream(rateHz: number, transcribe: (audio: Int16Array) =>
   const run = async (audio: Int16Array) => {
     const words = await transcribe(audio);
     if (words === undefined) return; // given up (the call ended)
-    if (words.text) queue.put({ type: 'final', text: words.text, ...(words.confidence !== undefined ? { confidence: words.confidence } : {}) });
+    if (words.text) queue.put({ type: 'final', text: words.text, ...(words.confidence !== undefined ? { confidence: words.confidence } : {}), ...(words.language ? { language: words.language } : {}) });
     queue.put({ type: 'utterance_end' });
   };
   return {

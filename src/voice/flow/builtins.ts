@@ -7,12 +7,16 @@
  * - schedule_callback: the callee chose a time to be called back (ISO 8601); the lead is called
  *   again then, inside its calling window;
  * - search_knowledge: looks up the business's documents (the knowledge base) for a question; the
- *   best passages go back to the LLM, and which ones were used go on the call record.
+ *   best passages go back to the LLM, and which ones were used go on the call record;
+ * - switch_language: the caller speaks (or asks for) another of the template's languages: the
+ *   call's speech-to-text, voice and the LLM's instruction switch to it (voice/language.ts).
  */
 import { DateTime } from 'luxon';
 import type { BuiltinFunction, FlowFunction, FlowNode } from './schema.js';
 import type { KnowledgeChunk, SearchKnowledge, ToolSpec } from '../services.js';
 import { DTMF_SEQUENCE } from '../../lib/tones.js';
+import { languageName } from '../language.js';
+import type { CallLanguage } from './call-language.js';
 
 /** The outcome of a call the callee opted out of. */
 export const OPTED_OUT = 'OPTED_OUT';
@@ -29,6 +33,8 @@ export interface BuiltinDeps {
   sendDigits?: (digits: string) => Promise<void>;
   /** The call's knowledge base; undefined where the call has none to search. */
   searchKnowledge?: SearchKnowledge;
+  /** The call's languages (agent.languages); undefined: the call speaks one. */
+  languages?: CallLanguage;
 }
 
 /** A search_knowledge call as the call record keeps it: the question and the passages it answered with. */
@@ -91,6 +97,16 @@ export function builtinFunction(name: BuiltinFunction, declared: Pick<FlowFuncti
         properties: { query: { type: 'string', description: 'The question, or the words to look for' } },
         required: ['query'],
       };
+    case 'switch_language': {
+      const declared = deps.languages?.declared ?? [];
+      return {
+        name,
+        description: own ?? `The caller speaks, or asks for, another language: switch the call to it before answering. This call speaks ${declared.map((d) => `${languageName(d)} (${d})`).join(', ') || 'one language'}.`,
+        // No enum: a language outside the list gets its own answer (say which the call speaks), not "invalid arguments".
+        properties: { language: { type: 'string', description: `The language to speak: one of ${declared.join(', ') || 'the call\'s'}` } },
+        required: ['language'],
+      };
+    }
   }
 }
 
@@ -141,6 +157,16 @@ export async function runBuiltin(name: BuiltinFunction, args: Record<string, unk
       const knowledge: KnowledgeLookup = { query, at, chunks: chunks.map(({ text: _text, ...c }) => c) };
       if (!chunks.length) return { result: { ok: true, found: 0, note: 'Nothing in the documents answers this: say you do not know.' }, knowledge };
       return { result: { ok: true, found: chunks.length, passages: chunks.map((c) => ({ source: c.title, text: c.text })) }, knowledge };
+    }
+    case 'switch_language': {
+      const asked = String(args.language ?? '').trim().slice(0, 35);
+      if (!asked) return failed('say which language');
+      const declared = deps.languages?.declared ?? [];
+      const now = deps.languages?.switchTo(asked, 'function');
+      if (!now?.language || now.refused) {
+        return failed(`${asked} is not a language of this call (${declared.join(', ') || 'it speaks one'}): go on in the call's language and say which languages you speak`);
+      }
+      return { result: { ok: true, language: now.language, note: `Speak ${languageName(now.language)} from now on.` } };
     }
   }
 }

@@ -26,6 +26,7 @@ import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
 import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
+import { CallLanguage } from './call-language.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
@@ -41,7 +42,8 @@ type CallOutcome = { result: unknown; transition?: string; transfer?: string };
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], knowledge: [], usage: emptyUsage() };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], knowledge: [], language_switches: [], usage: emptyUsage() };
+  readonly languages: CallLanguage;
   /** The speculative turn in progress, until its verdict. */
   private tentative: Tentative | undefined;
   private readonly nodes: Map<string, FlowNode>;
@@ -68,7 +70,8 @@ export class FlowEngine implements FlowSession {
   constructor(private readonly flow: Flow, private readonly deps: FlowDeps) {
     this.nodes = new Map(flow.nodes.map((n) => [n.node_name, n]));
     this.node = this.nodes.get(flow.initial_node) ?? flow.nodes[0]!;
-    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}), ...(deps.searchKnowledge ? { searchKnowledge: deps.searchKnowledge } : {}) };
+    this.languages = new CallLanguage(deps.languages ?? [], this.record.language_switches, () => this.now(), deps.onLanguage);
+    this.builtinDeps = { now: () => this.deps.now?.() ?? new Date(), timeZone: deps.timeZone ?? 'UTC', ...(deps.sendDigits ? { sendDigits: deps.sendDigits } : {}), ...(deps.searchKnowledge ? { searchKnowledge: deps.searchKnowledge } : {}), ...(deps.languages?.length ? { languages: this.languages } : {}) };
   }
 
   get currentNode(): string {
@@ -89,13 +92,14 @@ export class FlowEngine implements FlowSession {
     yield* this.enter(this.flow.initial_node, signal, 'initial');
   }
 
-  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean>; startedMsAgo?: number } = {}): AsyncIterable<AgentAction> {
+  async *userTurn(text: string, signal: AbortSignal, options: { confirmed?: Promise<boolean>; startedMsAgo?: number; language?: string } = {}): AsyncIterable<AgentAction> {
     if (this.ended) return;
     this.beginTurn();
+    if (options.language) this.languages.heard(options.language);
     const tentative = options.confirmed ? new Tentative(this.context, this.record, options.confirmed) : undefined;
     this.tentative = tentative;
     void tentative?.confirmed.then((yes) => yes && this.tentative === tentative && (this.tentative = undefined));
-    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
+    this.record.transcription.push({ role: 'user', content: text, node: this.node.node_name, ...this.languages.mark(), ...recordingAt(this.deps.recordingMs?.(), options.startedMsAgo) });
     this.context.push({ role: 'user', content: text });
     yield* this.respond(signal);
   }
@@ -159,7 +163,7 @@ export class FlowEngine implements FlowSession {
   private addReply(text: string, calls: ToolCall[] = []): void {
     const message: AssistantMessage = { role: 'assistant', content: text || null, ...(calls.length ? { tool_calls: calls } : {}) };
     this.context.push(message);
-    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.()) } : undefined;
+    const line: Line | undefined = text ? { role: 'assistant', content: text, node: this.node.node_name, ...this.languages.mark(), ...recordingAt(this.deps.recordingMs?.()) } : undefined;
     if (line) this.record.transcription.push(line);
     this.replies.push({ message, ...(line ? { line } : {}) });
   }
@@ -271,8 +275,9 @@ export class FlowEngine implements FlowSession {
     let text = '';
     const calls: ToolCall[] = [];
     let kept = false;
-    const messages = [...this.roleMessages, ...this.context];
-    const span = this.llmSpan(messages);
+    const messages = [...this.roleMessages, ...this.languages.instruction(), ...this.context];
+    // The span of the request (a Langfuse generation), when the turn is traced.
+    const span = startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
     const asked = performance.now();
     let firstAt: number | undefined;
     let finishReason: string | undefined;
@@ -317,11 +322,6 @@ export class FlowEngine implements FlowSession {
       }
       endLlmSpan(span, { durationMs: performance.now() - asked, aborted: signal.aborted || !kept, calls, text, firstAt, asked, finishReason, usage });
     }
-  }
-
-  /** The span of one LLM request (a Langfuse generation), when the turn is traced. */
-  private llmSpan(messages: ChatMessage[]) {
-    return startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
   }
 
   private async handleCall(call: ToolCall): Promise<CallOutcome> {

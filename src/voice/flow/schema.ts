@@ -7,7 +7,8 @@
  * - function: a tool the LLM may call in a node; it may fire HTTP `hooks`, `transition_to`
  *   another node, or `transfer_to_number` (a warm transfer to a human). A `builtin` function is one
  *   of Dialer's own, offered by name alone: `send_dtmf` (press keys in a phone menu), `opt_out`
- *   (the callee asks not to be called again), `schedule_callback` (call back at a time they chose).
+ *   (the callee asks not to be called again), `schedule_callback` (call back at a time they chose),
+ *   `search_knowledge` (the business's documents), `switch_language` (speak another of the template's languages).
  * - action: a step run on entering (pre) or leaving (post) a node: `tts_say` speaks `text`,
  *   `end_conversation` ends the call (with an optional `outcome`), `function` runs a function of
  *   the same node as if the LLM had called it with no arguments (its hooks fire, its transition is
@@ -30,7 +31,7 @@ export const JSON_TYPES = ['string', 'number', 'integer', 'boolean', 'array', 'o
 export const FUNCTION_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 export const MAX_NODE_NAME_LENGTH = 100;
 /** Dialer's own functions, offered in a node as `{"name": "send_dtmf", "type": "builtin"}`. */
-export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback', 'search_knowledge'] as const;
+export const BUILTIN_FUNCTIONS = ['send_dtmf', 'opt_out', 'schedule_callback', 'search_knowledge', 'switch_language'] as const;
 export type BuiltinFunction = (typeof BUILTIN_FUNCTIONS)[number];
 
 // Response schemas stay open (additionalProperties) so a stored flow is never trimmed on the way

@@ -13,6 +13,7 @@ import type { OutboundFetch } from '../../lib/outbound/index.js';
 import type { LLM, LlmUsage, SearchKnowledge } from '../services.js';
 import type { KnowledgeLookup } from './builtins.js';
 import type { TurnTakingSettings } from '../turns/settings.js';
+import type { LanguageSwitch } from '../language.js';
 
 export type AgentAction =
   /** Speak this text. LLM replies arrive as streamed pieces (the pipeline groups them into sentences). */
@@ -47,6 +48,8 @@ export interface TranscriptLine {
   at_ms?: number;
   /** The disclosure the call opened with (the transcript's first line). */
   disclosure?: true;
+  /** The language it was said in, when the template declares languages (agent.languages). */
+  language?: string;
 }
 
 export interface FlowRecord {
@@ -66,6 +69,8 @@ export interface FlowRecord {
   callback?: { at: string; requested: string; reason?: string };
   /** Each search of the knowledge base (the built-in search_knowledge): the question and the chunks that answered it. */
   knowledge: KnowledgeLookup[];
+  /** Each change of the call's language, and each refused one (agent.languages; voice/language.ts). */
+  language_switches: LanguageSwitch[];
   /** Every token the LLM was asked for and produced, cancelled speculative replies included. */
   usage: FlowUsage;
 }
@@ -88,7 +93,7 @@ export interface FlowSession {
    * a transition) runs before it resolves true; false (or an abort) leaves it to `retract`.
    * `startedMsAgo`: how long ago the caller began saying it (the line's `at_ms` is placed there).
    */
-  userTurn(text: string, signal: AbortSignal, options?: { confirmed?: Promise<boolean>; startedMsAgo?: number }): AsyncIterable<AgentAction>;
+  userTurn(text: string, signal: AbortSignal, options?: { confirmed?: Promise<boolean>; startedMsAgo?: number; /** The language the speech-to-text heard the words in. */ language?: string }): AsyncIterable<AgentAction>;
   /** Takes back a speculative turn the caller talked over: its words, reply and record lines (its tokens stay counted). */
   retract(): void;
   /** The caller was silent for the node's idle timeout: the idle prompt (or a short reprompt). */
@@ -96,6 +101,8 @@ export interface FlowSession {
   /** The caller interrupted the last reply: only `spoken` of it was heard (the context keeps just that). */
   interrupted(spoken: string): void;
   readonly currentNode: string;
+  /** The call's languages: `current`, the one it speaks now (undefined: the template declares none). */
+  readonly languages?: { readonly current: string | undefined };
   /** The current node's turn-taking settings (`idle_timeout_seconds`, `vad.stop_secs`, `turn_taking` over the flow's). */
   readonly nodeSettings: { idleMs?: number; endOfSpeechMs?: number; turnTaking: TurnTakingSettings };
   readonly record: FlowRecord;
@@ -121,6 +128,10 @@ export interface FlowDeps {
   sendDigits?: (digits: string) => Promise<void>;
   /** The call's knowledge base (the built-in search_knowledge); undefined: the call has none. */
   searchKnowledge?: SearchKnowledge;
+  /** The template's languages, the first the one the call starts in (agent.languages); none: one language, no instruction. */
+  languages?: readonly string[];
+  /** The call switched language (switch_language, or a detected one): its speech-to-text and voice follow. */
+  onLanguage?: (language: string) => void;
   /** The call's calling-window zone: callback times without an offset are read in it (default UTC). */
   timeZone?: string;
 }

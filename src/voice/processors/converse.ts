@@ -102,7 +102,8 @@ export class ConverseProcessor extends FrameProcessor {
           // Before its first words: everything of this turn is held until the verdict.
           this.push(frame({ kind: 'turn_hold' as const, turn: speculation.turn }));
         }
-        const turn = this.run((signal) => this.flow.userTurn(text, signal, { ...(speculation ? { confirmed: speculation.confirmed } : {}), startedMsAgo: performance.now() - startedAt }), {
+        const language = f.language;
+        const turn = this.run((signal) => this.flow.userTurn(text, signal, { ...(speculation ? { confirmed: speculation.confirmed } : {}), startedMsAgo: performance.now() - startedAt, ...(language ? { language } : {}) }), {
           kind: 'user',
           at: startedAt,
           speechEndedAt: f.speechEndedAt,
@@ -193,7 +194,8 @@ export class ConverseProcessor extends FrameProcessor {
               // The LLM's time to its first words counts as service time, not engine overhead.
               this.metrics.addServiceTime(turn, performance.now() - asked);
             }
-            this.push(frame({ kind: 'agent_text' as const, text: action.text, turn }));
+            const language = this.flow.languages?.current;
+            this.push(frame({ kind: 'agent_text' as const, text: action.text, turn, ...(language ? { language } : {}) }));
           }
           else {
             this.ended = true;

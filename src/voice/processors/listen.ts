@@ -97,6 +97,12 @@ export class VadProcessor extends FrameProcessor {
   }
 }
 
+/** The language a call's speech-to-text listens in, and the ones it is to tell apart (voice/language.ts). */
+export interface HearingLanguage {
+  language?: string;
+  detect?: readonly string[];
+}
+
 /** Streams caller audio to the STT and turns its results into transcription frames. */
 export class SttProcessor extends FrameProcessor {
   readonly name = 'stt';
@@ -105,17 +111,46 @@ export class SttProcessor extends FrameProcessor {
   private readonly closed = new AbortController();
   /** The rate the STT hears at: the incoming audio's when the STT takes it. */
   private readonly rateHz: number;
+  private started = false;
+  /** The stream that names the language of its words: it hears every declared one, a switch keeps it. */
+  private detecting: SttStream | undefined;
 
   /** `inputRateHz`: the rate of the audio coming down (the VAD's, else the transport's). */
-  constructor(private readonly stt: STT, private readonly reportError: (err: unknown) => void, inputRateHz = stt.sampleRatesHz[0]!) {
+  constructor(
+    private readonly stt: STT,
+    private readonly reportError: (err: unknown) => void,
+    inputRateHz = stt.sampleRatesHz[0]!,
+    private hearing: HearingLanguage = {},
+  ) {
     super();
     this.rateHz = serviceRate(stt.sampleRatesHz, inputRateHz);
   }
 
+  /**
+   * The call switched language: a new stream in it (the service is told the language when a stream
+   * opens), while the old one gives what it still has of the words before and closes. A stream
+   * that tells the languages apart goes on as it is.
+   */
+  switchLanguage(language: string): void {
+    if (this.hearing.language === language) return;
+    this.hearing = { ...this.hearing, language };
+    if (!this.started || this.closed.signal.aborted || (this.stream && this.detecting === this.stream)) return;
+    const old = this.stream;
+    this.open();
+    void old?.close().catch(() => undefined);
+  }
+
+  private open(): void {
+    const { language, detect } = this.hearing;
+    const stream = this.stt.open({ signal: this.closed.signal, sampleRateHz: this.rateHz, ...(language ? { language } : {}), ...(detect?.length ? { detect } : {}) });
+    this.stream = stream;
+    void this.read(stream);
+  }
+
   protected process(f: Frame, direction: Direction): void {
     if (f.kind === 'start' && direction === 'down') {
-      this.stream = this.stt.open({ signal: this.closed.signal, sampleRateHz: this.rateHz });
-      void this.read(this.stream);
+      this.started = true;
+      this.open();
     } else if (f.kind === 'end') {
       this.closed.abort();
       void this.stream?.close();
@@ -132,13 +167,15 @@ export class SttProcessor extends FrameProcessor {
   private async read(stream: SttStream): Promise<void> {
     try {
       for await (const event of stream.events) {
-        if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true }));
+        if (event.type === 'final' && event.language) this.detecting = stream;
+        if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true, ...(event.language ? { language: event.language } : {}) }));
         else if (event.type === 'interim') this.push(frame({ kind: 'transcription' as const, text: event.text, final: false }));
         // The service is done with the utterance: an empty final says "no (more) words" (a noise).
         else this.push(frame({ kind: 'transcription' as const, text: '', final: true }));
       }
     } catch (err) {
-      if (!this.closed.signal.aborted) this.reportError(err);
+      // A stream left behind by a switch of language is not the call's any more.
+      if (!this.closed.signal.aborted && stream === this.stream) this.reportError(err);
     }
   }
 }
@@ -152,8 +189,9 @@ export function hearing(
   inputRateHz: number,
   onSttError: (message: string) => void,
   vadOptions: Partial<VadOptions> = {},
+  language: HearingLanguage = {},
 ): { vad: VadProcessor; stt: SttProcessor } {
   const vad = new VadProcessor(services.vad, vadOptions, inputRateHz);
-  const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz);
+  const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz, language);
   return { vad, stt };
 }

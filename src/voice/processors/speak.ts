@@ -28,6 +28,8 @@ export class SentenceProcessor extends FrameProcessor {
   readonly name = 'sentences';
   private buffer = '';
   private bufferTurn = 0;
+  /** The language of the text in the buffer (its voice). */
+  private bufferLanguage: string | undefined;
   /** Whether something of `bufferTurn` was sent to be spoken already. */
   private spokeOfTurn = false;
 
@@ -42,7 +44,10 @@ export class SentenceProcessor extends FrameProcessor {
         this.flush();
         this.spokeOfTurn = false;
       }
+      // A new language starts a sentence of its own: each is said in its own voice.
+      if (f.language !== this.bufferLanguage) this.flush();
       this.bufferTurn = f.turn;
+      this.bufferLanguage = f.language;
       this.buffer += f.text;
       for (;;) {
         const m = SENTENCE_END.exec(this.buffer) ?? (this.firstClause && !this.spokeOfTurn ? this.firstClauseEnd() : null);
@@ -52,7 +57,7 @@ export class SentenceProcessor extends FrameProcessor {
         this.buffer = this.buffer.slice(m.index + m[0].length);
         if (sentence) {
           this.spokeOfTurn = true;
-          this.push(frame({ kind: 'speak' as const, text: sentence, turn: f.turn }));
+          this.push(frame({ kind: 'speak' as const, text: sentence, turn: f.turn, ...(f.language ? { language: f.language } : {}) }));
         }
       }
       return;
@@ -73,7 +78,7 @@ export class SentenceProcessor extends FrameProcessor {
     this.buffer = '';
     if (rest) {
       this.spokeOfTurn = true;
-      this.push(frame({ kind: 'speak' as const, text: rest, turn: this.bufferTurn }));
+      this.push(frame({ kind: 'speak' as const, text: rest, turn: this.bufferTurn, ...(this.bufferLanguage ? { language: this.bufferLanguage } : {}) }));
     }
   }
 }
@@ -114,6 +119,8 @@ export class TtsProcessor extends FrameProcessor {
     private readonly reportError: (err: unknown, text: string) => void,
     /** The call's spans: a `tts` span per sentence, in its turn. */
     private readonly trace?: CallTrace,
+    /** The voice of a sentence in `language` (a call that switches language); default `tts` for all. */
+    private readonly voiceOf: (language: string | undefined) => TTS = () => tts,
   ) {
     super();
     this.resampler = new Resampler(tts.sampleRateHz, outputRateHz);
@@ -136,7 +143,7 @@ export class TtsProcessor extends FrameProcessor {
   private makeAhead(f: Frame): void {
     if (f.kind !== 'speak' || this.ahead.has(f) || this.cancelled.has(f.turn)) return;
     const stop = new AbortController();
-    this.ahead.set(f, { source: eager(this.tts.synthesize(f.text, { signal: stop.signal })), stop, turn: f.turn });
+    this.ahead.set(f, { source: eager(this.voiceOf(f.language).synthesize(f.text, { signal: stop.signal })), stop, turn: f.turn });
   }
 
   private dropAhead(which: (turn: number) => boolean): void {
@@ -177,7 +184,9 @@ export class TtsProcessor extends FrameProcessor {
     this.speaking = { turn: f.turn, stop };
     const signal = AbortSignal.any([this.turnSignal.signal, stop.signal]);
     let started = performance.now();
-    let source: AsyncIterable<Int16Array> = ahead?.source ?? this.tts.synthesize(f.text, { signal });
+    const tts = this.voiceOf(f.language);
+    if (this.resampler.fromHz !== tts.sampleRateHz) this.resampler = new Resampler(tts.sampleRateHz, this.outputRateHz);
+    let source: AsyncIterable<Int16Array> = ahead?.source ?? tts.synthesize(f.text, { signal });
     // The next sentence is made while this one plays.
     if (this.upcoming[0]) this.makeAhead(this.upcoming[0]);
     const hold = this.held.get(f.turn);
@@ -218,9 +227,9 @@ export class TtsProcessor extends FrameProcessor {
     let first = true;
     let samples = 0;
     // The reply's first sound is not kept waiting behind the TTS's leading silence.
-    const lead = this.playingTurn === f.turn ? undefined : new LeadingSilence(this.tts.sampleRateHz);
+    const lead = this.playingTurn === f.turn ? undefined : new LeadingSilence(tts.sampleRateHz);
     const span = childSpan(this.trace?.context(f.turn), 'tts', {
-      'dialer.tts.service': this.trace?.services.tts ?? this.tts.label,
+      'dialer.tts.service': this.trace?.services.tts ?? tts.label,
       'dialer.tts.characters': f.text.length,
       'langfuse.observation.input': f.text,
     });
@@ -245,7 +254,7 @@ export class TtsProcessor extends FrameProcessor {
         // PIECE_MS (each piece played costs the transport a mark and its echo). A call with less than
         // a piece queued does not yield between slices: on a busy event loop (a turn of tens of
         // milliseconds) a slice a turn makes audio slower than it plays, and the caller hears gaps.
-        const slice = Math.max(1, Math.round((this.tts.sampleRateHz * SLICE_MS) / 1000));
+        const slice = Math.max(1, Math.round((tts.sampleRateHz * SLICE_MS) / 1000));
         for (let at = 0; at < chunk.length; at += slice) {
           if (this.playoutEndsAt - performance.now() > LEAD_MS) await pacer.until(this.playoutEndsAt - LEAD_MS, signal);
           if (signal.aborted) return;
@@ -268,7 +277,7 @@ export class TtsProcessor extends FrameProcessor {
     } finally {
       if (span) {
         span.setAttributes({
-          'dialer.tts.audio_ms': Math.round((samples * 1000) / this.tts.sampleRateHz),
+          'dialer.tts.audio_ms': Math.round((samples * 1000) / tts.sampleRateHz),
           'dialer.duration_ms': Math.round(performance.now() - started),
           'dialer.aborted': signal.aborted,
         });

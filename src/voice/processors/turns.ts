@@ -55,6 +55,7 @@ export class TurnTakingProcessor extends FrameProcessor {
   private passed: { text: string; at: number } | undefined;
   /** The last sound over the agent let pass as a noise, until its words could no longer come. */
   private noise: { startedAt: number; until: number } | undefined;
+  /** The language the STT last said it heard (when it detects it): the turn's. */ private heardLanguage: string | undefined;
 
   constructor(private readonly options: TurnTakingOptions = {}) {
     super();
@@ -93,6 +94,7 @@ export class TurnTakingProcessor extends FrameProcessor {
         this.onStopped(f);
         break;
       case 'transcription':
+        if (f.language) this.heardLanguage = f.language;
         this.onWords(f.text, f.final);
         return;
       case 'end':
@@ -248,7 +250,7 @@ export class TurnTakingProcessor extends FrameProcessor {
       text,
       ...extra,
       speechEndedAt: endedAt,
-      ...(this.startedAt !== undefined ? { speechStartedAt: this.startedAt } : {}),
+      ...(this.startedAt !== undefined ? { speechStartedAt: this.startedAt } : {}), ...(this.heardLanguage ? { language: this.heardLanguage } : {}),
       sttWaitMs: this.lastFinalAt !== undefined ? Math.max(0, this.lastFinalAt - endedAt) : Math.max(0, performance.now() - endedAt),
     });
   }

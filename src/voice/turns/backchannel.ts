@@ -18,17 +18,20 @@ export const BACKCHANNELS: Readonly<Record<string, readonly string[]>> = {
   fr: ['mhm', 'hum', 'oui', 'ouais', "d'accord", 'daccord', 'ok', 'okay', 'je vois', 'bien sûr', 'exactement', 'voilà', 'ah bon', 'super'],
   de: ['mhm', 'hm', 'ja', 'jaja', 'genau', 'okay', 'ok', 'alles klar', 'klar', 'stimmt', 'richtig', 'ach so', 'verstehe', 'gut', 'super'],
   pt: ['ahã', 'aham', 'mhm', 'sim', 'tá', 'ta', 'certo', 'claro', 'ok', 'okay', 'entendi', 'exato', 'beleza', 'pois é'],
-  hi: ['haan', 'han', 'haanji', 'ji', 'achha', 'acha', 'theek hai', 'thik hai', 'hmm', 'ok', 'okay', 'sahi', 'bilkul', 'हाँ', 'जी', 'अच्छा', 'ठीक है'],
+  hi: ['haan', 'han', 'haanji', 'haan ji', 'ji', 'achha', 'acha', 'theek hai', 'thik hai', 'hmm', 'ok', 'okay', 'sahi', 'bilkul', 'हाँ', 'हां', 'जी', 'हाँ जी', 'अच्छा', 'ठीक है', 'सही', 'बिल्कुल'],
 };
 
 /** The language part of a code such as en-US. */
 export const baseLanguage = (language: string): string => language.toLowerCase().split(/[-_]/)[0]!;
 
-/** Lower case, punctuation dropped (hyphens and apostrophes inside words kept), spaces collapsed. */
+/**
+ * Lower case, punctuation dropped (hyphens and apostrophes inside words kept), spaces collapsed.
+ * Combining marks are part of their word (Devanagari's vowel signs and virama: अच्छा is one word).
+ */
 export function normalise(text: string): string {
   return text
     .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s'-]+/gu, ' ')
+    .replace(/[^\p{L}\p{M}\p{N}\s'-]+/gu, ' ')
     .replace(/(^|\s)['-]+|['-]+(?=\s|$)/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
