@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
-import type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
+import type { CallAgent, CallContext, CallEvent, CallIO, ConsultAnswer, ConsultLeg, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
 import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
@@ -39,6 +39,8 @@ export interface SessionDeps {
   urls(token: string): SessionUrls;
   /** How long to wait for the final status callback after the media stream closed. */
   statusGraceMs: number;
+  /** Calls the human of a warm transfer on a second call of the same provider (telephony/consult.ts). */
+  consult?(parent: CallSession, to: string): Promise<ConsultAnswer>;
   /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live). */
   liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
@@ -294,6 +296,7 @@ export class CallSession {
         // The agent leaves: the provider moves on to the transfer (Exotel only does once the stream closes).
         session.closeMedia(1000, 'transferred');
       },
+      ...(this.deps.consult ? { consult: (to: string) => session.deps.consult!(session, to) } : {}),
       onAudio(listener) {
         session.audioListeners.push(listener);
       },
@@ -305,6 +308,32 @@ export class CallSession {
       },
       recordingMs() {
         return session.recorder?.elapsedMs() ?? 0;
+      },
+    };
+  }
+
+  /**
+   * The human's call of a warm transfer, as the agent drives it: `legIo` is that call's own IO.
+   * Bridging relays the audio of both calls through Dialer (each side hears the other as played
+   * audio, and this call's recording keeps both); the end of either call ends the other.
+   */
+  consultLeg(legIo: CallIO, to: string): ConsultLeg {
+    return {
+      sampleRateHz: legIo.sampleRateHz,
+      signal: legIo.signal,
+      play: (pcm) => legIo.play(pcm),
+      onAudio: (listener) => legIo.onAudio(listener),
+      onDtmf: (listener) => legIo.onDtmf(listener),
+      hangup: () => legIo.hangup(),
+      bridge: async () => {
+        if (this.callOver.signal.aborted) throw new Error('the caller hung up before the bridge');
+        this.transferTo = to;
+        this.transferEvents.push({ event: 'bridged', to, at: new Date().toISOString() });
+        const io = this.io();
+        this.audioListeners.push((pcm) => void legIo.play(pcm));
+        legIo.onAudio((pcm) => void io.play(pcm));
+        legIo.signal.addEventListener('abort', () => void this.hangup('agent'), { once: true });
+        this.callOver.signal.addEventListener('abort', () => legIo.hangup(), { once: true });
       },
     };
   }

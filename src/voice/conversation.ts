@@ -31,6 +31,8 @@ import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
 import type { KnowledgeChunk, LLM, STT, TTS, VAD, VadOptions } from './services.js';
 import type { AgentChoice } from './agent-choice.js';
+import type { WarmTransferRun } from './flow/types.js';
+import { consultHuman } from './warm-transfer.js';
 
 export interface VoiceServices {
   llm: LLM;
@@ -127,6 +129,7 @@ export class ConversationAgent implements CallAgent {
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
+      ...(io.consult ? { warmTransfer: (run: WarmTransferRun) => consultHuman(io, services, run) } : {}),
     });
     const metrics = new ConversationMetrics(callTrace.recording ? (turn, latencyMs, overheadMs) => callTrace.latency(turn, latencyMs, overheadMs) : undefined);
     const errors: string[] = [];
@@ -301,6 +304,7 @@ export class ConversationAgent implements CallAgent {
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
+        ...(record.warm_transfers.length ? { warm_transfers: record.warm_transfers } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },
