@@ -171,7 +171,10 @@ describe('a warm transfer (the human is briefed first)', () => {
 
   /** A template whose one function transfers warm to `human`; the lead's call is placed and waited for. */
   async function call(human: string, warm: Record<string, unknown>, customer: Parameters<Emulator['script']>[1]): Promise<{ lead: any; leadId: string }> {
-    reseller ??= (await admin.post('/resellers', { name: 'Warm' })).body.id;
+    if (!reseller) {
+      reseller = (await admin.post('/resellers', { name: 'Warm' })).body.id;
+      assert.equal((await admin.post('/numbers', { phone_number: '+12125550301', provider: 'PROVIDER_A' })).status, 200);
+    }
     const name = `warm-${++seq}`;
     const flow = {
       initial_node: 'help',
@@ -236,9 +239,15 @@ describe('a warm transfer (the human is briefed first)', () => {
     const before = leg.received.voiced.filter((v) => v.toMs <= decision.fromMs).reduce((ms, v) => ms + v.toMs - v.fromMs, 0);
     assert.ok(before > 2000, `the human heard ${before} ms of briefing before deciding`);
     assert.ok(leg.received.voiced.some((v) => v.fromMs > decision.toMs!), 'the human heard the customer after the bridge');
+    // ... and the customer heard the hold message while the human was briefed, then the human (Bob), then answered him.
     const customer = emulator.calls.find((c) => c.to === lead.payload.customer_mobile_number)!;
+    const onCustomerLine = (legMs: number) => legMs + leg.streamStartedAt! - customer.streamStartedAt!;
     const bob = leg.sent.timeline.find((e) => e.label === 'bob')!;
-    assert.ok(bob.fromMs > 0 && customer.received.voiced.length > 0);
+    assert.ok(customer.received.voiced.some((v) => v.fromMs >= onCustomerLine(bob.fromMs) - 100), 'the customer heard the human');
+    const briefingStart = onCustomerLine(leg.received.voiced[0]!.fromMs);
+    assert.ok(customer.received.voiced.some((v) => v.fromMs < briefingStart + 3000 && v.toMs > briefingStart - 3000), 'the customer heard the hold message about when the briefing began');
+    assert.equal(customer.sent.timeline.find((e) => e.label === 'ana')!.fromMs > onCustomerLine(bob.fromMs), true);
+    assert.equal(meta.transfer_events.at(-1).event, 'bridged');
     assert.deepEqual(meta.errors, []);
   });
 

@@ -242,7 +242,8 @@ export class FlowEngine implements FlowSession {
     const fill = (text: string) => this.fill(text, w.args);
     const hold = fill(w.settings.hold_message ?? HOLD_MESSAGE);
     this.record.transcription.push({ role: 'assistant', content: hold, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.()) });
-    yield { type: 'say', text: hold };
+    // The space ends the sentence, so it is spoken now rather than when this (long) turn is over.
+    yield { type: 'say', text: `${hold} ` };
     const name = this.deps.variables.customer_name;
     const writing = writeBriefing(w.settings, {
       llm: this.deps.llm,
