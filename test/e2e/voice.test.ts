@@ -190,7 +190,7 @@ describe('a warm transfer (the human is briefed first)', () => {
     };
     const tpl = await admin.post('/templates', { name, reseller_id: reseller, flow });
     assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', service_callback_url: `${hooks.url}/conversations/${name}` });
     assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
     const callee = `+1415555041${seq}`;
     emulator.script(callee, customer);
@@ -248,6 +248,17 @@ describe('a warm transfer (the human is briefed first)', () => {
     assert.ok(customer.received.voiced.some((v) => v.fromMs < briefingStart + 3000 && v.toMs > briefingStart - 3000), 'the customer heard the hold message about when the briefing began');
     assert.equal(customer.sent.timeline.find((e) => e.label === 'ana')!.fromMs > onCustomerLine(bob.fromMs), true);
     assert.equal(meta.transfer_events.at(-1).event, 'bridged');
+    // The service callback carries the briefing and the decision.
+    const deadline = Date.now() + 20_000;
+    while (!hooks.requests.some((r) => r.path === '/conversations/warm-1')) {
+      assert.ok(Date.now() < deadline, 'no service callback');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const sent = hooks.requests.find((r) => r.path === '/conversations/warm-1')!.body as any;
+    assert.deepEqual(
+      { ...sent.warmTransfers[0], events: sent.warmTransfers[0].events.length },
+      { to: human, briefing: warm.briefing, briefingSource: 'llm', decision: 'accepted', decidedBy: 'voice', heard: 'Yes, put them through.', callbackAt: null, events: 5 },
+    );
     assert.deepEqual(meta.errors, []);
   });
 
