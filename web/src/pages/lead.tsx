@@ -12,7 +12,7 @@ import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
-import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
+import { FunctionCalls, Timeline, Transcript, WarmTransfers, type FunctionCall, type Turn, type WarmTransfer } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
@@ -135,6 +135,11 @@ export default function LeadPage({ id }: { id: string }) {
           <Timeline attempts={attempts.data?.data ?? []} />
         </Card>
       </div>
+      {list<WarmTransfer>(m.warm_transfers).length > 0 && (
+        <Card title="Warm transfer" id="warm-transfer">
+          <WarmTransfers transfers={list<WarmTransfer>(m.warm_transfers)} />
+        </Card>
+      )}
       <Card title="Function calls" id="functions">
         <FunctionCalls calls={list<FunctionCall>(m.function_calls)} />
       </Card>
