@@ -261,7 +261,25 @@ export class Telephony {
     const agent: CallAgent = {
       label: 'warm-transfer',
       converse: (_context, io) => {
-        settle({ answered: true, leg: parent.consultLeg(io, to) });
+        settle({
+          answered: true,
+          leg: {
+            sampleRateHz: io.sampleRateHz,
+            signal: io.signal,
+            play: (pcm) => io.play(pcm),
+            onAudio: (listener) => io.onAudio(listener),
+            onDtmf: (listener) => io.onDtmf(listener),
+            hangup: () => io.hangup(),
+            bridge: async () => {
+              if (parent.isOver) throw new Error('the caller hung up before the bridge');
+              parent.transferEvents.push({ event: 'bridged', to, at: new Date().toISOString() });
+              parent.bridge(io, to);
+              // Either end ends both calls.
+              io.signal.addEventListener('abort', () => void parent.hangup('agent'), { once: true });
+              void parent.ended.then(() => io.hangup());
+            },
+          },
+        });
         return new Promise((resolve) => {
           const over = () => resolve({ metaData: {} });
           if (io.signal.aborted) over();

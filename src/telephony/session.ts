@@ -9,13 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
-import type { CallAgent, CallContext, CallEvent, CallIO, ConsultAnswer, ConsultLeg, ConversationResult, PlayResult } from '../voice/index.js';
+import type { CallAgent, CallContext, CallEvent, CallIO, ConsultAnswer, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
 import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
 import { KeySender } from './keys.js';
 import { writePlay, type Corkable } from './play.js';
 import { StreamReplacement } from './replacement.js';
+import { deferred } from '../lib/deferred.js';
 import { TELEPHONY_SAMPLE_RATE_HZ, type AnswerInfo, type CallPhase, type CallStatus, type EndKind, type Markup, type MediaSerializer, type ProviderKit, type TransferRequest } from './provider.js';
 
 /** Stores a finished recording and gives back its URL. */
@@ -39,7 +40,7 @@ export interface SessionDeps {
   urls(token: string): SessionUrls;
   /** How long to wait for the final status callback after the media stream closed. */
   statusGraceMs: number;
-  /** Calls the human of a warm transfer on a second call of the same provider (telephony/consult.ts). */
+  /** Calls the human of a warm transfer on a second call of the same provider (Telephony.consult). */
   consult?(parent: CallSession, to: string): Promise<ConsultAnswer>;
   /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live). */
   liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
@@ -47,11 +48,6 @@ export interface SessionDeps {
 
 const PHASE_RANK: Record<CallPhase, number> = { queued: 0, ringing: 1, answered: 2, ended: 3 };
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 export class CallSession {
   readonly token = randomBytes(24).toString('base64url');
@@ -312,30 +308,12 @@ export class CallSession {
     };
   }
 
-  /**
-   * The human's call of a warm transfer, as the agent drives it: `legIo` is that call's own IO.
-   * Bridging relays the audio of both calls through Dialer (each side hears the other as played
-   * audio, and this call's recording keeps both); the end of either call ends the other.
-   */
-  consultLeg(legIo: CallIO, to: string): ConsultLeg {
-    return {
-      sampleRateHz: legIo.sampleRateHz,
-      signal: legIo.signal,
-      play: (pcm) => legIo.play(pcm),
-      onAudio: (listener) => legIo.onAudio(listener),
-      onDtmf: (listener) => legIo.onDtmf(listener),
-      hangup: () => legIo.hangup(),
-      bridge: async () => {
-        if (this.callOver.signal.aborted) throw new Error('the caller hung up before the bridge');
-        this.transferTo = to;
-        this.transferEvents.push({ event: 'bridged', to, at: new Date().toISOString() });
-        const io = this.io();
-        this.audioListeners.push((pcm) => void legIo.play(pcm));
-        legIo.onAudio((pcm) => void io.play(pcm));
-        legIo.signal.addEventListener('abort', () => void this.hangup('agent'), { once: true });
-        this.callOver.signal.addEventListener('abort', () => legIo.hangup(), { once: true });
-      },
-    };
+  /** Joins the human of a warm transfer (`legIo`: their call): each hears the other through Dialer, and this call's recording keeps both. */
+  bridge(legIo: CallIO, to: string): void {
+    this.transferTo = to;
+    const io = this.io();
+    this.audioListeners.push((pcm) => void legIo.play(pcm));
+    legIo.onAudio((pcm) => void io.play(pcm));
   }
 
   /** The provider's id of the live call (what REST requests about it take). */

@@ -12,21 +12,19 @@
  * post_action `function` (the previous node already answered). A node reached by a function call
  * that sets `respond_immediately: false` still answers the call, after its post_actions.
  */
-import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode, WarmTransfer } from './schema.js';
+import type { BuiltinFunction, Flow, FlowAction, FlowFunction, FlowNode } from './schema.js';
 import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { failSpan } from '../tracing.js';
 import { endLlmSpan, startLlmSpan } from './llm-span.js';
 import { validateArguments } from './arguments.js';
-import { strictOutbound } from '../../lib/outbound/index.js';
 import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
-import { runHook } from './hooks.js';
 import { recordingAt } from '../agent.js';
-import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
 import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
-import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord, WarmTransferRecord } from './types.js';
-import { callbackAt, DECLINED_MESSAGE, HOLD_MESSAGE, NO_ANSWER_MESSAGE, writeBriefing } from './briefing.js';
+import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
+import { runFunction, type FunctionOutcome } from './function-call.js';
+import { warmTransfer, type WarmCall, type WarmHost } from './warm.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
@@ -37,7 +35,7 @@ type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type Line = FlowRecord['transcription'][number];
 /** How a node was entered decides whether the LLM runs when `respond_immediately` is not set. */
 type Entry = 'initial' | 'function_call' | 'action';
-type CallOutcome = { result: unknown; transition?: string; transfer?: string; warm?: { settings: WarmTransfer; fn: FlowFunction; args: Record<string, unknown> } };
+type CallOutcome = FunctionOutcome | { result: unknown; transition?: string; transfer?: string; warm?: undefined };
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
@@ -220,10 +218,8 @@ export class FlowEngine implements FlowSession {
           continue;
         }
         const outcome = await this.call(fn, {});
-        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) {
-          const warm = yield* this.warm(outcome.transfer, outcome.warm);
-          yield* this.afterWarm(warm, outcome.warm.settings);
-        } else if (outcome.transfer) yield* this.transfer(outcome.transfer);
+        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) yield* this.warm(outcome.transfer, outcome.warm);
+        else if (outcome.transfer) yield* this.transfer(outcome.transfer);
         else if (outcome.transition) yield* this.enter(outcome.transition, signal, respondAfter ? 'initial' : 'action');
       }
     }
@@ -234,42 +230,11 @@ export class FlowEngine implements FlowSession {
     yield { type: 'transfer', to, ...(bridged ? { bridged: true as const } : {}) };
   }
 
-  /**
-   * A warm transfer: the caller hears the hold message (kept out of the LLM's context, which is
-   * between a function call and its result here) while the human is called, briefed, and decides.
-   */
-  private async *warm(to: string, w: NonNullable<CallOutcome['warm']>): AsyncGenerator<AgentAction, WarmTransferRecord> {
-    const fill = (text: string) => this.fill(text, w.args);
-    const hold = fill(w.settings.hold_message ?? HOLD_MESSAGE);
-    this.record.transcription.push({ role: 'assistant', content: hold, node: this.node.node_name, ...recordingAt(this.deps.recordingMs?.()) });
-    // The space ends the sentence, so it is spoken now rather than when this (long) turn is over.
-    yield { type: 'say', text: `${hold} ` };
-    const name = this.deps.variables.customer_name;
-    const writing = writeBriefing(w.settings, {
-      llm: this.deps.llm,
-      fill,
-      customerName: typeof name === 'string' && name.trim() ? name.trim() : undefined,
-      transcription: this.record.transcription,
-      usage: (used) => addUsage(this.record.usage, used),
-      error: (message) => this.record.errors.push(message),
-    });
-    const decision = await this.deps.warmTransfer!({ to, briefing: writing.then((b) => b.text) });
-    const briefing = await writing;
-    const record: WarmTransferRecord = { to, node: this.node.node_name, function: w.fn.name, briefing: briefing.text, briefing_source: briefing.source, ...decision };
-    if (decision.error) this.record.errors.push(`warm transfer to ${to}: ${decision.error}`);
-    this.record.warm_transfers.push(record);
-    return record;
-  }
-
-  /** What follows the human's decision: the bridge (the agent leaves), the agent again, or a callback and goodbye. */
-  private async *afterWarm(warm: WarmTransferRecord, settings: WarmTransfer): AsyncGenerator<AgentAction> {
-    if (warm.decision === 'accepted') return yield* this.transfer(warm.to, true);
-    if (warm.decision === 'declined') return yield* this.say(this.fill(settings.declined_message ?? DECLINED_MESSAGE));
-    const at = callbackAt(settings, this.deps.now?.() ?? new Date());
-    warm.callback_at = at;
-    this.record.callback = { at, requested: at, reason: `warm transfer: the human at ${warm.to} was not reached (${warm.decision})` };
-    yield* this.say(this.fill(settings.no_answer_message ?? NO_ANSWER_MESSAGE));
-    yield* this.end();
+  /** A warm transfer (warm.ts): the human is called and briefed, and decides. */
+  private async *warm(to: string, w: WarmCall, toolCallId?: string): AsyncGenerator<AgentAction> {
+    const host: WarmHost = { node: this.node.node_name, record: this.record, deps: this.deps, fill: (text) => this.fill(text, w.args), say: (text) => this.say(text), end: () => this.end(), transfer: () => this.transfer(to, true) };
+    if (toolCallId) host.toolResult = (result) => this.context.push({ role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) });
+    yield* warmTransfer(host, to, w);
   }
 
   /**
@@ -293,14 +258,8 @@ export class FlowEngine implements FlowSession {
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
-        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) {
-          const warm = yield* this.warm(outcome.transfer, outcome.warm);
-          const note = warm.decision === 'accepted' ? 'The caller is now talking to the human.' : warm.decision === 'declined' ? 'The human declined: go on helping the caller yourself.' : 'Nobody answered: the caller will be called back.';
-          this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ ...(outcome.result as object), transfer: warm.decision, note }) });
-          yield* this.afterWarm(warm, outcome.warm.settings);
-          if (this.ended || warm.decision === 'declined') return;
-          continue;
-        }
+        // A warm transfer ends the turn: the caller is bridged, told the human declined, or told they will be called back.
+        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) return yield* this.warm(outcome.transfer, { ...outcome.warm, result: outcome.result }, call.id);
         this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
         if (outcome.transfer) return yield* this.transfer(outcome.transfer);
         transition ??= outcome.transition;
@@ -412,35 +371,7 @@ export class FlowEngine implements FlowSession {
     const record: FunctionCallRecord = { node: this.node.node_name, name: fn.name, arguments: args, hooks: [], at: this.now() };
     this.record.function_calls.push(record);
     if (this.functions.get(fn.name)?.builtin) return this.callBuiltin(fn.name as BuiltinFunction, args, record);
-    const vars = { ...this.deps.variables, ...args };
-    for (const hook of fn.hooks ?? []) {
-      const result = await runHook(hook, vars, {
-        fetch: this.deps.fetch ?? strictOutbound().fetch,
-        defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
-        missing: this.missing,
-        traceParent: this.deps.traceParent?.(),
-        functionName: fn.name,
-      });
-      record.hooks.push(result);
-      if (!result.ok) this.record.errors.push(`hook ${hook.name} of ${fn.name} failed: ${result.error ?? `HTTP ${result.status}`}`);
-    }
-    const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
-    if (fn.transfer_to_number) {
-      const to = this.fill(fn.transfer_to_number, args);
-      if (isE164(to)) record.transfer_to = to;
-      else {
-        record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
-        this.record.errors.push(`${fn.name}: ${record.error}`);
-        Object.assign(result, { ok: false, error: 'the transfer is not possible' });
-      }
-    }
-    if (fn.transition_to) record.transition_to = fn.transition_to;
-    return {
-      result,
-      ...(fn.transition_to ? { transition: fn.transition_to } : {}),
-      ...(record.transfer_to ? { transfer: record.transfer_to } : {}),
-      ...(record.transfer_to && fn.warm_transfer ? { warm: { settings: fn.warm_transfer, fn, args } } : {}),
-    };
+    return runFunction(fn, args, record, { deps: this.deps, missing: this.missing, fill: (text) => this.fill(text, args), errors: this.record.errors });
   }
 }
 

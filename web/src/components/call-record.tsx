@@ -2,7 +2,7 @@
  * A call as it happened: its attempts as a timeline, the transcript as a conversation with each
  * turn's node, and the functions the agent called with their hooks' requests and responses.
  */
-import { Badge, Empty, Json } from './ui.js';
+import { Badge, Card, Empty, Json } from './ui.js';
 import { clock, offset, seconds, when } from '../lib/format.js';
 
 /** `at_ms`: where the line begins in the call's recording. */
@@ -165,9 +165,11 @@ const DECISION_TEXT: Record<WarmTransfer['decision'], string> = {
 const VIA_TEXT: Record<NonNullable<WarmTransfer['via']>, string> = { key: 'by key', voice: 'by voice', hangup: 'by hanging up', timeout: 'no answer in time' };
 const SOURCE_TEXT: Record<WarmTransfer['briefing_source'], string> = { template: "the template's text", llm: "the LLM's summary", default: 'the fixed sentence' };
 
-/** Each warm transfer of the call: the briefing the human heard, their decision and how it went. */
+/** Each warm transfer of the call (a card; nothing when there was none): the briefing the human heard, their decision and how it went. */
 export function WarmTransfers({ transfers }: { transfers: WarmTransfer[] }) {
+  if (transfers.length === 0) return null;
   return (
+    <Card title="Warm transfer" id="warm-transfer">
     <ol class="calls warm-transfers">
       {transfers.map((w, i) => (
         <li key={i} class="call warm-transfer">
@@ -199,5 +201,6 @@ export function WarmTransfers({ transfers }: { transfers: WarmTransfer[] }) {
         </li>
       ))}
     </ol>
+    </Card>
   );
 }

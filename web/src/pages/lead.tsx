@@ -1,6 +1,6 @@
 /**
- * One lead: every field, its attempts, the conversation (each turn with its node), function calls
- * and their hooks, pre-checks, webhook deliveries (deliver again), the recording with a waveform,
+ * One lead: every field, its attempts, the conversation (each turn with its node), warm transfers,
+ * function calls and their hooks, pre-checks, webhook deliveries (deliver again), the recording with a waveform,
  * and abort while it can be aborted. Kept live through GET /events.
  */
 import { ComplianceCard } from '../components/compliance-card.js';
@@ -20,7 +20,6 @@ import { BASE, can, session } from '../session.js';
 import { MakeTestCase } from '../components/case-form.js';
 
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
-
 
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
 const list = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
@@ -135,11 +134,7 @@ export default function LeadPage({ id }: { id: string }) {
           <Timeline attempts={attempts.data?.data ?? []} />
         </Card>
       </div>
-      {list<WarmTransfer>(m.warm_transfers).length > 0 && (
-        <Card title="Warm transfer" id="warm-transfer">
-          <WarmTransfers transfers={list<WarmTransfer>(m.warm_transfers)} />
-        </Card>
-      )}
+      <WarmTransfers transfers={list<WarmTransfer>(m.warm_transfers)} />
       <Card title="Function calls" id="functions">
         <FunctionCalls calls={list<FunctionCall>(m.function_calls)} />
       </Card>
