@@ -211,14 +211,14 @@ describe('a warm transfer (the human is briefed first)', () => {
     const human = '+14155550421';
     emulator.script(human, {
       answer: 'answer',
-      steps: [{ waitForAudio: 30_000 }, { say: 'Yes, put them through.', label: 'decision' }, { wait: 300 }, { say: 'Hello Ana, this is Bob from Acme.', label: 'bob' }, { waitForAudio: 20_000 }, { hangup: true }],
+      steps: [{ waitForAudio: 30_000 }, { say: 'Yes, put them through.', label: 'decision' }, { wait: 300 }, { say: 'Bob here.', label: 'bob' }, { waitForAudio: 20_000 }, { hangup: true }],
       maxSeconds: 60,
     });
-    ai.chat.push({ text: 'Hello Ana! How can I help with order A-42?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Ana wants to change the address of order A-42.' });
-    ai.transcripts.push('I would like to talk to a person, please.', 'Yes, put them through.');
-    const { lead } = await call(human, {}, {
+    ai.chat.push({ text: 'Hi Ana!' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Ana wants to change the address of order A-42.' });
+    ai.transcripts.push('A person, please.', 'Yes, put them through.');
+    const { lead } = await call(human, { hold_message: 'One moment.' }, {
       answer: 'answer',
-      steps: [{ waitForAudio: 15_000 }, { say: 'I would like to talk to a person, please.' }, { waitForAudio: 15_000 }, { waitForAudio: 30_000 }, { say: 'Hi Bob, thank you.', label: 'ana' }, { wait: 3000 }],
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 15_000 }, { waitForAudio: 30_000 }, { say: 'Hi Bob.', label: 'ana' }, { wait: 1500 }],
       maxSeconds: 60,
     });
     const meta = lead.metaData;
@@ -231,8 +231,8 @@ describe('a warm transfer (the human is briefed first)', () => {
     assert.deepEqual({ decision: warm.decision, via: warm.via, heard: warm.heard }, { decision: 'accepted', via: 'voice', heard: 'Yes, put them through.' });
     assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'accepted', 'bridged']);
     // The LLM wrote the briefing from the transcript; the customer heard the hold message first.
-    assert.match(ai.chatRequests.at(-1)!.body.messages[1].content, /Customer: I would like to talk to a person/);
-    assert.ok(meta.transcription.some((l: any) => l.role === 'assistant' && /hold/.test(l.content)), JSON.stringify(meta.transcription));
+    assert.match(ai.chatRequests.at(-1)!.body.messages[1].content, /Customer: A person, please\./);
+    assert.deepEqual(meta.transcription.at(-1), { role: 'assistant', content: 'One moment.', node: 'help', at_ms: meta.transcription.at(-1).at_ms });
     // What the human's call heard: the briefing before their answer, the customer after it (relayed through Dialer).
     const leg = emulator.calls.find((c) => c.to === human)!;
     const decision = leg.sent.timeline.find((e) => e.label === 'decision')!;
@@ -265,11 +265,11 @@ describe('a warm transfer (the human is briefed first)', () => {
   it('a human who declines (key 2) returns the call to the agent, which tells the customer and goes on', async () => {
     const human = '+14155550422';
     emulator.script(human, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { dtmf: '2' }, { wait: 5000 }], maxSeconds: 30 });
-    ai.chat.push({ text: 'Hello Ana! How can I help?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
-    ai.transcripts.push('Can I talk to a person?', 'Fine, then you change my address.');
-    const { lead } = await call(human, { briefing: '{customer_name} asks about order {order_id}.', declined_message: 'My colleague is busy, so I will help you myself.' }, {
+    ai.chat.push({ text: 'Hi Ana!' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
+    ai.transcripts.push('A person, please.', 'Then you change it.');
+    const { lead } = await call(human, { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' }, {
       answer: 'answer',
-      steps: [{ waitForAudio: 15_000 }, { say: 'Can I talk to a person?' }, { waitForAudio: 15_000 }, { waitForAudio: 30_000 }, { say: 'Fine, then you change my address.' }, { waitForAudio: 15_000 }, { hangup: true }],
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 15_000 }, { waitForAudio: 30_000 }, { say: 'Then you change it.' }, { waitForAudio: 15_000 }, { hangup: true }],
       maxSeconds: 60,
     });
     const meta = lead.metaData;
@@ -282,7 +282,7 @@ describe('a warm transfer (the human is briefed first)', () => {
     const said = meta.transcription.map((l: any) => `${l.role}: ${l.content}`);
     const declinedAt = said.indexOf('assistant: My colleague is busy, so I will help you myself.');
     assert.ok(declinedAt > 0, JSON.stringify(said));
-    assert.deepEqual(said.slice(declinedAt + 1), ['user: Fine, then you change my address.', 'assistant: Of course. What is the new address?']);
+    assert.deepEqual(said.slice(declinedAt + 1), ['user: Then you change it.', 'assistant: Of course. What is the new address?']);
     assert.equal(meta.call_ended_by, 'customer');
     // The human's leg was hung up by Dialer.
     const leg = emulator.calls.find((c) => c.to === human)!;
@@ -293,12 +293,12 @@ describe('a warm transfer (the human is briefed first)', () => {
   it('nobody answers: the agent tells the customer and the lead is called back at the set time', async () => {
     const human = '+14155550423';
     emulator.script(human, { answer: 'no_answer', ringMs: 200 });
-    ai.chat.push({ text: 'Hello Ana! How can I help?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] });
-    ai.transcripts.push('Put me through to a person.');
+    ai.chat.push({ text: 'Hi Ana!' }, { tools: [{ name: 'talk_to_human', arguments: {} }] });
+    ai.transcripts.push('A person, please.');
     const started = Date.now();
     const { lead, leadId } = await call(human, { callback_after_minutes: 30 }, {
       answer: 'answer',
-      steps: [{ waitForAudio: 15_000 }, { say: 'Put me through to a person.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }],
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }],
       maxSeconds: 60,
     });
     const meta = lead.metaData;
