@@ -139,7 +139,7 @@ export const Lead = Type.Object({
   trace_scores: Type.Record(Type.String(), Type.Number()),
   payload: Type.Object({}, { additionalProperties: true }),
   metaData: Type.Object({}, { additionalProperties: true, description:
-      "transcription, call_ended_by, node_traversal, errors, pre_check_results; disclosure (an extension, on calls whose configuration has one): {text, language, completed, at_ms}, completed false when the call ended before it finished playing (the callee hung up during it); its transcript line is the first, with disclosure: true; on calls of a template that declares languages (agent.languages, extensions): each transcription line's language, and language_switches [{from, to, by: function|detected, at, refused?}]",
+      "transcription, call_ended_by, node_traversal, errors, pre_check_results; disclosure (an extension, on calls whose configuration has one): {text, language, completed, at_ms}, completed false when the call ended before it finished playing (the callee hung up during it); its transcript line is the first, with disclosure: true; on calls of a template that declares languages (agent.languages, extensions): each transcription line's language, and language_switches [{from, to, by: function|detected, at, refused?}]; warm_transfers (an extension, on calls whose flow briefed a human): [{to, node, function, briefing, briefing_source (template, llm, default), decision (accepted, declined, no_answer, busy, failed), via (key, voice, hangup, timeout), heard, events [{event, at}], callback_at}]",
   }),
   is_playground: Type.Boolean(),
   configurations_override: Nullable(Type.Object({}, { additionalProperties: true })),

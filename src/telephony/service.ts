@@ -9,7 +9,7 @@ import type { Db } from '../db/index.js';
 import type { OnFinished } from '../lifecycle/index.js';
 import type { Logger } from '../lib/logger.js';
 import { startDialSpan } from '../tracing/index.js';
-import type { CallAgent, CallContext, VoiceServices } from '../voice/index.js';
+import type { CallAgent, CallContext, ConsultAnswer, VoiceServices } from '../voice/index.js';
 import { outboundContext, type CallResult, type DialRequest, type Driver, type Drivers } from './driver.js';
 import { ProviderError, SLOT_PATHS, type ProviderKit, type ProviderPath, type ProviderSlot } from './provider.js';
 import { CallSession, type SaveRecording, type SessionDeps, type SessionUrls } from './session.js';
@@ -155,13 +155,14 @@ export class Telephony {
     return session;
   }
 
-  private newSession(kit: ProviderKit, context: CallContext): CallSession {
+  private newSession(kit: ProviderKit, context: CallContext, agent?: CallAgent): CallSession {
     const base = `${this.deps.callbackBaseUrl}/${SLOT_PATHS[kit.slot]}`;
     const wsBase = base.replace(/^http/, 'ws');
     const session = new CallSession(
       {
         kit,
-        agent: this.isSandbox(kit.slot) ? this.deps.sandbox!.agent : this.deps.agent,
+        agent: agent ?? (this.isSandbox(kit.slot) ? this.deps.sandbox!.agent : this.deps.agent),
+        consult: (parent, to) => this.consult(kit, parent, to),
         saveRecording: this.deps.saveRecording,
         log: this.deps.log,
         statusGraceMs: this.deps.statusGraceMs ?? 10_000,
@@ -247,6 +248,76 @@ export class Telephony {
       request.signal.removeEventListener('abort', onAbort);
       this.forget(session);
     }
+  }
+
+  /**
+   * Calls the human of a warm transfer from `parent`'s call, through the same provider and caller
+   * ID: a second call whose media stream the parent's agent drives (its briefing, the human's
+   * decision) until it bridges the two. Resolves once the human answered or could not be reached.
+   */
+  private consult(kit: ProviderKit, parent: CallSession, to: string): Promise<ConsultAnswer> {
+    let settle!: (answer: ConsultAnswer) => void;
+    const answer = new Promise<ConsultAnswer>((resolve) => (settle = resolve));
+    const agent: CallAgent = {
+      label: 'warm-transfer',
+      converse: (_context, io) => {
+        settle({
+          answered: true,
+          leg: {
+            sampleRateHz: io.sampleRateHz,
+            signal: io.signal,
+            play: (pcm) => io.play(pcm),
+            onAudio: (listener) => io.onAudio(listener),
+            onDtmf: (listener) => io.onDtmf(listener),
+            hangup: () => io.hangup(),
+            bridge: async () => {
+              if (parent.isOver) throw new Error('the caller hung up before the bridge');
+              parent.transferEvents.push({ event: 'bridged', to, at: new Date().toISOString() });
+              parent.bridge(io, to);
+              // Either end ends both calls.
+              io.signal.addEventListener('abort', () => void parent.hangup('agent'), { once: true });
+              void parent.ended.then(() => io.hangup());
+            },
+          },
+        });
+        return new Promise((resolve) => {
+          const over = () => resolve({ metaData: {} });
+          if (io.signal.aborted) over();
+          else io.signal.addEventListener('abort', over, { once: true });
+        });
+      },
+    };
+    const context: CallContext = { leadId: undefined, templateId: undefined, payload: {}, direction: 'outbound', ourNumber: parent.context.ourNumber, theirNumber: to, voicemailDetection: false };
+    if (parent.context.traceContext) context.traceContext = parent.context.traceContext;
+    const session = this.newSession(kit, context, agent);
+    const safety = setTimeout(() => void session.hangup('timeout', 'no final status from the provider in time'), this.safetyMs());
+    safety.unref();
+    void session.ended.then((end) => {
+      clearTimeout(safety);
+      this.forget(session);
+      settle(end.kind === 'no_answer' || end.kind === 'busy' ? { answered: false, reason: end.kind } : { answered: false, reason: 'failed', ...('error' in end && end.error ? { detail: end.error } : {}) });
+    });
+    kit
+      .placeCall(
+        {
+          to,
+          from: parent.context.ourNumber,
+          answerUrl: session.urls.answer,
+          statusUrl: session.urls.status,
+          token: session.token,
+          machineDetection: false,
+          ringTimeoutSeconds: this.deps.settings.ringTimeoutSeconds,
+          maxDurationSeconds: this.deps.settings.maxCallSeconds,
+        },
+        parent.context.traceContext,
+      )
+      .then(({ callSid }) => {
+        session.callSid = callSid;
+        session.context.callId = callSid;
+        this.byId.set(callSid, session);
+      })
+      .catch((err: unknown) => session.fail({ kind: 'failed', error: `${kit.label} refused the call to ${to}: ${(err as Error).message}` }));
+    return answer;
   }
 
   /**

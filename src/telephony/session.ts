@@ -9,13 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import type { WebSocket } from 'ws';
 import type { Logger } from '../lib/logger.js';
-import type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, PlayResult } from '../voice/index.js';
+import type { CallAgent, CallContext, CallEvent, CallIO, ConsultAnswer, ConversationResult, PlayResult } from '../voice/index.js';
 import type { CallEnd } from '../lifecycle/index.js';
 import { callEnd } from './end.js';
 import { CallRecorder } from './recorder.js';
 import { KeySender } from './keys.js';
 import { writePlay, type Corkable } from './play.js';
 import { StreamReplacement } from './replacement.js';
+import { deferred } from '../lib/deferred.js';
 import { TELEPHONY_SAMPLE_RATE_HZ, type AnswerInfo, type CallPhase, type CallStatus, type EndKind, type Markup, type MediaSerializer, type ProviderKit, type TransferRequest } from './provider.js';
 
 /** Stores a finished recording and gives back its URL. */
@@ -39,17 +40,14 @@ export interface SessionDeps {
   urls(token: string): SessionUrls;
   /** How long to wait for the final status callback after the media stream closed. */
   statusGraceMs: number;
+  /** Calls the human of a warm transfer on a second call of the same provider (Telephony.consult). */
+  consult?(parent: CallSession, to: string): Promise<ConsultAnswer>;
   /** Where the call's transcript lines go as they are spoken (a page watching the lead shows them live). */
   liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
 
 const PHASE_RANK: Record<CallPhase, number> = { queued: 0, ringing: 1, answered: 2, ended: 3 };
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 export class CallSession {
   readonly token = randomBytes(24).toString('base64url');
@@ -294,6 +292,7 @@ export class CallSession {
         // The agent leaves: the provider moves on to the transfer (Exotel only does once the stream closes).
         session.closeMedia(1000, 'transferred');
       },
+      ...(this.deps.consult ? { consult: (to: string) => session.deps.consult!(session, to) } : {}),
       onAudio(listener) {
         session.audioListeners.push(listener);
       },
@@ -307,6 +306,14 @@ export class CallSession {
         return session.recorder?.elapsedMs() ?? 0;
       },
     };
+  }
+
+  /** Joins the human of a warm transfer (`legIo`: their call): each hears the other through Dialer, and this call's recording keeps both. */
+  bridge(legIo: CallIO, to: string): void {
+    this.transferTo = to;
+    const io = this.io();
+    this.audioListeners.push((pcm) => void legIo.play(pcm));
+    legIo.onAudio((pcm) => void io.play(pcm));
   }
 
   /** The provider's id of the live call (what REST requests about it take). */

@@ -52,6 +52,26 @@ export interface VoicemailPolicy {
 
 export type PlayResult = 'played' | 'cleared' | 'ended';
 
+/**
+ * The human's leg of a warm transfer: a second call whose audio the agent has to itself (to brief
+ * the human and hear their answer) until it is bridged to the person's call.
+ */
+export interface ConsultLeg {
+  readonly sampleRateHz: number;
+  /** Aborted when the human's call is over (they hung up, or it was ended). */
+  readonly signal: AbortSignal;
+  play(pcm: Int16Array): Promise<PlayResult>;
+  onAudio(listener: (pcm: Int16Array) => void): void;
+  onDtmf(listener: (digit: string) => void): void;
+  /** Puts the person through to the human (their audio flows both ways); the agent leaves the call. */
+  bridge(): Promise<void>;
+  /** Ends the human's call (they declined, or never decided). */
+  hangup(): void;
+}
+
+/** How calling the human of a warm transfer went: their leg once they answered, or why they did not. */
+export type ConsultAnswer = { answered: true; leg: ConsultLeg } | { answered: false; reason: 'no_answer' | 'busy' | 'failed'; detail?: string };
+
 /** What a live client (the WebRTC playground, an app) is told while the conversation runs. */
 export type CallEvent =
   | { type: 'transcript'; role: 'user' | 'assistant'; text: string; final: boolean; /** A final line's offset in the recording, when it has one. */ at_ms?: number }
@@ -77,6 +97,12 @@ export interface CallIO {
   hangup(): void;
   /** Moves the person to a human at `to` (warm transfer); the agent leaves the call. */
   transfer(to: string): Promise<void>;
+  /**
+   * Calls the human of a warm transfer on a second leg while the person stays on this one; resolves
+   * once they answered or could not be reached. Only transports that carry both legs' audio offer it
+   * (elsewhere a warm transfer is carried out as `transfer`).
+   */
+  consult?(to: string): Promise<ConsultAnswer>;
   /** The person's audio, in order, as it arrives. */
   /** `timestampMs`: the transport's own time for the audio (ms since the stream started), when it has one. */
   onAudio(listener: (pcm: Int16Array, timestampMs?: number) => void): void;

@@ -31,6 +31,8 @@ import { PcmRing } from '../lib/pcm-buffers.js';
 import { MediaClock } from './media-clock.js';
 import type { KnowledgeChunk, LLM, STT, TTS, VAD, VadOptions } from './services.js';
 import type { AgentChoice } from './agent-choice.js';
+import type { WarmTransferRun } from './flow/types.js';
+import { consultHuman } from './warm-transfer.js';
 
 export interface VoiceServices {
   llm: LLM;
@@ -133,6 +135,7 @@ export class ConversationAgent implements CallAgent {
       ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
       ...(callTrace.recording ? { traceParent: () => callTrace.context(converse?.currentTurn) } : {}),
       ...(languages.length ? { languages, onLanguage: (language: string) => switchHearing?.(language) } : {}),
+      ...(io.consult ? { warmTransfer: (run: WarmTransferRun) => consultHuman(io, services, run) } : {}),
     });
     /** The node's turn-taking, its backchannels in the call's language when the template declares languages. */
     const inLanguage = (settings: TurnTakingSettings): TurnTakingSettings => (session.languages?.current ? { ...settings, language: session.languages.current } : settings);
@@ -318,6 +321,7 @@ export class ConversationAgent implements CallAgent {
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
         ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
+        ...(record.warm_transfers.length ? { warm_transfers: record.warm_transfers } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },

@@ -1,4 +1,4 @@
-export type { CallAgent, CallContext, CallEvent, CallIO, ConversationResult, Disclosure, PlayResult, SpeakRequest, VoicemailPolicy } from './agent.js';
+export type { CallAgent, CallContext, CallEvent, CallIO, ConsultAnswer, ConsultLeg, ConversationResult, Disclosure, PlayResult, SpeakRequest, VoicemailPolicy } from './agent.js';
 export { ConversationAgent, type AgentTemplate, type VoiceServices } from './conversation.js';
 export { AgentChoiceSchema, AgentOptionsSchema, agentChoiceErrors, type AgentChoice, type AgentOptions } from './agent-choice.js';
 export { flowLanguageErrors, type LanguageSwitch } from './language.js';

@@ -52,6 +52,22 @@ export function extras(lead: Pick<FinishedLead, 'outcome' | 'meta_data'>): Recor
     ...(lead.outcome === 'OPTED_OUT' ? { optedOut: true } : {}),
     ...(meta.analysis && typeof meta.analysis === 'object' ? { analysis: meta.analysis } : {}),
     ...(meta.callback && typeof meta.callback === 'object' ? { callbackAt: (meta.callback as { at?: unknown }).at ?? null } : {}),
+    // Warm transfers (the briefing the human heard and their decision): only on calls that had one.
+    ...(Array.isArray(meta.warm_transfers) && meta.warm_transfers.length ? { warmTransfers: meta.warm_transfers.map(warmTransferView) } : {}),
+  };
+}
+
+/** A warm transfer as the webhooks carry it (camelCase, like the rest of the payload). */
+function warmTransferView(w: Record<string, unknown>): Record<string, unknown> {
+  return {
+    to: w.to ?? null,
+    briefing: w.briefing ?? null,
+    briefingSource: w.briefing_source ?? null,
+    decision: w.decision ?? null,
+    decidedBy: w.via ?? null,
+    heard: w.heard ?? null,
+    callbackAt: w.callback_at ?? null,
+    events: Array.isArray(w.events) ? w.events : [],
   };
 }
 

@@ -441,6 +441,42 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.context().close();
   });
 
+  it("a warm transfer's briefing and the human's decision show on the lead's page", async () => {
+    const pushed = await admin.post('/leads', { request_id: 'warm-1', template: templateName, reseller_id: reseller, payload: { customer_mobile_number: '+14155550779', customer_name: 'Ana' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const id = pushed.body.lead_call_tracker_id;
+    // The record a warm transfer leaves (as in test/e2e/voice.test.ts), written as the lifecycle writes a finish.
+    const events = ['dial', 'answered', 'briefed', 'accepted', 'bridged'].map((event, i) => ({ event, at: new Date(Date.UTC(2026, 10, 29, 18, 21, 28 + 3 * i)).toISOString() }));
+    const meta = {
+      call_ended_by: 'transfer',
+      transferred_to: '+14155550421',
+      transcription: [
+        { role: 'assistant', content: 'Hello Ana! How can I help with order A-42?', node: 'help' },
+        { role: 'user', content: 'I would like to talk to a person, please.', node: 'help' },
+        { role: 'assistant', content: 'Please hold for a moment while I brief a colleague who can help you.', node: 'help' },
+      ],
+      node_traversal: ['help'],
+      function_calls: [{ node: 'help', name: 'talk_to_human', arguments: {}, hooks: [], transfer_to: '+14155550421', at: events[0]!.at }],
+      warm_transfers: [
+        { to: '+14155550421', node: 'help', function: 'talk_to_human', briefing: 'Ana wants to change the address of order A-42.', briefing_source: 'llm', decision: 'accepted', via: 'voice', heard: 'Yes, put them through.', events },
+      ],
+      errors: [],
+    };
+    await server.db.query("UPDATE leads SET status = 'FINISHED', outcome = 'TRANSFERRED', attempt_count = 1, next_attempt_at = NULL, meta_data = $2 WHERE id = $1", [id, JSON.stringify(meta)]);
+    const page = await adminPage(`/leads/${id}`);
+    const card = page.locator('#warm-transfer');
+    await card.waitFor();
+    assert.equal(await card.getByLabel('Briefing').innerText(), 'Ana wants to change the address of order A-42.');
+    const text = await card.innerText();
+    assert.match(text, /To \+14155550421\s+accepted by voice/);
+    assert.match(text, /Briefing from the LLM's summary\./);
+    assert.match(text, /The human said: “Yes, put them through\.”/);
+    assert.match(await card.getByLabel('Transfer events').innerText(), /dial .*→ answered .*→ briefed .*→ accepted .*→ bridged/);
+    await card.scrollIntoViewIfNeeded();
+    await shoot(page, 'lead-warm-transfer');
+    await page.context().close();
+  });
+
   it('users: a role changed and a password reset from the screen; the audit trail shows both, filtered and paged', async () => {
     const created = await admin.post('/users', { email: 'clerk@example.com', password: 'clerk-password-1', role: 'user', reseller_id: reseller, merchant_id: merchantA });
     assert.equal(created.status, 200, JSON.stringify(created.body));

@@ -306,6 +306,47 @@ describe('flow engine: an order confirmation call', () => {
     assert.deepEqual(toolResults(bad.llm.requests[2]!.messages), [{ ok: false, hooks: [], error: 'the transfer is not possible' }]);
   });
 
+  it('a warm transfer: refused when badly written; a plain transfer where the transport cannot brief; declined, the LLM learns it and the caller is told', async () => {
+    const flow = orderFlow();
+    flow.nodes[0]!.functions![2]!.warm_transfer = { briefing: ' ', callback_after_minutes: 0, tone: 'warm' } as never;
+    flow.nodes[0]!.functions![1]!.warm_transfer = {};
+    assert.deepEqual(validateFlow(flow).map((e) => e.path), [
+      '/flow/nodes/0/functions/1/warm_transfer',
+      '/flow/nodes/0/functions/2/warm_transfer/tone',
+      '/flow/nodes/0/functions/2/warm_transfer/briefing',
+      '/flow/nodes/0/functions/2/warm_transfer/callback_after_minutes',
+    ]);
+    const warmFlow = orderFlow();
+    warmFlow.nodes[0]!.functions![2]!.warm_transfer = { briefing: '{customer_name} asks about {order_id}.', declined_message: 'My colleague is busy; I will help you.' };
+    assert.deepEqual(validateFlow(warmFlow), []);
+    // No second leg on this transport: the plain transfer.
+    const plain = session([{ text: ['Hi.'] }, { tools: [{ name: 'talk_to_human', arguments: {} }] }], { flow: warmFlow });
+    await collect(plain.flow.start(plain.signal));
+    assert.deepEqual(await collect(plain.flow.userTurn('A person please.', plain.signal)), [{ type: 'transfer', to: '+14155550100' }]);
+    // Declined: the hold message, then the declined message; the tool result says so; the agent goes on.
+    const llm = new ScriptedLLM([{ text: ['Hi.'] }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: ['What can I do for you?'] }]);
+    const runs: Array<{ to: string; briefing: string }> = [];
+    const warm = createFlowSession(warmFlow, {
+      llm,
+      variables,
+      warmTransfer: async (run) => {
+        runs.push({ to: run.to, briefing: await run.briefing });
+        return { decision: 'declined', via: 'key', events: [{ event: 'dial', at: 'x' }, { event: 'declined', at: 'y' }] };
+      },
+    });
+    const signal = new AbortController().signal;
+    await collect(warm.start(signal));
+    const actions = await collect(warm.userTurn('A person please.', signal));
+    assert.deepEqual(actions, [
+      { type: 'say', text: 'Please hold for a moment while I brief a colleague who can help you. ' },
+      { type: 'say', text: 'My colleague is busy; I will help you.' },
+    ]);
+    assert.deepEqual(runs, [{ to: '+14155550100', briefing: 'Ana Lima asks about A-42.' }]);
+    assert.deepEqual(warm.record.warm_transfers.map((w) => [w.decision, w.via, w.briefing_source]), [['declined', 'key', 'template']]);
+    assert.deepEqual(await collect(warm.userTurn('Change my address then.', signal)), [{ type: 'say', text: 'What can I do for you?' }]);
+    assert.deepEqual(toolResults(llm.requests[2]!.messages), [{ ok: true, hooks: [], transfer: 'declined', note: 'The human declined: go on helping the caller yourself.' }]);
+  });
+
   it('apologises once when the LLM fails (keeping what it had said), and carries on next turn', async () => {
     const { flow, signal } = session([{ fail: 'upstream 503' }, { text: ['Let me '], fail: 'connection reset' }, { text: ['Yes, order A-42.'] }]);
     assert.deepEqual(await collect(flow.start(signal)), [{ type: 'say', text: 'Sorry, I am having trouble right now.' }]);

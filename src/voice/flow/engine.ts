@@ -17,16 +17,15 @@ import type { ChatMessage, ToolCall, ToolSpec } from '../services.js';
 import { failSpan } from '../tracing.js';
 import { endLlmSpan, startLlmSpan } from './llm-span.js';
 import { validateArguments } from './arguments.js';
-import { strictOutbound } from '../../lib/outbound/index.js';
 import { CALLBACK_REQUESTED, nodeFunctions, runBuiltin, toolsOf, type BuiltinDeps, type NodeFunctions } from './builtins.js';
-import { runHook } from './hooks.js';
 import { recordingAt } from '../agent.js';
-import { isE164 } from '../../lib/phone.js';
 import { substitute } from './substitute.js';
 import { resolveTurnTaking } from '../turns/settings.js';
 import { addUsage, emptyUsage, estimateUsage, Tentative } from './speculation.js';
 import type { AgentAction, FlowDeps, FlowRecord, FlowSession, FunctionCallRecord } from './types.js';
 import { CallLanguage } from './call-language.js';
+import { runFunction, type FunctionOutcome } from './function-call.js';
+import { warmTransfer, type WarmCall, type WarmHost } from './warm.js';
 
 export const APOLOGY = 'Sorry, I am having trouble right now.';
 export const IDLE_NOTE = 'The caller has been silent for a while. Check briefly whether they are still there.';
@@ -37,12 +36,12 @@ type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type Line = FlowRecord['transcription'][number];
 /** How a node was entered decides whether the LLM runs when `respond_immediately` is not set. */
 type Entry = 'initial' | 'function_call' | 'action';
-type CallOutcome = { result: unknown; transition?: string; transfer?: string };
+type CallOutcome = FunctionOutcome | { result: unknown; transition?: string; transfer?: string; warm?: undefined };
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim();
 
 export class FlowEngine implements FlowSession {
-  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], knowledge: [], language_switches: [], usage: emptyUsage() };
+  readonly record: FlowRecord = { transcription: [], node_traversal: [], function_calls: [], errors: [], warm_transfers: [], knowledge: [], language_switches: [], usage: emptyUsage() };
   readonly languages: CallLanguage;
   /** The speculative turn in progress, until its verdict. */
   private tentative: Tentative | undefined;
@@ -223,15 +222,23 @@ export class FlowEngine implements FlowSession {
           continue;
         }
         const outcome = await this.call(fn, {});
-        if (outcome.transfer) yield* this.transfer(outcome.transfer);
+        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) yield* this.warm(outcome.transfer, outcome.warm);
+        else if (outcome.transfer) yield* this.transfer(outcome.transfer);
         else if (outcome.transition) yield* this.enter(outcome.transition, signal, respondAfter ? 'initial' : 'action');
       }
     }
   }
 
-  private async *transfer(to: string): AsyncGenerator<AgentAction> {
+  private async *transfer(to: string, bridged = false): AsyncGenerator<AgentAction> {
     this.ended = true;
-    yield { type: 'transfer', to };
+    yield { type: 'transfer', to, ...(bridged ? { bridged: true as const } : {}) };
+  }
+
+  /** A warm transfer (warm.ts): the human is called and briefed, and decides. */
+  private async *warm(to: string, w: WarmCall, toolCallId?: string): AsyncGenerator<AgentAction> {
+    const host: WarmHost = { node: this.node.node_name, record: this.record, deps: this.deps, fill: (text) => this.fill(text, w.args), say: (text) => this.say(text), end: () => this.end(), transfer: () => this.transfer(to, true) };
+    if (toolCallId) host.toolResult = (result) => this.context.push({ role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) });
+    yield* warmTransfer(host, to, w);
   }
 
   /**
@@ -255,6 +262,8 @@ export class FlowEngine implements FlowSession {
       let transition: string | undefined;
       for (const call of reply.calls) {
         const outcome = await this.handleCall(call);
+        // A warm transfer ends the turn: the caller is bridged, told the human declined, or told they will be called back.
+        if (outcome.transfer && outcome.warm && this.deps.warmTransfer) return yield* this.warm(outcome.transfer, { ...outcome.warm, result: outcome.result }, call.id);
         this.context.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
         if (outcome.transfer) return yield* this.transfer(outcome.transfer);
         transition ??= outcome.transition;
@@ -362,34 +371,7 @@ export class FlowEngine implements FlowSession {
     const record: FunctionCallRecord = { node: this.node.node_name, name: fn.name, arguments: args, hooks: [], at: this.now() };
     this.record.function_calls.push(record);
     if (this.functions.get(fn.name)?.builtin) return this.callBuiltin(fn.name as BuiltinFunction, args, record);
-    const vars = { ...this.deps.variables, ...args };
-    for (const hook of fn.hooks ?? []) {
-      const result = await runHook(hook, vars, {
-        fetch: this.deps.fetch ?? strictOutbound().fetch,
-        defaultTimeoutMs: this.deps.hookTimeoutMs ?? 10_000,
-        missing: this.missing,
-        traceParent: this.deps.traceParent?.(),
-        functionName: fn.name,
-      });
-      record.hooks.push(result);
-      if (!result.ok) this.record.errors.push(`hook ${hook.name} of ${fn.name} failed: ${result.error ?? `HTTP ${result.status}`}`);
-    }
-    const result: Record<string, unknown> = { ok: true, hooks: record.hooks.map((h) => ({ name: h.name, status: h.status, response: h.response })) };
-    if (fn.transfer_to_number) {
-      const to = this.fill(fn.transfer_to_number, args);
-      if (isE164(to)) record.transfer_to = to;
-      else {
-        record.error = `transfer number ${JSON.stringify(to)} is not an E.164 number`;
-        this.record.errors.push(`${fn.name}: ${record.error}`);
-        Object.assign(result, { ok: false, error: 'the transfer is not possible' });
-      }
-    }
-    if (fn.transition_to) record.transition_to = fn.transition_to;
-    return {
-      result,
-      ...(fn.transition_to ? { transition: fn.transition_to } : {}),
-      ...(record.transfer_to ? { transfer: record.transfer_to } : {}),
-    };
+    return runFunction(fn, args, record, { deps: this.deps, missing: this.missing, fill: (text) => this.fill(text, args), errors: this.record.errors });
   }
 }
 

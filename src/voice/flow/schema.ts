@@ -5,7 +5,8 @@
  *   the tools it may call (`functions`) and what happens on entry and exit (`pre_actions`,
  *   `post_actions`).
  * - function: a tool the LLM may call in a node; it may fire HTTP `hooks`, `transition_to`
- *   another node, or `transfer_to_number` (a warm transfer to a human). A `builtin` function is one
+ *   another node, or `transfer_to_number` (a transfer to a human; with `warm_transfer` the human is
+ *   called and briefed first, and accepts or declines). A `builtin` function is one
  *   of Dialer's own, offered by name alone: `send_dtmf` (press keys in a phone menu), `opt_out`
  *   (the callee asks not to be called again), `schedule_callback` (call back at a time they chose),
  *   `search_knowledge` (the business's documents), `switch_language` (speak another of the template's languages).
@@ -59,6 +60,23 @@ export const HttpRequestSchema = Type.Object(
 
 export const FlowHookSchema = Type.Object({ name: Type.String(), http_request: HttpRequestSchema }, open);
 
+/** A transfer that briefs the human first (a function's `warm_transfer`); every text may hold `{variable}`s. */
+export const WarmTransferSchema = Type.Object(
+  {
+    briefing: Type.Optional(
+      Type.String({
+        description:
+          'What the human hears before taking the call; {variable}s and the function\'s arguments are filled in. Without it the LLM summarises the transcript in two sentences (a fixed sentence naming the customer when that fails)',
+      }),
+    ),
+    hold_message: Type.Optional(Type.String({ description: 'What the customer hears while the human is briefed (default: a short request to hold)' })),
+    declined_message: Type.Optional(Type.String({ description: 'What the agent tells the customer when the human declines; the agent then keeps talking' })),
+    no_answer_message: Type.Optional(Type.String({ description: 'What the agent tells the customer when nobody answers (busy, no answer, a failed call); the call then ends with a callback scheduled' })),
+    callback_after_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 10080, description: 'When nobody answered: how long after the call the lead is called back (default 60)' })),
+  },
+  { ...open, description: 'Brief the human before the customer is put through: Dialer calls the human, speaks the briefing, and asks them to accept (say yes or press 1) or decline (say no or press 2)' },
+);
+
 export const FlowFunctionSchema = Type.Object(
   {
     name: Type.String({ description: 'Identifier-like, unique within the node' }),
@@ -85,6 +103,7 @@ export const FlowFunctionSchema = Type.Object(
     required: Type.Optional(Type.Array(Type.String())),
     transition_to: Type.Optional(Type.String({ description: 'Name of the node to go to after the call' })),
     transfer_to_number: Type.Optional(Type.String({ description: 'Warm-transfer the caller to this E.164 number (or {variable}) when the function is called' })),
+    warm_transfer: Type.Optional(WarmTransferSchema),
     hooks: Type.Optional(Type.Array(FlowHookSchema)),
   },
   open,
@@ -168,3 +187,4 @@ export function promptVariables(flow: Flow): string[] {
   }
   return [...found].sort();
 }
+export type WarmTransfer = Static<typeof WarmTransferSchema>;

@@ -20,8 +20,39 @@ export type AgentAction =
   | { type: 'say'; text: string; /** The model already spoke it in its own voice (a realtime model): the text is its transcript, not for the TTS. */ voiced?: true }
   /** The conversation is over (end_conversation); the pipeline lets queued speech finish, then hangs up. */
   | { type: 'end'; outcome?: string }
-  /** Move the caller to a human (a function with `transfer_to_number`). */
-  | { type: 'transfer'; to: string };
+  /** Move the caller to a human (a function with `transfer_to_number`); `bridged`: a warm transfer already put them through. */
+  | { type: 'transfer'; to: string; bridged?: true };
+
+/** A warm transfer to carry out: call the human at `to` and brief them. */
+export interface WarmTransferRun {
+  to: string;
+  /** Written (by the LLM, or from the template) while the human's phone rings. */
+  briefing: Promise<string>;
+}
+
+/** How a warm transfer's call to the human went. */
+export interface WarmTransferDecision {
+  decision: 'accepted' | 'declined' | 'no_answer' | 'busy' | 'failed';
+  /** How the human decided: a key (1, 2), their words, or not at all (they hung up, or said nothing in time). */
+  via?: 'key' | 'voice' | 'hangup' | 'timeout';
+  /** The human's words that decided. */
+  heard?: string;
+  /** In order: dial, answered (or no_answer, busy, failed), briefed, accepted or declined, bridged. */
+  events: Array<{ event: string; at: string }>;
+  error?: string;
+}
+
+/** A warm transfer as the call record keeps it (metaData.warm_transfers). */
+export interface WarmTransferRecord extends WarmTransferDecision {
+  to: string;
+  node: string;
+  function: string;
+  /** What the human heard before deciding, and where it came from. */
+  briefing: string;
+  briefing_source: 'template' | 'llm' | 'default';
+  /** When nobody answered: the time the lead is called back. */
+  callback_at?: string;
+}
 
 export interface FunctionCallRecord {
   node: string;
@@ -67,6 +98,8 @@ export interface FlowRecord {
   opted_out?: { reason?: string; at: string };
   /** The callee chose a time to be called back (the built-in schedule_callback); `at` in UTC. */
   callback?: { at: string; requested: string; reason?: string };
+  /** Each warm transfer (a function's `warm_transfer`): the briefing, the human's decision and how it went. */
+  warm_transfers: WarmTransferRecord[];
   /** Each search of the knowledge base (the built-in search_knowledge): the question and the chunks that answered it. */
   knowledge: KnowledgeLookup[];
   /** Each change of the call's language, and each refused one (agent.languages; voice/language.ts). */
@@ -134,6 +167,11 @@ export interface FlowDeps {
   onLanguage?: (language: string) => void;
   /** The call's calling-window zone: callback times without an offset are read in it (default UTC). */
   timeZone?: string;
+  /**
+   * Calls and briefs the human of a warm transfer (and bridges the caller once they accept);
+   * undefined where the transport cannot hold a second leg: a warm transfer is then a plain transfer.
+   */
+  warmTransfer?: (run: WarmTransferRun) => Promise<WarmTransferDecision>;
 }
 
 export type CreateFlowSession = (flow: Flow, deps: FlowDeps) => FlowSession;

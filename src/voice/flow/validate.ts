@@ -23,7 +23,8 @@ const NODE_KEYS = [
   'turn_taking',
 ];
 const MESSAGE_KEYS = ['role', 'content'];
-const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'hooks'];
+const FUNCTION_KEYS = ['name', 'type', 'description', 'properties', 'required', 'transition_to', 'transfer_to_number', 'warm_transfer', 'hooks'];
+const WARM_TRANSFER_KEYS = ['briefing', 'hold_message', 'declined_message', 'no_answer_message', 'callback_after_minutes'];
 const BUILTIN_KEYS = ['name', 'type', 'description'];
 const HOOK_KEYS = ['name', 'http_request'];
 const HTTP_REQUEST_KEYS = ['url', 'method', 'headers', 'query_params', 'body', 'timeout'];
@@ -196,6 +197,19 @@ function validateNode(r: Report, path: string, node: Obj, nodeNames: string[]): 
   if (has(node, 'turn_taking')) r.errors.push(...validateTurnTaking(`${path}/turn_taking`, node.turn_taking));
 }
 
+function validateWarmTransfer(r: Report, path: string, warm: unknown, hasNumber: boolean): void {
+  if (!hasNumber) r.add(path, 'needs transfer_to_number (the human to brief) beside it');
+  if (!r.object(path, warm, 'an object (briefing, hold_message, declined_message, no_answer_message, callback_after_minutes)')) return;
+  r.knownKeys(path, warm, WARM_TRANSFER_KEYS);
+  for (const key of WARM_TRANSFER_KEYS.slice(0, 4)) r.string(path, warm, key, { nonBlank: true });
+  if (has(warm, 'callback_after_minutes')) {
+    const minutes = warm.callback_after_minutes;
+    if (typeof minutes !== 'number' || !Number.isInteger(minutes) || minutes < 1 || minutes > 10080) {
+      r.add(`${path}/callback_after_minutes`, `must be a whole number of minutes from 1 to 10080 (a week), got ${show(minutes)}`);
+    }
+  }
+}
+
 function validateMessages(r: Report, path: string, messages: unknown): void {
   if (!r.array(path, messages)) return;
   messages.forEach((message, i) => {
@@ -265,6 +279,7 @@ function validateFunction(r: Report, path: string, fn: Obj, nodeNames: string[])
   if (transfer !== undefined && !isE164(transfer) && !/^\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(transfer)) {
     r.add(`${path}/transfer_to_number`, `must be an E.164 number or one {variable}, got ${show(transfer)}`);
   }
+  if (has(fn, 'warm_transfer')) validateWarmTransfer(r, `${path}/warm_transfer`, fn.warm_transfer, has(fn, 'transfer_to_number'));
 
   if (has(fn, 'hooks') && r.array(`${path}/hooks`, fn.hooks)) {
     const hookNames = new Set<string>();

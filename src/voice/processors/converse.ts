@@ -218,6 +218,8 @@ export class ConverseProcessor extends FrameProcessor {
     this.stopIdle();
     if (this.ended) return;
     this.idleTimer = setTimeout(() => {
+      // A turn still at work (a warm transfer briefing the human) is not the caller's silence.
+      if (this.running) return this.armIdle();
       if (this.idlePrompts >= this.options.maxIdlePrompts) {
         this.ended = true;
         this.options.onGiveUp('timeout');

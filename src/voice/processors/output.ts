@@ -127,6 +127,7 @@ export class OutputProcessor extends FrameProcessor {
         // Let the words before it be heard first.
         await Promise.all(this.sentences.map((s) => s.done));
         if (f.action.type === 'end') this.events.ended(f.action.outcome);
+        else if (f.action.bridged) this.events.transferred(f.action.to);
         else await this.transfer(f.action.to);
         return;
       }

@@ -2,7 +2,7 @@
  * A call as it happened: its attempts as a timeline, the transcript as a conversation with each
  * turn's node, and the functions the agent called with their hooks' requests and responses.
  */
-import { Badge, Empty, Json } from './ui.js';
+import { Badge, Card, Empty, Json } from './ui.js';
 import { clock, offset, seconds, when } from '../lib/format.js';
 
 /** `at_ms`: where the line begins in the call's recording. */
@@ -137,5 +137,70 @@ export function FunctionCalls({ calls }: { calls: FunctionCall[] }) {
         </li>
       ))}
     </ol>
+  );
+}
+
+/** A warm transfer as the call record keeps it (metaData.warm_transfers). */
+export type WarmTransfer = {
+  to: string;
+  node: string;
+  function: string;
+  briefing: string;
+  briefing_source: 'template' | 'llm' | 'default';
+  decision: 'accepted' | 'declined' | 'no_answer' | 'busy' | 'failed';
+  via?: 'key' | 'voice' | 'hangup' | 'timeout';
+  heard?: string;
+  events: { event: string; at: string }[];
+  callback_at?: string;
+  error?: string;
+};
+
+const DECISION_TEXT: Record<WarmTransfer['decision'], string> = {
+  accepted: 'accepted',
+  declined: 'declined',
+  no_answer: 'no answer',
+  busy: 'busy',
+  failed: 'failed',
+};
+const VIA_TEXT: Record<NonNullable<WarmTransfer['via']>, string> = { key: 'by key', voice: 'by voice', hangup: 'by hanging up', timeout: 'no answer in time' };
+const SOURCE_TEXT: Record<WarmTransfer['briefing_source'], string> = { template: "the template's text", llm: "the LLM's summary", default: 'the fixed sentence' };
+
+/** Each warm transfer of the call (a card; nothing when there was none): the briefing the human heard, their decision and how it went. */
+export function WarmTransfers({ transfers }: { transfers: WarmTransfer[] }) {
+  if (transfers.length === 0) return null;
+  return (
+    <Card title="Warm transfer" id="warm-transfer">
+    <ol class="calls warm-transfers">
+      {transfers.map((w, i) => (
+        <li key={i} class="call warm-transfer">
+          <div>
+            <strong>To {w.to}</strong> <Badge kind="plain" tone={w.decision === 'accepted' ? 'ok' : w.decision === 'declined' ? 'warn' : 'bad'} value={DECISION_TEXT[w.decision] ?? w.decision} />
+            {w.via && <span class="muted"> {VIA_TEXT[w.via] ?? w.via}</span>}
+            <span class="muted">
+              {' '}
+              · <code class="fn">{w.function}</code> in {w.node}
+            </span>
+          </div>
+          <blockquote class="briefing" aria-label="Briefing">
+            {w.briefing}
+          </blockquote>
+          <div class="muted">Briefing from {SOURCE_TEXT[w.briefing_source] ?? w.briefing_source}.</div>
+          {w.heard && <div>The human said: “{w.heard}”</div>}
+          {w.callback_at && <div>Nobody took the call: called back {when(w.callback_at)}.</div>}
+          {w.error && <div class="error-text">{w.error}</div>}
+          {w.events.length > 0 && (
+            <p class="node-path" aria-label="Transfer events">
+              {w.events.map((e, j) => (
+                <span key={j}>
+                  {j > 0 && <span class="arrow"> → </span>}
+                  {e.event.replace('_', ' ')} <time class="muted">{clock(e.at)}</time>
+                </span>
+              ))}
+            </p>
+          )}
+        </li>
+      ))}
+    </ol>
+    </Card>
   );
 }

@@ -1,6 +1,6 @@
 /**
- * One lead: every field, its attempts, the conversation (each turn with its node), function calls
- * and their hooks, pre-checks, webhook deliveries (deliver again), the recording with a waveform,
+ * One lead: every field, its attempts, the conversation (each turn with its node), warm transfers,
+ * function calls and their hooks, pre-checks, webhook deliveries (deliver again), the recording with a waveform,
  * and abort while it can be aborted. Kept live through GET /events.
  */
 import { ComplianceCard } from '../components/compliance-card.js';
@@ -12,7 +12,7 @@ import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
-import { FunctionCalls, Timeline, Transcript, type FunctionCall, type Turn } from '../components/call-record.js';
+import { FunctionCalls, Timeline, Transcript, WarmTransfers, type FunctionCall, type Turn, type WarmTransfer } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
@@ -20,7 +20,6 @@ import { BASE, can, session } from '../session.js';
 import { MakeTestCase } from '../components/case-form.js';
 
 type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
-
 
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
 const list = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
@@ -135,6 +134,7 @@ export default function LeadPage({ id }: { id: string }) {
           <Timeline attempts={attempts.data?.data ?? []} />
         </Card>
       </div>
+      <WarmTransfers transfers={list<WarmTransfer>(m.warm_transfers)} />
       <Card title="Function calls" id="functions">
         <FunctionCalls calls={list<FunctionCall>(m.function_calls)} />
       </Card>
