@@ -6,8 +6,8 @@
  *
  * The tree is `.tmp/test-run-*` inside the checkout (so that `node_modules` is found above it, and
  * paths a test builds from its own location, `../../src/db/migrations`, mean what they do in the
- * checkout). In the compiled folders every file is a hard link to the checkout's (a copy across
- * file systems), with its `.js` beside each `.ts`: what a test starts itself with `node --import tsx
+ * checkout). In the compiled folders every file is a copy of the checkout's (so that editing one
+ * while a run goes on changes nothing under it), with its `.js` beside each `.ts`: what a test starts itself with `node --import tsx
  * src/cli.ts` runs the TypeScript as before. The dashboard's `.tsx` screens are left to its own
  * bundler, which reads the compiled `.js` of the modules they import. The other entries of the checkout (`web`, `docs`,
  * `node_modules`, `package.json`, ...) and `test/screenshots` are symbolic links to the originals, so
@@ -84,7 +84,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Links every file of `root/rel` into `dir/rel` (folders made, `LINKED` ones linked whole); each `.ts` is added to `sources`. */
+/** Copies every file of `root/rel` into `dir/rel` (folders made, `LINKED` ones linked whole); each `.ts` is added to `sources`. */
 function mirror(root: string, rel: string, dir: string, sources: string[]): void {
   fs.mkdirSync(path.join(dir, rel), { recursive: true });
   for (const entry of fs.readdirSync(path.join(root, rel), { withFileTypes: true })) {
@@ -94,11 +94,8 @@ function mirror(root: string, rel: string, dir: string, sources: string[]): void
     if (LINKED.includes(child) || LINKED_NAMES.has(entry.name)) fs.symlinkSync(from, to);
     else if (entry.isDirectory()) mirror(root, child, dir, sources);
     else if (entry.isFile()) {
-      try {
-        fs.linkSync(from, to);
-      } catch {
-        fs.copyFileSync(from, to);
-      }
+      // A copy, not a link: a file edited while the run goes on must not change under it.
+      fs.copyFileSync(from, to);
       if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) sources.push(to);
     } else if (entry.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(from), to);
   }
