@@ -343,21 +343,10 @@ describe('a call heard and spoken through Azure Speech', () => {
   before(async () => {
     const port = await freePort();
     azure = await startAzureSpeechServer('azure-e2e-key');
-    azureEmulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
+    azureEmulator = await emulatorFor(port);
     azureDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-azure-'));
     ({ server: azureServer, admin: azureAdmin } = await serveDialer({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DIALER_DATA_DIR: azureDataDir,
-      DIALER_JWT_SECRET: 'azure-secret-azure-secret-azure-secret-01',
-      DIALER_ADMIN_EMAIL: 'admin@example.com',
-      DIALER_ADMIN_PASSWORD: 'admin-password-1',
-      DIALER_POLL_MS: '100',
-      LOG_LEVEL: 'silent',
-      TWILIO_ACCOUNT_SID: TWILIO.accountSid,
-      TWILIO_AUTH_TOKEN: TWILIO.authToken,
-      TWILIO_API_URL: azureEmulator.url,
-      LLM_BASE_URL: ai.url,
+      ...dialerEnv(port, azureDataDir, azureEmulator),
       STT_PROVIDER: 'azure',
       TTS_PROVIDER: 'azure',
       AZURE_SPEECH_KEY: 'azure-e2e-key',
@@ -401,14 +390,7 @@ describe('a call heard and spoken through Azure Speech', () => {
     const pushed = await azureAdmin.post('/leads', { request_id: 'azure-1', template: 'azure', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana' } });
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
 
-    let lead: any;
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      lead = (await azureAdmin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
-      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
-      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const lead = await settled(azureAdmin, pushed.body.lead_call_tracker_id);
     assert.equal(lead.outcome, 'confirmed', JSON.stringify(lead.metaData));
     assert.deepEqual(
       lead.metaData.transcription.map((t: any) => [t.role, t.content]),
@@ -436,7 +418,7 @@ describe('a warm transfer (the human is briefed first)', () => {
   async function call(human: string, warm: Record<string, unknown>, customer: Parameters<Emulator['script']>[1]): Promise<{ lead: any; leadId: string }> {
     if (!reseller) {
       reseller = (await admin.post('/resellers', { name: 'Warm' })).body.id;
-      assert.equal((await admin.post('/numbers', { phone_number: '+12125550301', provider: 'PROVIDER_A' })).status, 200);
+      assert.equal((await admin.post('/numbers', { phone_number: '+12125550302', provider: 'PROVIDER_A' })).status, 200);
     }
     const name = `warm-${++seq}`;
     const flow = {
