@@ -56,9 +56,9 @@ const ALL_ENGINES: Engine[] = [
   {
     name: 'language-switch',
     label:
-      'the default engine on a template of two languages (en-US, es-ES, a voice each) with detect_language: the far side\'s multilingual stream names half the clips Spanish, so turns switch the call back and forth (the other voice, the LLM told the language; the multilingual stream goes on); backchannels are judged in the language the call is in',
+      'the default engine on a template of two languages (en-US and es, as Deepgram names them; a voice each) with detect_language: the far side\'s multilingual stream names half the clips Spanish, so turns switch the call back and forth (the other voice, the LLM told the language; the multilingual stream goes on); backchannels are judged in the language the call is in',
     settings: {},
-    agent: { languages: ['en-US', 'es-ES'], language_voices: { 'es-ES': 'openai:nova' }, detect_language: true },
+    agent: { languages: ['en-US', 'es'], language_voices: { es: 'openai:nova' }, detect_language: true },
     env: { DEEPGRAM_MODEL: 'nova-3' },
   },
   { name: 'adaptive', label: 'the default: barge-in confirmed by words, adaptive end of turn, speculative replies, warm connections, first clause', settings: {} },
