@@ -4,7 +4,7 @@
  * OpenAI Realtime API or Google's Gemini Live API. A malformed value is a ConfigError; a missing key
  * is returned, for the voice settings to report.
  */
-import { ConfigError, oneOf, text, type Env } from './env.js';
+import { ConfigError, oneOf, text, wholeNumber, type Env } from './env.js';
 
 /** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
 export interface RealtimeSettings {
@@ -21,7 +21,12 @@ export interface RealtimeSettings {
   /** The model that transcribes the caller's turns for the record (OpenAI; Gemini Live transcribes with its own). */
   transcriptionModel?: string;
   connectTimeoutMs: number;
+  /** The caller's audio goes to the model in pieces this long (ms; default REALTIME_APPEND_MS): fewer, larger messages than one per 20 ms frame. */
+  appendMs?: number;
 }
+
+/** How much of the caller's audio goes to the model in one message, unless DIALER_REALTIME_APPEND_MS says otherwise. */
+export const REALTIME_APPEND_MS = 100;
 
 const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
 export const GEMINI_LIVE = 'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';
@@ -33,13 +38,14 @@ export function realtimeSettings(env: Env): RealtimeSettings | { missing: string
   const chosen = text(env, 'DIALER_REALTIME_PROVIDER');
   if (!rawUrl && !model && !chosen) return undefined;
   const provider = oneOf(env, 'DIALER_REALTIME_PROVIDER', ['openai', 'gemini'], 'openai');
+  const appendMs = wholeNumber(env, 'DIALER_REALTIME_APPEND_MS', REALTIME_APPEND_MS, 20, 500);
   const vendorUrl = provider === 'gemini' ? GEMINI_LIVE : OPENAI_REALTIME;
   const url = (rawUrl ?? vendorUrl).replace(/\/+$/, '');
   if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
   if (provider === 'gemini') {
     const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'GEMINI_API_KEY');
     if (url === GEMINI_LIVE && !apiKey) return { missing: 'the Gemini Live API needs DIALER_REALTIME_API_KEY (or GEMINI_API_KEY), or DIALER_REALTIME_URL for a local server' };
-    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', connectTimeoutMs: 10_000 };
+    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', connectTimeoutMs: 10_000, appendMs };
   }
   const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
   if (url === OPENAI_REALTIME && !apiKey) return { missing: 'the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server' };
@@ -51,6 +57,7 @@ export function realtimeSettings(env: Env): RealtimeSettings | { missing: string
     voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'alloy',
     transcriptionModel: 'whisper-1',
     connectTimeoutMs: 10_000,
+    appendMs,
   };
 }
 

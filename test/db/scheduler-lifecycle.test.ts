@@ -502,7 +502,7 @@ describe('scheduler lifecycle', () => {
         assert.ok(!dialled.has(item.id), 'an aborted lead is never dialled');
         assert.equal(l.outcome, 'aborted');
       } else {
-        assert.ok(['processing', 'already_aborted'].includes(item.status));
+        assert.ok(['processing', 'already_aborted'].includes(item.status), JSON.stringify(item));
         assert.ok(dialled.has(item.id));
         assert.notEqual(l.outcome, 'aborted');
       }

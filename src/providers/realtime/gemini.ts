@@ -26,8 +26,10 @@
  */
 import WebSocket from 'ws';
 import { bytesToPcm, pcmToBytes, resample, Resampler } from '../../lib/audio.js';
+import { REALTIME_APPEND_MS } from '../../config/voice.js';
 import { heardPart } from '../../voice/realtime/brain.js';
 import type { LlmUsage, RealtimeEvent, RealtimeModel, RealtimeSession, RealtimeSessionConfig } from '../../voice/services.js';
+import { AppendBatcher, batchBytes } from './batch.js';
 import { BACKLOG_MS, INPUT_HZ, openSession, OUTPUT_HZ, parseOutput, type Content, type GeminiLiveOptions, type ServerMessage } from './gemini-wire.js';
 
 export { geminiSchema, geminiSetup, type GeminiLiveOptions } from './gemini-wire.js';
@@ -65,6 +67,8 @@ class GeminiLiveSession implements RealtimeSession {
   private backlog: Int16Array[] = [];
   private backlogSamples = 0;
   private readonly resampler: Resampler | undefined;
+  /** The caller's audio, sent in pieces of `appendMs` (batch.ts). */
+  private readonly input: AppendBatcher;
   private readonly history: Line[] = [];
   /** Lines the model has not been told yet (a keypress, a line the TTS spoke). */
   private pendingTurns: Content[] = [];
@@ -88,6 +92,7 @@ class GeminiLiveSession implements RealtimeSession {
     private readonly signal: AbortSignal,
   ) {
     this.resampler = sampleRateHz === INPUT_HZ ? undefined : new Resampler(sampleRateHz, INPUT_HZ);
+    this.input = new AppendBatcher(batchBytes(options.appendMs ?? REALTIME_APPEND_MS, INPUT_HZ, 2), (bytes) => this.sendAudio(bytes));
   }
 
   /** Takes `ws`, set up with `config`, as the session's connection. */
@@ -116,7 +121,7 @@ class GeminiLiveSession implements RealtimeSession {
   appendAudio(pcm: Int16Array): void {
     const audio = this.resampler ? this.resampler.process(pcm) : pcm;
     if (!audio.length) return;
-    if (this.ws) return this.sendAudio(audio);
+    if (this.ws) return this.input.push(pcmToBytes(audio));
     this.backlog.push(audio);
     this.backlogSamples += audio.length;
     while (this.backlogSamples > (BACKLOG_MS * INPUT_HZ) / 1000) this.backlogSamples -= this.backlog.shift()!.length;
@@ -168,6 +173,8 @@ class GeminiLiveSession implements RealtimeSession {
     const generation = ++this.generation;
     const old = this.ws;
     this.ws = undefined;
+    // What the old session was about to be sent waits for the new one (the outbox), before the backlog.
+    this.input.flush();
     if (old) {
       old.removeAllListeners('close');
       old.close(1000);
@@ -184,7 +191,7 @@ class GeminiLiveSession implements RealtimeSession {
         this.adopt(ws, this.config);
         if (turns.length) this.send({ clientContent: { turns, turnComplete: false } });
         for (const m of this.outbox.splice(0)) this.send(m);
-        for (const audio of this.backlog.splice(0)) this.sendAudio(audio);
+        for (const audio of this.backlog.splice(0)) this.input.push(pcmToBytes(audio));
         this.backlogSamples = 0;
       },
       (err: Error) => {
@@ -206,8 +213,8 @@ class GeminiLiveSession implements RealtimeSession {
     return turns;
   }
 
-  private sendAudio(pcm: Int16Array): void {
-    this.send({ realtimeInput: { audio: { data: pcmToBytes(pcm).toString('base64'), mimeType: `audio/pcm;rate=${INPUT_HZ}` } } });
+  private sendAudio(bytes: Buffer): void {
+    this.send({ realtimeInput: { audio: { data: bytes.toString('base64'), mimeType: `audio/pcm;rate=${INPUT_HZ}` } } });
   }
 
   private send(message: object): void {

@@ -9,11 +9,12 @@
  * usage, and `error`.
  *
  * Audio: on telephony (8 kHz) G.711 mu-law both ways, as the call carries it; at any other rate
- * pcm16 at 24 kHz, resampled here.
+ * pcm16 at 24 kHz, resampled here. The caller's audio is appended in pieces of `appendMs` (batch.ts).
  */
 import WebSocket from 'ws';
-import type { RealtimeSettings } from '../../config/voice.js';
+import { REALTIME_APPEND_MS, type RealtimeSettings } from '../../config/voice.js';
 import { decodeMulaw, encodeMulaw, pcmToBytes, bytesToPcm, resample } from '../../lib/audio.js';
+import { AppendBatcher, batchBytes } from './batch.js';
 import { ServiceError, type RealtimeEvent, type RealtimeModel, type RealtimeSession, type RealtimeSessionConfig } from '../../voice/services.js';
 
 export type OpenAIRealtimeOptions = RealtimeSettings;
@@ -79,6 +80,7 @@ class OpenAIRealtimeSession implements RealtimeSession {
   private readonly listeners: Array<(event: RealtimeEvent) => void> = [];
   private closing = false;
   private readonly mulaw: boolean;
+  private readonly input: AppendBatcher;
 
   constructor(
     private readonly ws: WebSocket,
@@ -86,6 +88,10 @@ class OpenAIRealtimeSession implements RealtimeSession {
     private readonly options: OpenAIRealtimeOptions,
   ) {
     this.mulaw = sampleRateHz === 8000;
+    const ms = options.appendMs ?? REALTIME_APPEND_MS;
+    this.input = new AppendBatcher(this.mulaw ? batchBytes(ms, 8000, 1) : batchBytes(ms, PCM16_HZ, 2), (audio) =>
+      this.send({ type: 'input_audio_buffer.append', audio: audio.toString('base64') }),
+    );
     ws.on('message', (data) => this.receive(data.toString()));
     ws.on('error', () => undefined);
     ws.on('close', (code, reason) => {
@@ -118,8 +124,7 @@ class OpenAIRealtimeSession implements RealtimeSession {
   }
 
   appendAudio(pcm: Int16Array): void {
-    const bytes = this.mulaw ? encodeMulaw(pcm) : pcmToBytes(resample(pcm, this.sampleRateHz, PCM16_HZ));
-    this.send({ type: 'input_audio_buffer.append', audio: bytes.toString('base64') });
+    this.input.push(this.mulaw ? encodeMulaw(pcm) : pcmToBytes(resample(pcm, this.sampleRateHz, PCM16_HZ)));
   }
 
   createResponse(): void {
