@@ -35,7 +35,7 @@ function fieldOf(path: string): string {
 
 /** The paths inside a node that its form shows a problem at; the others are listed atop the form. */
 const SHOWN_IN_FORM =
-  /^\/(node_name|(role|task)_messages\/\d+(\/(role|content))?|functions\/\d+\/(name|type|description|transition_to|transfer_to_number|properties\/[^/]+(\/type)?|hooks\/\d+\/(name|http_request(\/(url|method|timeout))?))|(pre|post)_actions\/\d+\/(type|text|outcome|name))$/;
+  /^\/(node_name|(role|task)_messages\/\d+(\/(role|content))?|functions\/\d+\/(name|type|description|transition_to|transfer_to_number|warm_transfer(\/(briefing|hold_message|declined_message|no_answer_message|callback_after_minutes))?|properties\/[^/]+(\/type)?|hooks\/\d+\/(name|http_request(\/(url|method|timeout))?))|(pre|post)_actions\/\d+\/(type|text|outcome|name))$/;
 
 /** Where the JSON is not JSON: line, column, the line itself and a caret under the spot. */
 function SyntaxNote({ syntax, text, reveal }: { syntax: SyntaxProblem; text: string; reveal: () => void }) {
