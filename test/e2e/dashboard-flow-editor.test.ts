@@ -7,7 +7,8 @@
  * keystroke takes is measured and printed (not asserted). The "Voice and model" card chooses a
  * voice, a model, a temperature and a language, saved with the template and shown after a reload.
  * A function's warm transfer (the briefing, the messages, the callback) is built in its form, refused
- * by the API at its field while wrong, then saved and shown after a reload.
+ * by the API at its field while wrong, then saved and shown after a reload; a switch_language is
+ * checked against the template's languages as the API checks it.
  * Screens are saved at 1280 px and at phone
  * width in test/screenshots/.
  */
@@ -294,7 +295,7 @@ describe('the flow editor', { skip }, () => {
     await context.close();
   });
 
-  it('a warm transfer built in the function form: refused by the API at its field, saved, and shown after a reload', async () => {
+  it('a warm transfer built in the function form: refused by the API at its field, saved, and shown after a reload; switch_language needs two languages', async () => {
     const flow = {
       initial_node: 'help',
       nodes: [
@@ -367,6 +368,18 @@ describe('the flow editor', { skip }, () => {
     await page.locator('#save-template').click();
     await page.locator('#unsaved').waitFor({ state: 'detached' });
     assert.equal((await admin.get(`/templates/${id}`)).body.flow.nodes[0].functions[0].warm_transfer.briefing, undefined);
+    // The built-in switch_language is checked against the template's languages, as the API does.
+    await nodeForm(page).locator('select[name="add_builtin"]').selectOption('switch_language');
+    const switcher = nodeForm(page).locator('.function-form[data-function="switch_language"]');
+    await switcher.getByText('switch_language needs at least two languages').waitFor();
+    await page.locator('#agent-choice input[name="languages"]').fill('es, en-US');
+    await switcher.locator('.field-message').waitFor({ state: 'detached' });
+    await page.getByText('The flow is valid').waitFor();
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    const saved = (await admin.get(`/templates/${id}`)).body;
+    assert.deepEqual(saved.agent, { languages: ['es', 'en-US'] });
+    assert.deepEqual(saved.flow.nodes[0].functions[1], { name: 'switch_language', type: 'builtin' });
     assert.deepEqual(problems, []);
     await context.close();
   });

@@ -48,7 +48,7 @@ export function FunctionForm({ fn, at, nodeNames, change, remove, problemAt }: {
         <RemoveButton label={`Remove the function ${name}`} onClick={remove} />
       </div>
       <div class="flow-fields">
-        <Labelled label="Name" problem={problemAt(`${at}/name`) ?? problemAt(`${at}/type`)}>
+        <Labelled label="Name" problem={problemAt(`${at}/name`) ?? problemAt(`${at}/type`) ?? problemAt(at)}>
           {builtin ? (
             <select name="function_name" value={name} onChange={(e) => change((f) => void (f.name = e.currentTarget.value))}>
               {BUILTIN_FUNCTIONS.map((b) => (
