@@ -16,7 +16,7 @@ import type { STT, SttStream, TTS } from './services.js';
 /** Asked of the human after the briefing. */
 export const DECISION_PROMPT = 'Say yes or press 1 to take the call. Say no or press 2 to decline.';
 /** How long the human has to decide once the briefing was heard. */
-const DECISION_TIMEOUT_MS = 15_000;
+export const DECISION_TIMEOUT_MS = 15_000;
 /** A frame louder than this is the human speaking; this much quiet after it ends what they said. */
 const SPEECH_RMS = 400;
 const QUIET_MS = 500;

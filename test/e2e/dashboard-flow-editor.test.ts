@@ -6,6 +6,9 @@
  * changes asks first (a link of the dashboard, and closing the tab). On a 60-node flow the time a
  * keystroke takes is measured and printed (not asserted). The "Voice and model" card chooses a
  * voice, a model, a temperature and a language, saved with the template and shown after a reload.
+ * A function's warm transfer (the briefing, the messages, the callback) is built in its form, refused
+ * by the API at its field while wrong, then saved and shown after a reload; a switch_language is
+ * checked against the template's languages as the API checks it.
  * Screens are saved at 1280 px and at phone
  * width in test/screenshots/.
  */
@@ -288,6 +291,95 @@ describe('the flow editor', { skip }, () => {
     await page.locator('#save-template').click();
     await page.locator('#unsaved').waitFor({ state: 'detached' });
     assert.equal((await admin.get(`/templates/${created.body.id}`)).body.agent, undefined);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it('a warm transfer built in the function form: refused by the API at its field, saved, and shown after a reload; switch_language needs two languages', async () => {
+    const flow = {
+      initial_node: 'help',
+      nodes: [
+        {
+          node_name: 'help',
+          task_messages: [{ role: 'system', content: 'Help {customer_name}; offer a person when asked.' }],
+          functions: [{ name: 'talk_to_human', description: 'Put the caller through to a person', properties: { topic: { type: 'string' } } }],
+        },
+      ],
+    };
+    const created = await admin.post('/templates', { name: 'Briefs the human', reseller_id: reseller, flow });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.id;
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    await logIn(page, server.url, EMAIL, PASSWORD, `/templates/${id}`);
+    await box(page, 'help').click();
+    const fn = nodeForm(page).locator('.function-form[data-function="talk_to_human"]');
+    // The warm transfer appears with a number to call, off until asked for.
+    assert.equal(await fn.locator('.warm-transfer').count(), 0);
+    await fn.locator('input[name="transfer_to_number"]').fill('{agent_number}');
+    const warm = fn.locator('.warm-transfer');
+    await warm.locator('input[name="warm_transfer"]').check();
+    await warm.locator('input[value="template"]').check();
+    await warm.locator('textarea[name="briefing"]').fill('{customer_name} asks about {topic}.');
+    await warm.locator('textarea[name="declined_message"]').fill('My colleague is busy; let me help you myself.');
+    await warm.locator('textarea[name="no_answer_message"]').fill('Nobody is free; we will call you back. Goodbye!');
+    // Zero minutes: the page's check and, on save, the API's 400 name the field.
+    await warm.locator('input[name="callback_after_minutes"]').fill('0');
+    const minutesProblem = warm.locator('.field-error', { has: page.locator('input[name="callback_after_minutes"]') }).locator('.field-message');
+    await minutesProblem.getByText('must be a whole number of minutes from 1 to 10080').waitFor();
+    await page.locator('#save-template').click();
+    await page.getByText('The API refused the last save').waitFor();
+    assert.match(await minutesProblem.innerText(), /from 1 to 10080/);
+    assert.equal((await admin.get(`/templates/${id}`)).body.flow.nodes[0].functions[0].warm_transfer, undefined);
+    await warm.scrollIntoViewIfNeeded();
+    await shoot(page, 'flow-editor-warm-transfer-refused');
+    await warm.locator('input[name="callback_after_minutes"]').fill('30');
+    await page.getByText('The flow is valid').waitFor();
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    const stored = (await admin.get(`/templates/${id}`)).body.flow.nodes[0].functions[0];
+    assert.equal(stored.transfer_to_number, '{agent_number}');
+    assert.deepEqual(stored.warm_transfer, {
+      briefing: '{customer_name} asks about {topic}.',
+      declined_message: 'My colleague is busy; let me help you myself.',
+      no_answer_message: 'Nobody is free; we will call you back. Goodbye!',
+      callback_after_minutes: 30,
+    });
+
+    await page.reload();
+    await box(page, 'help').click();
+    await warm.locator('textarea[name="briefing"]').waitFor();
+    assert.deepEqual(
+      await Promise.all([
+        warm.locator('input[name="warm_transfer"]').isChecked(),
+        warm.locator('input[value="template"]').isChecked(),
+        warm.locator('textarea[name="briefing"]').inputValue(),
+        warm.locator('textarea[name="hold_message"]').inputValue(),
+        warm.locator('textarea[name="declined_message"]').inputValue(),
+        warm.locator('input[name="callback_after_minutes"]').inputValue(),
+      ]),
+      [true, true, '{customer_name} asks about {topic}.', '', 'My colleague is busy; let me help you myself.', '30'],
+    );
+    await warm.scrollIntoViewIfNeeded();
+    await shoot(page, 'flow-editor-warm-transfer');
+    // The LLM's summary instead of the text: the briefing leaves the flow.
+    await warm.locator('input[value="llm"]').check();
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    assert.equal((await admin.get(`/templates/${id}`)).body.flow.nodes[0].functions[0].warm_transfer.briefing, undefined);
+    // The built-in switch_language is checked against the template's languages, as the API does.
+    await nodeForm(page).locator('select[name="add_builtin"]').selectOption('switch_language');
+    const switcher = nodeForm(page).locator('.function-form[data-function="switch_language"]');
+    await switcher.getByText('switch_language needs at least two languages').waitFor();
+    await page.locator('#agent-choice input[name="languages"]').fill('es, en-US');
+    await switcher.locator('.field-message').waitFor({ state: 'detached' });
+    await page.getByText('The flow is valid').waitFor();
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    const saved = (await admin.get(`/templates/${id}`)).body;
+    assert.deepEqual(saved.agent, { languages: ['es', 'en-US'] });
+    assert.deepEqual(saved.flow.nodes[0].functions[1], { name: 'switch_language', type: 'builtin' });
     assert.deepEqual(problems, []);
     await context.close();
   });

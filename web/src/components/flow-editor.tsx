@@ -2,11 +2,14 @@
  * The flow editor: the graph (add a node, select one, drag a transition from one node to another),
  * the selected node as forms, and the JSON view, all over one text, the flow's JSON. Every edit,
  * wherever it is made, becomes that text, so the views never disagree; it is checked as you type
- * by the API's own validator (src/voice/flow/validate.ts), and kept in an undo history
+ * by the API's own validator (src/voice/flow/validate.ts; with the template's languages, as the API
+ * checks the built-in switch_language against them), and kept in an undo history
  * (Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y, and the buttons).
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { AgentChoice } from '../../../src/voice/agent-choice.js';
 import { validateFlow } from '../../../src/voice/flow/validate.js';
+import { flowLanguageErrors } from '../../../src/voice/language.js';
 import { addNode, addTransition, deleteNode, nameOf, nodesOf, parseFlowText, renameNode, updateNode, type FlowDoc, type SyntaxProblem } from '../lib/flow-edit.js';
 import type { History } from '../lib/history.js';
 import { FlowGraph } from './flow-graph.js';
@@ -35,7 +38,7 @@ function fieldOf(path: string): string {
 
 /** The paths inside a node that its form shows a problem at; the others are listed atop the form. */
 const SHOWN_IN_FORM =
-  /^\/(node_name|(role|task)_messages\/\d+(\/(role|content))?|functions\/\d+\/(name|type|description|transition_to|transfer_to_number|properties\/[^/]+(\/type)?|hooks\/\d+\/(name|http_request(\/(url|method|timeout))?))|(pre|post)_actions\/\d+\/(type|text|outcome|name))$/;
+  /^\/(node_name|(role|task)_messages\/\d+(\/(role|content))?|functions\/\d+(\/(name|type|description|transition_to|transfer_to_number|warm_transfer(\/(briefing|hold_message|declined_message|no_answer_message|callback_after_minutes))?|properties\/[^/]+(\/type)?|hooks\/\d+\/(name|http_request(\/(url|method|timeout))?)))?|(pre|post)_actions\/\d+\/(type|text|outcome|name))$/;
 
 /** Where the JSON is not JSON: line, column, the line itself and a caret under the spot. */
 function SyntaxNote({ syntax, text, reveal }: { syntax: SyntaxProblem; text: string; reveal: () => void }) {
@@ -56,7 +59,7 @@ function SyntaxNote({ syntax, text, reveal }: { syntax: SyntaxProblem; text: str
   );
 }
 
-export function FlowEditor({ text, setText, history, writable, apiProblems, onEdited }: { text: string; setText: (text: string) => void; history: History; writable: boolean; apiProblems: Problem[]; onEdited: () => void }) {
+export function FlowEditor({ text, setText, history, writable, apiProblems, onEdited, agent }: { text: string; setText: (text: string) => void; history: History; writable: boolean; apiProblems: Problem[]; onEdited: () => void; agent?: AgentChoice }) {
   const [checked, setChecked] = useState(text);
   // What the JSON view shows: the text, except while a form is being typed in, when it follows a
   // moment later (rewriting a large textarea at each key is what would make typing slow).
@@ -89,7 +92,7 @@ export function FlowEditor({ text, setText, history, writable, apiProblems, onEd
   // The text as it is now (the forms edit it), and as last checked (the validator and the graph).
   const live = useMemo(() => parseFlowText(text), [text]);
   const parsed = useMemo(() => parseFlowText(checked), [checked]);
-  const local: Problem[] = useMemo(() => (parsed.syntax ? [] : validateFlow(parsed.flow)), [parsed]);
+  const local: Problem[] = useMemo(() => (parsed.syntax ? [] : [...validateFlow(parsed.flow), ...flowLanguageErrors(parsed.flow, agent)]), [parsed, agent]);
   const problems = useMemo(() => [...local, ...apiProblems.filter((a) => !local.some((l) => l.path === a.path && l.message === a.message))], [local, apiProblems]);
   const problemKey = JSON.stringify(problems);
   const byNode = useMemo(() => {

@@ -1,12 +1,13 @@
 /**
  * One function of a node in the flow editor: its name and description, where it leads (another
- * node, or a transfer), its parameters (name, type, description, required) and its hooks (HTTP
- * requests; headers, query and body are edited in the JSON view). A built-in function has a name
- * and a description only.
+ * node, or a transfer; a warm one in warm-transfer-form.tsx), its parameters (name, type,
+ * description, required) and its hooks (HTTP requests; headers, query and body are edited in the
+ * JSON view). A built-in function has a name and a description only.
  */
 import { BUILTIN_FUNCTIONS, HTTP_METHODS, JSON_TYPES } from '../../../src/voice/flow/schema.js';
 import { freeName, type Json } from '../lib/flow-edit.js';
 import { CommitInput, Group, Labelled, list, RemoveButton, str, type ProblemAt } from './flow-fields.js';
+import { WarmTransferForm } from './warm-transfer-form.js';
 
 type FunctionChange = (mutate: (fn: Json) => void, key?: string) => void;
 
@@ -47,7 +48,7 @@ export function FunctionForm({ fn, at, nodeNames, change, remove, problemAt }: {
         <RemoveButton label={`Remove the function ${name}`} onClick={remove} />
       </div>
       <div class="flow-fields">
-        <Labelled label="Name" problem={problemAt(`${at}/name`) ?? problemAt(`${at}/type`)}>
+        <Labelled label="Name" problem={problemAt(`${at}/name`) ?? problemAt(`${at}/type`) ?? problemAt(at)}>
           {builtin ? (
             <select name="function_name" value={name} onChange={(e) => change((f) => void (f.name = e.currentTarget.value))}>
               {BUILTIN_FUNCTIONS.map((b) => (
@@ -101,6 +102,7 @@ export function FunctionForm({ fn, at, nodeNames, change, remove, problemAt }: {
           </>
         )}
       </div>
+      {!builtin && (fn.transfer_to_number !== undefined || fn.warm_transfer !== undefined) && <WarmTransferForm fn={fn} at={at} change={change} problemAt={problemAt} />}
       {!builtin && (
         <Group
           title="Parameters"

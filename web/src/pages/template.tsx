@@ -218,7 +218,7 @@ export default function TemplatePage({ id }: { id: string }) {
         </section>
       )}
       <AgentPanel value={agent} onChange={setAgent} writable={writable} errorAt={(path) => fieldError(path)} />
-      <FlowEditor text={text} setText={setText} history={history} writable={writable} apiProblems={api} onEdited={clearSaveError} />
+      <FlowEditor text={text} setText={setText} history={history} writable={writable} apiProblems={api} onEdited={clearSaveError} agent={agent} />
       {cards}
       {pushing && t && <PushLead templates={[t]} templateId={t.id} onClose={() => setPushing(false)} onPushed={(leadId) => route(`${BASE}/leads/${leadId}`)} />}
     </div>
