@@ -204,6 +204,9 @@ describe('Gemini Live client', () => {
     assert.deepEqual(['es-ES', 'hi-IN', 'es-MX', 'en-US', undefined].map((l) => realtimeVoice(settings, l)), ['Kore', 'Charon', 'Kore', 'Puck', 'Puck']);
     const speech = (geminiSetup(settings, { instructions: '', tools: [], language: 'hi-IN' }).setup as any).generationConfig.speechConfig;
     assert.deepEqual(speech, { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Charon' } }, languageCode: 'hi-IN' });
+    // A native-audio model picks its language itself: no languageCode.
+    const native = (geminiSetup({ ...settings, model: 'gemini-2.5-flash-native-audio-preview-09-2025' }, { instructions: '', tools: [], language: 'hi-IN' }).setup as any).generationConfig.speechConfig;
+    assert.deepEqual(native, { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Charon' } } });
     assert.throws(() => voiceSettings({ ...chat, DIALER_REALTIME_MODEL: 'gpt-realtime', OPENAI_API_KEY: 'k', DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES:coral' }), /DIALER_REALTIME_LANGUAGE_VOICES must be language=voice pairs/);
   });
 });

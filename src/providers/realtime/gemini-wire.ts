@@ -64,7 +64,11 @@ export function geminiSetup(options: GeminiLiveOptions, config: RealtimeSessionC
       generationConfig: {
         responseModalities: ['AUDIO'],
         // The call's language: the model speaks it, in its voice (a new session per switch, as per node).
-        speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: realtimeVoice(options, config.language) } }, ...(config.language ? { languageCode: config.language } : {}) },
+        // Native-audio models choose their language themselves and take no languageCode: their system instruction says it.
+        speechConfig: {
+          voiceConfig: { prebuiltVoiceConfig: { voiceName: realtimeVoice(options, config.language) } },
+          ...(config.language && !options.model.includes('native-audio') ? { languageCode: config.language } : {}),
+        },
         ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
       },
       ...(config.instructions ? { systemInstruction: { parts: [{ text: config.instructions }] } } : {}),
