@@ -4,7 +4,7 @@
  * OpenAI Realtime API or Google's Gemini Live API. A malformed value is a ConfigError; a missing key
  * is returned, for the voice settings to report.
  */
-import { ConfigError, oneOf, text, wholeNumber, type Env } from './env.js';
+import { ConfigError, list, oneOf, text, wholeNumber, type Env } from './env.js';
 
 /** A realtime speech-to-speech model that runs the templates' flows instead of the chat pipeline. */
 export interface RealtimeSettings {
@@ -18,6 +18,11 @@ export interface RealtimeSettings {
   apiKey?: string | undefined;
   model: string;
   voice: string;
+  /**
+   * The voice of a call's language where it is not `voice` (DIALER_REALTIME_LANGUAGE_VOICES), keyed
+   * by a template's declared tag (`es-ES`) or a primary language (`es`).
+   */
+  languageVoices?: Record<string, string>;
   /** The model that transcribes the caller's turns for the record (OpenAI; Gemini Live transcribes with its own). */
   transcriptionModel?: string;
   connectTimeoutMs: number;
@@ -42,10 +47,11 @@ export function realtimeSettings(env: Env): RealtimeSettings | { missing: string
   const vendorUrl = provider === 'gemini' ? GEMINI_LIVE : OPENAI_REALTIME;
   const url = (rawUrl ?? vendorUrl).replace(/\/+$/, '');
   if (!/^wss?:\/\/[^/]+/.test(url)) throw new ConfigError(`DIALER_REALTIME_URL must be a ws:// or wss:// URL, got "${rawUrl}"`);
+  const voices = languageVoices(env);
   if (provider === 'gemini') {
     const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'GEMINI_API_KEY');
     if (url === GEMINI_LIVE && !apiKey) return { missing: 'the Gemini Live API needs DIALER_REALTIME_API_KEY (or GEMINI_API_KEY), or DIALER_REALTIME_URL for a local server' };
-    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', connectTimeoutMs: 10_000, appendMs };
+    return { provider, url, apiKey, model: model ?? 'gemini-3.8-live', voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'Puck', ...voices, connectTimeoutMs: 10_000, appendMs };
   }
   const apiKey = text(env, 'DIALER_REALTIME_API_KEY') ?? text(env, 'OPENAI_API_KEY');
   if (url === OPENAI_REALTIME && !apiKey) return { missing: 'the OpenAI Realtime API needs DIALER_REALTIME_API_KEY (or OPENAI_API_KEY), or DIALER_REALTIME_URL for a local server' };
@@ -55,9 +61,32 @@ export function realtimeSettings(env: Env): RealtimeSettings | { missing: string
     apiKey,
     model: model ?? 'gpt-4o-realtime-preview',
     voice: text(env, 'DIALER_REALTIME_VOICE') ?? 'alloy',
+    ...voices,
     transcriptionModel: 'whisper-1',
     connectTimeoutMs: 10_000,
     appendMs,
   };
 }
 
+/** DIALER_REALTIME_LANGUAGE_VOICES: `es-ES=Kore,hi-IN=Charon`, a voice per language. */
+function languageVoices(env: Env): { languageVoices?: Record<string, string> } {
+  const pairs = list(env, 'DIALER_REALTIME_LANGUAGE_VOICES');
+  if (!pairs.length) return {};
+  const voices: Record<string, string> = {};
+  for (const pair of pairs) {
+    const m = /^([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\s*=\s*(\S+)$/.exec(pair);
+    if (!m) throw new ConfigError(`DIALER_REALTIME_LANGUAGE_VOICES must be language=voice pairs separated by commas (es-ES=Kore,hi-IN=Charon), got "${pair}"`);
+    voices[m[1]!] = m[2]!;
+  }
+  return { languageVoices: voices };
+}
+
+/** The model's voice for a call speaking `language` (its own voice, else the primary language's, else the default). */
+export function realtimeVoice(settings: Pick<RealtimeSettings, 'voice' | 'languageVoices'>, language: string | undefined): string {
+  const voices = settings.languageVoices;
+  if (!language || !voices) return settings.voice;
+  const wanted = language.toLowerCase();
+  const primary = wanted.split('-')[0]!;
+  const entries = Object.entries(voices);
+  return (entries.find(([tag]) => tag.toLowerCase() === wanted) ?? entries.find(([tag]) => tag.toLowerCase() === primary) ?? entries.find(([tag]) => tag.toLowerCase().split('-')[0] === primary))?.[1] ?? settings.voice;
+}

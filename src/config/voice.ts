@@ -13,7 +13,7 @@ import { ConfigError, either, httpUrl, oneOf, text, type Env } from './env.js';
 import { realtimeSettings, type RealtimeSettings } from './realtime.js';
 
 export type { AzureSttSettings, AzureTtsSettings, GoogleSttSettings, GoogleTtsSettings } from './cloud-speech.js';
-export { GEMINI_LIVE, REALTIME_APPEND_MS, type RealtimeSettings } from './realtime.js';
+export { GEMINI_LIVE, REALTIME_APPEND_MS, realtimeVoice, type RealtimeSettings } from './realtime.js';
 
 const OPENAI = 'https://api.openai.com/v1';
 const ANTHROPIC = 'https://api.anthropic.com/v1';

@@ -42,7 +42,7 @@ export const AgentChoiceSchema = Type.Object(
     ),
     detect_language: Type.Optional(
       Type.Boolean({
-        description: 'The speech-to-text reports the language each turn was spoken in and the call switches to it when it is one of `languages` (Deepgram nova-3 multilingual, AssemblyAI multilingual, OpenAI whisper-1); default false: only switch_language switches',
+        description: 'The speech-to-text reports the language each turn was spoken in and the call switches to it when it is one of `languages` (Deepgram nova-3 multilingual, AssemblyAI multilingual, OpenAI whisper-1); default false: only switch_language switches. On a realtime model (its transcription reports no language) switch_language, which the model is told to call, switches',
       }),
     ),
   },

@@ -238,6 +238,12 @@ export interface RealtimeSessionConfig {
   instructions: string;
   tools: ToolSpec[];
   temperature?: number;
+  /**
+   * The language the call speaks now (a template's declared BCP-47 tag; voice/language.ts): the
+   * caller's words are transcribed in it and the model speaks in its voice where the provider can
+   * change voices. None: the template declares no languages.
+   */
+  language?: string;
 }
 
 export type RealtimeEvent =

@@ -6,6 +6,8 @@
  * hook request and ends with the same outcome as on the chat LLM; its transition opens the next
  * node's session, told the conversation so far; the caller's barge-in over the greeting (Gemini's
  * `interrupted`) keeps in the transcript what they heard of it; both sides' words reach the record.
+ * A call whose template speaks two languages switches to Spanish on switch_language: the next
+ * session's setup has the Spanish instruction, language code and voice.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -20,7 +22,7 @@ import { startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { flow, GREETING, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
 import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000045', authToken: 'gemini-e2e-token' };
@@ -58,6 +60,7 @@ before(async () => {
     DIALER_REALTIME_PROVIDER: 'gemini',
     DIALER_REALTIME_URL: live.url,
     DIALER_REALTIME_API_KEY: live.apiKey,
+    DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=Kore',
   }));
   reseller = (await admin.post('/resellers', { name: 'Gemini' })).body.id;
   const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
@@ -136,5 +139,48 @@ describe('a flow on Gemini Live', () => {
     assert.deepEqual(meta.analysis, analysis);
     assert.ok(meta.usage.promptTokens >= 120 && meta.usage.completionTokens > 0, JSON.stringify(meta.usage));
     assert.ok(lead.cost > 0);
+  });
+
+  it('switches to Spanish on switch_language: the next session speaks Spanish in the language\'s voice', async () => {
+    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: LANGUAGES });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    const S = LANGUAGE_SCRIPT;
+    live.replies.push(S.greeting, S.spanish, S.confirmed);
+    live.transcripts.push('En español, por favor.');
+    const received = live.received.length;
+    const callee = '+14155550452';
+    emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'En español, por favor.' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
+    const pushed = await admin.post('/leads', { request_id: 'gemini-languages', template: 'languages', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    let lead: any;
+    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 200))) {
+      lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
+      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
+      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
+    }
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    assert.equal(lead.outcome, 'confirmed');
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content, t.language]),
+      [
+        ['assistant', S.greeting.text, 'en-US'],
+        ['user', 'En español, por favor.', 'en-US'],
+        ['assistant', S.confirmed.text, 'es-ES'],
+        ['assistant', 'Gracias. Adiós.', 'es-ES'],
+      ],
+    );
+    assert.deepEqual(meta.language_switches.map((x: any) => [x.from, x.to, x.by]), [['en-US', 'es-ES', 'function']]);
+    // The sessions' setups: English in the default voice, then (after the switch) Spanish in its own.
+    const setups = live.received.slice(received).filter((r) => r.message.setup).map((r) => r.message.setup);
+    const speech = (setup: any) => [setup.generationConfig.speechConfig.languageCode, setup.generationConfig.speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName];
+    assert.deepEqual(speech(setups[0]), ['en-US', 'Puck']);
+    const spanish = setups.find((s) => s.systemInstruction?.parts[0].text.includes('Speak Spanish (es-ES): answer the caller in Spanish only.'));
+    assert.ok(spanish, JSON.stringify(setups.map((s) => s.systemInstruction)));
+    assert.deepEqual(speech(spanish), ['es-ES', 'Kore']);
+    assert.ok(setups.slice(0, setups.indexOf(spanish)).every((s) => speech(s)[0] === 'en-US'), JSON.stringify(setups.map(speech)));
   });
 });

@@ -8,6 +8,10 @@
  *   (the flow engine against the local OpenAI-compatible server); the caller's barge-in over the
  *   greeting truncates the model's item at what was heard, and the transcript keeps just that; the
  *   post-call analysis is the chat LLM's.
+ * - A call whose template speaks two languages: switch_language to one it does not declare is
+ *   refused (the model told so, the record keeps it); to Spanish, the session is updated with the
+ *   Spanish instruction and transcription language, but not the voice (the API refuses a new voice
+ *   once the model has spoken); the transcript marks each line's language.
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
  */
@@ -27,7 +31,7 @@ import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.j
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { flow, GREETING, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
 import { serveDialer } from '../helpers/serve.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000044', authToken: 'realtime-e2e-token' };
@@ -64,6 +68,7 @@ before(async () => {
     STT_BASE_URL: ai.url,
     DIALER_REALTIME_URL: rt.url,
     DIALER_REALTIME_MODEL: 'gpt-realtime',
+    DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=coral',
   }));
   reseller = (await admin.post('/resellers', { name: 'Realtime' })).body.id;
   const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
@@ -83,8 +88,8 @@ after(async () => {
 });
 
 /** Pushes a lead for `callee` and waits for the call's end. */
-async function call(requestId: string, callee: string): Promise<any> {
-  const pushed = await admin.post('/leads', { request_id: requestId, template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+async function call(requestId: string, callee: string, template = 'confirm'): Promise<any> {
+  const pushed = await admin.post('/leads', { request_id: requestId, template, reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
   assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -176,6 +181,67 @@ describe('a flow on a realtime model', () => {
     // The caller's frames and the model's, counted against the clock as on the chat pipeline.
     const { media_frames, media_frames_late, output_frames, output_frames_late } = lead.trace_scores;
     assert.ok(media_frames > 100 && output_frames > 50 && media_frames_late <= media_frames && output_frames_late <= output_frames, JSON.stringify(lead.trace_scores));
+  });
+
+  it('switches language mid-call on switch_language: instructions and transcription language follow, the voice stays; an undeclared one is refused', async () => {
+    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: LANGUAGES });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    const S = LANGUAGE_SCRIPT;
+    rt.replies.push(S.greeting, S.french, S.refused, S.spanish, S.confirmed);
+    rt.transcripts.push('En français ?', 'En español, por favor.');
+    const received = rt.received.length;
+    const callee = '+14155550444';
+    emulator.script(callee, {
+      answer: 'answer',
+      steps: [{ waitForAudio: 15_000 }, { say: 'En français ?' }, { waitForAudio: 15_000 }, { say: 'En español, por favor.' }, { waitForAudio: 15_000 }],
+      maxSeconds: 45,
+    });
+    const lead = await call('rt-languages', callee, 'languages');
+    const meta = lead.metaData;
+    assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
+    // The refusal is the one error, as on the chat pipeline.
+    assert.deepEqual(meta.errors, ["switch_language: fr-FR is not a language of this call (en-US, es-ES): go on in the call's language and say which languages you speak"]);
+    assert.equal(lead.outcome, 'confirmed');
+    // Each line in the language it was said in.
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content, t.language]),
+      [
+        ['assistant', S.greeting.text, 'en-US'],
+        ['user', 'En français ?', 'en-US'],
+        ['assistant', S.refused.text, 'en-US'],
+        ['user', 'En español, por favor.', 'en-US'],
+        ['assistant', S.confirmed.text, 'es-ES'],
+        ['assistant', 'Gracias. Adiós.', 'es-ES'],
+      ],
+    );
+    // The switches as on the chat pipeline: French refused, Spanish taken.
+    assert.deepEqual(meta.language_switches.map((x: any) => [x.from, x.to, x.by, x.refused ?? null]), [
+      ['en-US', 'fr-FR', 'function', "not one of the call's languages (en-US, es-ES)"],
+      ['en-US', 'es-ES', 'function', null],
+    ]);
+
+    const events = rt.received.slice(received).map((r) => r.event);
+    const updates = events.filter((e) => e.type === 'session.update');
+    // The session starts in English, in the default voice; the model is told it may switch.
+    assert.equal(updates[0].session.voice, 'alloy');
+    assert.equal(updates[0].session.input_audio_transcription.language, 'en');
+    assert.match(updates[1].session.instructions, /Speak English \(en-US\): answer the caller in English only\. If the caller switches to Spanish, call switch_language first\./);
+    // The refusal: the model is told the call's languages, in the function's output.
+    const outputs = events.filter((e) => e.type === 'conversation.item.create' && e.item.type === 'function_call_output');
+    assert.match(JSON.parse(outputs[0].item.output).error, /fr-FR is not a language of this call \(en-US, es-ES\)/);
+    // The switch: its result, then the session in Spanish (instructions, transcription), then the reply asked for.
+    const spanish = updates.find((u) => u.session.instructions.includes('Speak Spanish (es-ES)'));
+    assert.ok(spanish, JSON.stringify(updates.map((u) => u.session.instructions)));
+    assert.equal(spanish.session.input_audio_transcription.language, 'es');
+    assert.equal(JSON.parse(outputs[1].item.output).language, 'es-ES');
+    const at = events.indexOf(spanish);
+    assert.ok(events.indexOf(outputs[1]) < at && events.slice(at).some((e) => e.type === 'response.create'), 'function output, session.update, response.create');
+    // The voice cannot change once the model has spoken: no update after the greeting was asked for names one (the server would refuse it).
+    const greeting = events.findIndex((e) => e.type === 'response.create');
+    const later = updates.filter((u) => events.indexOf(u) > greeting);
+    assert.ok(later.includes(spanish) && later.every((u) => !('voice' in u.session)), JSON.stringify(updates.map((u) => u.session.voice)));
   });
 
   it('ends the call with the error recorded when the model answers a request with an error, or its socket drops', async () => {

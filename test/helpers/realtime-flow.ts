@@ -73,3 +73,36 @@ export async function onChat(ai: OpenAIServer): Promise<{ nodes: string[]; hook:
     await chatHooks.close();
   }
 }
+
+/**
+ * A flow that speaks the template's languages (`agent.languages`): the caller asks for French (not
+ * declared: refused), then Spanish; the model confirms the order in Spanish and the goodbye node
+ * ends the call.
+ */
+export const LANGUAGES = { languages: ['en-US', 'es-ES'] };
+export const languageFlow = {
+  initial_node: 'talk',
+  nodes: [
+    {
+      node_name: 'talk',
+      role_messages: [{ role: 'system', content: 'You call {customer_name} for Acme about order {order_id}.' }],
+      task_messages: [{ role: 'system', content: 'Ask {customer_name} to confirm the order.' }],
+      functions: [
+        { name: 'switch_language', type: 'builtin' },
+        { name: 'confirm_order', properties: { confirmed: { type: 'boolean' } }, required: ['confirmed'], transition_to: 'goodbye' },
+      ],
+    },
+    {
+      node_name: 'goodbye',
+      task_messages: [{ role: 'system', content: 'Say goodbye.' }],
+      pre_actions: [{ type: 'tts_say', text: 'Gracias. Adiós.' }, { type: 'end_conversation', outcome: 'confirmed' }],
+    },
+  ],
+};
+export const LANGUAGE_SCRIPT = {
+  greeting: { text: 'Hello Ana, shall I confirm your order?' },
+  french: { tools: [{ name: 'switch_language', arguments: { language: 'fr-FR' } }] },
+  refused: { text: 'I speak English and Spanish.' },
+  spanish: { tools: [{ name: 'switch_language', arguments: { language: 'es-ES' } }] },
+  confirmed: { text: 'Claro. Confirmo su pedido.', tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
+};

@@ -14,6 +14,8 @@
  *   speech of its text in the local voice (`response.audio.delta` in 100 ms pieces, faster than
  *   real time, with `response.audio_transcript.delta` words), `response.done` with `usage`; or an
  *   `error` event; or the socket dropped.
+ * - a `session.update` that sets `voice` once the model has spoken audio in the session is refused
+ *   whole, as the API refuses it: an `error` event with code `cannot_update_voice`.
  * Latencies are fixed: `firstAudioMs` from the response's start to its first audio (each text is
  * synthesised once), `transcriptionMs` from the end of the caller's speech to their words.
  *
@@ -130,6 +132,8 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
   let pending = new Int16Array(0);
   let current: { id: string; cancelled: boolean; done: boolean } | undefined;
   let responsesMade = 0;
+  /** The model has spoken audio in this session: its voice can no longer change. */
+  let spoke = false;
 
   const rate = () => (session.input_audio_format === 'g711_ulaw' ? 8000 : PCM16_HZ);
   const decode = (b64: string) => {
@@ -198,6 +202,7 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
       const pieces = Math.ceil(pcm.length / piece);
       for (let i = 0; i < pieces && !response.cancelled && ws.readyState === ws.OPEN; i++) {
         if (i === 0) log.firstAudioAt = Date.now();
+        spoke = true;
         send({ type: 'response.audio.delta', ...base, delta: encode(pcm.subarray(i * piece, (i + 1) * piece)) });
         log.audioMs += 100;
         // The words go along with their share of the audio.
@@ -258,6 +263,9 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
     state.received.push({ connection, event });
     switch (event.type) {
       case 'session.update':
+        if (spoke && event.session?.voice !== undefined) {
+          return send({ type: 'error', error: { type: 'invalid_request_error', code: 'cannot_update_voice', message: "Cannot update a conversation's voice if assistant audio is present.", param: 'session.voice', event_id: event.event_id ?? null } });
+        }
         session = { ...session, ...event.session };
         return send({ type: 'session.updated', session });
       case 'response.create':

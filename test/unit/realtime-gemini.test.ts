@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { voiceSettings } from '../../src/config/voice.js';
+import { realtimeVoice, voiceSettings } from '../../src/config/voice.js';
 import { createRealtimeModel } from '../../src/providers/index.js';
 import { GeminiLive, geminiSetup } from '../../src/providers/realtime/gemini.js';
 import type { RealtimeEvent, RealtimeSession } from '../../src/voice/services.js';
@@ -197,5 +197,19 @@ describe('Gemini Live client', () => {
     const keyless = voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini' }).services;
     assert.ok('missing' in keyless && keyless.missing.includes('GEMINI_API_KEY'), JSON.stringify(keyless));
     assert.throws(() => voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'bard' }), /DIALER_REALTIME_PROVIDER/);
+  });
+
+  it('speaks the call\'s language in its voice (DIALER_REALTIME_LANGUAGE_VOICES); a malformed list is a configuration error', () => {
+    const chat = { LLM_BASE_URL: 'http://127.0.0.1:1/v1', STT_BASE_URL: 'http://127.0.0.1:1/v1' };
+    const settings = voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini', GEMINI_API_KEY: 'g', DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=Kore, hi=Charon' }).realtime!;
+    assert.deepEqual(settings.languageVoices, { 'es-ES': 'Kore', hi: 'Charon' });
+    // The tag, else the primary language, else another region of it; else the default voice.
+    assert.deepEqual(['es-ES', 'hi-IN', 'es-MX', 'en-US', undefined].map((l) => realtimeVoice(settings, l)), ['Kore', 'Charon', 'Kore', 'Puck', 'Puck']);
+    const speech = (geminiSetup(settings, { instructions: '', tools: [], language: 'hi-IN' }).setup as any).generationConfig.speechConfig;
+    assert.deepEqual(speech, { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Charon' } }, languageCode: 'hi-IN' });
+    // A native-audio model picks its language itself: no languageCode.
+    const native = (geminiSetup({ ...settings, model: 'gemini-2.5-flash-native-audio-preview-09-2025' }, { instructions: '', tools: [], language: 'hi-IN' }).setup as any).generationConfig.speechConfig;
+    assert.deepEqual(native, { voiceConfig: { prebuiltVoiceConfig: { voiceName: 'Charon' } } });
+    assert.throws(() => voiceSettings({ ...chat, DIALER_REALTIME_MODEL: 'gpt-realtime', OPENAI_API_KEY: 'k', DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES:coral' }), /DIALER_REALTIME_LANGUAGE_VOICES must be language=voice pairs/);
   });
 });

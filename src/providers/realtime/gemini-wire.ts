@@ -4,7 +4,7 @@
  * close code and reason it was refused with).
  */
 import WebSocket from 'ws';
-import type { RealtimeSettings } from '../../config/voice.js';
+import { realtimeVoice, type RealtimeSettings } from '../../config/voice.js';
 import { ServiceError, type RealtimeSessionConfig, type ToolSpec } from '../../voice/services.js';
 
 export type GeminiLiveOptions = RealtimeSettings;
@@ -63,7 +63,12 @@ export function geminiSetup(options: GeminiLiveOptions, config: RealtimeSessionC
       model: options.model.startsWith('models/') ? options.model : `models/${options.model}`,
       generationConfig: {
         responseModalities: ['AUDIO'],
-        speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: options.voice } } },
+        // The call's language: the model speaks it, in its voice (a new session per switch, as per node).
+        // Native-audio models choose their language themselves and take no languageCode: their system instruction says it.
+        speechConfig: {
+          voiceConfig: { prebuiltVoiceConfig: { voiceName: realtimeVoice(options, config.language) } },
+          ...(config.language && !options.model.includes('native-audio') ? { languageCode: config.language } : {}),
+        },
         ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
       },
       ...(config.instructions ? { systemInstruction: { parts: [{ text: config.instructions }] } } : {}),

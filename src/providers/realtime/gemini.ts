@@ -21,6 +21,9 @@
  *   resumed session restores the old session's state, and the documentation does not say a new
  *   `setup` may change its instructions or tools. `goAway` (the connection is about to end) opens
  *   the next session the same way.
+ * - The call's language (`config.language`) is the session's `speechConfig.languageCode` and picks
+ *   its voice: a switch is an update like a node's, so the next session speaks the new language
+ *   in its voice.
  * - Barge-in: Gemini stops the reply (`interrupted`); what the caller heard of it (`truncate`)
  *   cuts its words in the history a later session is given, as the caller heard them.
  */

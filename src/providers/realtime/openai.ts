@@ -10,9 +10,14 @@
  *
  * Audio: on telephony (8 kHz) G.711 mu-law both ways, as the call carries it; at any other rate
  * pcm16 at 24 kHz, resampled here. The caller's audio is appended in pieces of `appendMs` (batch.ts).
+ *
+ * Language: the session's `input_audio_transcription.language` is the call's language (ISO-639-1,
+ * as the API takes it). Its voice is the language's until the model has spoken: the API refuses
+ * to change a session's voice once assistant audio is present (`cannot_update_voice`), so later
+ * updates leave `voice` out and the session keeps the voice it spoke in.
  */
 import WebSocket from 'ws';
-import { REALTIME_APPEND_MS, type RealtimeSettings } from '../../config/voice.js';
+import { REALTIME_APPEND_MS, realtimeVoice, type RealtimeSettings } from '../../config/voice.js';
 import { decodeMulaw, encodeMulaw, pcmToBytes, bytesToPcm, resample } from '../../lib/audio.js';
 import { AppendBatcher, batchBytes } from './batch.js';
 import { ServiceError, type RealtimeEvent, type RealtimeModel, type RealtimeSession, type RealtimeSessionConfig } from '../../voice/services.js';
@@ -81,6 +86,8 @@ class OpenAIRealtimeSession implements RealtimeSession {
   private closing = false;
   private readonly mulaw: boolean;
   private readonly input: AppendBatcher;
+  /** The model has spoken audio in this session: its voice can no longer change. */
+  private spoke = false;
 
   constructor(
     private readonly ws: WebSocket,
@@ -111,10 +118,13 @@ class OpenAIRealtimeSession implements RealtimeSession {
       session: {
         modalities: ['audio', 'text'],
         instructions: config.instructions,
-        voice: this.options.voice,
+        ...(this.spoke ? {} : { voice: realtimeVoice(this.options, config.language) }),
         input_audio_format: format,
         output_audio_format: format,
-        input_audio_transcription: { model: this.options.transcriptionModel ?? 'whisper-1' },
+        input_audio_transcription: {
+          model: this.options.transcriptionModel ?? 'whisper-1',
+          ...(config.language ? { language: config.language.split('-')[0]!.toLowerCase() } : {}),
+        },
         turn_detection: { type: 'server_vad' },
         tools: config.tools.map((t) => ({ type: 'function', name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters })),
         tool_choice: 'auto',
@@ -183,6 +193,7 @@ class OpenAIRealtimeSession implements RealtimeSession {
         return this.emit({ type: 'response_started', responseId: e.response?.id ?? '' });
       case 'response.audio.delta':
       case 'response.output_audio.delta':
+        this.spoke = true;
         return this.emit({ type: 'audio', responseId, itemId: e.item_id ?? '', pcm: this.audio(e.delta ?? '') });
       case 'response.audio_transcript.delta':
       case 'response.output_audio_transcript.delta':

@@ -11,6 +11,11 @@
  * keeps the words of that share (of a reply still streaming, once the model ends it). A session that fails (an error answering a request, the socket
  * closing) ends the call with the error recorded, after an apology; a model that cannot be reached
  * at the start hands the call to the chat pipeline when one is configured.
+ *
+ * Languages (a template's `agent.languages`, voice/language.ts): the flow engine keeps the call's
+ * language, marks the transcript and records the switches as on the chat pipeline; the brain
+ * sends the language with the session's config, so a switch updates the session's instructions
+ * (the language line), its transcription language and, where the provider can, its voice.
  */
 import { DEFAULT_PRICING } from '../../config/voice.js';
 import { resample } from '../../lib/audio.js';
@@ -62,7 +67,8 @@ export class RealtimeAgent implements CallAgent {
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
     const startedAt = performance.now();
-    const flow = context.templateId ? (await o.loadTemplate(context.templateId))?.flow : undefined;
+    const template = context.templateId ? await o.loadTemplate(context.templateId) : undefined;
+    const flow = template?.flow;
     if (!flow) {
       io.hangup();
       return { outcome: 'error', metaData: { call_ended_by: 'error', errors: [`template ${context.templateId ?? '(none)'} was not found`] } };
@@ -72,13 +78,17 @@ export class RealtimeAgent implements CallAgent {
     const errors: string[] = [];
     /** What the turn in hand put on the call, in order, for what a barge-in leaves of it. */
     let turnLines: Array<{ responseId: string } | { text: string; heard: boolean }> = [];
+    // The template's languages: a switch changes the session's instructions, transcription language and (where it can) voice.
+    const languages = template.agent?.languages ?? [];
+    let session: ReturnType<typeof createFlowSession> | undefined;
     const brain = new RealtimeBrain(o.model.label, o.model.model, {
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       onDelivered: (responseId) => turnLines.push({ responseId }),
+      ...(languages.length ? { language: () => session?.languages?.current ?? languages[0] } : {}),
     });
     let rt: RealtimeSession;
     try {
-      rt = await o.model.connect({ signal: io.signal, sampleRateHz: io.sampleRateHz, config: { instructions: '', tools: [] } });
+      rt = await o.model.connect({ signal: io.signal, sampleRateHz: io.sampleRateHz, config: { instructions: '', tools: [], ...(languages[0] ? { language: languages[0] } : {}) } });
     } catch (err) {
       const message = `realtime model ${o.model.model} failed to connect: ${(err as Error).message}`;
       if (o.fallback && !io.signal.aborted) {
@@ -106,7 +116,7 @@ export class RealtimeAgent implements CallAgent {
       return { metaData: { agent: this.label, transcription: [disclosure.line], disclosure: disclosure.record, call_ended_by: io.signal.aborted && !failed.length ? 'customer' : 'agent', errors: failed } };
     }
 
-    const session = createFlowSession(flow, {
+    session = createFlowSession(flow, {
       llm: brain,
       variables: flowVariables(context),
       ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
@@ -115,6 +125,7 @@ export class RealtimeAgent implements CallAgent {
       ...(io.recordingMs ? { recordingMs: () => io.recordingMs!() } : {}),
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
+      ...(languages.length ? { languages } : {}),
     });
 
     let endedBy: EndedBy | undefined;
@@ -371,6 +382,7 @@ export class RealtimeAgent implements CallAgent {
         ...(record.opted_out ? { opted_out: record.opted_out } : {}),
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
+        ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },

@@ -2,7 +2,8 @@
  * The flow engine's LLM when a realtime model carries the call. The engine runs unchanged: it asks
  * for a reply with the whole context, as it asks a chat model. This adapter mirrors onto the
  * realtime session only what the model does not already hold (function results, a keypress, a
- * line the TTS spoke), updates the session when the node's instructions or tools changed, and
+ * line the TTS spoke), updates the session when the node's instructions, tools or the call's
+ * language changed (switch_language: the language line joins the instructions), and
  * hands back the model's next reply: the one the server started by itself after the caller's turn,
  * or one it asks for. Replies are given whole when they are done, their text cut to what the caller
  * heard when a barge-in truncated them first.
@@ -56,7 +57,12 @@ export class RealtimeBrain implements LLM {
   constructor(
     readonly label: string,
     readonly model: string,
-    private readonly options: { temperature?: number; onDelivered?: (responseId: string) => void } = {},
+    private readonly options: {
+      temperature?: number;
+      onDelivered?: (responseId: string) => void;
+      /** The language the call speaks now (its switches come with the instruction line that names it). */
+      language?: () => string | undefined;
+    } = {},
   ) {}
 
   attach(session: RealtimeSession): void {
@@ -137,6 +143,8 @@ export class RealtimeBrain implements LLM {
       tools: request.tools ?? [],
       ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
     };
+    const language = this.options.language?.();
+    if (language) config.language = language;
     const key = JSON.stringify(config);
     if (key !== this.config) {
       this.config = key;
