@@ -1,7 +1,9 @@
 /**
  * Calls through a SIP trunk against baresip, a SIP and RTP stack no one here wrote: it answers
  * (answermode=auto), plays speech from the local voice as the callee, records what it hears, and
- * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter.
+ * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter
+ * (the flow agent, on local LLM, transcription and voice servers, for the warm transfer that briefs
+ * the human: baresip answers as the human too, on a second account, and presses their key).
  * What baresip cannot be made to do on demand (a network that loses and reorders its RTP, a
  * transfer's NOTIFYs) is played by a lean callee of the tests' own (helpers/sip-callee.ts).
  */
@@ -587,7 +589,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
         {
           node_name: 'help',
           task_messages: [{ role: 'system', content: 'Put {customer_name} through to a person.' }],
-          functions: [{ name: 'talk_to_human', description: 'Put the caller through to a person', transfer_to_number: HUMAN, warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' } }],
+          functions: [{ name: 'talk_to_human', description: 'Put the caller through to a person', transfer_to_number: '{human_number}', warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.', no_answer_message: 'We will call you back. Goodbye.' } }],
         },
       ],
     };
@@ -605,7 +607,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
    * A lead's call whose agent transfers warm at once; the human presses `key` while the briefing
    * plays.
    */
-  async function warmCall(key: string, untilSaid?: string): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
+  async function warmCall(key: string, untilSaid?: string, human = HUMAN): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
     ai.chat.length = 0;
     ai.chat.push({ tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'How can I help you?' }, { text: 'Goodbye.' });
     const recordings = new Map<string, Buffer>();
@@ -614,7 +616,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const driver = driverFor(baresip, agent, recordings, {}, {}, { liveTranscript: () => (line) => void (line.content === untilSaid && said?.()) });
     try {
       const briefing = briefed();
-      const calling = dial(driver, CUSTOMER, { customer_name: 'Sam', order_id: 'A-42' });
+      const calling = dial(driver, CUSTOMER, { customer_name: 'Sam', order_id: 'A-42', human_number: human });
       // (A call that ends without a briefing fails on its record below.)
       if (await Promise.race([briefing.then(() => true), calling.then(() => false)])) {
         // The human's phone presses the key: their account is made baresip's current one first.
@@ -679,5 +681,20 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const said = meta.transcription.filter((t: any) => t.role === 'assistant').map((t: any) => t.content);
     assert.equal(said[0], 'One moment.');
     assert.ok(said.indexOf('My colleague is busy, so I will help you myself.') > 0, JSON.stringify(meta));
+  });
+
+  it('a human the trunk cannot reach: the customer is told, the agent ends the call, and the callback is scheduled', async () => {
+    const { result } = await warmCall('1', undefined, '+14155550111');
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    const [warm] = meta.warm_transfers;
+    assert.equal(warm.decision, 'failed', JSON.stringify(warm));
+    assert.match(warm.error, /SIP 404/);
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'failed']);
+    assert.deepEqual(meta.transfer_events.map((e: any) => [e.event, e.status]), [['dial', undefined], ['failed', '404']]);
+    assert.ok(meta.callback?.at && meta.callback.at === warm.callback_at, JSON.stringify(meta.callback));
+    assert.ok(meta.transcription.some((t: any) => t.content === 'We will call you back. Goodbye.'));
+    assert.equal(meta.sip_ended_by, 'agent');
   });
 });
