@@ -93,8 +93,6 @@ export interface SipDriverDeps {
   liveTranscript?: (leadId: string) => (line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void;
 }
 
-export { inviteFailure };
-
 export const SIP_PROVIDER = 'SIP';
 
 /** How long a trunk may leave an INVITE without any response (not even 100 Trying) before it is taken as unreachable. */

@@ -1,8 +1,9 @@
 /**
  * An answered SIP call, whichever side placed it: its RTP stream to the agent and back, the
  * recording of both sides, hang-up by either side (BYE), the agent's keys and transfer (cold by
- * REFER, warm by a bridge, or a warm transfer's consult of the human first: bridge.ts), the cap on its length and shutdown; and how it ended, in the same words as the hosted
- * providers' calls (src/telephony/end.ts), with the SIP details in metaData.
+ * REFER, warm by a bridge, or a warm transfer's consult of the human first: bridge.ts), the cap on
+ * its length and shutdown; and how it ended, in the same words as the hosted providers' calls
+ * (src/telephony/end.ts), with the SIP details in metaData.
  */
 import type { Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
