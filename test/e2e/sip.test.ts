@@ -1,7 +1,9 @@
 /**
  * Calls through a SIP trunk against baresip, a SIP and RTP stack no one here wrote: it answers
  * (answermode=auto), plays speech from the local voice as the callee, records what it hears, and
- * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter.
+ * hangs up when its speech is over. Dialer's SIP driver carries the call with the built-in greeter
+ * (the flow agent, on local LLM, transcription and voice servers, for the warm transfer that briefs
+ * the human: baresip answers as the human too, on a second account, and presses their key).
  * What baresip cannot be made to do on demand (a network that loses and reorders its RTP, a
  * transfer's NOTIFYs) is played by a lean callee of the tests' own (helpers/sip-callee.ts).
  */
@@ -16,7 +18,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { rms } from '../../src/lib/audio.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { SipDriver, type SipTrunk } from '../../src/telephony/sip/driver.js';
+import { SipDriver, type SipDriverDeps, type SipTrunk } from '../../src/telephony/sip/driver.js';
 import { GREETER_DEFAULTS, GreeterAgent } from '../../src/voice/greeter.js';
 import type { CallAgent } from '../../src/voice/index.js';
 import type { CallResult } from '../../src/telephony/index.js';
@@ -26,6 +28,11 @@ import { startKamailio, type Kamailio } from '../helpers/kamailio.js';
 import { startSipCallee, type FrameFate } from '../helpers/sip-callee.js';
 import { startSipRefuser } from '../helpers/sip-refuser.js';
 import { speechClip, RATE_HZ } from '../helpers/clips.js';
+import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { LocalTTS, OpenAICompatibleLLM, OpenAITranscriptionSTT, SileroVAD } from '../../src/providers/index.js';
+import { ConversationAgent } from '../../src/voice/conversation.js';
+import { DECISION_PROMPT } from '../../src/voice/warm-transfer.js';
+import type { TTS } from '../../src/voice/services.js';
 
 const CALLEE = '+14155550199';
 const US = '+14155550100';
@@ -37,8 +44,9 @@ function loudSeconds(pcm: Int16Array): number {
   return loud * 0.02;
 }
 
-function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}, bind: { tlsCa?: string; tlsIdentity?: { cert: string; key: string } } = {}): SipDriver {
+function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}, bind: { tlsCa?: string; tlsIdentity?: { cert: string; key: string } } = {}, more: Partial<SipDriverDeps> = {}): SipDriver {
   return new SipDriver({
+    ...more,
     agent,
     saveRecording: async (callId, wav) => {
       recordings.set(callId, wav);
@@ -539,5 +547,154 @@ describe('SIP calls over a network that loses and reorders RTP, and cold transfe
       await driver.close();
       await callee.close();
     }
+  });
+});
+
+describe('warm transfer with a briefing over the trunk: the flow agent consults the human on baresip', () => {
+  const CUSTOMER = '+14155550166';
+  const HUMAN = '+14155550177';
+  let baresip: Baresip;
+  let ai: OpenAIServer;
+  /** Resolves each time the briefing (with its question) has been synthesised for the human's leg. */
+  let briefed: () => Promise<void>;
+  let agent: ConversationAgent;
+
+  before(async () => {
+    // Fifteen seconds of quiet, then words: the customer says something once the human is put
+    // through (baresip hangs up when its WAV is over). Both accounts play it: the human is silent
+    // until then, and decides by key.
+    const words = (await speechClip('customer-late', 'Hello? This is Sam. Thank you.')).pcm;
+    const speech = new Int16Array(15 * RATE_HZ + words.length);
+    speech.set(words, 15 * RATE_HZ);
+    baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN], speech, sampleRateHz: RATE_HZ });
+    ai = await startOpenAIServer();
+    // The LLM answers after a second: baresip names its recordings by the second a call started, and the human's must not share the customer's.
+    ai.pace.firstTokenMs = 1100;
+    const voice = new LocalTTS();
+    let onBriefing: (() => void) | undefined;
+    briefed = () => new Promise<void>((resolve) => (onBriefing = resolve));
+    // The local voice, and word of when the briefing was synthesised (the human presses their key while it plays).
+    const tts: TTS = {
+      label: voice.label,
+      sampleRateHz: voice.sampleRateHz,
+      async *synthesize(text, options) {
+        yield* voice.synthesize(text, options);
+        if (text.includes(DECISION_PROMPT)) onBriefing?.();
+      },
+    };
+    const flow = {
+      initial_node: 'help',
+      turn_taking: { mode: 'vad' },
+      nodes: [
+        {
+          node_name: 'help',
+          task_messages: [{ role: 'system', content: 'Put {customer_name} through to a person.' }],
+          functions: [{ name: 'talk_to_human', description: 'Put the caller through to a person', transfer_to_number: '{human_number}', warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.', no_answer_message: 'We will call you back. Goodbye.' } }],
+        },
+      ],
+    };
+    agent = new ConversationAgent({
+      services: { llm: new OpenAICompatibleLLM({ baseUrl: ai.url, model: 'gpt-4o-mini', timeoutMs: 5000 }), stt: new OpenAITranscriptionSTT({ baseUrl: ai.url, model: 'whisper-1', timeoutMs: 5000 }), tts, vad: new SileroVAD() },
+      loadTemplate: async () => ({ flow: flow as never }),
+    });
+  });
+  after(async () => {
+    await baresip?.close();
+    await ai?.close();
+  });
+
+  /**
+   * A lead's call whose agent transfers warm at once; the human presses `key` while the briefing
+   * plays.
+   */
+  async function warmCall(key: string, untilSaid?: string, human = HUMAN): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
+    ai.chat.length = 0;
+    ai.chat.push({ tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'How can I help you?' }, { text: 'Goodbye.' });
+    const recordings = new Map<string, Buffer>();
+    let said: (() => void) | undefined;
+    const saidIt = new Promise<void>((resolve) => (said = resolve));
+    const driver = driverFor(baresip, agent, recordings, {}, {}, { liveTranscript: () => (line) => void (line.content === untilSaid && said?.()) });
+    try {
+      const briefing = briefed();
+      const calling = dial(driver, CUSTOMER, { customer_name: 'Sam', order_id: 'A-42', human_number: human });
+      // (A call that ends without a briefing fails on its record below.)
+      if (await Promise.race([briefing.then(() => true), calling.then(() => false)])) {
+        // The human's phone presses the key: their account is made baresip's current one first.
+        await baresip.command('uafind', `sip:${HUMAN}@127.0.0.1`);
+        await baresip.command('sndcode', key);
+      }
+      // The customer hangs up once the agent said `untilSaid` to them.
+      if (untilSaid && (await Promise.race([saidIt.then(() => true), calling.then(() => false)]))) {
+        await baresip.command('uafind', `sip:${CUSTOMER}@127.0.0.1`);
+        await baresip.command('hangup');
+      }
+      return { result: await calling, recordings };
+    } finally {
+      await driver.close();
+    }
+  }
+
+  /** What baresip heard on each call, oldest first: the customer's, then the human's. */
+  async function heard(): Promise<Int16Array[]> {
+    const calls = [...(await baresip.heardByCall()).entries()].sort(([a], [b]) => a.localeCompare(b));
+    return calls.map(([, pcm]) => pcm);
+  }
+
+  it('the human hears the briefing, presses 1, and only then hears the customer; the lead is TRANSFERRED', async () => {
+    const { result, recordings } = await warmCall('1');
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    assert.equal(result.end.outcome, 'TRANSFERRED', JSON.stringify(meta));
+    assert.equal(meta.transferred_to, HUMAN);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual({ to: warm.to, briefing: warm.briefing, source: warm.briefing_source, decision: warm.decision, via: warm.via }, { to: HUMAN, briefing: 'Sam asks about order A-42.', source: 'template', decision: 'accepted', via: 'key' });
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'accepted', 'bridged']);
+    // The human's leg went through the trunk, and the call's SIP record says so.
+    assert.deepEqual(meta.transfer_events.map((e: any) => e.event).slice(0, 3), ['dial', 'answered', 'bridged']);
+    assert.ok(meta.dtmf_received === undefined, 'the human\'s key is theirs, not the customer\'s');
+    await baresip.waitFor(/terminated[\s\S]*terminated/);
+    const [customer, human] = await heard();
+    assert.ok(customer && human, baresip.output());
+    // The human's call: the briefing until the bridge, the customer's words after it.
+    const at = (event: string) => Date.parse(warm.events.find((e: any) => e.event === event).at);
+    const bridgedAt = Math.round(((at('bridged') - at('answered')) / 1000) * RATE_HZ);
+    assert.ok(loudSeconds(human.subarray(0, bridgedAt)) >= 2, `the human heard ${loudSeconds(human.subarray(0, bridgedAt))} s of briefing`);
+    assert.ok(loudSeconds(human.subarray(bridgedAt)) >= 0.5, `the human heard ${loudSeconds(human.subarray(bridgedAt))} s of the customer`);
+    // Dialer's recording holds the hold message, and the customer and the human after it.
+    assert.ok(loudSeconds(decodeWav(recordings.get(result.callId!)!).pcm) >= 1);
+  });
+
+  it('a human who presses 2 is hung up; the customer is told and the agent keeps the call', async () => {
+    const { result } = await warmCall('2', 'My colleague is busy, so I will help you myself.');
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    assert.notEqual(result.end.outcome, 'TRANSFERRED', JSON.stringify(meta));
+    assert.equal(meta.transferred_to, undefined);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual({ decision: warm.decision, via: warm.via }, { decision: 'declined', via: 'key' });
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'declined']);
+    assert.deepEqual(meta.transfer_events.map((e: any) => e.event), ['dial', 'answered', 'ended']);
+    assert.equal(meta.transfer_events[2].by, 'agent');
+    // The customer heard the agent again: the declined message is in the transcript after the hold message.
+    const said = meta.transcription.filter((t: any) => t.role === 'assistant').map((t: any) => t.content);
+    assert.equal(said[0], 'One moment.');
+    assert.ok(said.indexOf('My colleague is busy, so I will help you myself.') > 0, JSON.stringify(meta));
+  });
+
+  it('a human the trunk cannot reach: the customer is told, the agent ends the call, and the callback is scheduled', async () => {
+    const { result } = await warmCall('1', undefined, '+14155550111');
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    const [warm] = meta.warm_transfers;
+    assert.equal(warm.decision, 'failed', JSON.stringify(warm));
+    assert.match(warm.error, /SIP 404/);
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'failed']);
+    assert.deepEqual(meta.transfer_events.map((e: any) => [e.event, e.status]), [['dial', undefined], ['failed', '404']]);
+    assert.ok(meta.callback?.at && meta.callback.at === warm.callback_at, JSON.stringify(meta.callback));
+    assert.ok(meta.transcription.some((t: any) => t.content === 'We will call you back. Goodbye.'));
+    assert.equal(meta.sip_ended_by, 'agent');
   });
 });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { decodeAlaw, encodeAlaw } from '../../src/lib/alaw.js';
 import { authorization, parseChallenge } from '../../src/telephony/sip/digest.js';
-import { inviteFailure } from '../../src/telephony/sip/driver.js';
+import { inviteFailure } from '../../src/telephony/sip/call.js';
 import { parseMessage, param, serialize } from '../../src/telephony/sip/message.js';
 import { JitterBuffer } from '../../src/telephony/sip/rtp.js';
 import { answer, offer, readRemote } from '../../src/telephony/sip/sdp.js';

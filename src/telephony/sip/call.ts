@@ -6,6 +6,7 @@
  * comes back in NOTIFYs of message/sipfrag.
  */
 import { randomBytes } from 'node:crypto';
+import type { CallEnd } from '../../lifecycle/index.js';
 import { authorization, parseChallenge } from './digest.js';
 import { newBranch, newTag, type ClientTransaction, type Destination, type SipEndpoint } from './endpoint.js';
 import { addressUri, cseq, header, param, responseTo, uriHostPort, type SipRequest, type SipResponse } from './message.js';
@@ -301,3 +302,15 @@ export class OutboundCall {
 }
 
 export { uriHostPort };
+
+/** How a failed INVITE ends the attempt, by its final status. */
+export function inviteFailure(status: number, reason: string, canceled: boolean, ringSeconds: number): CallEnd {
+  const text = `SIP ${status} ${reason}`.trim();
+  if (canceled) return { kind: 'no_answer', error: `no answer in ${ringSeconds} s (CANCEL sent; ${text})` };
+  if (status === 486 || status === 600) return { kind: 'busy', error: text };
+  if (status === 408 || status === 480 || status === 487) return { kind: 'no_answer', error: text };
+  if (status === 603) return { kind: 'failed', error: `rejected: ${text}` };
+  // The carrier's own trouble (5xx, and 401/403/407 we could not answer) may pass later.
+  if (status >= 500 || status === 401 || status === 403 || status === 407) return { kind: 'error', error: `carrier error: ${text}` };
+  return { kind: 'failed', error: text };
+}

@@ -21,7 +21,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { CallAgent, CallContext } from '../../voice/index.js';
 import { outboundContext, type CallResult, type DialRequest, type Driver } from '../driver.js';
 import type { SaveRecording } from '../session.js';
-import { OutboundCall, type InviteResult } from './call.js';
+import { inviteFailure, OutboundCall, type InviteResult } from './call.js';
 import { SipEndpoint, type Destination, type TransportName } from './endpoint.js';
 import { takeIncoming, type InboundTrunk, type SipInboundRules } from './inbound.js';
 import type { HumanLine } from './bridge.js';
@@ -103,18 +103,6 @@ export function failsOver(result: { status: number; canceled: boolean }): boolea
   return !result.canceled && ((result.status >= 500 && result.status < 600) || result.status === 408);
 }
 
-/** How a failed INVITE ends the attempt, by its final status. */
-export function inviteFailure(status: number, reason: string, canceled: boolean, ringSeconds: number): CallEnd {
-  const text = `SIP ${status} ${reason}`.trim();
-  if (canceled) return { kind: 'no_answer', error: `no answer in ${ringSeconds} s (CANCEL sent; ${text})` };
-  if (status === 486 || status === 600) return { kind: 'busy', error: text };
-  if (status === 408 || status === 480 || status === 487) return { kind: 'no_answer', error: text };
-  if (status === 603) return { kind: 'failed', error: `rejected: ${text}` };
-  // The carrier's own trouble (5xx, and 401/403/407 we could not answer) may pass later.
-  if (status >= 500 || status === 401 || status === 403 || status === 407) return { kind: 'error', error: `carrier error: ${text}` };
-  return { kind: 'failed', error: text };
-}
-
 /** The rules of a driver that takes no calls (never asked: no address is a trunk's then). */
 const NO_RULES: SipInboundRules = {
   decide: async () => ({ kind: 'unknown_number' }),
@@ -165,7 +153,7 @@ export class SipDriver implements Driver {
         trunkAt: async (from) => {
           const trunk = rules && trunkAt ? await trunkAt(from) : undefined;
           if (!trunk?.resellerId) return undefined;
-          return { id: trunk.id, resellerId: trunk.resellerId, host: parseAddress(trunk.address).host, codecs: trunk.codecs, humanLine: (number) => this.bridgeVia(trunk, number) } satisfies InboundTrunk;
+          return { id: trunk.id, resellerId: trunk.resellerId, host: parseAddress(trunk.address).host, codecs: trunk.codecs, humanLine: (number) => this.humanLine(trunk, number) } satisfies InboundTrunk;
         },
         rtpHost: this.deps.bind.host,
         signal: this.closing.signal,
@@ -255,14 +243,15 @@ export class SipDriver implements Driver {
     });
   }
 
-  /** How a call through `trunk` reaches a human when its transfers bridge: calls from `from` on the same trunk. */
-  private bridgeVia(trunk: SipTrunk, from: string): HumanLine | undefined {
-    if (trunk.transferMethod !== 'bridge') return undefined;
+  /** How a call through `trunk` reaches the human of a transfer: calls from `from` on the same trunk. */
+  private humanLine(trunk: SipTrunk, from: string): HumanLine {
     return {
       dial: async (to, rtpPort) => this.call(await this.open(), trunk, to, from, rtpPort),
       ring: (call, signal) => this.ring(call, signal),
       rtpHost: this.deps.bind.host,
       codecs: trunk.codecs,
+      ringTimeoutSeconds: this.deps.ringTimeoutSeconds,
+      bridges: trunk.transferMethod === 'bridge',
     };
   }
 
@@ -291,7 +280,7 @@ export class SipDriver implements Driver {
       log,
       meta: { sip_call_id: call.callId, sip_trunk_id: trunk.id, ...failover },
       inviteSentAt: call.inviteSentAt,
-      bridge: this.bridgeVia(trunk, request.from),
+      humanLine: this.humanLine(trunk, request.from),
       liveTranscript: this.deps.liveTranscript?.(request.leadId),
     });
   }

@@ -43,8 +43,8 @@ export interface InboundTrunk {
   /** Its host (the domain of a redirect's Contact and a transfer's target). */
   host: string;
   codecs: Codec[];
-  /** How a transfer of the call reaches the human when the trunk bridges (warm): called from the number the caller dialled. */
-  humanLine?(from: string): HumanLine | undefined;
+  /** How a transfer of the call reaches the human through the trunk: called from the number the caller dialled. */
+  humanLine?(from: string): HumanLine;
 }
 
 export interface IncomingDeps extends Carrier {
@@ -130,7 +130,7 @@ export async function takeIncoming(deps: IncomingDeps, endpoint: SipEndpoint, in
       log,
       meta,
       abandon: acked.then((heard) => (heard ? new Promise<never>(() => {}) : undefined)),
-      bridge: trunk.humanLine?.(to),
+      humanLine: trunk.humanLine?.(to),
     });
     await opened.finish({ callId: call.callId, end });
   } catch (err) {

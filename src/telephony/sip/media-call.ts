@@ -1,8 +1,9 @@
 /**
  * An answered SIP call, whichever side placed it: its RTP stream to the agent and back, the
  * recording of both sides, hang-up by either side (BYE), the agent's keys and transfer (cold by
- * REFER, or warm by a bridge: bridge.ts), the cap on its length and shutdown; and how it ended, in the same words as the hosted
- * providers' calls (src/telephony/end.ts), with the SIP details in metaData.
+ * REFER, warm by a bridge, or a warm transfer's consult of the human first: bridge.ts), the cap on
+ * its length and shutdown; and how it ended, in the same words as the hosted providers' calls
+ * (src/telephony/end.ts), with the SIP details in metaData.
  */
 import type { Socket } from 'node:dgram';
 import type { CallEnd } from '../../lifecycle/index.js';
@@ -12,7 +13,7 @@ import { callEnd } from '../end.js';
 import { TELEPHONY_SAMPLE_RATE_HZ } from '../provider.js';
 import { CallRecorder } from '../recorder.js';
 import type { SaveRecording } from '../session.js';
-import { bridge, type HumanLine } from './bridge.js';
+import { bridge, consult, type BridgeLeg, type HumanLine } from './bridge.js';
 import { RtpStream } from './rtp.js';
 import type { RemoteMedia } from './sdp.js';
 
@@ -52,8 +53,12 @@ export interface CarriedCall {
   inviteSentAt?: number;
   /** Resolves when the far side is lost (our answer never acknowledged): the call is hung up (`no_ack`). */
   abandon?: Promise<unknown>;
-  /** Set when the call's transfers bridge (warm): how the human is called. Else they are REFERred (cold). */
-  bridge?: HumanLine | undefined;
+  /**
+   * How the human of a transfer is called through the call's trunk: a flow's warm transfer consults
+   * them on it (briefed, then bridged or hung up); a plain transfer bridges on it when the trunk
+   * says so, else it is REFERred (cold).
+   */
+  humanLine?: HumanLine | undefined;
   /** Where the call's final transcript lines go as they are spoken (a page watching the lead shows them live). */
   liveTranscript?: ((line: { role: 'user' | 'assistant'; content: string; at_ms?: number }) => void) | undefined;
 }
@@ -111,6 +116,29 @@ export async function carryCall(carrier: Carrier, carried: CarriedCall): Promise
   const stop = async () => hangUp('shutdown');
   carrier.live.add(stop);
   const keysSent: Array<{ digits: string; at: string }> = [];
+  const human = carried.humanLine;
+  /** The human's leg of a transfer to `to`: once joined, each side hears the other and the agent leaves the line. */
+  const humanLeg = (line: HumanLine, to: string): BridgeLeg => ({
+    line,
+    over,
+    events: transferEvents,
+    fromHuman: (pcm) => {
+      recorder.played(pcm);
+      void stream.play(pcm);
+    },
+    join: (humanStream, humanCall) => {
+      // What the agent had queued is dropped, and each side now hears the other.
+      stream.clear();
+      recorder.cleared();
+      audioListeners.splice(0, audioListeners.length, (pcm) => void humanStream.play(pcm));
+      humanCall.onBye = () => {
+        transferEvents.push({ event: 'ended', by: 'human', at: new Date().toISOString() });
+        hangUp('transfer');
+      };
+      bridged = true;
+      transferTo = to;
+    },
+  });
   // Only final lines go on to the live transcript: a page watching the lead shows what the lead will keep.
   const sink = carried.liveTranscript;
   const io: CallIO = {
@@ -129,30 +157,7 @@ export async function carryCall(carrier: Carrier, carried: CarriedCall): Promise
     },
     hangup: () => hangUp('agent'),
     transfer: async (to) => {
-      if (carried.bridge) {
-        await bridge(to, {
-          line: carried.bridge,
-          over,
-          events: transferEvents,
-          fromHuman: (pcm) => {
-            recorder.played(pcm);
-            void stream.play(pcm);
-          },
-          join: (human, humanCall) => {
-            // The agent leaves the line: what it had queued is dropped, and each side now hears the other.
-            stream.clear();
-            recorder.cleared();
-            audioListeners.splice(0, audioListeners.length, (pcm) => void human.play(pcm));
-            humanCall.onBye = () => {
-              transferEvents.push({ event: 'ended', by: 'human', at: new Date().toISOString() });
-              hangUp('transfer');
-            };
-            bridged = true;
-            transferTo = to;
-          },
-        });
-        return;
-      }
+      if (human?.bridges) return bridge(to, humanLeg(human, to));
       // Cold transfer: the far side is asked to call the human (REFER); the agent leaves once it accepts.
       const target = `sip:${to}@${call.domain}`;
       transferEvents.push({ event: 'refer', refer_to: target, at: new Date().toISOString() });
@@ -167,6 +172,7 @@ export async function carryCall(carrier: Carrier, carried: CarriedCall): Promise
       stream.clear();
       recorder.cleared();
     },
+    ...(human ? { consult: (to: string) => consult(to, humanLeg(human, to)) } : {}),
     onAudio: (listener) => void audioListeners.push(listener),
     onDtmf: (listener) => void digitListeners.push(listener),
     sendDigits: async (digits) => {
