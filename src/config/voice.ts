@@ -251,16 +251,23 @@ function stt(env: Env): SttSettings {
  * for and would not be there when needed.
  */
 function sttFallback(env: Env, primary: SttSettings): SttSettings | undefined {
-  const raw = text(env, 'STT_FALLBACK');
-  if (raw === undefined || raw === 'none') return undefined;
-  if (!(STT_PROVIDERS as readonly string[]).includes(raw)) throw new ConfigError(`STT_FALLBACK must be ${either(['none', ...STT_PROVIDERS])}, got "${raw}"`);
+  const raw = sttFallbackName(env);
+  if (raw === undefined) return undefined;
   if (raw === primary.provider) throw new ConfigError(`STT_FALLBACK=${raw} is the primary speech-to-text (STT_PROVIDER) itself: name another service`);
   try {
-    return sttOf(env, raw as SttProvider);
+    return sttOf(env, raw);
   } catch (err) {
     if (err instanceof Missing) throw new ConfigError(`STT_FALLBACK=${raw}: ${err.message}`);
     throw err;
   }
+}
+
+/** STT_FALLBACK's service, checked even when the services are not all configured yet. */
+function sttFallbackName(env: Env): SttProvider | undefined {
+  const raw = text(env, 'STT_FALLBACK');
+  if (raw === undefined || raw === 'none') return undefined;
+  if (!(STT_PROVIDERS as readonly string[]).includes(raw)) throw new ConfigError(`STT_FALLBACK must be ${either(['none', ...STT_PROVIDERS])}, got "${raw}"`);
+  return raw as SttProvider;
 }
 
 function sttOf(env: Env, provider: SttProvider): SttSettings {
@@ -366,6 +373,7 @@ export function voiceSettings(env: Env): VoiceSettings {
   const agent = oneOf(env, 'DIALER_AGENT', ['flow', 'greeter'], 'flow');
   let services: VoiceSettings['services'];
   let realtimeModel: RealtimeSettings | undefined;
+  sttFallbackName(env);
   try {
     const chosen = realtimeSettings(env);
     realtimeModel = chosen && account(chosen);

@@ -147,6 +147,8 @@ describe('speech-to-text fallback', () => {
     const plain = createVoiceServices(voiceSettings(env));
     assert.ok('services' in plain && plain.services.stt.label === 'deepgram');
     assert.throws(() => voiceSettings({ ...env, STT_FALLBACK: 'whisperx' }), (e: Error) => e instanceof ConfigError && /STT_FALLBACK must be none, deepgram, .* or openai, got "whisperx"/.test(e.message));
+    // ... even while the services are not all configured yet (no LLM here).
+    assert.throws(() => voiceSettings({ STT_FALLBACK: 'whisperx' }), ConfigError);
     assert.throws(() => voiceSettings({ ...env, STT_FALLBACK: 'deepgram' }), (e: Error) => e instanceof ConfigError && /STT_FALLBACK=deepgram is the primary/.test(e.message));
     assert.throws(() => voiceSettings({ ...env, STT_FALLBACK: 'sarvam' }), (e: Error) => e instanceof ConfigError && /STT_FALLBACK=sarvam: .*SARVAM_API_KEY/.test(e.message));
     assert.throws(() => voiceSettings({ ...env, STT_FALLBACK: 'openai' }), (e: Error) => e instanceof ConfigError && /STT_FALLBACK=openai: .*STT_API_KEY/.test(e.message));
