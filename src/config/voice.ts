@@ -245,29 +245,18 @@ function stt(env: Env): SttSettings {
 }
 
 /**
- * STT_FALLBACK: the speech-to-text service that hears the caller when the primary fails mid-call
+ * STT_FALLBACK (`name`): the speech-to-text that hears the caller when the primary fails mid-call
  * (providers/stt/fallback.ts), configured by its own variables. Unlike a missing primary, a
- * fallback that is unknown, the primary itself, or missing its keys stops the start: it was asked
- * for and would not be there when needed.
+ * fallback that is unknown, the primary itself, or missing its keys stops the start.
  */
-function sttFallback(env: Env, primary: SttSettings): SttSettings | undefined {
-  const raw = sttFallbackName(env);
-  if (raw === undefined) return undefined;
-  if (raw === primary.provider) throw new ConfigError(`STT_FALLBACK=${raw} is the primary speech-to-text (STT_PROVIDER) itself: name another service`);
+function sttFallback(env: Env, name: SttProvider | 'none', primary: SttSettings): SttSettings | undefined {
+  if (name === 'none') return undefined;
+  if (name === primary.provider) throw new ConfigError(`STT_FALLBACK=${name} is the primary speech-to-text (STT_PROVIDER) itself: name another service`);
   try {
-    return sttOf(env, raw);
+    return sttOf(env, name);
   } catch (err) {
-    if (err instanceof Missing) throw new ConfigError(`STT_FALLBACK=${raw}: ${err.message}`);
-    throw err;
+    throw err instanceof Missing ? new ConfigError(`STT_FALLBACK=${name}: ${err.message}`) : err;
   }
-}
-
-/** STT_FALLBACK's service, checked even when the services are not all configured yet. */
-function sttFallbackName(env: Env): SttProvider | undefined {
-  const raw = text(env, 'STT_FALLBACK');
-  if (raw === undefined || raw === 'none') return undefined;
-  if (!(STT_PROVIDERS as readonly string[]).includes(raw)) throw new ConfigError(`STT_FALLBACK must be ${either(['none', ...STT_PROVIDERS])}, got "${raw}"`);
-  return raw as SttProvider;
 }
 
 function sttOf(env: Env, provider: SttProvider): SttSettings {
@@ -373,7 +362,7 @@ export function voiceSettings(env: Env): VoiceSettings {
   const agent = oneOf(env, 'DIALER_AGENT', ['flow', 'greeter'], 'flow');
   let services: VoiceSettings['services'];
   let realtimeModel: RealtimeSettings | undefined;
-  sttFallbackName(env);
+  const sttFallbackName = oneOf(env, 'STT_FALLBACK', ['none', ...STT_PROVIDERS], 'none');
   try {
     const chosen = realtimeSettings(env);
     realtimeModel = chosen && account(chosen);
@@ -383,7 +372,7 @@ export function voiceSettings(env: Env): VoiceSettings {
       llms.push(llm(env, { provider: 'LLM_FALLBACK_PROVIDER', base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
     }
     const hearing = stt(env);
-    const fallback = sttFallback(env, hearing);
+    const fallback = sttFallback(env, sttFallbackName, hearing);
     services = { llm: llms, stt: hearing, ...(fallback ? { sttFallback: fallback } : {}), tts: tts(env) };
   } catch (err) {
     if (!(err instanceof Missing)) throw err;

@@ -72,7 +72,8 @@ class FallbackStream implements SttStream {
   private heardUpTo = 0;
   /** Where the VAD last ended a segment whose words have not come yet. */
   private segmentEndedAt: number | undefined;
-  private current: { stt: STT; stream: SttStream; resampler: Resampler | undefined } | undefined;
+  /** The stream hearing the caller now, and the reading of its events (none between tries). */
+  private current: { stream: SttStream; resampler: Resampler | undefined; reading: Promise<void> } | undefined;
   private onFallback = false;
   /** Tries of the current service since it last gave words. */
   private tries = 0;
@@ -103,12 +104,15 @@ class FallbackStream implements SttStream {
     this.current?.stream.endSegment();
   }
 
+  /** Closes the service's stream; the words it still gives while it closes come through first. */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    const stream = this.current?.stream;
-    this.current = undefined;
-    await stream?.close().catch(() => undefined);
+    const c = this.current;
+    if (c) {
+      await c.stream.close().catch(() => undefined);
+      await c.reading;
+    }
     this.inner.abort();
     this.queue.end();
   }
@@ -123,7 +127,8 @@ class FallbackStream implements SttStream {
   private start(stt: STT): void {
     const rateHz = serviceRate(stt.sampleRatesHz, this.options.sampleRateHz);
     const stream = stt.open({ ...this.options, signal: this.inner.signal, sampleRateHz: rateHz });
-    this.current = { stt, stream, resampler: rateHz === this.options.sampleRateHz ? undefined : new Resampler(this.options.sampleRateHz, rateHz) };
+    const current = { stream, resampler: rateHz === this.options.sampleRateHz ? undefined : new Resampler(this.options.sampleRateHz, rateHz), reading: Promise.resolve() };
+    this.current = current;
     const pending = Math.min(this.written - this.heardUpTo, this.unheard.length);
     if (pending > 0) {
       const from = this.written - pending;
@@ -135,7 +140,7 @@ class FallbackStream implements SttStream {
         if (this.written > ended) this.send(this.unheard.last(this.written - ended));
       }
     }
-    void this.read(stt, stream);
+    current.reading = this.read(stt, stream);
   }
 
   private async read(stt: STT, stream: SttStream): Promise<void> {
