@@ -63,7 +63,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient, lo
     warmUp(voice.localVoice);
     return { agent: new GreeterAgent({ voice: voice.localVoice }) };
   }
-  const chosen = createVoiceServices(voice);
+  const chosen = createVoiceServices(voice, log);
   if ('missing' in chosen) {
     const reason = `the voice agent cannot run: ${chosen.missing}`;
     // Never dialled (no driver is offered while not ready); a call that reaches it anyway is ended at once.

@@ -157,7 +157,7 @@ export interface VoiceSettings {
   /** `flow` runs each lead's template with the AI services; `greeter` is the built-in demo agent that needs none. */
   agent: 'flow' | 'greeter';
   /** The AI services, or what is missing for them. `llm` lists the primary model and its fallback (LLM_FALLBACK_*). */
-  services: { llm: LlmSettings[]; stt: SttSettings; tts: TtsSettings } | { missing: string };
+  services: { llm: LlmSettings[]; stt: SttSettings; /** STT_FALLBACK: hears the caller when `stt` fails mid-call. */ sttFallback?: SttSettings; tts: TtsSettings } | { missing: string };
   /** Set (DIALER_REALTIME_PROVIDER, DIALER_REALTIME_URL or DIALER_REALTIME_MODEL): flows run on this speech-to-speech model. */
   realtime?: RealtimeSettings | undefined;
   localVoice: LocalVoiceSettings;
@@ -237,8 +237,29 @@ function account<T extends object>(found: T | { missing: string }): T {
   return found;
 }
 
+const STT_PROVIDERS = ['deepgram', 'assemblyai', 'azure', 'google', 'sarvam', 'openai'] as const;
+type SttProvider = (typeof STT_PROVIDERS)[number];
+
 function stt(env: Env): SttSettings {
-  const provider = choice(env, 'STT_PROVIDER', ['deepgram', 'assemblyai', 'azure', 'google', 'sarvam', 'openai'], text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai');
+  return sttOf(env, choice(env, 'STT_PROVIDER', STT_PROVIDERS, text(env, 'DEEPGRAM_API_KEY') ? 'deepgram' : text(env, 'ASSEMBLYAI_API_KEY') ? 'assemblyai' : 'openai'));
+}
+
+/**
+ * STT_FALLBACK (`name`): the speech-to-text that hears the caller when the primary fails mid-call
+ * (providers/stt/fallback.ts), configured by its own variables. Unlike a missing primary, a
+ * fallback that is unknown, the primary itself, or missing its keys stops the start.
+ */
+function sttFallback(env: Env, name: SttProvider | 'none', primary: SttSettings): SttSettings | undefined {
+  if (name === 'none') return undefined;
+  if (name === primary.provider) throw new ConfigError(`STT_FALLBACK=${name} is the primary speech-to-text (STT_PROVIDER) itself: name another service`);
+  try {
+    return sttOf(env, name);
+  } catch (err) {
+    throw err instanceof Missing ? new ConfigError(`STT_FALLBACK=${name}: ${err.message}`) : err;
+  }
+}
+
+function sttOf(env: Env, provider: SttProvider): SttSettings {
   if (provider === 'sarvam') {
     const language = text(env, 'STT_LANGUAGE') ?? text(env, 'SARVAM_LANGUAGE') ?? 'hi-IN';
     return { provider, sarvam: { ...sarvam(env, 'speech-to-text'), model: text(env, 'SARVAM_STT_MODEL') ?? 'saarika:v2.5', language } };
@@ -341,6 +362,7 @@ export function voiceSettings(env: Env): VoiceSettings {
   const agent = oneOf(env, 'DIALER_AGENT', ['flow', 'greeter'], 'flow');
   let services: VoiceSettings['services'];
   let realtimeModel: RealtimeSettings | undefined;
+  const sttFallbackName = oneOf(env, 'STT_FALLBACK', ['none', ...STT_PROVIDERS], 'none');
   try {
     const chosen = realtimeSettings(env);
     realtimeModel = chosen && account(chosen);
@@ -349,7 +371,9 @@ export function voiceSettings(env: Env): VoiceSettings {
     if (text(env, 'LLM_FALLBACK_BASE_URL') || text(env, 'LLM_FALLBACK_PROVIDER')) {
       llms.push(llm(env, { provider: 'LLM_FALLBACK_PROVIDER', base: 'LLM_FALLBACK_BASE_URL', key: 'LLM_FALLBACK_API_KEY', model: 'LLM_FALLBACK_MODEL' }, false));
     }
-    services = { llm: llms, stt: stt(env), tts: tts(env) };
+    const hearing = stt(env);
+    const fallback = sttFallback(env, sttFallbackName, hearing);
+    services = { llm: llms, stt: hearing, ...(fallback ? { sttFallback: fallback } : {}), tts: tts(env) };
   } catch (err) {
     if (!(err instanceof Missing)) throw err;
     services = { missing: err.message };

@@ -12,7 +12,8 @@ import type { LLM, STT, TTS } from '../voice/services.js';
 import { createLlm } from './llm/index.js';
 import { FallbackLLM, FallbackTTS } from './resilience.js';
 import { SARVAM_STT_LANGUAGES } from './stt/sarvam.js';
-import { createStt } from './stt/index.js';
+import { createHearing, sttInLanguage } from './stt/index.js';
+import type { SttFallbackNotice } from './stt/fallback.js';
 import { AzureTTS } from './tts/azure.js';
 import { CartesiaTTS } from './tts/cartesia.js';
 import { GoogleTTS } from './tts/google.js';
@@ -138,22 +139,10 @@ function chosenLlm(llms: LlmSettings[], fallbacks: LLM[], choice: AgentChoice): 
   return new FallbackLLM([chosen, ...fallbacks]);
 }
 
-function chosenStt(stt: SttSettings, language: string | undefined): STT | undefined {
+function chosenStt(configured: Configured, language: string | undefined, onSttFallback: ((notice: SttFallbackNotice) => void) | undefined): STT | undefined {
   if (language === undefined) return undefined;
-  switch (stt.provider) {
-    case 'assemblyai':
-      return createStt({ ...stt, assemblyai: { ...stt.assemblyai, language } });
-    case 'deepgram':
-      return createStt({ ...stt, deepgram: { ...stt.deepgram, language } });
-    case 'azure':
-      return createStt({ ...stt, azure: { ...stt.azure, language } });
-    case 'google':
-      return createStt({ ...stt, google: { ...stt.google, language } });
-    case 'sarvam':
-      return createStt({ ...stt, sarvam: { ...stt.sarvam, language } });
-    default:
-      return createStt({ ...stt, openai: { ...stt.openai, language } });
-  }
+  const fallback = configured.sttFallback && sttInLanguage(configured.sttFallback, language);
+  return createHearing(sttInLanguage(configured.stt, language), fallback, onSttFallback);
 }
 
 /**
@@ -219,7 +208,7 @@ function espeakVoice(tag: string): string {
  * default's own client where it chose nothing. A voice whose service is no longer configured (the
  * configuration changed since the template was saved) falls back to the default voice.
  */
-export function chooser(settings: VoiceSettings, base: VoiceServices, fallbacks: LLM[]): (choice: AgentChoice) => VoiceServices {
+export function chooser(settings: VoiceSettings, base: VoiceServices, fallbacks: LLM[], onSttFallback?: (notice: SttFallbackNotice) => void): (choice: AgentChoice) => VoiceServices {
   const configured = settings.services;
   // The clients of each choice are made once (a local voice warms its engine when made); templates' choices are few.
   const made = new Map<string, VoiceServices>();
@@ -234,7 +223,7 @@ export function chooser(settings: VoiceSettings, base: VoiceServices, fallbacks:
       services = {
         ...base,
         llm: chosenLlm(configured.llm, fallbacks, choice) ?? base.llm,
-        stt: chosenStt(configured.stt, choice.stt_language) ?? base.stt,
+        stt: chosenStt(configured, choice.stt_language, onSttFallback) ?? base.stt,
         tts,
         ...(Object.keys(voices).length ? { voices } : {}),
       };

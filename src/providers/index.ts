@@ -9,7 +9,9 @@ import { OpenAIRealtime } from './realtime/openai.js';
 import { GeminiLive } from './realtime/gemini.js';
 import type { VoiceServices } from '../voice/conversation.js';
 import { createLlm } from './llm/index.js';
-import { createStt } from './stt/index.js';
+import { createHearing } from './stt/index.js';
+import type { SttFallbackNotice } from './stt/fallback.js';
+import type { Logger } from '../lib/logger.js';
 import { LocalTTS } from './tts/espeak.js';
 import { ElevenLabsTTS } from './tts/elevenlabs.js';
 import { CartesiaTTS } from './tts/cartesia.js';
@@ -22,7 +24,8 @@ import { SileroVAD } from './vad/index.js';
 import { chooser, speaking } from './choices.js';
 
 export { AnthropicLLM, OpenAICompatibleLLM, createLlm } from './llm/index.js';
-export { createStt } from './stt/index.js';
+export { createStt, createHearing } from './stt/index.js';
+export { FallbackSTT, REPLAY_SECONDS, type SttFallbackNotice } from './stt/fallback.js';
 export { OpenAITranscriptionSTT } from './stt/openai.js';
 export { DeepgramSTT } from './stt/deepgram.js';
 export { AssemblyAiSTT } from './stt/assemblyai.js';
@@ -43,13 +46,15 @@ export { FallbackLLM, FallbackTTS, DEFAULT_RETRY, type RetryPolicy } from './res
 export { agentOptions } from './choices.js';
 
 /** The services, or what is missing for them (the voice agent cannot run then). */
-export function createVoiceServices(settings: VoiceSettings): { services: VoiceServices } | { missing: string } {
+export function createVoiceServices(settings: VoiceSettings, log?: Logger): { services: VoiceServices } | { missing: string } {
   const configured = settings.services;
   if ('missing' in configured) return { missing: configured.missing };
   // A second LLM takes over when the first keeps failing before it answers.
   const llms = configured.llm.map((options) => createLlm(options));
   const llm = new FallbackLLM(llms);
-  const stt = createStt(configured.stt);
+  // ... and a second speech-to-text when the first fails mid-call (STT_FALLBACK).
+  const onSttFallback = log && ((n: SttFallbackNotice) => log.warn({ from: n.from, to: n.to, reason: n.reason, err: n.err }, 'speech-to-text fell back to its second service'));
+  const stt = createHearing(configured.stt, configured.sttFallback, onSttFallback);
   const t = configured.tts;
   const tts =
     t.provider === 'openai'
@@ -67,7 +72,7 @@ export function createVoiceServices(settings: VoiceSettings): { services: VoiceS
                 : new LocalTTS(settings.localVoice);
   const services: VoiceServices = { llm, stt, tts: speaking(settings, tts), vad: new SileroVAD({ runtime: settings.sileroRuntime }) };
   // A template's voice, model, temperature and language, over these defaults (providers/choices.ts).
-  services.choose = chooser(settings, services, llms.slice(1));
+  services.choose = chooser(settings, services, llms.slice(1), onSttFallback);
   return { services };
 }
 

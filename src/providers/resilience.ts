@@ -2,6 +2,7 @@
  * Retries and fallback, written once for every AI service (livekit-agents' FallbackAdapter idea):
  * a retryable failure before any output tries again (with a short backoff), then the next provider;
  * once output has started, an error goes to the caller (a half-spoken reply cannot be replayed).
+ * A speech-to-text stream, which can be replayed, has its own with the same policy: stt/fallback.ts.
  */
 import { providerErrors } from '../metrics/index.js';
 import { ServiceError, type ChatRequest, type LLM, type LlmEvent, type TTS } from '../voice/services.js';

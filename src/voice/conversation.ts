@@ -7,7 +7,7 @@
 import { DEFAULT_PRICING, type Pricing } from '../config/voice.js';
 import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
-import type { CallAgent, CallContext, CallIO, ConversationResult } from './agent.js';
+import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult } from './agent.js';
 import { createFlowSession } from './flow/index.js';
 import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from './result.js';
 import { frame, type EndFrame } from './frames.js';
@@ -15,7 +15,7 @@ import { ConversationMetrics, percentile } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
 import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
-import { hearing } from './processors/listen.js';
+import { hearing, type SttFallback } from './processors/listen.js';
 import { TurnTakingProcessor } from './processors/turns.js';
 import type { BargeInRecord, EndOfTurn, TurnDecisionRecord } from './turns/index.js';
 import { resolveTurnTaking, vadOptionsFor, type TurnTakingSettings } from './turns/settings.js';
@@ -162,10 +162,19 @@ export class ConversationAgent implements CallAgent {
       finish('error');
     };
     const initial = inLanguage(session.nodeSettings.turnTaking);
-    const { vad, stt } = hearing(services, io.sampleRateHz, sttFailed, { ...o.vad, ...vadOptionsFor(initial) }, {
-      ...(languages[0] ? { language: languages[0] } : {}),
-      ...(template.agent?.detect_language ? { detect: languages } : {}),
-    });
+    /** The switch to the second speech-to-text service, when the first failed (metaData.stt_fallback). */
+    let sttFallback: (SttFallback & { at_ms?: number }) | undefined;
+    const { vad, stt } = hearing(
+      services,
+      io.sampleRateHz,
+      sttFailed,
+      { ...o.vad, ...vadOptionsFor(initial) },
+      {
+        ...(languages[0] ? { language: languages[0] } : {}),
+        ...(template.agent?.detect_language ? { detect: languages } : {}),
+      },
+      (fallback) => (sttFallback ??= { ...fallback, ...recordingAt(io.recordingMs?.()) }),
+    );
     // Warm connections: the LLM's and TTS's are opened when the call is answered and kept open while
     // the caller speaks, so no reply (the first included) waits for a handshake.
     let warmedAt = -Infinity;
@@ -321,6 +330,7 @@ export class ConversationAgent implements CallAgent {
         ...(record.callback ? { callback: record.callback } : {}),
         ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
         ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
+        ...(sttFallback ? { stt_fallback: sttFallback } : {}),
         ...(record.warm_transfers.length ? { warm_transfers: record.warm_transfers } : {}),
         ...(analysis ? { analysis } : {}),
         ...(transferredTo ? { transfer_number: transferredTo } : {}),

@@ -99,7 +99,12 @@ export type SttEvent =
   | { type: 'interim'; text: string }
   | { type: 'final'; text: string; confidence?: number; /** The language the service heard (a tag or, from some, a name), when it was asked to detect it. */ language?: string }
   /** The service says the utterance is over (Deepgram UtteranceEnd / speech_final). */
-  | { type: 'utterance_end' };
+  | { type: 'utterance_end' }
+  /**
+   * The stream's service failed past its retry and a second one hears the caller from here on
+   * (STT_FALLBACK): `from` and `to` are the services' labels, `reason` the failure.
+   */
+  | { type: 'fallback'; from: string; to: string; reason: string };
 
 export interface SttStream {
   /** Caller audio at the stream's sample rate, in order. */

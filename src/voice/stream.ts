@@ -12,7 +12,7 @@ import { frame, type Direction, type Frame } from './frames.js';
 import { ConversationMetrics } from './metrics.js';
 import { TranscriptTap } from './observe.js';
 import { FrameProcessor, Pipeline } from './pipeline.js';
-import { hearing } from './processors/listen.js';
+import { hearing, type SttFallback } from './processors/listen.js';
 import { TurnTakingProcessor } from './processors/turns.js';
 import { resolveTurnTaking, vadOptionsFor } from './turns/settings.js';
 import { OutputProcessor } from './processors/output.js';
@@ -69,7 +69,8 @@ export class StreamAgent implements CallAgent {
     };
     // The client decides what the agent says and when: the plain VAD turns (no speculative replies to hold).
     const turnTaking = resolveTurnTaking({ mode: 'vad' }, undefined);
-    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, vadOptionsFor(turnTaking));
+    let sttFallback: (SttFallback & { at_ms?: number }) | undefined;
+    const { vad, stt } = hearing(o.services, io.sampleRateHz, sttFailed, vadOptionsFor(turnTaking), {}, (fallback) => (sttFallback ??= { ...fallback, ...recordingAt(io.recordingMs?.()) }));
     const sentences = new SentenceProcessor();
     const pipeline = new Pipeline(
       [
@@ -131,7 +132,7 @@ export class StreamAgent implements CallAgent {
     return {
       cost: Math.round(cost * 10_000) / 10_000,
       traceScores: { interruptions: metrics.interruptions, utterances: turn },
-      metaData: { agent: this.label, transcription, node_traversal: [], call_ended_by: endedBy, errors },
+      metaData: { agent: this.label, transcription, node_traversal: [], call_ended_by: endedBy, errors, ...(sttFallback ? { stt_fallback: sttFallback } : {}) },
     };
   }
 }

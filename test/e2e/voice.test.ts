@@ -6,19 +6,24 @@
  * A second call switches from English to Spanish mid-call.
  * A third call runs on the streaming services instead: Cartesia's voice and AssemblyAI's
  * speech-to-text, each a local server speaking its WebSocket protocol; and a third Dialer hears and
- * speaks through Azure Speech's protocols (a local server speaking them).
+ * speaks through Azure Speech's protocols (a local server speaking them). On the streaming Dialer,
+ * Deepgram stands behind AssemblyAI (STT_FALLBACK): a call whose AssemblyAI socket breaks mid-call
+ * is heard on through Deepgram.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { API_PREFIX } from '../../src/app.js';
 import { decodeWav, rms } from '../../src/lib/audio.js';
 import type { RunningServer } from '../../src/server.js';
 import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startAssemblyAiServer, type AssemblyAiServer } from '../helpers/assemblyai-server.js';
+import { startDeepgramServer, type DeepgramServer } from '../helpers/deepgram-server.js';
 import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
 import { AZURE_STT_PATH, AZURE_TTS_PATH, startAzureSpeechServer, type AzureSpeechServer } from '../helpers/azure-speech-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
@@ -36,7 +41,9 @@ let hooks: Receiver;
 let admin: Client;
 let dataDir: string;
 /** The second Dialer, on the streaming services, with its emulator and their local servers. */
-let streaming!: { server: RunningServer; admin: Client; emulator: Emulator; cartesia: CartesiaServer; assembly: AssemblyAiServer; dataDir: string };
+let streaming!: { server: RunningServer; admin: Client; emulator: Emulator; cartesia: CartesiaServer; assembly: AssemblyAiServer; deepgram: DeepgramServer; dataDir: string };
+/** What the streaming Dialer logged at warn and above. */
+const streamingLog: Array<Record<string, unknown>> = [];
 
 /** An emulator calling back the Dialer at `port`. */
 const emulatorFor = (port: number) =>
@@ -125,6 +132,7 @@ before(async () => {
     emulator: await emulatorFor(streamingPort),
     cartesia: await startCartesiaServer('sk-cartesia'),
     assembly: await startAssemblyAiServer('aai-key'),
+    deepgram: await startDeepgramServer('dg-key'),
     dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-voice-streaming-')),
   };
   const second = await serveDialer({
@@ -136,7 +144,10 @@ before(async () => {
     STT_PROVIDER: 'assemblyai',
     ASSEMBLYAI_API_KEY: 'aai-key',
     ASSEMBLYAI_URL: s.assembly.url,
-  });
+    STT_FALLBACK: 'deepgram',
+    DEEPGRAM_API_KEY: 'dg-key',
+    DEEPGRAM_URL: s.deepgram.url,
+  }, pino({ level: 'warn' }, new Writable({ write: (chunk, _enc, done) => (streamingLog.push(JSON.parse(String(chunk))), done()) })));
   ({ server, admin } = first);
   streaming = { ...s, server: second.server, admin: second.admin };
 });
@@ -148,6 +159,7 @@ after(async () => {
   await streaming?.emulator.close();
   await streaming?.cartesia.close();
   await streaming?.assembly.close();
+  await streaming?.deepgram.close();
   await ai?.close();
   await hooks?.close();
   fs.rmSync(dataDir, { recursive: true, force: true });
@@ -294,9 +306,13 @@ describe('a template-driven call', () => {
 });
 
 describe('a call on the streaming services', () => {
+  /** The streaming Dialer's reseller with the `confirm` template (made once: its caller ID may be added once). */
+  let made: Promise<string> | undefined;
+  const streamingReseller = () => (made ??= confirmTemplate(streaming.admin));
+
   it('speaks with Cartesia, hears the caller through AssemblyAI, and ends confirmed with both sides in the transcript', async () => {
     const { admin: client, emulator: emu, cartesia, assembly } = streaming;
-    const reseller = await confirmTemplate(client);
+    const reseller = await streamingReseller();
     const greeting = 'Hello Ben! I am calling about your order B-7. Shall I confirm it?';
     const answer = 'Yes, please confirm it.';
     ai.chat.push({ text: greeting }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
@@ -330,6 +346,61 @@ describe('a call on the streaming services', () => {
     assert.equal(stream.query.sample_rate, '8000');
     assert.ok(stream.audioBytes / 16_000 > 1, `${stream.audioBytes / 16_000} s streamed`);
     assert.deepEqual(stream.messages.at(0), { type: 'ForceEndpoint' });
+  });
+
+  it("AssemblyAI's socket breaks mid-call and its retry is refused (503): Deepgram (STT_FALLBACK) hears the rest; the call ends confirmed and records the switch", async () => {
+    const { admin: client, emulator: emu, assembly, deepgram } = streaming;
+    const reseller = await streamingReseller();
+    const greeting = 'Hello Cy! I am calling about your order C-9. Shall I confirm it?';
+    const repeat = 'Order C-9 is the blue chair. Shall I confirm it?';
+    ai.chat.push({ text: greeting }, { text: repeat }, { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] });
+    // AssemblyAI hears the first answer, then its socket breaks and it refuses the reconnection.
+    assembly.transcripts.push('Which order is that?');
+    assembly.dropAfterTurn = 1011;
+    assembly.refuseAfterDrop = 503;
+    deepgram.transcripts.push('Yes, please confirm it.');
+    const assemblyStreams = assembly.streams.length;
+    const callee = '+14155550320';
+    emu.script(callee, {
+      answer: 'answer',
+      steps: [{ waitForAudio: 15_000 }, { say: 'Which order is that?' }, { waitForAudio: 15_000 }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }],
+      maxSeconds: 45,
+    });
+    let lead: any;
+    try {
+      const pushed = await client.post('/leads', { request_id: 'voice-stt-fallback', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Cy', order_id: 'C-9' } });
+      assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+      lead = await settled(client, pushed.body.lead_call_tracker_id);
+    } finally {
+      assembly.dropAfterTurn = assembly.refuseAfterDrop = assembly.refuse = undefined;
+    }
+    const meta = lead.metaData;
+    assert.equal(lead.outcome, 'confirmed', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', greeting],
+        ['user', 'Which order is that?'],
+        ['assistant', repeat],
+        ['user', 'Yes, please confirm it.'],
+        ['assistant', 'Thank you Cy. Your order is confirmed. Goodbye!'],
+      ],
+    );
+    // The switch is in the call record: when (between the two answers), from which service to which, and why.
+    const fallback = meta.stt_fallback;
+    assert.deepEqual({ from: fallback.from, to: fallback.to }, { from: 'assemblyai', to: 'deepgram' });
+    assert.match(fallback.reason, /assemblyai: refused the stream: HTTP 503/);
+    assert.ok(!Number.isNaN(Date.parse(fallback.at)));
+    assert.ok(fallback.at_ms > meta.transcription[1].at_ms && fallback.at_ms < meta.transcription[3].at_ms, JSON.stringify({ fallback, transcription: meta.transcription }));
+    // One AssemblyAI stream (its reconnection was refused), then one Deepgram stream at the line's rate that finalized the second answer.
+    assert.equal(assembly.streams.length, assemblyStreams + 1);
+    assert.equal(deepgram.streams.length, 1);
+    assert.equal(deepgram.streams[0]!.sample_rate, '8000');
+    // ... and in the log.
+    const line = streamingLog.find((l) => l.msg === 'speech-to-text fell back to its second service');
+    assert.ok(line, JSON.stringify(streamingLog.map((l) => l.msg)));
+    assert.deepEqual({ from: line.from, to: line.to, reason: line.reason }, { from: 'assemblyai', to: 'deepgram', reason: fallback.reason });
   });
 });
 

@@ -6,6 +6,8 @@
  * (`turn_is_formatted: true`) with the scripted transcript; on `Terminate`, `Termination` and a
  * 1000 close. Transcripts are scripted in order; with `language_detection=true` each turn's end
  * carries `language_code` (from `languages`, in order; `en` when none is scripted) and `language_confidence`.
+ * Failures on demand: `dropAfterTurn` (a socket that breaks mid-call), `refuse` (an outage answering
+ * the upgrade with an HTTP error status).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +20,12 @@ export interface AssemblyAiServer {
   languages: string[];
   /** Each stream's query parameters and the audio bytes it sent. */
   streams: Array<{ query: Record<string, string>; audioBytes: number; messages: unknown[] }>;
+  /** Close the stream with this code right after the end of a turn (a socket that breaks mid-call)... */
+  dropAfterTurn?: number;
+  /** ... and from then on answer every upgrade with this HTTP status (the outage goes on). */
+  refuseAfterDrop?: number;
+  /** Answer every upgrade with this HTTP status (503, 429) instead of the stream. */
+  refuse?: number;
   close(): Promise<void>;
 }
 
@@ -36,6 +44,7 @@ export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiS
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/v3/ws') return void socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
+    if (state.refuse) return void socket.end(`HTTP/1.1 ${state.refuse} ${http.STATUS_CODES[state.refuse] ?? 'Error'}\r\nContent-Length: 0\r\n\r\n`);
     wss.handleUpgrade(req, socket, head, (ws) => {
       if (req.headers.authorization !== apiKey) return ws.close(1008, 'Unauthorized connection: Invalid API key');
       const stream = { query: Object.fromEntries(url.searchParams), audioBytes: 0, messages: [] as unknown[] };
@@ -71,6 +80,10 @@ export async function startAssemblyAiServer(apiKey: string): Promise<AssemblyAiS
           send({ type: 'Turn', turn_order: turn, turn_is_formatted: true, end_of_turn: true, transcript: text, end_of_turn_confidence: 1, words: wordList, ...detected });
           turn++;
           heard = 0;
+          if (state.dropAfterTurn) {
+            ws.close(state.dropAfterTurn, 'internal error');
+            if (state.refuseAfterDrop) state.refuse = state.refuseAfterDrop;
+          }
         } else if (m.type === 'Terminate') {
           send({ type: 'Termination', audio_duration_seconds: stream.audioBytes / (Number(stream.query.sample_rate) * 2), session_duration_seconds: 1 });
           ws.close(1000);

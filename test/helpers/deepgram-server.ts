@@ -3,7 +3,9 @@
  * `Authorization: Token <key>` (401 on the upgrade otherwise), binary linear16 audio in, `Results`
  * messages out (an interim once a segment has audio, the final on `Finalize` with
  * `from_finalize: true` and `speech_final`), `UtteranceEnd`, and a clean close on `CloseStream`.
- * Transcripts come from `transcripts`, one per finalized segment.
+ * Transcripts come from `transcripts`, one per finalized segment. Failures on demand: `failWith`,
+ * `dropAfterFinal` (a socket that breaks mid-call) and `refuse` (an outage answering the upgrade
+ * with an HTTP error status).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +38,10 @@ export interface DeepgramServer {
   audioBytes: number[];
   /** Close the next stream with this code after its first audio (to test failures). */
   failWith?: number;
+  /** Close the stream with this code right after it sends a segment's final (a socket that breaks mid-call). */
+  dropAfterFinal?: number;
+  /** Answer every upgrade with this HTTP status (an outage: 503, 429) instead of the stream. */
+  refuse?: number;
   close(): Promise<void>;
 }
 
@@ -62,6 +68,7 @@ export async function startDeepgramServer(apiKey: string, options: DeepgramServe
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/v1/listen') return void socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
     if (req.headers.authorization !== `Token ${apiKey}`) return void socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+    if (state.refuse) return void socket.end(`HTTP/1.1 ${state.refuse} ${http.STATUS_CODES[state.refuse] ?? 'Error'}\r\nContent-Length: 0\r\n\r\n`);
     const upgrade = () => wss.handleUpgrade(req, socket, head, (ws) => {
       const index = state.streams.push(Object.fromEntries(url.searchParams)) - 1;
       if (options.transcriber) {
@@ -101,6 +108,7 @@ export async function startDeepgramServer(apiKey: string, options: DeepgramServe
           if (segmentBytes > 0) ws.send(results(state.transcripts.shift() ?? '', true, { from_finalize: true }));
           ws.send(JSON.stringify({ type: 'UtteranceEnd', channel: [0, 1], last_word_end: 1.1 }));
           segmentBytes = 0;
+          if (state.dropAfterFinal) ws.close(state.dropAfterFinal, 'internal error');
         } else if (m.type === 'CloseStream') ws.close(1000);
       });
     });

@@ -103,6 +103,15 @@ export interface HearingLanguage {
   detect?: readonly string[];
 }
 
+/** The call's speech-to-text went over to its second service (STT_FALLBACK): which, and why. */
+export interface SttFallback {
+  /** When (ISO 8601, UTC). */
+  at: string;
+  from: string;
+  to: string;
+  reason: string;
+}
+
 /** Streams caller audio to the STT and turns its results into transcription frames. */
 export class SttProcessor extends FrameProcessor {
   readonly name = 'stt';
@@ -121,6 +130,7 @@ export class SttProcessor extends FrameProcessor {
     private readonly reportError: (err: unknown) => void,
     inputRateHz = stt.sampleRatesHz[0]!,
     private hearing: HearingLanguage = {},
+    private readonly onFallback?: (fallback: SttFallback) => void,
   ) {
     super();
     this.rateHz = serviceRate(stt.sampleRatesHz, inputRateHz);
@@ -170,6 +180,7 @@ export class SttProcessor extends FrameProcessor {
         if (event.type === 'final' && event.language) this.detecting = stream;
         if (event.type === 'final') this.push(frame({ kind: 'transcription' as const, text: event.text, final: true, ...(event.language ? { language: event.language } : {}) }));
         else if (event.type === 'interim') this.push(frame({ kind: 'transcription' as const, text: event.text, final: false }));
+        else if (event.type === 'fallback') this.onFallback?.({ at: new Date().toISOString(), from: event.from, to: event.to, reason: event.reason });
         // The service is done with the utterance: an empty final says "no (more) words" (a noise).
         else this.push(frame({ kind: 'transcription' as const, text: '', final: true }));
       }
@@ -182,7 +193,8 @@ export class SttProcessor extends FrameProcessor {
 
 /**
  * The caller's side every agent starts with: the VAD at the line's rate when it takes it, then the
- * STT at the VAD's. A failing STT is reported as `speech-to-text failed: ...`.
+ * STT at the VAD's. A failing STT is reported as `speech-to-text failed: ...`; a switch to the
+ * second speech-to-text service (STT_FALLBACK) to `onSttFallback`.
  */
 export function hearing(
   services: { vad: VAD; stt: STT },
@@ -190,8 +202,9 @@ export function hearing(
   onSttError: (message: string) => void,
   vadOptions: Partial<VadOptions> = {},
   language: HearingLanguage = {},
+  onSttFallback?: (fallback: SttFallback) => void,
 ): { vad: VadProcessor; stt: SttProcessor } {
   const vad = new VadProcessor(services.vad, vadOptions, inputRateHz);
-  const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz, language);
+  const stt = new SttProcessor(services.stt, (err) => onSttError(`speech-to-text failed: ${(err as Error).message}`), vad.rateHz, language, onSttFallback);
   return { vad, stt };
 }
