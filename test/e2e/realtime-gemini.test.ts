@@ -20,6 +20,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-live-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
+import { settledLead } from '../helpers/leads.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
@@ -94,12 +95,7 @@ describe('a flow on Gemini Live', () => {
     });
     const pushed = await admin.post('/leads', { request_id: 'gemini-flow', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-    let lead: any;
-    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 200))) {
-      lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
-      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
-      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-    }
+    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
     const meta = lead.metaData;
     assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
     assert.deepEqual([meta.agent, meta.realtime.model], ['realtime', 'gemini-3.8-live']);
@@ -154,12 +150,7 @@ describe('a flow on Gemini Live', () => {
     emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'En español, por favor.' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
     const pushed = await admin.post('/leads', { request_id: 'gemini-languages', template: 'languages', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-    let lead: any;
-    for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 200))) {
-      lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
-      if (lead.status === 'FINISHED' || lead.status === 'RETRY') break;
-      assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-    }
+    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
     const meta = lead.metaData;
     assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
     assert.deepEqual(meta.errors, []);

@@ -29,6 +29,7 @@ import { APOLOGY } from '../../src/voice/flow/engine.js';
 import type { Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
+import { settledLead } from '../helpers/leads.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
@@ -91,13 +92,7 @@ after(async () => {
 async function call(requestId: string, callee: string, template = 'confirm'): Promise<any> {
   const pushed = await admin.post('/leads', { request_id: requestId, template, reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
   assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const lead = (await admin.get(`/leads/${pushed.body.lead_call_tracker_id}`)).body;
-    if (lead.status === 'FINISHED' || lead.status === 'RETRY') return lead;
-    assert.ok(Date.now() < deadline, `lead still ${lead.status}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  return settledLead(admin, pushed.body.lead_call_tracker_id);
 }
 
 describe('a flow on a realtime model', () => {
