@@ -7,6 +7,7 @@ import { ElevenLabsTTS } from '../../src/providers/tts/elevenlabs.js';
 import { LocalTTS } from '../../src/providers/tts/espeak.js';
 import { OpenAITTS } from '../../src/providers/tts/openai.js';
 import { ServiceError } from '../../src/voice/services.js';
+import { SpokenLines } from '../../src/voice/realtime/lines.js';
 import { startCartesiaServer, type CartesiaServer } from '../helpers/cartesia-server.js';
 import { startElevenLabsServer, type ElevenLabsServer } from '../helpers/elevenlabs-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
@@ -152,5 +153,30 @@ describe("a template's voice", () => {
     assert.ok(rms((await speech(local.synthesize('Hello there.', { signal: new AbortController().signal }))).pcm) > 500);
     // A voice of a service no longer configured: the default voice speaks.
     assert.equal(services.choose!({ voice: 'openai:nova' }).tts, services.tts);
+  });
+});
+
+describe("a realtime call's own lines", () => {
+  it('are asked of the speech service once and kept at the call rate: the next call saying them plays the same audio at once', async () => {
+    const lines = new SpokenLines(new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 5000 }));
+    const signal = new AbortController().signal;
+    const asked = () => openai.speechRequests.filter((r) => r.input === 'Thank you. Goodbye!').length;
+    const before = asked();
+    const first = await lines.speak('Thank you. Goodbye!', 8000, signal);
+    assert.ok(first.length > 8000 * 0.5 && rms(first) > 500, 'speech at 8 kHz');
+    assert.equal(await lines.speak('Thank you. Goodbye!', 8000, signal), first);
+    assert.equal(asked() - before, 1);
+    // Another rate is another line; so is other text.
+    const wide = await lines.speak('Thank you. Goodbye!', 16_000, signal);
+    assert.ok(Math.abs(wide.length - 2 * first.length) <= 4, `${wide.length} samples at 16 kHz, ${first.length} at 8 kHz`);
+    assert.equal(asked() - before, 2);
+    // A line whose call ended while it was spoken is not kept.
+    const ended = new AbortController();
+    ended.abort();
+    const askedOf = () => openai.speechRequests.filter((r) => r.input === 'Ana, goodbye!').length;
+    await lines.speak('Ana, goodbye!', 8000, ended.signal).catch(() => undefined);
+    const afterEnded = askedOf();
+    await lines.speak('Ana, goodbye!', 8000, signal);
+    assert.equal(askedOf(), afterEnded + 1, 'asked again');
   });
 });

@@ -4,7 +4,7 @@
  * turns, and its audio is played as it streams. The flow engine runs as it does on the chat
  * pipeline (nodes, functions, hooks, transitions, actions, variables, the record), with the model
  * as its LLM (brain.ts): a transition sends the new node's instructions and tools in a
- * `session.update`. Lines the flow speaks itself (tts_say, an apology) go through the TTS.
+ * `session.update`. Lines the flow speaks itself (tts_say, an apology) go through the TTS (lines.ts).
  *
  * Barge-in: when the caller starts speaking over the agent's audio, the playout is cleared, the
  * model's item is truncated at the audio the caller heard (`audio_end_ms`), and the transcript
@@ -18,7 +18,6 @@
  * (the language line), its transcription language and, where the provider can, its voice.
  */
 import { DEFAULT_PRICING } from '../../config/voice.js';
-import { resample } from '../../lib/audio.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../agent.js';
 import { createFlowSession } from '../flow/index.js';
 import type { Flow } from '../flow/schema.js';
@@ -34,6 +33,7 @@ import { percentile } from '../metrics.js';
 import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
 import { RealtimeBrain } from './brain.js';
 import { Playout } from './playout.js';
+import { SpokenLines } from './lines.js';
 
 /** The flow's parts as for the chat pipeline (the template's voice and model choices are the chat pipeline's; the realtime model is the deployment's). */
 export interface RealtimeAgentOptions extends FlowParts {
@@ -61,8 +61,12 @@ export interface Truncation {
 
 export class RealtimeAgent implements CallAgent {
   readonly label = 'realtime';
+  /** The flow's own lines, kept for the calls that say them again. */
+  private readonly lines: SpokenLines;
 
-  constructor(private readonly options: RealtimeAgentOptions) {}
+  constructor(private readonly options: RealtimeAgentOptions) {
+    this.lines = new SpokenLines(options.tts);
+  }
 
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
     const o = this.options;
@@ -101,14 +105,7 @@ export class RealtimeAgent implements CallAgent {
     }
     brain.attach(rt);
 
-    const speak = async (text: string, signal: AbortSignal): Promise<Int16Array> => {
-      const chunks: Int16Array[] = [];
-      for await (const chunk of o.tts.synthesize(text, { signal })) chunks.push(chunk);
-      const pcm = new Int16Array(chunks.reduce((n, c) => n + c.length, 0));
-      let at = 0;
-      for (const c of chunks) (pcm.set(c, at), (at += c.length));
-      return resample(pcm, o.tts.sampleRateHz, io.sampleRateHz);
-    };
+    const speak = (text: string, signal: AbortSignal): Promise<Int16Array> => this.lines.speak(text, io.sampleRateHz, signal);
     const disclosure = await speakDisclosure(context, io, speak);
     if (disclosure && !disclosure.heard) {
       await rt.close();
