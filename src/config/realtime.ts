@@ -31,7 +31,7 @@ export interface RealtimeSettings {
 }
 
 /** How much of the caller's audio goes to the model in one message, unless DIALER_REALTIME_APPEND_MS says otherwise. */
-export const REALTIME_APPEND_MS = 100;
+export const REALTIME_APPEND_MS = 60;
 
 const OPENAI_REALTIME = 'wss://api.openai.com/v1/realtime';
 export const GEMINI_LIVE = 'wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent';

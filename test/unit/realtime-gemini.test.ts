@@ -188,7 +188,7 @@ describe('Gemini Live client', () => {
       model: 'gemini-3.8-live',
       voice: 'Puck',
       connectTimeoutMs: 10_000,
-      appendMs: 100,
+      appendMs: 60,
     });
     assert.equal(voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini', GEMINI_API_KEY: 'g-key', DIALER_REALTIME_APPEND_MS: '40' }).realtime?.appendMs, 40);
     assert.throws(() => voiceSettings({ ...chat, DIALER_REALTIME_PROVIDER: 'gemini', GEMINI_API_KEY: 'g-key', DIALER_REALTIME_APPEND_MS: '5' }), /DIALER_REALTIME_APPEND_MS must be between 20 and 500/);

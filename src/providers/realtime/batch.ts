@@ -1,7 +1,7 @@
 /**
  * The caller's audio on its way to a realtime model, sent in pieces of `appendMs` rather than one
  * message per 20 ms frame: each append is a JSON message with base64 audio on a WebSocket (a
- * system call, framing and the model's parsing of it), so 100 ms pieces cost a fifth of the
+ * system call, framing and the model's parsing of it), so 60 ms pieces cost a third of the
  * messages. The model's voice activity detection hears the caller at most `appendMs` - 20 ms later.
  */
 export class AppendBatcher {
