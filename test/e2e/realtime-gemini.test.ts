@@ -10,74 +10,46 @@
  * session's setup has the Spanish instruction, language code and voice.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { API_PREFIX } from '../../src/app.js';
-import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import type { Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-live-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { settledLead } from '../helpers/leads.js';
-import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
-import { serveDialer } from '../helpers/serve.js';
+import { confirmReseller, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { serveOnEmulator, type OnEmulator } from '../helpers/serve.js';
 
-const TWILIO = { accountSid: 'AC00000000000000000000000000000045', authToken: 'gemini-e2e-token' };
 
-let server: RunningServer;
+let line: OnEmulator;
 let emulator: Emulator;
 let ai: OpenAIServer;
 let live: GeminiLiveServer;
 let hooks: Receiver;
 let admin: Client;
-let dataDir: string;
 let reseller: string;
 
 before(async () => {
-  const port = await freePort();
   ai = await startOpenAIServer();
   live = await startGeminiLiveServer({ firstAudioMs: 150 });
-  emulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
   hooks = await startReceiver({ crm: 'updated' });
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-gemini-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'gemini-secret-gemini-secret-gemini-secret-01',
-    DIALER_ADMIN_EMAIL: 'admin@example.com',
-    DIALER_ADMIN_PASSWORD: 'admin-password-1',
-    DIALER_POLL_MS: '100',
-    LOG_LEVEL: 'silent',
-    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TWILIO.authToken,
-    TWILIO_API_URL: emulator.url,
+  line = await serveOnEmulator('gemini', {
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
     DIALER_REALTIME_PROVIDER: 'gemini',
     DIALER_REALTIME_URL: live.url,
     DIALER_REALTIME_API_KEY: live.apiKey,
     DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=Kore',
-  }));
-  reseller = (await admin.post('/resellers', { name: 'Gemini' })).body.id;
-  const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
-  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-  assert.equal((await admin.post('/numbers', { phone_number: '+12125550450', provider: 'PROVIDER_A' })).status, 200);
+  });
+  ({ emulator, admin } = line);
+  reseller = await confirmReseller(admin, 'Gemini', hooks.url, '+12125550450');
 });
 
 after(async () => {
-  await server?.close();
-  await emulator?.close();
+  await line?.close();
   await live?.close();
   await ai?.close();
   await hooks?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('a flow on Gemini Live', () => {

@@ -16,13 +16,8 @@
  *   error recorded, after an apology, never a dead call.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { API_PREFIX } from '../../src/app.js';
-import type { RunningServer } from '../../src/server.js';
-import { startEmulator, type Emulator } from '../../src/emulator/index.js';
+import type { Emulator } from '../../src/emulator/index.js';
 import { OpenAIRealtime } from '../../src/providers/index.js';
 import type { RealtimeEvent } from '../../src/voice/services.js';
 import { APOLOGY } from '../../src/voice/flow/engine.js';
@@ -32,60 +27,38 @@ import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-se
 import { settledLead } from '../helpers/leads.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
-import { serveDialer } from '../helpers/serve.js';
+import { confirmReseller, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { serveOnEmulator, type OnEmulator } from '../helpers/serve.js';
 
-const TWILIO = { accountSid: 'AC00000000000000000000000000000044', authToken: 'realtime-e2e-token' };
 
-let server: RunningServer;
+let line: OnEmulator;
 let emulator: Emulator;
 let ai: OpenAIServer;
 let rt: RealtimeServer;
 let hooks: Receiver;
 let admin: Client;
-let dataDir: string;
 let reseller: string;
 
 before(async () => {
-  const port = await freePort();
   ai = await startOpenAIServer();
   rt = await startRealtimeServer({ firstAudioMs: 150 });
-  emulator = await startEmulator({ dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`, twilio: TWILIO, plivo: { authId: 'MAX', authToken: 'x' }, exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' } });
   hooks = await startReceiver({ crm: 'updated' });
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-realtime-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'realtime-secret-realtime-secret-realtime-01',
-    DIALER_ADMIN_EMAIL: 'admin@example.com',
-    DIALER_ADMIN_PASSWORD: 'admin-password-1',
-    DIALER_POLL_MS: '100',
-    LOG_LEVEL: 'silent',
-    TWILIO_ACCOUNT_SID: TWILIO.accountSid,
-    TWILIO_AUTH_TOKEN: TWILIO.authToken,
-    TWILIO_API_URL: emulator.url,
+  line = await serveOnEmulator('realtime', {
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
     DIALER_REALTIME_URL: rt.url,
     DIALER_REALTIME_MODEL: 'gpt-realtime',
     DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=coral',
-  }));
-  reseller = (await admin.post('/resellers', { name: 'Realtime' })).body.id;
-  const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hooks.url) });
-  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-  assert.equal((await admin.post('/numbers', { phone_number: '+12125550440', provider: 'PROVIDER_A' })).status, 200);
+  });
+  ({ emulator, admin } = line);
+  reseller = await confirmReseller(admin, 'Realtime', hooks.url, '+12125550440');
 });
 
 after(async () => {
-  await server?.close();
-  await emulator?.close();
+  await line?.close();
   await rt?.close();
   await ai?.close();
   await hooks?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** Pushes a lead for `callee` and waits for the call's end. */

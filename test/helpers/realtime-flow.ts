@@ -6,7 +6,8 @@
 import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
 import { OpenAICompatibleLLM } from '../../src/providers/index.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
-import { TEST_OUTBOUND_ALLOW } from './app.js';
+import assert from 'node:assert/strict';
+import { TEST_OUTBOUND_ALLOW, type Client } from './app.js';
 import type { OpenAIServer } from './openai-server.js';
 import { startReceiver } from './receiver.js';
 
@@ -44,6 +45,17 @@ export const flow = (hookUrl: string) => ({
 });
 
 /** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
+/** A reseller named `name` with the template `confirm` on the flow above, calling all day through the emulator from `number`; its id. */
+export async function confirmReseller(admin: Client, name: string, hookUrl: string, number: string): Promise<string> {
+  const reseller = (await admin.post('/resellers', { name })).body.id as string;
+  const tpl = await admin.post('/templates', { name: 'confirm', reseller_id: reseller, flow: flow(hookUrl) });
+  assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+  const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+  assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+  assert.equal((await admin.post('/numbers', { phone_number: number, provider: 'PROVIDER_A' })).status, 200);
+  return reseller;
+}
+
 export const SCRIPT = {
   greeting: { text: GREETING },
   confirm: { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
