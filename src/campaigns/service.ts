@@ -10,7 +10,7 @@
  *   campaign's reading is kept a few seconds (`as_of` says when it was read).
  */
 import { assertOwnerInScope, inScope, scopeCondition, type Principal } from '../auth/index.js';
-import type { Db, Queryable } from '../db/index.js';
+import { retryConflicts, type Db, type Queryable } from '../db/index.js';
 import { AppError, badRequest, conflict, notFound, type FieldError } from '../lib/errors.js';
 import { newId } from '../lib/ids.js';
 import { findTemplateByName } from '../templates/index.js';
@@ -236,11 +236,15 @@ export class CampaignsService {
       return { state: 'stopped', reason: null };
     });
     for (;;) {
-      const done = await this.db.tx(async (q) => {
-        const ids = await new CampaignsRepository(q).waitingLeads(id, STOP_BATCH);
-        await this.finishStopped(q, id, ids);
-        return ids.length;
-      });
+      // Aborting many leads at once can cross a finish locking some of them in another order: the
+      // batch PostgreSQL rolls back for it runs again.
+      const done = await retryConflicts(() =>
+        this.db.tx(async (q) => {
+          const ids = await new CampaignsRepository(q).waitingLeads(id, STOP_BATCH);
+          await this.finishStopped(q, id, ids);
+          return ids.length;
+        }),
+      );
       if (done < STOP_BATCH) break;
     }
     this.forgetProgress(id);

@@ -10,6 +10,7 @@ export { migrate, loadMigrations } from './migrate.js';
 export { DataDirLockedError, lockDataDir } from './lock.js';
 export { openPglite, dumpPglite, EmbeddedDatabaseError, type PgliteDb } from './pglite.js';
 export { openPostgres } from './postgres.js';
+export { isConflict, retryConflicts } from './conflicts.js';
 
 /**
  * Opens the configured database: PostgreSQL when DATABASE_URL is set, otherwise embedded PGlite in

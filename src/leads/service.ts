@@ -1,6 +1,6 @@
 import { scopeCondition, type Principal } from '../auth/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db } from '../db/index.js';
+import { retryConflicts, type Db } from '../db/index.js';
 import { AppError, DATABASE_RETRY_AFTER_SECONDS, isUnstorableText, notFound, toError, unstorableText } from '../lib/errors.js';
 import { preparePush, PushContext, targetLoader, type Pushed, type TargetLookup } from './push.js';
 import { GroupInserter } from './group-insert.js';
@@ -267,7 +267,9 @@ export class LeadsService {
     let outcomes;
     try {
       // One transaction: the aborted leads and their notifications (the webhook's failure payload, outcome aborted).
-      outcomes = await this.db.tx((q) => abortLeads(q, [...firstWins.values()], { sql: scope, params: params.slice(1) }, this.onFinished));
+      // It locks many leads at once, so it can cross a finish or a claim locking some of them in
+      // another order; PostgreSQL then rolls one back, and this one runs again.
+      outcomes = await retryConflicts(() => this.db.tx((q) => abortLeads(q, [...firstWins.values()], { sql: scope, params: params.slice(1) }, this.onFinished)));
     } catch (err) {
       const message = `The database failed while aborting: ${toError(err).message}; retry`;
       return requests.map((r) => ({ id: r.lead_id, status: 'error' as const, message }));
