@@ -59,7 +59,8 @@ import { percentile } from '../src/voice/metrics.js';
 import { cpuPlan } from './lib/cpu.js';
 import { startBenchDialer, type BenchDialer } from './lib/dialer.js';
 import { benchPostgres, createDatabase } from './lib/pg.js';
-import { confirmingCallee, CONFIRM_FLOW } from './lib/voice-call.js';
+import { floorLine, startRelayFloor, type FloorRound } from './lib/relay-floor.js';
+import { confirmFlow, confirmingCallee } from './lib/voice-call.js';
 import type { FarReply, FarRequest } from './voice-far.js';
 
 /**
@@ -76,6 +77,17 @@ if (process.env.AGENT !== undefined && process.env.AGENT !== 'realtime' && proce
 const ROUNDS = (process.env.CALLS ?? (REALTIME ? '50,100,150,200,250,300,350,400' : '25,50,75,100,125,150,200')).split(',').map(Number);
 /** Each callee answers after a ring time drawn from this range ("100" for all at once). */
 const [RING_MIN_MS, RING_MAX_MS] = ((r) => [r[0]!, r[1] ?? r[0]!])((process.env.RING_MS ?? '100-3000').split('-').map(Number));
+/**
+ * HOLD_S: each callee holds this many seconds in silence after the greeting before it answers (the
+ * audio still flows both ways), so a call lasts that much longer and its setup and end weigh less
+ * in its CPU per call-second: with two runs, the cost of a call's setup and end and of a second of
+ * call are told apart.
+ */
+const HOLD_MS = Number(process.env.HOLD_S ?? 0) * 1000;
+if (!Number.isFinite(HOLD_MS) || HOLD_MS < 0) {
+  process.stderr.write(`bench:voice: HOLD_S must be a number of seconds, 0 or more (it is ${JSON.stringify(process.env.HOLD_S)})\n`);
+  process.exit(2);
+}
 /** A fixed seed: the same ring times run after run. */
 let seed = 20_261_123;
 /** mulberry32. */
@@ -189,6 +201,8 @@ interface Round {
   outLate: number;
   overheads: number[];
   cpuPerCall: number;
+  /** The calls' durations (duration_seconds), summed. */
+  callSeconds: number;
   dialerCpuS: number;
   wallS: number;
   farLagP99Ms: number;
@@ -241,7 +255,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const leads: Array<{ request_id: string; template: string; reseller_id: string; payload: Record<string, unknown> }> = [];
   for (let i = 0; i < calls; i++) {
     const callee = `+1415${String(6000000 + ++calleeSeq)}`;
-    farSend({ type: 'script', callee, script: confirmingCallee(Math.round(RING_MIN_MS + random() * (RING_MAX_MS - RING_MIN_MS))) });
+    farSend({ type: 'script', callee, script: confirmingCallee(Math.round(RING_MIN_MS + random() * (RING_MAX_MS - RING_MIN_MS)), HOLD_MS) });
     leads.push({ request_id: `bench-${calleeSeq}`, template, reseller_id: reseller, payload: { customer_mobile_number: callee } });
   }
   farSend({ type: 'measure' });
@@ -253,7 +267,7 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const ids: string[] = pushed.body.results.map((r: any) => r.result.lead_call_tracker_id);
   // While the calls run, two small counting queries a second (earlier rounds are over): polling
   // every lead would load the process being measured with the bench's own requests.
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 120_000 + HOLD_MS;
   const open = async (status: string) => (await api('GET', `/leads?status=${status}&template=${template}&page_size=1`)).body.total as number;
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 500));
@@ -272,13 +286,14 @@ async function round(dialer: { url: string; token: string; child: ChildProcess }
   const reply = farReply('measured');
   farSend({ type: 'stats' });
   const farStats = await reply;
-  const r: Round = { calls, finished: 0, frames: 0, late: 0, outFrames: 0, outLate: 0, overheads: [], cpuPerCall: cpu / calls, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, gc, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
+  const r: Round = { calls, finished: 0, frames: 0, late: 0, outFrames: 0, outLate: 0, overheads: [], cpuPerCall: cpu / calls, callSeconds: 0, dialerCpuS: cpu, wallS, farLagP99Ms: farStats.lagP99Ms, farCpuS: farStats.cpuS, peakLiveCalls: farStats.peakLiveCalls, dialerLoop, gc, waitedS, sentLateShare: farStats.framesSent ? farStats.framesSentLate / farStats.framesSent : 0 };
   for (const lead of done.values()) {
     if (lead.status === 'FINISHED' && lead.outcome !== 'error') r.finished++;
     r.frames += lead.trace_scores?.media_frames ?? 0;
     r.late += lead.trace_scores?.media_frames_late ?? 0;
     r.outFrames += lead.trace_scores?.output_frames ?? 0;
     r.outLate += lead.trace_scores?.output_frames_late ?? 0;
+    r.callSeconds += lead.duration_seconds ?? 0;
     // The realtime model answers at once, so its whole turn latency is Dialer's relay.
     r.overheads.push(...((REALTIME ? lead.metaData?.turn_latency_ms : lead.metaData?.turn_overhead_ms) ?? []));
   }
@@ -289,7 +304,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
   const api = async (p: string, body: unknown) =>
     (await (await fetch(`${dialer.url}${p}`, { method: 'POST', headers: { authorization: `Bearer ${dialer.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as any;
   const reseller = (await api('/resellers', { name: 'Bench' })).id;
-  const flow = { ...(process.env.TURN_TAKING ? { turn_taking: { mode: process.env.TURN_TAKING } } : {}), ...CONFIRM_FLOW };
+  const flow = { ...(process.env.TURN_TAKING ? { turn_taking: { mode: process.env.TURN_TAKING } } : {}), ...confirmFlow(HOLD_MS) };
   const tpl = await api('/templates', { name: 'bench', reseller_id: reseller, flow });
   await api('/configurations', { reseller_id: reseller, template: tpl.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
   return { template: 'bench', reseller };
@@ -298,7 +313,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
 const stop = (d: BenchDialer) => d.stop();
 
 const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}${gcArgs.length ? ' (node --single-threaded-gc)' : ''}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
-process.stdout.write(`bench:voice${REALTIME ? ' (AGENT=realtime: the flow on a realtime model, Dialer relaying audio)' : ''}: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms\n`);
+process.stdout.write(`bench:voice${REALTIME ? ' (AGENT=realtime: the flow on a realtime model, Dialer relaying audio)' : ''}: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms${HOLD_MS ? `, each callee holding ${HOLD_MS / 1000} s before it answers` : ""}\n`);
 /**
  * The far side sends every callee frame on one clock; when it sent 1% or more of them over a frame
  * late, its own CPU was the limit and the round says nothing about Dialer.
@@ -321,6 +336,19 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
   const base = await round(bridge, 10, bridgeSetup.template, bridgeSetup.reseller);
   await stop(bridge);
   process.stdout.write(`baseline bridge: 10 calls, ${base.finished} finished, ${(base.cpuPerCall * 1000).toFixed(0)} ms CPU per call\n`);
+  // AGENT=realtime: the relay floor beside it, the least any relay of these protocols spends
+  // (bench/lib/relay-floor.ts), on Dialer's CPU: 100 calls for 15 s.
+  let floor: FloorRound | undefined;
+  if (REALTIME) {
+    const relay = await startRelayFloor({ ...(plan.pinned ? { cpus: plan.dialer } : {}), nodeArgs: gcArgs });
+    try {
+      await relay.round(10, 3);
+      floor = await relay.round(100, 15);
+    } finally {
+      await relay.close();
+    }
+    process.stdout.write(`baseline relay floor: 100 calls, ${floorLine(floor)}\n`);
+  }
 
   const dialer = await startDialer('flow');
   const { template, reseller } = await setup(dialer);
@@ -354,7 +382,8 @@ async function main(): Promise<{ best: number; bestOverheads: number[] }> {
     const verdict = passed ? '' : again ? ' FAILED again: the ramp stops' : ' FAILED: run once more';
     process.stdout.write(
       `${String(calls).padStart(4)} calls: ${r.finished}/${calls} confirmed, ${r.peakLiveCalls} in progress at once, late frames out ${(outLateShare * 100).toFixed(2)}% of ${r.outFrames}, in ${(lateShare * 100).toFixed(2)}% of ${r.frames}, ` +
-        `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge); ` +
+        `turn overhead p50 ${p50.toFixed(1)} ms p99 ${p99.toFixed(1)} ms, CPU per call ${(r.cpuPerCall * 1000).toFixed(0)} ms (${(r.cpuPerCall / base.cpuPerCall).toFixed(2)}x the bare bridge; ` +
+        `${r.callSeconds ? ((r.dialerCpuS / r.callSeconds) * 1000).toFixed(2) : 'n/a'} ms per call-second${floor && r.callSeconds ? ` (${(r.dialerCpuS / r.callSeconds / floor.cpuPerCallSecond).toFixed(2)}x the relay floor's)` : ''}, calls of ${(r.callSeconds / Math.max(1, r.finished)).toFixed(1)} s on average); ` +
         `Dialer used ${(r.dialerCpuS / r.wallS).toFixed(2)} CPU over ${r.wallS.toFixed(0)} s, event-loop delay p99 ${r.dialerLoop.p99.toFixed(0)} ms max ${r.dialerLoop.max.toFixed(0)} ms, ` +
         `GC pauses ${r.gc.totalMs.toFixed(0)} ms (${r.gc.major} full collections: ${r.gc.majorMs.toFixed(0)} ms; ${r.gc.over20} pauses of 20 ms or more), waited ${r.waitedS.toFixed(2)} s for its CPU; far side ${r.farCpuS.toFixed(1)} CPU s, event-loop lag p99 ${r.farLagP99Ms.toFixed(0)} ms, sent ${(r.sentLateShare * 100).toFixed(2)}% of frames late itself; load ${os.loadavg()[0]!.toFixed(2)}${verdict}\n`,
     );

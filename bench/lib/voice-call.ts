@@ -18,6 +18,17 @@ export const CONFIRM_FLOW = {
  * pauses at one for longer than the VAD's 128 ms, and the bench's transcription server answers every
  * segment with the whole line, so each segment became a full answer with a speculative reply of its own.
  */
-export function confirmingCallee(ringMs: number): CalleeScript {
-  return { answer: 'answer', ringMs, steps: [{ waitForAudio: 15_000 }, { say: 'Yes please confirm it.' }, { waitForAudio: 15_000 }], maxSeconds: 45 };
+export function confirmingCallee(ringMs: number, holdMs = 0): CalleeScript {
+  const steps = [{ waitForAudio: 15_000 }, ...(holdMs > 0 ? [{ wait: holdMs }] : []), { say: 'Yes please confirm it.' }, { waitForAudio: 15_000 }];
+  return { answer: 'answer', ringMs, steps, maxSeconds: 45 + Math.ceil(holdMs / 1000) };
+}
+
+/**
+ * The flow for a callee who holds `holdMs` in silence before answering: the greeting's node waits
+ * that long and 10 s more before it prompts again (its idle time), so the call stays as it is.
+ */
+export function confirmFlow(holdMs = 0): typeof CONFIRM_FLOW {
+  if (holdMs <= 0) return CONFIRM_FLOW;
+  const [greet, ...rest] = CONFIRM_FLOW.nodes;
+  return { ...CONFIRM_FLOW, nodes: [{ ...greet!, idle_timeout_seconds: Math.ceil(holdMs / 1000) + 10 }, ...rest] as typeof CONFIRM_FLOW.nodes };
 }
