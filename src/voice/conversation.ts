@@ -45,6 +45,11 @@ export interface VoiceServices {
   choose?(choice: AgentChoice): VoiceServices;
 }
 
+/** The voice of the call's current language: its own (agent.language_voices), else the call's. */
+export function voiceOf(services: Pick<VoiceServices, 'tts' | 'voices'>, language: string | undefined): TTS {
+  return (language && services.voices?.[language]) || services.tts;
+}
+
 /** What the agent runs of a template: its flow, and its choices of the AI services (none: the defaults). */
 export interface AgentTemplate {
   flow: Flow;
@@ -237,7 +242,7 @@ export class ConversationAgent implements CallAgent {
           errors.push(`text-to-speech failed for "${text.slice(0, 40)}": ${(err as Error).message}`);
         },
         callTrace.recording ? callTrace : undefined,
-        (language) => (language && services.voices?.[language]) || services.tts,
+        (language) => voiceOf(services, language),
       ),
       new OutputProcessor(io, metrics, {
         spoke: (turn, text) => {
@@ -380,6 +385,6 @@ export class ConversationAgent implements CallAgent {
 }
 
 /** The call's services: the template's choices over the defaults (providers/choices.ts decides how). */
-function servicesOf(services: VoiceServices, choice: AgentChoice | null | undefined): VoiceServices {
+export function servicesOf(services: VoiceServices, choice: AgentChoice | null | undefined): VoiceServices {
   return choice && services.choose ? services.choose(choice) : services;
 }

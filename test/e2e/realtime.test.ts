@@ -10,8 +10,9 @@
  *   post-call analysis is the chat LLM's.
  * - A call whose template speaks two languages: switch_language to one it does not declare is
  *   refused (the model told so, the record keeps it); to Spanish, the session is updated with the
- *   Spanish instruction and transcription language, but not the voice (the API refuses a new voice
- *   once the model has spoken); the transcript marks each line's language.
+ *   Spanish instruction and transcription language, but not the model's voice (the API refuses a
+ *   new voice once the model has spoken); the flow's own goodbye is spoken in the voice the
+ *   template chose for Spanish; the transcript marks each line's language.
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
  */
@@ -46,6 +47,7 @@ before(async () => {
   line = await serveOnEmulator('realtime', {
     LLM_BASE_URL: ai.url,
     STT_BASE_URL: ai.url,
+    TTS_BASE_URL: ai.url,
     DIALER_REALTIME_URL: rt.url,
     DIALER_REALTIME_MODEL: 'gpt-realtime',
     DIALER_REALTIME_LANGUAGE_VOICES: 'es-ES=coral',
@@ -151,8 +153,8 @@ describe('a flow on a realtime model', () => {
     assert.ok(media_frames > 100 && output_frames > 50 && media_frames_late <= media_frames && output_frames_late <= output_frames, JSON.stringify(lead.trace_scores));
   });
 
-  it('switches language mid-call on switch_language: instructions and transcription language follow, the voice stays; an undeclared one is refused', async () => {
-    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: LANGUAGES });
+  it("switches language mid-call on switch_language: instructions and transcription language follow, the model's voice stays, the flow's own lines take the language's; an undeclared one is refused", async () => {
+    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: { ...LANGUAGES, language_voices: { 'es-ES': 'openai:coral' } } });
     assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
     const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
     assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
@@ -189,6 +191,9 @@ describe('a flow on a realtime model', () => {
       ['en-US', 'fr-FR', 'function', "not one of the call's languages (en-US, es-ES)"],
       ['en-US', 'es-ES', 'function', null],
     ]);
+
+    // The flow's own goodbye, after the switch, in the voice the template chose for Spanish.
+    assert.deepEqual(ai.speechRequests.filter((r) => r.input === 'Gracias. Adiós.').map((r) => r.voice), ['coral']);
 
     const events = rt.received.slice(received).map((r) => r.event);
     const updates = events.filter((e) => e.type === 'session.update');

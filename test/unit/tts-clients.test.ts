@@ -157,26 +157,32 @@ describe("a template's voice", () => {
 });
 
 describe("a realtime call's own lines", () => {
-  it('are asked of the speech service once and kept at the call rate: the next call saying them plays the same audio at once', async () => {
-    const lines = new SpokenLines(new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 5000 }));
+  it('are asked of the speech service once per voice and kept at the call rate: the next call saying them plays the same audio at once', async () => {
+    const tts = new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'alloy', timeoutMs: 5000 });
+    const lines = new SpokenLines();
     const signal = new AbortController().signal;
     const asked = () => openai.speechRequests.filter((r) => r.input === 'Thank you. Goodbye!').length;
     const before = asked();
-    const first = await lines.speak('Thank you. Goodbye!', 8000, signal);
+    const first = await lines.speak(tts, 'Thank you. Goodbye!', 8000, signal);
     assert.ok(first.length > 8000 * 0.5 && rms(first) > 500, 'speech at 8 kHz');
-    assert.equal(await lines.speak('Thank you. Goodbye!', 8000, signal), first);
+    assert.equal(await lines.speak(tts, 'Thank you. Goodbye!', 8000, signal), first);
     assert.equal(asked() - before, 1);
     // Another rate is another line; so is other text.
-    const wide = await lines.speak('Thank you. Goodbye!', 16_000, signal);
+    const wide = await lines.speak(tts, 'Thank you. Goodbye!', 16_000, signal);
     assert.ok(Math.abs(wide.length - 2 * first.length) <= 4, `${wide.length} samples at 16 kHz, ${first.length} at 8 kHz`);
     assert.equal(asked() - before, 2);
+    // So is the same text in another voice (a language's own): asked of that voice, kept apart.
+    const coral = new OpenAITTS({ baseUrl: openai.url, apiKey: 'k', model: 'tts-1', voice: 'coral', timeoutMs: 5000 });
+    await lines.speak(coral, 'Thank you. Goodbye!', 8000, signal);
+    assert.deepEqual(openai.speechRequests.filter((r) => r.input === 'Thank you. Goodbye!').slice(before).map((r) => r.voice), ['alloy', 'alloy', 'coral']);
+    assert.equal(await lines.speak(tts, 'Thank you. Goodbye!', 8000, signal), first, 'the first voice keeps its line');
     // A line whose call ended while it was spoken is not kept.
     const ended = new AbortController();
     ended.abort();
     const askedOf = () => openai.speechRequests.filter((r) => r.input === 'Ana, goodbye!').length;
-    await lines.speak('Ana, goodbye!', 8000, ended.signal).catch(() => undefined);
+    await lines.speak(tts, 'Ana, goodbye!', 8000, ended.signal).catch(() => undefined);
     const afterEnded = askedOf();
-    await lines.speak('Ana, goodbye!', 8000, signal);
+    await lines.speak(tts, 'Ana, goodbye!', 8000, signal);
     assert.equal(askedOf(), afterEnded + 1, 'asked again');
   });
 });

@@ -21,7 +21,7 @@ import { DEFAULT_PRICING } from '../../config/voice.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../agent.js';
 import { createFlowSession } from '../flow/index.js';
 import type { Flow } from '../flow/schema.js';
-import type { FlowParts } from '../conversation.js';
+import { servicesOf, voiceOf, type FlowParts, type VoiceServices } from '../conversation.js';
 import type { AgentAction } from '../flow/types.js';
 import { keypressText, VOICEMAIL_PATTERN } from '../processors/converse.js';
 import { RecordPublisher } from '../observe.js';
@@ -30,16 +30,19 @@ import { sentimentScore } from '../sentiment.js';
 import { speakDisclosure } from '../disclosure.js';
 import { MediaClock } from '../media-clock.js';
 import { percentile } from '../metrics.js';
-import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession, TTS } from '../services.js';
+import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession } from '../services.js';
 import { RealtimeBrain } from './brain.js';
 import { Playout } from './playout.js';
 import { SpokenLines } from './lines.js';
 
-/** The flow's parts as for the chat pipeline (the template's voice and model choices are the chat pipeline's; the realtime model is the deployment's). */
+/**
+ * The flow's parts as for the chat pipeline. The realtime model is the deployment's; the flow's own
+ * lines speak in the template's voice choices (its voice, and each language's) as on the chat pipeline.
+ */
 export interface RealtimeAgentOptions extends FlowParts {
   model: RealtimeModel;
-  /** Speaks the flow's own lines (tts_say, the disclosure, an apology). */
-  tts: TTS;
+  /** Their voices (`tts`, `voices`, `choose`) speak the flow's own lines (tts_say, the disclosure, an apology). */
+  services: VoiceServices;
   temperature?: number;
   /** Runs the template's post-call analysis (the chat LLM); none: the analysis is skipped. */
   analysisLlm?: LLM;
@@ -65,7 +68,7 @@ export class RealtimeAgent implements CallAgent {
   private readonly lines: SpokenLines;
 
   constructor(private readonly options: RealtimeAgentOptions) {
-    this.lines = new SpokenLines(options.tts);
+    this.lines = new SpokenLines();
   }
 
   async converse(context: CallContext, io: CallIO): Promise<ConversationResult> {
@@ -105,7 +108,9 @@ export class RealtimeAgent implements CallAgent {
     }
     brain.attach(rt);
 
-    const speak = (text: string, signal: AbortSignal): Promise<Int16Array> => this.lines.speak(text, io.sampleRateHz, signal);
+    // The flow's own lines in the voice of the call's language, as the template chose them.
+    const voices = servicesOf(o.services, template.agent);
+    const speak = (text: string, signal: AbortSignal): Promise<Int16Array> => this.lines.speak(voiceOf(voices, session?.languages?.current), text, io.sampleRateHz, signal);
     const disclosure = await speakDisclosure(context, io, speak);
     if (disclosure && !disclosure.heard) {
       await rt.close();
