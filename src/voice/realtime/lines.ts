@@ -1,10 +1,10 @@
 /**
  * The flow's own lines on a realtime call (a `tts_say`, the goodbye, the disclosure, an apology),
- * spoken by the TTS at the call's rate, in the voice of the call's language. Most are the same words call after call: each is kept, as
- * audio at the call's rate, for the next call that says it (up to LINES lines of at most
- * LINE_SECONDS each, the least recently said dropped first). A kept line plays at once and costs
- * neither a request to the speech service nor its resampling; a line with a lead's variables in it
- * is simply said anew.
+ * spoken by the TTS at the call's rate in the voice of the call's language. Most are the same words
+ * call after call: each is kept, as audio at the call's rate and per voice, for the next call that
+ * says it (up to LINES lines of at most LINE_SECONDS each, the least recently said dropped first).
+ * A kept line plays at once and costs neither a request to the speech service nor its resampling;
+ * a line with a lead's variables in it is simply said anew.
  */
 import { resample } from '../../lib/audio.js';
 import type { TTS } from '../services.js';
