@@ -148,8 +148,12 @@ export interface Markup {
 /** One decoded media-stream frame. */
 export type MediaEvent =
   | { type: 'start'; streamId: string; callSid: string; customParameters: Record<string, string> }
-  /** `timestampMs`: when the provider says, its time for this audio in ms since the stream started (Twilio media.timestamp). */
-  | { type: 'audio'; pcm: Int16Array; timestampMs?: number }
+  /**
+   * `timestampMs`: when the provider says, its time for this audio in ms since the stream started
+   * (Twilio media.timestamp). `mulaw`: the same audio as the G.711 mu-law bytes the provider sent,
+   * when it sent those (a relay to a model that takes mu-law passes them on without re-encoding).
+   */
+  | { type: 'audio'; pcm: Int16Array; timestampMs?: number; mulaw?: Buffer }
   | { type: 'dtmf'; digit: string }
   /** Playback reached this mark (Twilio/Exotel `mark`, Plivo `playedStream`). */
   | { type: 'mark'; name: string }

@@ -111,11 +111,14 @@ export abstract class MulawFrameSerializer extends JsonFrameSerializer {
     }
   }
 
-  /** A `media` frame's caller audio, or undefined for Dialer's own track sent back (`track: outbound`). */
-  protected callerAudio(message: Json): { pcm: Int16Array; media: Json } | undefined {
+  /**
+   * A `media` frame's caller audio (decoded, and its mu-law bytes as sent), or undefined for
+   * Dialer's own track sent back (`track: outbound`).
+   */
+  protected callerAudio(message: Json): { pcm: Int16Array; mulaw: Buffer; media: Json } | undefined {
     const media = asObject(message.media);
     const bytes = this.payload(media?.payload, 'media.payload');
     if (!media || media.track === 'outbound') return undefined;
-    return { pcm: decodeMulaw(bytes), media };
+    return { pcm: decodeMulaw(bytes), mulaw: bytes, media };
   }
 }

@@ -74,7 +74,7 @@ export class CallSession {
   private recorder: CallRecorder | undefined;
   private conversation: Promise<ConversationResult> | undefined;
   private readonly callOver = new AbortController();
-  private readonly audioListeners: Array<(pcm: Int16Array, timestampMs?: number) => void> = [];
+  private readonly audioListeners: Array<(pcm: Int16Array, timestampMs?: number, mulaw?: Buffer) => void> = [];
   private readonly dtmfListeners: Array<(digit: string) => void> = [];
   private readonly pendingPlays = new Map<string, (r: PlayResult) => void>();
   private markSeq = 0;
@@ -199,7 +199,7 @@ export class CallSession {
           break;
         case 'audio':
           this.recorder?.heard(event.pcm);
-          for (const l of this.audioListeners) l(event.pcm, event.timestampMs);
+          for (const l of this.audioListeners) l(event.pcm, event.timestampMs, event.mulaw);
           break;
         case 'dtmf':
           for (const l of this.dtmfListeners) l(event.digit);

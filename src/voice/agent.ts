@@ -104,8 +104,11 @@ export interface CallIO {
    */
   consult?(to: string): Promise<ConsultAnswer>;
   /** The person's audio, in order, as it arrives. */
-  /** `timestampMs`: the transport's own time for the audio (ms since the stream started), when it has one. */
-  onAudio(listener: (pcm: Int16Array, timestampMs?: number) => void): void;
+  /**
+   * `timestampMs`: the transport's own time for the audio (ms since the stream started), when it
+   * has one; `mulaw`: the same audio as the G.711 mu-law bytes the transport carried, when it did.
+   */
+  onAudio(listener: (pcm: Int16Array, timestampMs?: number, mulaw?: Buffer) => void): void;
   /** Keys the person pressed. */
   onDtmf(listener: (digit: string) => void): void;
   /**

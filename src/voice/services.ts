@@ -274,8 +274,11 @@ export type RealtimeEvent =
 export interface RealtimeSession {
   readonly sampleRateHz: number;
   update(config: RealtimeSessionConfig): void;
-  /** The caller's audio at `sampleRateHz`, as it comes. */
-  appendAudio(pcm: Int16Array): void;
+  /**
+   * The caller's audio at `sampleRateHz`, as it comes; `mulaw`: the same audio as the mu-law bytes
+   * the call carried, when it did (a session that sends mu-law sends them as they are).
+   */
+  appendAudio(pcm: Int16Array, mulaw?: Buffer): void;
   /** Asks for a reply now (the server answers the caller's turns by itself). */
   createResponse(): void;
   /** The result of a function the model called. */

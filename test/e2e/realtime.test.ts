@@ -15,10 +15,14 @@
  *   template chose for Spanish; the transcript marks each line's language.
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
+ * - The client alone: a telephony call's mu-law bytes are appended as they came (mu-law's negative
+ *   zero, which a decode and encode would change, arrives as sent); at 16 kHz it speaks pcm16 at
+ *   24 kHz; a server that does not answer fails the connect fast.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Emulator } from '../../src/emulator/index.js';
+import { decodeMulaw, encodeMulaw } from '../../src/lib/audio.js';
 import { OpenAIRealtime } from '../../src/providers/index.js';
 import type { RealtimeEvent } from '../../src/voice/services.js';
 import { APOLOGY } from '../../src/voice/flow/engine.js';
@@ -236,6 +240,31 @@ describe('a flow on a realtime model', () => {
     assert.ok(meta.errors.some((e: string) => e.startsWith('realtime model: the connection closed')), JSON.stringify(meta.errors));
     assert.deepEqual(meta.node_traversal, ['greet']);
     assert.equal(meta.transcription[0].content, 'Hello Ana. Shall I confirm your order?');
+  });
+
+  it("appends a telephony call's mu-law bytes as they came, and encodes the audio that came without them", async () => {
+    const model = new OpenAIRealtime({ url: rt.url, model: 'gpt-realtime', voice: 'alloy', transcriptionModel: 'whisper-1', connectTimeoutMs: 5000 });
+    rt.keepAppended = true;
+    try {
+      const session = await model.connect({ signal: new AbortController().signal, sampleRateHz: 8000, config: { instructions: 'Listen.', tools: [] } });
+      const connection = rt.connections - 1;
+      // 0x7f is mu-law's negative zero: decoded and encoded again it would come back as 0xff.
+      const carried = Buffer.from(Array.from({ length: 160 * 5 }, (_, i) => (i % 7 === 0 ? 0x7f : 0x80 | (i & 0x7f))));
+      for (let at = 0; at < carried.length; at += 160) {
+        const bytes = carried.subarray(at, at + 160);
+        session.appendAudio(decodeMulaw(bytes), bytes);
+      }
+      const decodedOnly = Int16Array.from({ length: 160 }, (_, i) => (i - 80) * 50);
+      session.appendAudio(decodedOnly);
+      await session.close();
+      const want = carried.length + 160;
+      for (let i = 0; i < 100 && Buffer.concat(rt.appended[connection] ?? []).length < want; i++) await new Promise((r) => setTimeout(r, 20));
+      const got = Buffer.concat(rt.appended[connection] ?? []);
+      assert.deepEqual(got, Buffer.concat([carried, encodeMulaw(decodedOnly)]));
+      assert.equal(rt.received.filter((r) => r.connection === connection && r.event.type === 'session.update').at(-1)!.event.session.input_audio_format, 'g711_ulaw');
+    } finally {
+      rt.keepAppended = false;
+    }
   });
 
   it('speaks pcm16 at 24 kHz where the call is not telephony (WebRTC at 16 kHz), and fails fast where nothing answers', async () => {

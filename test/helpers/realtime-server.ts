@@ -57,6 +57,9 @@ export interface RealtimeServer {
   received: Array<{ connection: number; event: any }>;
   /** Audio appended, in ms, per connection. */
   audioMs: number[];
+  /** Set: the appended audio's bytes as they came (base64-decoded), per connection; off for benchmarks. */
+  keepAppended: boolean;
+  appended: Buffer[][];
   /** Per response: when it was created and when its first audio went (Date.now()). */
   responses: Array<{ id: string; createdAt: number; firstAudioAt?: number; audioMs: number; status?: string }>;
   connections: number;
@@ -102,6 +105,8 @@ export async function startRealtimeServer(pace: RealtimePace = {}): Promise<Real
     transcripts: [],
     received: [],
     audioMs: [],
+    keepAppended: false,
+    appended: [],
     responses: [],
     connections: 0,
     close: async () => {
@@ -247,6 +252,7 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
       return send({ type: 'error', error: { type: 'invalid_request_error', code: 'invalid_json', message: 'not JSON' } });
     }
     if (event.type === 'input_audio_buffer.append') {
+      if (state.keepAppended) (state.appended[connection] ??= []).push(Buffer.from(event.audio ?? '', 'base64'));
       const pcm = decode(event.audio ?? '');
       const joined = new Int16Array(pending.length + pcm.length);
       joined.set(pending);

@@ -133,8 +133,10 @@ class OpenAIRealtimeSession implements RealtimeSession {
     });
   }
 
-  appendAudio(pcm: Int16Array): void {
-    this.input.push(this.mulaw ? encodeMulaw(pcm) : pcmToBytes(resample(pcm, this.sampleRateHz, PCM16_HZ)));
+  appendAudio(pcm: Int16Array, mulaw?: Buffer): void {
+    // The call's own mu-law bytes go as they came, not decoded and encoded again (the same sound).
+    if (this.mulaw) this.input.push(mulaw && mulaw.length === pcm.length ? mulaw : encodeMulaw(pcm));
+    else this.input.push(pcmToBytes(resample(pcm, this.sampleRateHz, PCM16_HZ)));
   }
 
   createResponse(): void {

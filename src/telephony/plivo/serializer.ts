@@ -39,7 +39,7 @@ export class PlivoSerializer extends MulawFrameSerializer {
       }
       case 'media': {
         const audio = this.callerAudio(message);
-        return audio ? { type: 'audio', pcm: audio.pcm } : { type: 'other' };
+        return audio ? { type: 'audio', pcm: audio.pcm, mulaw: audio.mulaw } : { type: 'other' };
       }
       case 'dtmf':
         return { type: 'dtmf', digit: this.required(asObject(message.dtmf)?.digit, 'dtmf.digit') };

@@ -28,7 +28,7 @@ export class TwilioSerializer extends MulawFrameSerializer {
         const audio = this.callerAudio(message);
         if (!audio) return { type: 'other' };
         const timestampMs = Number(audio.media.timestamp);
-        return { type: 'audio', pcm: audio.pcm, ...(audio.media.timestamp !== undefined && Number.isFinite(timestampMs) ? { timestampMs } : {}) };
+        return { type: 'audio', pcm: audio.pcm, mulaw: audio.mulaw, ...(audio.media.timestamp !== undefined && Number.isFinite(timestampMs) ? { timestampMs } : {}) };
       }
       case 'mark':
         return { type: 'mark', name: this.required(asObject(message.mark)?.name, 'mark.name') };

@@ -320,9 +320,9 @@ export class RealtimeAgent implements CallAgent {
       }
     });
     const clock = new MediaClock(io.sampleRateHz);
-    io.onAudio((pcm, timestampMs) => {
+    io.onAudio((pcm, timestampMs, mulaw) => {
       clock.arrived(pcm.length, timestampMs);
-      rt.appendAudio(pcm);
+      rt.appendAudio(pcm, mulaw);
     });
     io.onDtmf((digit) => {
       dtmf.push(digit);
