@@ -313,7 +313,7 @@ async function setup(dialer: { url: string; token: string }): Promise<{ template
 const stop = (d: BenchDialer) => d.stop();
 
 const where = plan.pinned ? `Dialer pinned to CPU ${plan.dialer.join(',')}${gcArgs.length ? ' (node --single-threaded-gc)' : ''}, emulator + AI servers + PostgreSQL to CPU ${plan.rest.join(',')}` : `nothing pinned (${plan.dialer.length} CPUs shared)`;
-process.stdout.write(`bench:voice${REALTIME ? ' (AGENT=realtime: the flow on a realtime model, Dialer relaying audio)' : ''}: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms${HOLD_MS ? `, each callee holding ${HOLD_MS / 1000} s before it answers` : ""}\n`);
+process.stdout.write(`bench:voice${REALTIME ? ' (AGENT=realtime: the flow on a realtime model, Dialer relaying audio)' : ''}: ${os.cpus().length} CPUs, ${where}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; rounds of ${ROUNDS.join(', ')} simultaneous calls, ring times ${RING_MIN_MS}-${RING_MAX_MS} ms${HOLD_MS ? `, each callee holding ${HOLD_MS / 1000} s before it answers` : ''}\n`);
 /**
  * The far side sends every callee frame on one clock; when it sent 1% or more of them over a frame
  * late, its own CPU was the limit and the round says nothing about Dialer.
