@@ -24,6 +24,9 @@ server.on('connection', (call) => {
   const model = new WebSocket(MODEL_URL);
   const leg: Leg = { call, model, streamSid: '', pending: [], queue: [] };
   legs.add(leg);
+  // A socket's failure ends its call, not the relay (the round counts what was played).
+  model.on('error', () => call.close());
+  call.on('error', () => model.close());
   model.on('message', (data) => {
     const event = JSON.parse(String(data)) as { type: string; delta?: string };
     if (event.type !== 'response.audio.delta' || !event.delta) return;

@@ -3,10 +3,10 @@
  * function with a hook and a transition, a second node, a goodbye node of pre-actions), the
  * script its model follows, and its run on the chat LLM to compare with.
  */
+import assert from 'node:assert/strict';
 import { OutboundClient, parseOutboundAllowList } from '../../src/lib/outbound/index.js';
 import { OpenAICompatibleLLM } from '../../src/providers/index.js';
 import { createFlowSession, type AgentAction } from '../../src/voice/flow/index.js';
-import assert from 'node:assert/strict';
 import { TEST_OUTBOUND_ALLOW, type Client } from './app.js';
 import type { OpenAIServer } from './openai-server.js';
 import { startReceiver } from './receiver.js';
@@ -44,7 +44,6 @@ export const flow = (hookUrl: string) => ({
   ],
 });
 
-/** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
 /** A reseller named `name` with the template `confirm` on the flow above, calling all day through the emulator from `number`; its id. */
 export async function confirmReseller(admin: Client, name: string, hookUrl: string, number: string): Promise<string> {
   const reseller = (await admin.post('/resellers', { name })).body.id as string;
@@ -56,6 +55,7 @@ export async function confirmReseller(admin: Client, name: string, hookUrl: stri
   return reseller;
 }
 
+/** What the model (or the chat LLM) answers, turn by turn, for the three-node flow. */
 export const SCRIPT = {
   greeting: { text: GREETING },
   confirm: { tools: [{ name: 'confirm_order', arguments: { confirmed: true } }] },
