@@ -42,12 +42,19 @@ function wholeNumber(name: string, fallback: number): number {
   }
   return Number(raw);
 }
-/** Suites that drive a real browser. */
-const BROWSER_SUITES = [`test${path.sep}e2e${path.sep}webrtc.test.ts`];
-/** Suites that call baresip (SIP trunks). */
-const SIP_SUITES = [`test${path.sep}e2e${path.sep}sip.test.ts`, `test${path.sep}e2e${path.sep}sip-lead.test.ts`];
-/** The suite that authenticates through kamailio (a carrier's SIP proxy). */
-const KAMAILIO_SUITES = [`test${path.sep}e2e${path.sep}sip.test.ts`];
+/**
+ * Whether a test file uses a program of the machine, told by its source: it asks whether Chromium
+ * is there (every suite that drives a real browser does), or imports the helper that starts
+ * baresip or kamailio. A new suite brings what it needs without being listed here.
+ */
+const USES = {
+  chromium: /\bchromiumAvailable\(/,
+  baresip: /from '\.\.\/helpers\/baresip\.js'/,
+  kamailio: /from '\.\.\/helpers\/kamailio\.js'/,
+};
+function uses(file: string, program: keyof typeof USES): boolean {
+  return USES[program].test(fs.readFileSync(path.join(root, file), 'utf8'));
+}
 
 function listTests(dir: string): string[] {
   const out: string[] = [];
@@ -71,6 +78,8 @@ interface Counts {
 const totals: Counts = { pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
 /** Every failed test of both runs, named (see failures-reporter.mjs): the summary lists them. */
 const failures: string[] = [];
+/** Every suite skipped whole (node's counts leave them out), named: the summary counts and lists them. */
+const skippedSuites: string[] = [];
 
 /** Runs node's test runner on `files` (compiled, in `tree`); its output goes through, its closing counts are added up. */
 function run(label: string, files: string[], env: Env, tree: TestTree): Promise<number> {
@@ -104,8 +113,11 @@ function run(label: string, files: string[], env: Env, tree: TestTree): Promise<
     });
     child.on('exit', (code, signal) => {
       for (const [k, v] of Object.entries(counts)) totals[k as keyof Counts] += v;
-      const named = fs.existsSync(failuresFile) ? fs.readFileSync(failuresFile, 'utf8').split('\n').filter(Boolean) : [];
-      failures.push(...named.map((line) => `${label}: ${line.replace(/\.test\.js\b/g, '.test.ts')}`));
+      const lines = fs.existsSync(failuresFile) ? fs.readFileSync(failuresFile, 'utf8').split('\n').filter(Boolean) : [];
+      for (const line of lines) {
+        const [kind, what] = [line.slice(0, line.indexOf('\t')), line.slice(line.indexOf('\t') + 1)];
+        (kind === 'skip' ? skippedSuites : failures).push(`${label}: ${what.replace(/\.test\.js\b/g, '.test.ts')}`);
+      }
       fs.rmSync(path.dirname(failuresFile), { recursive: true, force: true });
       resolve(code ?? (signal ? 1 : 0));
     });
@@ -143,9 +155,9 @@ let provided: Env = {};
 let pg: Postgres | undefined;
 try {
   const steps: Step[] = [provisionVoice(process.env)];
-  if (files.some((f) => BROWSER_SUITES.includes(f))) steps.push(provisionChromium(process.env));
-  if (files.some((f) => SIP_SUITES.includes(f))) steps.push(provisionBaresip(process.env));
-  if (files.some((f) => KAMAILIO_SUITES.includes(f))) steps.push(provisionKamailio(process.env));
+  if (files.some((f) => uses(f, 'chromium'))) steps.push(provisionChromium(process.env));
+  if (files.some((f) => uses(f, 'baresip'))) steps.push(provisionBaresip(process.env));
+  if (files.some((f) => uses(f, 'kamailio'))) steps.push(provisionKamailio(process.env));
   for (const step of steps) {
     notes.push(step.note);
     provided = { ...provided, ...step.env };
@@ -174,12 +186,18 @@ try {
   await pg?.stop();
 }
 
+const skippedCount = totals.skipped + totals.todo + skippedSuites.length;
+const skippedWhat = [
+  ...(totals.skipped + totals.todo > 0 ? [`${totals.skipped + totals.todo} test(s)`] : []),
+  ...(skippedSuites.length > 0 ? [`${skippedSuites.length} whole suite(s)`] : []),
+].join(' and ');
 const skipped =
-  totals.skipped + totals.todo > 0
-    ? `skipped: ${totals.skipped + totals.todo} test(s)${skippedParts.length > 0 ? ` (${skippedParts.join('; ')})` : ''}`
+  skippedCount > 0
+    ? `skipped: ${skippedWhat}${skippedParts.length > 0 ? ` (${skippedParts.join('; ')})` : ''}`
     : skippedParts.length > 0
       ? `skipped: ${skippedParts.join('; ')}`
       : 'nothing skipped';
+if (skippedSuites.length > 0) process.stdout.write(`\nnpm test: suites skipped whole:\n${skippedSuites.map((f) => `  ${f}`).join('\n')}\n`);
 if (failures.length > 0) process.stdout.write(`\nnpm test: failed tests:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
-process.stdout.write(`\nnpm test: ${notes.join('; ')}; ${skipped}\n${totals.pass} passed, ${totals.fail + totals.cancelled} failed, ${totals.skipped + totals.todo} skipped\n`);
+process.stdout.write(`\nnpm test: ${notes.join('; ')}; ${skipped}\n${totals.pass} passed, ${totals.fail + totals.cancelled} failed, ${skippedCount} skipped\n`);
 process.exit(failed === 0 && totals.fail + totals.cancelled === 0 ? 0 : 1);

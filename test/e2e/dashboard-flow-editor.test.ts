@@ -8,7 +8,8 @@
  * voice, a model, a temperature and a language, saved with the template and shown after a reload.
  * A function's warm transfer (the briefing, the messages, the callback) is built in its form, refused
  * by the API at its field while wrong, then saved and shown after a reload; a switch_language is
- * checked against the template's languages as the API checks it.
+ * checked against the template's languages as the API checks it. An edit made while a save is on its
+ * way stays in the editor when the answer comes.
  * Screens are saved at 1280 px and at phone
  * width in test/screenshots/.
  */
@@ -380,6 +381,48 @@ describe('the flow editor', { skip }, () => {
     const saved = (await admin.get(`/templates/${id}`)).body;
     assert.deepEqual(saved.agent, { languages: ['es', 'en-US'] });
     assert.deepEqual(saved.flow.nodes[0].functions[1], { name: 'switch_language', type: 'builtin' });
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  it('an edit made while a save is on its way stays in the editor, unsaved, after the answer comes', async () => {
+    const flow = { initial_node: 'hello', nodes: [{ node_name: 'hello', task_messages: [{ role: 'system', content: 'Say hello.' }], functions: [] }] };
+    const created = await admin.post('/templates', { name: 'Saved while typing', reseller_id: reseller, flow });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const id = created.body.id;
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    const problems = watchProblems(page);
+    await logIn(page, server.url, EMAIL, PASSWORD, `/templates/${id}`);
+    await box(page, 'hello').click();
+    // The API's answer to the save is held until the next edit is made.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let answered!: () => void;
+    const answeredSave = new Promise<void>((resolve) => (answered = resolve));
+    await page.route(`**${API_PREFIX}/templates/${id}`, async (route) => {
+      if (route.request().method() !== 'PUT') return route.continue();
+      const response = await route.fetch();
+      await held;
+      await route.fulfill({ response });
+      answered();
+    });
+    const message = nodeForm(page).locator('textarea[name="message_content"]');
+    await message.fill('Say hello and ask how they are.');
+    await page.locator('#save-template').click();
+    await page.locator('select[name="add_builtin"]').selectOption('opt_out');
+    release();
+    await answeredSave;
+    await page.locator('#unsaved').waitFor();
+    await nodeForm(page).locator('.function-form[data-function="opt_out"]').waitFor();
+    assert.equal(await message.inputValue(), 'Say hello and ask how they are.');
+    const stored = (await admin.get(`/templates/${id}`)).body.flow.nodes[0];
+    assert.equal(stored.task_messages[0].content, 'Say hello and ask how they are.');
+    assert.deepEqual(stored.functions, []);
+    await page.unroute(`**${API_PREFIX}/templates/${id}`);
+    await page.locator('#save-template').click();
+    await page.locator('#unsaved').waitFor({ state: 'detached' });
+    assert.deepEqual((await admin.get(`/templates/${id}`)).body.flow.nodes[0].functions, [{ name: 'opt_out', type: 'builtin' }]);
     assert.deepEqual(problems, []);
     await context.close();
   });

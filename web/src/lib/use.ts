@@ -7,6 +7,8 @@ export interface Loaded<T> {
   error: ApiError | Error | undefined;
   loading: boolean;
   reload(): void;
+  /** Takes `data` as the latest answer without asking again (the server's answer to a write, say). */
+  replace(data: T): void;
 }
 
 /** Runs `load` when `deps` change (and on reload()); the latest answer wins. */
@@ -23,7 +25,8 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
     return () => ctl.abort();
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  const replace = useCallback((data: T) => setState({ data, loading: false }), []);
+  return { data: state.data, error: state.error, loading: state.loading, reload, replace };
 }
 
 /** Calls `fn` every `ms` while the page is visible. */

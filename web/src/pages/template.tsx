@@ -67,20 +67,29 @@ export default function TemplatePage({ id }: { id: string }) {
   // the example flow a new template starts with.
   const [shown, setShown] = useState<string>();
   const testCard = useRef<HTMLDivElement>(null);
+  // What the last save sent: its answer replaces only the fields nobody has changed since.
+  const sent = useRef<{ name: string; merchantId: string; text: string; agent: string }>();
+  // The editor's values as of the last render, for the effect below.
+  const current = useRef({ name, merchantId, text, agent: JSON.stringify(agent) });
+  current.current = { name, merchantId, text, agent: JSON.stringify(agent) };
 
   useEffect(() => {
     const t = loaded.data;
     if (!t) return;
-    setName(t.name);
-    setResellerId(t.reseller_id);
-    setMerchantId(t.merchant_id ?? '');
-    setAgent(t.agent ?? {});
     const json = JSON.stringify(t.flow, null, 2);
-    setText(json);
-    // A template opened afresh starts a new history; the answer to a save continues it.
-    if (shown !== t.id) history.reset(json);
-    else history.record(json);
-    setSaved({ name: t.name, merchantId: t.merchant_id ?? '', text: json, agent: JSON.stringify(t.agent ?? {}) });
+    const stored = { name: t.name, merchantId: t.merchant_id ?? '', text: json, agent: JSON.stringify(t.agent ?? {}) };
+    // A template opened afresh fills the editor and starts a new history. The answer to a save
+    // continues it, but an edit made while the save was on its way stays: it is not saved yet.
+    const fresh = shown !== t.id;
+    const untouched = (k: keyof typeof stored) => fresh || current.current[k] === sent.current?.[k];
+    setResellerId(t.reseller_id);
+    if (untouched('name')) setName(t.name);
+    if (untouched('merchantId')) setMerchantId(stored.merchantId);
+    if (untouched('agent')) setAgent(t.agent ?? {});
+    if (fresh) history.reset(json);
+    else if (untouched('text')) history.record(json);
+    if (untouched('text')) setText(json);
+    setSaved(stored);
     setShown(t.id);
   }, [loaded.data]);
   useEffect(() => {
@@ -103,11 +112,12 @@ export default function TemplatePage({ id }: { id: string }) {
     setSaveError(undefined);
     try {
       const body = { name: name.trim(), reseller_id: resellerId, merchant_id: merchantId || null, flow: JSON.parse(text) as unknown, agent: Object.keys(agent).length ? agent : null };
+      sent.current = { name, merchantId, text, agent: JSON.stringify(agent) };
       const answer: Template = creating ? await templates.create(body) : await templates.replace(id, { id, ...body });
-      setSaved({ name, merchantId, text, agent: JSON.stringify(agent) });
+      setSaved(sent.current);
       toast('Template saved.');
       if (creating) route(`${BASE}/templates/${answer.id}`, true);
-      else loaded.reload();
+      else loaded.replace(answer);
     } catch (err) {
       setSaveError(err as Error);
     } finally {
