@@ -68,7 +68,7 @@ export default function TemplatePage({ id }: { id: string }) {
   const [shown, setShown] = useState<string>();
   const testCard = useRef<HTMLDivElement>(null);
   // What the last save sent: its answer replaces only the fields nobody has changed since.
-  const sent = useRef<{ name: string; merchantId: string; text: string; agent: string }>();
+  const sent = useRef<{ name: string; merchantId: string; text: string; agent: string } | undefined>(undefined);
   // The editor's values as of the last render, for the effect below.
   const current = useRef({ name, merchantId, text, agent: JSON.stringify(agent) });
   current.current = { name, merchantId, text, agent: JSON.stringify(agent) };
