@@ -413,6 +413,9 @@ describe('the flow editor', { skip }, () => {
     await page.locator('select[name="add_builtin"]').selectOption('opt_out');
     release();
     await answeredSave;
+    await page.getByText('Template saved.').waitFor();
+    // Preact runs effects after the next frame: two frames and a task later the answer is in.
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)))));
     await page.locator('#unsaved').waitFor();
     await nodeForm(page).locator('.function-form[data-function="opt_out"]').waitFor();
     assert.equal(await message.inputValue(), 'Say hello and ask how they are.');
