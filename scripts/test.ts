@@ -43,12 +43,12 @@ function wholeNumber(name: string, fallback: number): number {
   return Number(raw);
 }
 /**
- * Whether a test file uses a program of the machine, told by its source: it asks whether Chromium
- * is there (every suite that drives a real browser does), or imports the helper that starts
- * baresip or kamailio. A new suite brings what it needs without being listed here.
+ * Whether a test file uses a program of the machine, told by its source: it imports the helper
+ * that starts Chromium, baresip or kamailio. A new suite brings what it needs without being listed
+ * here.
  */
 const USES = {
-  chromium: /\bchromiumAvailable\(/,
+  chromium: /from '\.\.\/helpers\/(browser|dashboard)\.js'/,
   baresip: /from '\.\.\/helpers\/baresip\.js'/,
   kamailio: /from '\.\.\/helpers\/kamailio\.js'/,
 };

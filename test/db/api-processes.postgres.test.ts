@@ -1,13 +1,9 @@
 /**
- * Any process serves any request, and a worker serves only what calls need.
- *
- * - Two `dialer serve --role api` processes on one PostgreSQL behind a round-robin proxy (no sticky
- *   routing): a real Chromium places a WEBRTC_STREAM session through the proxy; the tts-speak and
- *   the hangup that land on the process not hosting the session are forwarded to the one that does
- *   (through the session table), and work as they would there. PostgreSQL only: the embedded
- *   database serves one process.
- * - `--role worker` carries a call through the provider emulator (answer and status callbacks, the
- *   media stream) and serves health and metrics, and none of the API.
+ * Any process serves any request: two `dialer serve --role api` processes on one PostgreSQL behind a
+ * round-robin proxy (no sticky routing). A real Chromium places a WEBRTC_STREAM session through the
+ * proxy; the tts-speak and the hangup that land on the process not hosting the session are forwarded
+ * to the one that does (through the session table), and work as they would there. PostgreSQL only
+ * (the embedded database serves one process): the PGlite run leaves this file out.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,15 +14,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
 import { encodeWav } from '../../src/lib/audio.js';
 import { synthesize } from '../../src/lib/speech.js';
-import { createLogger } from '../../src/lib/logger.js';
-import { startEmulator } from '../../src/emulator/index.js';
-import { startServer } from '../../src/server.js';
-import { client } from '../helpers/app.js';
-import { chromiumAvailable, launchBrowser, type TestBrowser } from '../helpers/browser.js';
-import { createPgDatabase, migratedDataDir, testBackend } from '../helpers/db.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { createPgDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 
@@ -36,8 +27,6 @@ const PASSWORD = 'admin-password-1';
 const CALLER_WORDS = 'Hello, can you hear me?';
 const SECRET = 'any-process-secret-any-process-secret-01';
 
-const backend = testBackend();
-const multiSkip = backend !== 'postgres' ? 'several processes need PostgreSQL' : !chromiumAvailable() ? 'Chromium is not installed (apt-get install chromium)' : false;
 
 /**
  * A proxy that sends each request to the next upstream in turn, and remembers which one took it.
@@ -72,7 +61,7 @@ function roundRobin(upstreams: string[]) {
   };
 }
 
-describe('two API processes behind a round-robin proxy', { skip: multiSkip }, () => {
+describe('two API processes behind a round-robin proxy', () => {
   let ai: OpenAIServer;
   let browser: TestBrowser;
   let proxy: ReturnType<typeof roundRobin>;
@@ -214,76 +203,4 @@ describe('two API processes behind a round-robin proxy', { skip: multiSkip }, ()
     assert.equal((await onTheOther('POST', `/leads/${leadId}/tts-speak`, { text: 'late' })).body.code, 'no_session');
     await page.close();
   }
-});
-
-describe('--role worker', () => {
-  it('carries a call (provider callbacks and media stream) and serves health and metrics, and none of the API', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-worker-role-'));
-    const db = backend === 'postgres' ? await createPgDatabase() : undefined;
-    // On the embedded database, the migrated database is in the data directory already (not a first start).
-    if (!db) await migratedDataDir(dataDir);
-    const port = await freePort();
-    const twilio = { accountSid: 'AC00000000000000000000000000000036', authToken: 'worker-role-token' };
-    const emulator = await startEmulator({
-      dialerUrl: `http://127.0.0.1:${port}${API_PREFIX}`,
-      twilio,
-      plivo: { authId: 'MAX', authToken: 'x' },
-      exotel: { accountSid: 'x', apiKey: 'x', apiToken: 'x' },
-    });
-    const config = loadConfig({
-      PORT: String(port), HOST: '127.0.0.1', DIALER_DATA_DIR: dataDir, DATABASE_URL: db?.url ?? '', DIALER_JWT_SECRET: SECRET,
-      DIALER_ADMIN_EMAIL: EMAIL, DIALER_ADMIN_PASSWORD: PASSWORD, DIALER_METRICS_TOKEN: 'worker-metrics-token-01', DIALER_AGENT: 'greeter', DIALER_POLL_MS: '100',
-      TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken, TWILIO_API_URL: emulator.url,
-    });
-    const callee = '+14155550936';
-    let leadId: string;
-    try {
-      // The lead is pushed through an API process (no scheduler), which then stops.
-      const api = await startServer(config, createLogger('silent'), undefined, { role: 'api' });
-      try {
-        const login = await client(api.app).post('/login', { email: EMAIL, password: PASSWORD });
-        const admin = client(api.app, login.body.access_token);
-        const reseller = (await admin.post('/resellers', { name: 'Worker' })).body.id;
-        const flow = { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] };
-        const tpl = await admin.post('/templates', { name: 'worker', reseller_id: reseller, flow });
-        assert.equal((await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' })).status, 200);
-        assert.equal((await admin.post('/numbers', { phone_number: '+12125550936', provider: 'PROVIDER_A' })).status, 200);
-        const pushed = await admin.post('/leads', { request_id: 'worker-1', template: 'worker', reseller_id: reseller, payload: { customer_mobile_number: callee } });
-        assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-        leadId = pushed.body.lead_call_tracker_id;
-      } finally {
-        await api.close();
-      }
-
-      // The callee hears the greeter out, then hangs up.
-      emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { hangup: true }], maxSeconds: 60 });
-      const server = await startServer(config, createLogger('silent'), undefined, { role: 'worker' });
-      try {
-        const at = (p: string, init?: RequestInit) => fetch(`${server.url}${API_PREFIX}${p}`, init);
-        const call = await emulator.nextCall((c) => c.to === callee, 60_000);
-        await call.ended;
-        // The answer and status callbacks reached the worker and its media stream carried the greeting.
-        assert.ok(call.received.audioFrames > 0, 'the callee heard nothing');
-        let lead: { status: string; outcome: string | null } | undefined;
-        for (;;) {
-          lead = (await server.db.query<{ status: string; outcome: string | null }>('SELECT status, outcome FROM leads WHERE id = $1', [leadId])).rows[0];
-          if (lead?.status !== 'PROCESSING' && lead?.status !== 'BACKLOG') break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        assert.equal(lead?.status, 'FINISHED', JSON.stringify(lead));
-
-        assert.equal((await at('/health')).status, 200);
-        assert.equal((await at('/metrics', { headers: { authorization: 'Bearer worker-metrics-token-01' } })).status, 200);
-        for (const [method, p] of [['POST', '/login'], ['POST', '/leads'], ['GET', '/leads'], ['GET', `/leads/${leadId}`], ['GET', '/openapi.json'], ['GET', '/templates'], ['POST', '/analytics'], ['GET', '/playground'], ['GET', '/docs'], ['POST', `/webrtc/${leadId}/offer`]] as const) {
-          assert.equal((await at(p, { method, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{}' } : {}) })).status, 404, `${method} ${p}`);
-        }
-      } finally {
-        await server.close();
-      }
-    } finally {
-      await emulator.close();
-      await db?.drop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
 });

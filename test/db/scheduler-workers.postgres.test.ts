@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, testBackend } from '../helpers/db.js';
+import { createTestDb } from '../helpers/db.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
 const LEADS = 2000;
@@ -29,9 +29,8 @@ interface Dial {
   abandoned?: boolean;
 }
 
-const skip = testBackend() !== 'postgres' && 'needs PostgreSQL (several processes)';
 
-describe('three worker processes on one PostgreSQL', { skip }, () => {
+describe('three worker processes on one PostgreSQL', () => {
   let t: TestApp;
   let w: World;
   let callee: http.Server;

@@ -12,7 +12,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDb, testBackend } from '../helpers/db.js';
+import { createTestDb } from '../helpers/db.js';
 import { buildWorld, type World } from '../helpers/world.js';
 
 const CAMPAIGN_LEADS = 60;
@@ -28,9 +28,8 @@ interface Dial {
   end?: number;
 }
 
-const skip = testBackend() !== 'postgres' && 'needs PostgreSQL (several processes)';
 
-describe('two worker processes share caps, and one dies', { skip }, () => {
+describe('two worker processes share caps, and one dies', () => {
   let t: TestApp;
   let w: World;
   let callee: http.Server;
