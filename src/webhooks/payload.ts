@@ -44,7 +44,8 @@ export function reportingPayload(lead: FinishedLead): { kind: 'success' | 'failu
 
 /**
  * What the call's edges add to both payloads, when they happened: the callee opted out
- * (`optedOut: true`), the post-call analysis (`analysis`), the callback the callee asked for.
+ * (`optedOut: true`), the post-call analysis (`analysis`), the callback the callee asked for, the
+ * warm transfers, the speech-to-text's fallback.
  */
 export function extras(lead: Pick<FinishedLead, 'outcome' | 'meta_data'>): Record<string, unknown> {
   const meta = lead.meta_data;
@@ -54,7 +55,15 @@ export function extras(lead: Pick<FinishedLead, 'outcome' | 'meta_data'>): Recor
     ...(meta.callback && typeof meta.callback === 'object' ? { callbackAt: (meta.callback as { at?: unknown }).at ?? null } : {}),
     // Warm transfers (the briefing the human heard and their decision): only on calls that had one.
     ...(Array.isArray(meta.warm_transfers) && meta.warm_transfers.length ? { warmTransfers: meta.warm_transfers.map(warmTransferView) } : {}),
+    // The speech-to-text went over to its second service mid-call: the receiver may want to know
+    // that the transcript after `at` came from another engine.
+    ...(meta.stt_fallback && typeof meta.stt_fallback === 'object' ? { sttFallback: sttFallbackView(meta.stt_fallback as Record<string, unknown>) } : {}),
   };
+}
+
+/** The switch to the second speech-to-text service, as the webhooks carry it. */
+function sttFallbackView(f: Record<string, unknown>): Record<string, unknown> {
+  return { at: f.at ?? null, atMs: f.at_ms ?? null, from: f.from ?? null, to: f.to ?? null, reason: f.reason ?? null };
 }
 
 /** A warm transfer as the webhooks carry it (camelCase, like the rest of the payload). */

@@ -368,7 +368,12 @@ describe('a call on the streaming services', () => {
     });
     let lead: any;
     try {
-      const pushed = await client.post('/leads', { request_id: 'voice-stt-fallback', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Cy', order_id: 'C-9' } });
+      const pushed = await client.post('/leads', {
+        request_id: 'voice-stt-fallback',
+        template: 'confirm',
+        reseller_id: reseller,
+        payload: { customer_mobile_number: callee, customer_name: 'Cy', order_id: 'C-9', reporting_webhook_url: `${hooks.url}/reports/stt-fallback` },
+      });
       assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
       lead = await settled(client, pushed.body.lead_call_tracker_id);
     } finally {
@@ -401,6 +406,15 @@ describe('a call on the streaming services', () => {
     const line = streamingLog.find((l) => l.msg === 'speech-to-text fell back to its second service');
     assert.ok(line, JSON.stringify(streamingLog.map((l) => l.msg)));
     assert.deepEqual({ from: line.from, to: line.to, reason: line.reason }, { from: 'assemblyai', to: 'deepgram', reason: fallback.reason });
+    // ... and in the reporting webhook.
+    const deadline = Date.now() + 30_000;
+    while (!hooks.requests.some((r) => r.path === '/reports/stt-fallback')) {
+      assert.ok(Date.now() < deadline, 'no reporting webhook');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const report = hooks.requests.find((r) => r.path === '/reports/stt-fallback')!.body as any;
+    assert.equal(report.outcome, 'confirmed');
+    assert.deepEqual(report.sttFallback, { at: fallback.at, atMs: fallback.at_ms, from: 'assemblyai', to: 'deepgram', reason: fallback.reason });
   });
 });
 
