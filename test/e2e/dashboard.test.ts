@@ -477,6 +477,44 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.context().close();
   });
 
+  it("a call's languages and its speech-to-text fallback show under its transcript", async () => {
+    const pushed = await admin.post('/leads', { request_id: 'languages-1', template: templateName, reseller_id: reseller, payload: { customer_mobile_number: '+14155550780', customer_name: 'Ana' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const id = pushed.body.lead_call_tracker_id;
+    // The record such a call leaves (as in test/e2e/voice.test.ts), written as the lifecycle writes a finish.
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 29, 18, 30, s)).toISOString();
+    const meta = {
+      call_ended_by: 'agent',
+      transcription: [
+        { role: 'assistant', content: 'Hello Ana! Shall I confirm your order?', node: 'greet', at_ms: 0, language: 'en-US' },
+        { role: 'user', content: '¿Puede hablar en español?', node: 'greet', at_ms: 4200, language: 'en-US' },
+        { role: 'assistant', content: 'Claro. ¿Confirmo su pedido?', node: 'greet', at_ms: 6100, language: 'es' },
+        { role: 'user', content: 'Sí, por favor.', node: 'greet', at_ms: 9800, language: 'es' },
+      ],
+      node_traversal: ['greet'],
+      language_switches: [
+        { from: 'en-US', to: 'hi', by: 'detected', at: at(2), refused: 'not one of the call\'s languages (en-US, es)' },
+        { from: 'en-US', to: 'es', by: 'function', at: at(5) },
+      ],
+      stt_fallback: { at: at(8), at_ms: 8300, from: 'assemblyai', to: 'deepgram', reason: 'assemblyai: refused the stream: HTTP 503' },
+      errors: [],
+    };
+    await server.db.query("UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', attempt_count = 1, next_attempt_at = NULL, meta_data = $2 WHERE id = $1", [id, JSON.stringify(meta)]);
+    const page = await adminPage(`/leads/${id}`);
+    const card = page.locator('#transcript');
+    await card.getByLabel('Speech and language').waitFor();
+    // Each line's language is marked where it changes: on the first line and on the first Spanish one.
+    assert.deepEqual(await card.locator('.turn-lang').allInnerTexts(), ['en-US', 'es']);
+    const notes = await card.getByLabel('Speech and language').locator('li').allInnerTexts();
+    assert.equal(notes.length, 3);
+    assert.match(notes[0]!, /The caller was heard speaking Hindi \(hi\); the call stayed in American English \(en-US\): not one of the call's languages \(en-US, es\)\./);
+    assert.match(notes[1]!, /Switched from American English \(en-US\) to Spanish \(es\), asked by the flow \(switch_language\)\./);
+    assert.match(notes[2]!, /Speech-to-text went over from assemblyai to deepgram: assemblyai: refused the stream: HTTP 503/);
+    await card.scrollIntoViewIfNeeded();
+    await shoot(page, 'lead-languages');
+    await page.context().close();
+  });
+
   it('users: a role changed and a password reset from the screen; the audit trail shows both, filtered and paged', async () => {
     const created = await admin.post('/users', { email: 'clerk@example.com', password: 'clerk-password-1', role: 'user', reseller_id: reseller, merchant_id: merchantA });
     assert.equal(created.status, 200, JSON.stringify(created.body));

@@ -7,7 +7,8 @@ import { clock, offset, seconds, when } from '../lib/format.js';
 
 /** `at_ms`: where the line begins in the call's recording. */
 /** `disclosure`: the disclosure the call opened with. */
-export type Turn = { role: string; content: string; node?: string; at_ms?: number; disclosure?: boolean };
+/** `language`: the language the call spoke at that line (a template that declares languages). */
+export type Turn = { role: string; content: string; node?: string; at_ms?: number; disclosure?: boolean; language?: string };
 export type FunctionCall = {
   node: string;
   name: string;
@@ -23,6 +24,7 @@ export type FunctionCall = {
 export function Transcript({ turns, nodes, onSeek }: { turns: Turn[]; nodes: string[]; onSeek?: (ms: number) => void }) {
   if (turns.length === 0) return <Empty>Nothing was said yet.</Empty>;
   let last: string | undefined;
+  let lastLanguage: string | undefined;
   return (
     <div>
       {nodes.length > 0 && (
@@ -39,12 +41,20 @@ export function Transcript({ turns, nodes, onSeek }: { turns: Turn[]; nodes: str
         {turns.map((t, i) => {
           const showNode = t.node !== undefined && t.node !== last;
           last = t.node ?? last;
+          // The language is marked on the first line and wherever it changes.
+          const showLanguage = t.language !== undefined && t.language !== lastLanguage;
+          lastLanguage = t.language ?? lastLanguage;
           return (
             <li key={i} class={`turn turn-${t.role === 'user' ? 'user' : 'agent'}${t.disclosure ? ' turn-disclosure' : ''}`}>
               {showNode && <span class="turn-node">{t.node}</span>}
               <span class="turn-who">
                 {t.role === 'user' ? 'Customer' : t.disclosure ? 'Disclosure' : 'Agent'}
                 {typeof t.at_ms === 'number' && <TurnTime ms={t.at_ms} onSeek={onSeek} />}
+                {showLanguage && (
+                  <span class="turn-lang" title={`Spoken in ${t.language}`}>
+                    {t.language}
+                  </span>
+                )}
               </span>
               <span class="turn-text">{t.content}</span>
             </li>
@@ -202,5 +212,69 @@ export function WarmTransfers({ transfers }: { transfers: WarmTransfer[] }) {
       ))}
     </ol>
     </Card>
+  );
+}
+
+/** A switch of the call's language as the call record keeps it (metaData.language_switches). */
+export type LanguageSwitch = { from: string; to: string; by: 'function' | 'detected'; at: string; refused?: string };
+/** The speech-to-text's switch to its second service (metaData.stt_fallback). */
+export type SttFallback = { at: string; at_ms?: number; from: string; to: string; reason: string };
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
+/** "Spanish (es)": a language tag with its English name, the tag alone when it has none. */
+function languageName(tag: string): string {
+  let name: string | undefined;
+  try {
+    name = languageNames.of(tag);
+  } catch {
+    name = undefined;
+  }
+  return name && name !== tag ? `${name} (${tag})` : tag;
+}
+
+/**
+ * What happened to the call's speech along the way, under its transcript: each change of language
+ * (or a language it refused) and the speech-to-text going over to its second service, each at its
+ * time of day. Nothing when neither happened.
+ */
+export function SpeechNotes({ switches, fallback }: { switches: LanguageSwitch[]; fallback: SttFallback | undefined }) {
+  if (switches.length === 0 && !fallback) return null;
+  const notes = [
+    ...switches.map((s) => ({
+      at: s.at,
+      text: s.refused ? (
+        <>
+          {s.by === 'function' ? 'The flow asked for' : 'The caller was heard speaking'} <strong>{languageName(s.to)}</strong>; the call stayed in{' '}
+          <strong>{languageName(s.from)}</strong>: {s.refused}.
+        </>
+      ) : (
+        <>
+          Switched from <strong>{languageName(s.from)}</strong> to <strong>{languageName(s.to)}</strong>,{' '}
+          {s.by === 'function' ? 'asked by the flow (switch_language)' : 'the caller was heard speaking it'}.
+        </>
+      ),
+    })),
+    ...(fallback
+      ? [
+          {
+            at: fallback.at,
+            text: (
+              <>
+                Speech-to-text went over from <strong>{fallback.from}</strong> to <strong>{fallback.to}</strong>: {fallback.reason}
+              </>
+            ),
+          },
+        ]
+      : []),
+  ].sort((a, b) => a.at.localeCompare(b.at));
+  return (
+    <ul class="speech-notes" aria-label="Speech and language">
+      {notes.map((n, i) => (
+        <li key={i}>
+          <time class="muted">{clock(n.at)}</time>
+          <span>{n.text}</span>
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -12,7 +12,7 @@ import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
-import { FunctionCalls, Timeline, Transcript, WarmTransfers, type FunctionCall, type Turn, type WarmTransfer } from '../components/call-record.js';
+import { FunctionCalls, SpeechNotes, Timeline, Transcript, WarmTransfers, type FunctionCall, type LanguageSwitch, type SttFallback, type Turn, type WarmTransfer } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
@@ -125,6 +125,7 @@ export default function LeadPage({ id }: { id: string }) {
           ) : (
             <Transcript turns={list<Turn>(m.transcription)} nodes={list<string>(m.node_traversal)} {...(l.call_id && l.recording_url ? { onSeek: playRecordingFrom } : {})} />
           )}
+          <SpeechNotes switches={list<LanguageSwitch>(m.language_switches)} fallback={m.stt_fallback && typeof m.stt_fallback === 'object' ? (m.stt_fallback as SttFallback) : undefined} />
           {m.agent === 'greeter' && (
             <p class="hint">The built-in greeter carried this call: it hears when the customer speaks but does not transcribe it (no speech-to-text or LLM is configured).</p>
           )}
