@@ -477,7 +477,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     await page.context().close();
   });
 
-  it("a call's languages and its speech-to-text fallback show under its transcript", async () => {
+  it("a call's languages and its speech-to-text fallback show under its transcript; its pre-checks in their card", async () => {
     const pushed = await admin.post('/leads', { request_id: 'languages-1', template: templateName, reseller_id: reseller, payload: { customer_mobile_number: '+14155550780', customer_name: 'Ana' } });
     assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
     const id = pushed.body.lead_call_tracker_id;
@@ -497,6 +497,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
         { from: 'en-US', to: 'es', by: 'function', at: at(5) },
       ],
       stt_fallback: { at: at(8), at_ms: 8300, from: 'assemblyai', to: 'deepgram', reason: 'assemblyai: refused the stream: HTTP 503' },
+      pre_check_results: [{ name: 'crm_open', result: 'passed', action: 'dial', status_code: 200, value: true, duration_ms: 41 }],
       errors: [],
     };
     await server.db.query("UPDATE leads SET status = 'FINISHED', outcome = 'confirmed', attempt_count = 1, next_attempt_at = NULL, meta_data = $2 WHERE id = $1", [id, JSON.stringify(meta)]);
@@ -510,6 +511,11 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     assert.match(notes[0]!, /The caller was heard speaking Hindi \(hi\); the call stayed in American English \(en-US\): not one of the call's languages \(en-US, es\)\./);
     assert.match(notes[1]!, /Switched from American English \(en-US\) to Spanish \(es\), asked by the flow \(switch_language\)\./);
     assert.match(notes[2]!, /Speech-to-text went over from assemblyai to deepgram: assemblyai: refused the stream: HTTP 503/);
+    // The pre-checks card beside it: each check, its result and what it decided.
+    assert.deepEqual(
+      await page.locator('#prechecks tbody tr td').allInnerTexts(),
+      ['crm_open', 'passed', 'dial', '200', 'true', '—'],
+    );
     await card.scrollIntoViewIfNeeded();
     await shoot(page, 'lead-languages');
     await page.context().close();

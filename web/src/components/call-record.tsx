@@ -1,8 +1,10 @@
 /**
  * A call as it happened: its attempts as a timeline, the transcript as a conversation with each
- * turn's node, and the functions the agent called with their hooks' requests and responses.
+ * turn's node and language, what happened to its speech (language switches, the speech-to-text's
+ * fallback), the functions the agent called with their hooks' requests and responses, its warm
+ * transfers and its pre-checks.
  */
-import { Badge, Card, Empty, Json } from './ui.js';
+import { Badge, Card, Empty, Json, Table } from './ui.js';
 import { clock, offset, seconds, when } from '../lib/format.js';
 
 /** `at_ms`: where the line begins in the call's recording. */
@@ -276,5 +278,30 @@ export function SpeechNotes({ switches, fallback }: { switches: LanguageSwitch[]
         </li>
       ))}
     </ul>
+  );
+}
+
+/** A pre-check's result as the call record keeps it (metaData.pre_check_results). */
+export type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
+
+/** The lead's pre-checks and what each decided (a card; nothing when it had none). */
+export function PreChecks({ results }: { results: PreCheckResult[] }) {
+  if (results.length === 0) return null;
+  return (
+    <Card title="Pre-checks" id="prechecks">
+      <Table
+        caption="Pre-check results"
+        rows={results}
+        rowKey={(r) => r.name}
+        columns={[
+          { key: 'name', label: 'Check', render: (r) => r.name },
+          { key: 'result', label: 'Result', render: (r) => <Badge kind="outcome" value={r.result === 'passed' ? 'passed' : r.result === 'disabled' ? 'disabled' : r.result === 'failed' ? 'failed' : 'error'} /> },
+          { key: 'action', label: 'Decision', render: (r) => (r.action === 'skip' ? 'skip the lead' : 'dial') },
+          { key: 'status', label: 'HTTP', class: 'num', render: (r) => r.status_code ?? '—' },
+          { key: 'value', label: 'Value', render: (r) => (r.value === undefined ? '—' : <code>{JSON.stringify(r.value)}</code>) },
+          { key: 'error', label: 'Error', render: (r) => r.error ?? '—' },
+        ]}
+      />
+    </Card>
   );
 }

@@ -12,14 +12,13 @@ import type { Configuration, Delivery, Lead } from '../api/types.js';
 import { Badge, Card, Empty, ErrorNote, Json, PageHeader, Spinner, Table, toast } from '../components/ui.js';
 import { playRecordingFrom, RecordingPlayer } from '../components/recording.js';
 import { useTenantNames } from '../components/tenant-names.js';
-import { FunctionCalls, SpeechNotes, Timeline, Transcript, WarmTransfers, type FunctionCall, type LanguageSwitch, type SttFallback, type Turn, type WarmTransfer } from '../components/call-record.js';
+import { FunctionCalls, PreChecks, SpeechNotes, Timeline, Transcript, WarmTransfers, type FunctionCall, type LanguageSwitch, type PreCheckResult, type SttFallback, type Turn, type WarmTransfer } from '../components/call-record.js';
 import { latestHealth } from '../components/shell.js';
 import { ago, callee, clock, money, seconds, shownNumber, when } from '../lib/format.js';
 import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 import { MakeTestCase } from '../components/case-form.js';
 
-type PreCheckResult = { name: string; result: string; action: string; status_code?: number; value?: unknown; error?: string; duration_ms?: number };
 
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
 const list = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
@@ -139,23 +138,7 @@ export default function LeadPage({ id }: { id: string }) {
       <Card title="Function calls" id="functions">
         <FunctionCalls calls={list<FunctionCall>(m.function_calls)} />
       </Card>
-      {list<PreCheckResult>(m.pre_check_results).length > 0 && (
-        <Card title="Pre-checks" id="prechecks">
-          <Table
-            caption="Pre-check results"
-            rows={list<PreCheckResult>(m.pre_check_results)}
-            rowKey={(r) => r.name}
-            columns={[
-              { key: 'name', label: 'Check', render: (r) => r.name },
-              { key: 'result', label: 'Result', render: (r) => <Badge kind="outcome" value={r.result === 'passed' ? 'passed' : r.result === 'disabled' ? 'disabled' : r.result === 'failed' ? 'failed' : 'error'} /> },
-              { key: 'action', label: 'Decision', render: (r) => (r.action === 'skip' ? 'skip the lead' : 'dial') },
-              { key: 'status', label: 'HTTP', class: 'num', render: (r) => r.status_code ?? '—' },
-              { key: 'value', label: 'Value', render: (r) => (r.value === undefined ? '—' : <code>{JSON.stringify(r.value)}</code>) },
-              { key: 'error', label: 'Error', render: (r) => r.error ?? '—' },
-            ]}
-          />
-        </Card>
-      )}
+      <PreChecks results={list<PreCheckResult>(m.pre_check_results)} />
       <Card title="Webhooks and callbacks" id="webhooks">
         <ErrorNote error={webhooks.error} />
         <Deliveries leadId={l.id} deliveries={webhooks.data?.data ?? []} onChange={webhooks.reload} />
