@@ -34,7 +34,7 @@ const problems: string[] = [];
 
 async function adminPage(at: string): Promise<Page> {
   const page = await (await newContext(browser)).newPage();
-  problems.push(...watchProblems(page));
+  watchProblems(page, problems);
   await logIn(page, server.url, EMAIL, PASSWORD, at);
   return page;
 }
@@ -106,7 +106,7 @@ describe('the dashboard counts calls', { skip, timeout: 600_000 }, () => {
     assert.deepEqual(f, { calls: CALL_STATES.calls, live: CALL_STATES.live, ended: CALL_STATES.ended, answered: CALL_STATES.answered, answerRate: 0.4, avgDurationSeconds: CALL_STATES.avgDurationSeconds });
 
     const page = await (await newContext(browser)).newPage();
-    problems.push(...watchProblems(page));
+    watchProblems(page, problems);
     // What the overview's chart was drawn from: the page's own calls_over_time answers.
     const series: { date: string; count: number }[][] = [];
     page.on('response', async (res) => {

@@ -86,7 +86,7 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: str
 describe('a campaign in the dashboard', { skip, timeout: 600_000 }, () => {
   it('imports a CSV as a campaign (the duplicate shown and skipped), watches it run, pauses, resumes, exports', async () => {
     const page = await (await newContext(browser)).newPage();
-    problems.push(...watchProblems(page));
+    watchProblems(page, problems);
     await logIn(page, server.url, EMAIL, PASSWORD, '/campaigns');
     await page.getByText('No campaign yet').waitFor();
     await save(page, 'campaigns-empty');

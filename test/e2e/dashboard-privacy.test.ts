@@ -74,7 +74,7 @@ after(async () => {
 describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {
   it('imports a do-not-call list, finds a number, shows consent, erases a person after confirming, sets retention', async () => {
     const page = await (await newContext(browser)).newPage();
-    problems.push(...watchProblems(page));
+    watchProblems(page, problems);
     await logIn(page, server.url, EMAIL, PASSWORD, '/dnc-lists');
     await page.getByText('No do-not-call list yet').waitFor();
 

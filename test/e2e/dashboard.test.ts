@@ -45,7 +45,7 @@ const problems: string[] = [];
 
 async function adminPage(at = '/'): Promise<Page> {
   const page = await (await newContext(browser)).newPage();
-  problems.push(...watchProblems(page));
+  watchProblems(page, problems);
   await logIn(page, base, EMAIL, PASSWORD, at);
   return page;
 }
@@ -114,7 +114,7 @@ after(async () => {
 describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
   it('logs in; the overview shows the figures the API gives; its first screen is under 300 kB of gzipped JavaScript', async () => {
     const page = await (await newContext(browser)).newPage();
-    problems.push(...watchProblems(page));
+    watchProblems(page, problems);
     const scripts = new Map<string, number>();
     page.on('response', async (res) => {
       if (!/\/app\/assets\/.*\.js$/.test(res.url())) return;
@@ -311,7 +311,7 @@ describe('the dashboard in Chromium', { skip, timeout: 600_000 }, () => {
     }
     const context = await newContext(browser);
     const page = await context.newPage();
-    problems.push(...watchProblems(page));
+    watchProblems(page, problems);
     await logIn(page, base, email, 'shop-password-1', '/leads');
     const nav = await page.locator('#nav a').allInnerTexts();
     assert.deepEqual(nav.filter((n) => !n.startsWith('API reference')), ['Overview', 'Leads', 'Campaigns', 'Templates', 'Configurations', 'Analytics', 'Blacklist', 'Do-not-call lists', 'Knowledge', 'Privacy', 'Merchants', 'API tokens']);
