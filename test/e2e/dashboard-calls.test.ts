@@ -7,9 +7,6 @@
  * test/screenshots/ (calls-*).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
@@ -18,55 +15,34 @@ import { dayFigures, dayRequests } from '../../web/src/lib/figures.js';
 import type { Client } from '../helpers/app.js';
 import { chromiumAvailable } from '../helpers/browser.js';
 import { CALL_STATES, seedCallStates } from '../helpers/call-states.js';
-import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
-import { freePort } from '../helpers/net.js';
-import { serveDialer } from '../helpers/serve.js';
+import { ADMIN, type DashboardServed, logIn, newContext, serveDashboard, shoot, watchProblems } from '../helpers/dashboard.js';
 
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
+const { email: EMAIL, password: PASSWORD } = ADMIN;
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
 let admin: Client;
 let browser: Browser;
-let dataDir: string;
+let ui: DashboardServed;
 const problems: string[] = [];
 
-async function adminPage(at: string): Promise<Page> {
-  const page = await (await newContext(browser)).newPage();
-  watchProblems(page, problems);
-  await logIn(page, server.url, EMAIL, PASSWORD, at);
-  return page;
-}
+const adminPage = (at: string): Promise<Page> => ui.adminPage(at, problems);
 
 /** Today in UTC, the browser context's time zone. */
 const today = () => new Date().toISOString().slice(0, 10);
 
 before(async () => {
   if (skip) return;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-calls-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'calls-e2e-secret-calls-e2e-secret-calls',
-    DIALER_ADMIN_EMAIL: EMAIL,
-    DIALER_ADMIN_PASSWORD: PASSWORD,
-    LOG_LEVEL: 'silent',
+  ui = await serveDashboard('calls', {
     LLM_API_KEY: '',
     OPENAI_API_KEY: '',
     LLM_BASE_URL: '',
-  }));
-  browser = await launchDashboardBrowser();
-  // The first request waits for the bundle (compiled on start).
-  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
-  assert.equal(warm.status, 200);
+  });
+  ({ server, admin, browser } = ui);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await ui?.close();
 });
 
 describe('the dashboard counts calls', { skip, timeout: 600_000 }, () => {

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -15,37 +14,27 @@ import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Client } from '../helpers/app.js';
 import { chromiumAvailable } from '../helpers/browser.js';
-import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
-import { freePort } from '../helpers/net.js';
-import { serveDialer } from '../helpers/serve.js';
+import { ADMIN, type DashboardServed, logIn, newContext, serveDashboard, shoot, watchProblems } from '../helpers/dashboard.js';
 
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
+const { email: EMAIL, password: PASSWORD } = ADMIN;
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
 let admin: Client;
 let browser: Browser;
-let dataDir: string;
+let ui: DashboardServed;
 const problems: string[] = [];
 
 before(async () => {
   if (skip) return;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-campaign-ui-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'campaign-ui-secret-campaign-ui-secret-1',
-    DIALER_ADMIN_EMAIL: EMAIL,
-    DIALER_ADMIN_PASSWORD: PASSWORD,
+  ui = await serveDashboard('campaign-ui', {
     DIALER_POLL_MS: '100',
     DIALER_SANDBOX: 'true',
-    LOG_LEVEL: 'silent',
     LLM_API_KEY: '',
     OPENAI_API_KEY: '',
     LLM_BASE_URL: '',
-  }));
+  });
+  ({ server, admin, browser } = ui);
   const reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
   const tpl = await admin.post('/templates', {
     name: 'Renewal reminder',
@@ -55,15 +44,10 @@ before(async () => {
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
   const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00', max_retry: 0 });
   assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-  browser = await launchDashboardBrowser();
-  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
-  assert.equal(warm.status, 200);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await ui?.close();
 });
 
 /** Saves the screen in test/screenshots/ and a copy under /tmp/campui-shots/ for a person to look at. */

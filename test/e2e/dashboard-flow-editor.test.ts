@@ -14,59 +14,37 @@
  * width in test/screenshots/.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Client } from '../helpers/app.js';
 import { chromiumAvailable } from '../helpers/browser.js';
-import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
-import { freePort } from '../helpers/net.js';
-import { serveDialer } from '../helpers/serve.js';
+import { ADMIN, type DashboardServed, logIn, newContext, serveDashboard, shoot, watchProblems } from '../helpers/dashboard.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
+const { email: EMAIL, password: PASSWORD } = ADMIN;
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
 let ai: OpenAIServer;
 let admin: Client;
 let browser: Browser;
-let dataDir: string;
+let ui: DashboardServed;
 let reseller: string;
 
 before(async () => {
   if (skip) return;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-flow-editor-'));
   // An LLM and a speech-to-text to choose from in "Voice and model" (no call is placed).
   ai = await startOpenAIServer();
-  ({ server, admin } = await serveDialer({
-    LLM_BASE_URL: ai.url,
-    STT_BASE_URL: ai.url,
-    LLM_MODELS: 'gpt-4.1-mini',
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'flow-editor-secret-flow-editor-secret-1',
-    DIALER_ADMIN_EMAIL: EMAIL,
-    DIALER_ADMIN_PASSWORD: PASSWORD,
-    LOG_LEVEL: 'silent',
-  }));
+  ui = await serveDashboard('flow-editor', { LLM_BASE_URL: ai.url, STT_BASE_URL: ai.url, LLM_MODELS: 'gpt-4.1-mini' });
+  ({ server, admin, browser } = ui);
   reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
-  browser = await launchDashboardBrowser();
-  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
-  assert.equal(warm.status, 200);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
+  await ui?.close();
   await ai?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 const box = (page: Page, node: string) => page.locator(`#graph g.box[data-node="${node}"]`);

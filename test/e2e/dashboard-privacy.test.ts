@@ -8,43 +8,30 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Client } from '../helpers/app.js';
 import { chromiumAvailable } from '../helpers/browser.js';
-import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
-import { freePort } from '../helpers/net.js';
-import { serveDialer } from '../helpers/serve.js';
+import { ADMIN, type DashboardServed, logIn, newContext, serveDashboard, shoot, watchProblems } from '../helpers/dashboard.js';
 
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
+const { email: EMAIL, password: PASSWORD } = ADMIN;
 const PERSON = '+14155550188';
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
 let admin: Client;
 let browser: Browser;
-let dataDir: string;
+let ui: DashboardServed;
 let reseller: string;
 let leadId: string;
 const problems: string[] = [];
 
 before(async () => {
   if (skip) return;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-privacy-ui-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'privacy-ui-secret-privacy-ui-secret-12',
-    DIALER_ADMIN_EMAIL: EMAIL,
-    DIALER_ADMIN_PASSWORD: PASSWORD,
-    LOG_LEVEL: 'silent',
-  }));
+  ui = await serveDashboard('privacy-ui');
+  ({ server, admin, browser } = ui);
   reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
   const tpl = await admin.post('/templates', { name: 'Renewal', reseller_id: reseller, flow: { initial_node: 'a', nodes: [{ node_name: 'a', task_messages: [{ role: 'system', content: 'Hi' }] }] } });
   assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
@@ -60,15 +47,10 @@ before(async () => {
   });
   assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
   leadId = pushed.body.lead_call_tracker_id;
-  browser = await launchDashboardBrowser();
-  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
-  assert.equal(warm.status, 200);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await ui?.close();
 });
 
 describe('compliance in the dashboard', { skip, timeout: 600_000 }, () => {

@@ -8,59 +8,40 @@
  * saved at 1280 px and at phone width in test/screenshots/.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { API_PREFIX } from '../../src/app.js';
 import type { RunningServer } from '../../src/server.js';
 import type { Client } from '../helpers/app.js';
 import { chromiumAvailable } from '../helpers/browser.js';
-import { launchDashboardBrowser, logIn, newContext, shoot, watchProblems } from '../helpers/dashboard.js';
-import { freePort } from '../helpers/net.js';
-import { serveDialer } from '../helpers/serve.js';
+import { ADMIN, type DashboardServed, logIn, newContext, serveDashboard, shoot, watchProblems } from '../helpers/dashboard.js';
 import { startSipRefuser, type SipRefuser } from '../helpers/sip-refuser.js';
 
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
+const { email: EMAIL, password: PASSWORD } = ADMIN;
 const skip = chromiumAvailable() ? false : 'Chromium is not installed (apt-get install chromium)';
 
 let server: RunningServer;
 let admin: Client;
 let browser: Browser;
-let dataDir: string;
+let ui: DashboardServed;
 let reseller: string;
 let refuser: SipRefuser;
 
 before(async () => {
   if (skip) return;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dialer-trunks-ui-'));
-  ({ server, admin } = await serveDialer({
-    PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DIALER_DATA_DIR: dataDir,
-    DIALER_JWT_SECRET: 'trunks-ui-secret-trunks-ui-secret-12345',
-    DIALER_ADMIN_EMAIL: EMAIL,
-    DIALER_ADMIN_PASSWORD: PASSWORD,
+  ui = await serveDashboard('trunks-ui', {
     DIALER_SIP_HOST: '127.0.0.1',
     // The built-in agent carries calls (none reaches it here: the carrier refuses them).
     DIALER_AGENT: 'greeter',
     DIALER_POLL_MS: '100',
-    LOG_LEVEL: 'silent',
-  }));
+  });
+  ({ server, admin, browser } = ui);
   refuser = await startSipRefuser(503, 'Service Unavailable');
   reseller = (await admin.post('/resellers', { name: 'Acme' })).body.id;
-  browser = await launchDashboardBrowser();
-  const warm = await fetch(`${server.url}${API_PREFIX}/app/login`, { signal: AbortSignal.timeout(300_000) });
-  assert.equal(warm.status, 200);
 });
 
 after(async () => {
-  await browser?.close();
-  await server?.close();
+  await ui?.close();
   await refuser?.close();
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** The row of the trunk named `name` (by its first cell: another row may name it as its failover). */
