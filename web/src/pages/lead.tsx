@@ -19,7 +19,6 @@ import { useLoad } from '../lib/use.js';
 import { BASE, can, session } from '../session.js';
 import { MakeTestCase } from '../components/case-form.js';
 
-
 const meta = (lead: Lead) => lead.metaData as Record<string, unknown>;
 const list = <T,>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
 
