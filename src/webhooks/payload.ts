@@ -125,7 +125,7 @@ export function reportingDeliveries(leads: readonly NotifiableLead[]): NewDelive
 }
 
 /** What a person said and what was made of it, in a queued or sent payload: removed by erasure. */
-const PERSONAL_KEYS = ['transcription', 'functionCalls', 'errors', 'recordingUrl', 'analysis', 'callbackAt'];
+const PERSONAL_KEYS = ['transcription', 'functionCalls', 'errors', 'recordingUrl', 'analysis', 'callbackAt', 'warmTransfers'];
 
 /** Erasure: the payloads of these leads' deliveries (sent or not) lose their personal content; returns how many. */
 export async function eraseDeliveryPayloads(q: Queryable, leadIds: readonly string[]): Promise<number> {

@@ -18,6 +18,7 @@ import { buildTestApp, PREFIX, type Client, type TestApp } from '../helpers/app.
 import { ScriptedDriver } from '../helpers/drivers.js';
 import { startS3Server, type S3Server } from '../helpers/s3-server.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { reportingPayload } from '../../src/webhooks/index.js';
 
 let t: TestApp;
 let w: World;
@@ -144,6 +145,11 @@ describe('POST /privacy/erasure', () => {
     assert.ok(s3.objects.has(`recordings/${cloud.call_id}.wav`));
     assert.equal((await w.reseller1.get(`/leads/recording/${local.call_id}`)).status, 200);
     const counts = await analytics();
+    // A reporting webhook of a warm transfer, queued: its briefing and what the human heard are the person's.
+    const warmTransfer = { to: '+14155550421', briefing: 'Ada Lovelace wants to move her gold plan.', briefing_source: 'llm', decision: 'accepted', via: 'voice', heard: 'Yes, put Ada through.', events: [] };
+    const queued = reportingPayload({ ...a, id: ids.a, request_id: 'p-a', call_id: a.call_id, outcome: 'confirmed', status: 'FINISHED', attempt_count: 1, recording_url: null, call_end_time: new Date(), cancellation_reason: null, meta_data: { transcription: [], warm_transfers: [warmTransfer] } } as never);
+    assert.equal((queued.body.warmTransfers as any[])[0].briefing, warmTransfer.briefing);
+    await t.db.query(`INSERT INTO webhook_deliveries (id, lead_id, url, kind, payload) VALUES ($1, $2, 'https://crm.example.com/hook', $3, $4)`, [`wh-${ids.a}`, ids.a, queued.kind, JSON.stringify(queued.body)]);
 
     const res = await w.reseller1.post('/privacy/erasure', { phone_number: PERSON });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -180,6 +186,9 @@ describe('POST /privacy/erasure', () => {
     }
     assert.deepEqual((await w.reseller1.get(`/leads/${ids.a}`)).body.consent, { source: 'web_form', captured_at: consent.captured_at, erased_at: (await w.reseller1.get(`/leads/${ids.a}`)).body.metaData.erased_at });
     assert.equal((await w.reseller1.get(`/leads/${local.id}`)).body.duration_seconds, local.duration_seconds);
+    const delivery = (await t.db.query<{ payload: Record<string, unknown> }>(`SELECT payload FROM webhook_deliveries WHERE id = $1`, [`wh-${ids.a}`])).rows[0]!.payload;
+    assert.equal(delivery.erased, true);
+    assert.ok(!JSON.stringify(delivery).includes('Ada'), JSON.stringify(delivery));
     assert.deepEqual(await analytics(), counts);
 
     // Another reseller's lead of the same number is untouched.
