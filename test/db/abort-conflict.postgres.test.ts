@@ -49,9 +49,16 @@ it('aborts leads after PostgreSQL broke a deadlock between the abort and another
 
   // The other transaction locks the second lead; the abort locks the first and waits for the
   // second; then the other transaction asks for the first: each waits for the other.
+  // PostgreSQL rolls back whichever backend runs its deadlock check first, a deadlock_timeout
+  // after it began to wait. The abort waits first, but on a busy machine its check can run late,
+  // after the other's: so the other transaction checks only after a minute (a superuser setting;
+  // the test server's role is one).
+  const { rows: roles } = await db.query<{ rolsuper: boolean }>('SELECT rolsuper FROM pg_roles WHERE rolname = current_user');
+  assert.equal(roles[0]?.rolsuper, true, 'the deadlock case needs a superuser role to set deadlock_timeout for one transaction');
   const locked = gate();
   const crossed = gate();
   const other = db.tx(async (q) => {
+    await q.query(`SET LOCAL deadlock_timeout = '1min'`);
     await q.query(`UPDATE leads SET updated_at = now() WHERE id = $1`, [second]);
     locked.open();
     await crossed.wait;
