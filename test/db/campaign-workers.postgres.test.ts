@@ -7,33 +7,27 @@
  * Every lead finishes, and every lead the dead worker held is dialled again. PostgreSQL only.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb } from '../helpers/db.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { endCall, startCallee, startWorker, type CalleeDial } from '../helpers/workers.js';
 
 const CAMPAIGN_LEADS = 60;
 const CAMPAIGN_CAP = 4;
 const CONFIG_LEADS = 40;
 const CONFIG_CAP = 3;
 
-interface Dial {
-  leadId: string;
-  attempt: number;
-  worker: string;
+interface Dial extends CalleeDial {
   group: string;
   end?: number;
 }
 
-
 describe('two worker processes share caps, and one dies', () => {
   let t: TestApp;
   let w: World;
-  let callee: http.Server;
-  let calleeUrl: string;
+  let callee: Awaited<ReturnType<typeof startCallee>>;
   const dials: Dial[] = [];
   const groupOf = new Map<string, string>();
   const live = new Map<string, number>();
@@ -52,52 +46,39 @@ describe('two worker processes share caps, and one dies', () => {
     const db = await createTestDb('postgres');
     t = await buildTestApp({ db });
     w = await buildWorld(t);
-    callee = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const d = JSON.parse(body) as { leadId: string; attempt: number; worker: string };
-        const dial: Dial = { ...d, group: groupOf.get(d.leadId)! };
-        dials.push(dial);
-        const now = (live.get(dial.group) ?? 0) + 1;
-        live.set(dial.group, now);
-        peak.set(dial.group, Math.max(peak.get(dial.group) ?? 0, now));
-        // A dial the killed worker sent just before it died: it ends at once.
-        if (d.worker === 'w1' && killed) return void (ended(dial), res.destroy());
-        // Worker 1's calls hang on until it is killed: it surely has calls live then.
-        if (d.worker === 'w1') {
-          victimLive++;
-          res.on('close', () => ended(dial));
-          return;
-        }
-        setTimeout(() => {
-          ended(dial);
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'completed', outcome: 'confirmed', durationSeconds: 2 }));
-        }, 20 + Math.random() * 60);
-      });
+    callee = await startCallee((d, res) => {
+      const dial: Dial = { ...d, group: groupOf.get(d.leadId)! };
+      dials.push(dial);
+      const now = (live.get(dial.group) ?? 0) + 1;
+      live.set(dial.group, now);
+      peak.set(dial.group, Math.max(peak.get(dial.group) ?? 0, now));
+      // A dial the killed worker sent just before it died: it ends at once.
+      if (d.worker === 'w1' && killed) return void (ended(dial), res.destroy());
+      // Worker 1's calls hang on until it is killed: it surely has calls live then.
+      if (d.worker === 'w1') {
+        victimLive++;
+        res.on('close', () => ended(dial));
+        return;
+      }
+      setTimeout(() => {
+        ended(dial);
+        endCall(res, { kind: 'completed', outcome: 'confirmed', durationSeconds: 2 });
+      }, 20 + Math.random() * 60);
     });
-    await new Promise<void>((r) => callee.listen(0, '127.0.0.1', r));
-    calleeUrl = `http://127.0.0.1:${(callee.address() as AddressInfo).port}`;
   });
 
   after(async () => {
     for (const p of workers) p.kill('SIGKILL');
-    callee.closeAllConnections();
-    await new Promise<void>((r) => callee.close(() => r()));
+    await callee.close();
     await t.close();
     await t.db.close();
   });
 
-  function startWorker(id: string): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/worker-process.ts'], {
-      env: { ...process.env, DATABASE_URL: (t.db as { url?: string }).url, CALLEE_URL: calleeUrl, WORKER_ID: id, LEASE_SECONDS: '3', MAX_CALLS: '10' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    workers.push(child);
-    return new Promise((resolve, reject) => {
-      child.stdout!.once('data', () => resolve(child));
-      child.once('exit', (code) => reject(new Error(`worker ${id} exited with ${code}`)));
-    });
+  async function startOne(id: string): Promise<ChildProcess> {
+    const worker = startWorker(id, { databaseUrl: (t.db as { url?: string }).url!, calleeUrl: callee.url, leaseSeconds: 3, maxCalls: 10 });
+    workers.push(worker.child);
+    await worker.ready;
+    return worker.child;
   }
 
   it('never exceeds the campaign cap or the configuration cap, and loses no lead', async () => {
@@ -122,7 +103,7 @@ describe('two worker processes share caps, and one dies', () => {
     await push('in-campaign', CAMPAIGN_LEADS, { campaign_id: campaign.body.id });
     await push('config-capped', CONFIG_LEADS, {});
 
-    const [victim] = await Promise.all(['w1', 'w2'].map(startWorker));
+    const [victim] = await Promise.all(['w1', 'w2'].map(startOne));
     const deadline = Date.now() + 60_000;
     while (victimLive < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     assert.ok(victimLive >= 2, 'worker 1 has live calls');

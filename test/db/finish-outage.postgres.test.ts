@@ -7,9 +7,7 @@
  * machine writes that end from the worker's journal, not worker_lost, and nobody is called again.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +23,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, buildTestApp, type TestApp } from '../help
 import { gate, ScriptedDriver } from '../helpers/drivers.js';
 import { freePort } from '../helpers/net.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { endCall, startCallee, startWorker } from '../helpers/workers.js';
 
 const TWILIO = { accountSid: 'AC00000000000000000000000000000038', authToken: 'twilio-auth-token-outage' };
 const OUTAGE_MS = 10_000;
@@ -159,26 +158,16 @@ describe("a call's end and a database outage", { timeout: 300_000 }, () => {
     // The far side: a call answered and held until the test ends it.
     const hold = gate();
     const dials: string[] = [];
-    const callee = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d));
-      req.on('end', () => {
-        dials.push(JSON.parse(body).leadId);
-        void hold.wait.then(() => {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ kind: 'completed', outcome: 'confirmed', durationSeconds: 7, metaData: { transcript: [{ role: 'user', content: 'Yes, Tuesday.' }] }, recordingUrl: 'https://recordings.example/CA-journal.wav' }));
-        });
-      });
+    const callee = await startCallee((d, res) => {
+      dials.push(d.leadId);
+      void hold.wait.then(() =>
+        endCall(res, { kind: 'completed', outcome: 'confirmed', durationSeconds: 7, metaData: { transcript: [{ role: 'user', content: 'Yes, Tuesday.' }] }, recordingUrl: 'https://recordings.example/CA-journal.wav' }),
+      );
     });
-    await new Promise<void>((r) => callee.listen(0, '127.0.0.1', r));
     const journalDir = tempDir('journal');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/worker-process.ts'], {
-      env: { ...process.env, DATABASE_URL: pg.url, CALLEE_URL: `http://127.0.0.1:${(callee.address() as { port: number }).port}`, WORKER_ID: 'doomed', LEASE_SECONDS: '30', MAX_CALLS: '1', JOURNAL_DIR: journalDir },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const { child, ready, exited } = startWorker('doomed', { databaseUrl: pg.url, calleeUrl: callee.url, leaseSeconds: 30, maxCalls: 1, journalDir });
     try {
-      await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => String(d).includes('ready') && resolve()));
+      await ready;
       const id = await push('journal', '+16465553899');
       await until('the dial', () => dials.length === 1, 60_000);
 
@@ -213,8 +202,7 @@ describe("a call's end and a database outage", { timeout: 300_000 }, () => {
       assert.deepEqual(fs.readdirSync(journalDir), [], 'the journal is gone once its end is written');
     } finally {
       child.kill('SIGKILL');
-      callee.closeAllConnections();
-      await new Promise((r) => callee.close(r));
+      await callee.close();
     }
   });
 });

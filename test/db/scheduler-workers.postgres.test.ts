@@ -6,35 +6,28 @@
  * PostgreSQL only (PGlite is one process; the lifecycle suite covers it).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDb } from '../helpers/db.js';
 import { buildWorld, type World } from '../helpers/world.js';
+import { endCall, startCallee, startWorker, type CalleeDial } from '../helpers/workers.js';
 
 const LEADS = 2000;
 const LIMITED = 120; // leads of the rate-limited configuration
 const RATE = { max: 40, windowSeconds: 2 };
 const NUMBERS = 30;
 
-interface Dial {
-  leadId: string;
-  attempt: number;
-  from: string;
-  worker: string;
+interface Dial extends CalleeDial {
   start: number;
   end?: number;
   abandoned?: boolean;
 }
 
-
 describe('three worker processes on one PostgreSQL', () => {
   let t: TestApp;
   let w: World;
-  let callee: http.Server;
-  let calleeUrl: string;
+  let callee: Awaited<ReturnType<typeof startCallee>>;
   const dials: Dial[] = [];
   let held = 0;
   let killedAt: number | undefined;
@@ -44,50 +37,36 @@ describe('three worker processes on one PostgreSQL', () => {
     const db = await createTestDb('postgres');
     t = await buildTestApp({ db });
     w = await buildWorld(t);
-    callee = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const d = JSON.parse(body) as { leadId: string; attempt: number; from: string; worker: string };
-        const dial: Dial = { ...d, start: performance.now() };
-        // A dial the killed worker sent just before it died may arrive after the kill: it ends at once.
-        if (d.worker === 'w1' && killedAt !== undefined) Object.assign(dial, { end: dial.start, abandoned: true });
-        dials.push(dial);
-        // A short call; one in ten is busy (retried). Worker 1's calls become long after a while,
-        // so that it surely has calls in flight when it is killed.
-        const long = d.worker === 'w1' && dials.length > 250;
-        if (long) held++;
-        setTimeout(() => {
-          // (A killed worker's call was closed at the kill; Node's server would notice only now.)
-          if (dial.abandoned) return void res.destroy();
-          dial.end = performance.now();
-          const busy = parseInt(d.leadId.slice(0, 2), 16) % 10 === 0 && d.attempt === 1;
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(busy ? { kind: 'busy' } : { kind: 'completed', outcome: 'confirmed', durationSeconds: 7 }));
-        }, long ? 10_000 : 5 + Math.random() * 40);
-      });
+    callee = await startCallee((d, res) => {
+      const dial: Dial = { ...d, start: performance.now() };
+      // A dial the killed worker sent just before it died may arrive after the kill: it ends at once.
+      if (d.worker === 'w1' && killedAt !== undefined) Object.assign(dial, { end: dial.start, abandoned: true });
+      dials.push(dial);
+      // A short call; one in ten is busy (retried). Worker 1's calls become long after a while,
+      // so that it surely has calls in flight when it is killed.
+      const long = d.worker === 'w1' && dials.length > 250;
+      if (long) held++;
+      setTimeout(() => {
+        // (A killed worker's call was closed at the kill; Node's server would notice only now.)
+        if (dial.abandoned) return void res.destroy();
+        dial.end = performance.now();
+        const busy = parseInt(d.leadId.slice(0, 2), 16) % 10 === 0 && d.attempt === 1;
+        endCall(res, busy ? { kind: 'busy' } : { kind: 'completed', outcome: 'confirmed', durationSeconds: 7 });
+      }, long ? 10_000 : 5 + Math.random() * 40);
     });
-    await new Promise<void>((r) => callee.listen(0, '127.0.0.1', r));
-    calleeUrl = `http://127.0.0.1:${(callee.address() as AddressInfo).port}`;
   });
 
   after(async () => {
     for (const p of workers) p.kill('SIGKILL');
-    await new Promise<void>((r) => callee.close(() => r()));
-    callee.closeAllConnections();
+    await callee.close();
     await t.close();
     await t.db.close();
   });
 
-  function startWorker(id: string): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/worker-process.ts'], {
-      env: { ...process.env, DATABASE_URL: (t.db as { url?: string }).url, CALLEE_URL: calleeUrl, WORKER_ID: id, LEASE_SECONDS: '8', MAX_CALLS: '15' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    workers.push(child);
-    return new Promise((resolve, reject) => {
-      child.stdout!.once('data', () => resolve(child));
-      child.once('exit', (code) => reject(new Error(`worker ${id} exited with ${code}`)));
-    });
+  async function startOne(id: string): Promise<void> {
+    const worker = startWorker(id, { databaseUrl: (t.db as { url?: string }).url!, calleeUrl: callee.url, leaseSeconds: 8, maxCalls: 15 });
+    workers.push(worker.child);
+    await worker.ready;
   }
 
   it('dials every lead once per attempt, never twice at once, within the pool and the rate limit, and survives kill -9', async () => {
@@ -115,7 +94,7 @@ describe('three worker processes on one PostgreSQL', () => {
     }
     const limitedIds = new Set(all.slice(0, LIMITED));
 
-    await Promise.all(['w1', 'w2', 'w3'].map(startWorker));
+    await Promise.all(['w1', 'w2', 'w3'].map(startOne));
     const victim = workers[0]!;
 
     // While they work: more leads, aborted as they are being claimed.
