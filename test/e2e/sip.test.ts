@@ -46,7 +46,6 @@ function loudSeconds(pcm: Int16Array): number {
 
 function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordings: Map<string, Buffer>, trunk: Partial<SipTrunk> = {}, bind: { tlsCa?: string; tlsIdentity?: { cert: string; key: string } } = {}, more: Partial<SipDriverDeps> = {}): SipDriver {
   return new SipDriver({
-    ...more,
     agent,
     saveRecording: async (callId, wav) => {
       recordings.set(callId, wav);
@@ -57,6 +56,7 @@ function driverFor(baresip: Pick<Baresip, 'address'>, agent: CallAgent, recordin
     bind: { host: '127.0.0.1', port: 0, ...bind },
     ringTimeoutSeconds: 10,
     maxCallSeconds: 60,
+    ...more,
   });
 }
 
@@ -363,6 +363,8 @@ describe('SIP trunk calls against baresip', () => {
 
 describe('warm transfer by bridging: baresip answers as both the customer and the human', () => {
   const HUMAN = '+14155550177';
+  /** A human whose phone rings until they reject the call, or Dialer gives up. */
+  const RINGING = '+14155550188';
   let baresip: Baresip;
   before(async () => {
     const speech = (await speechClip('callee', 'Hello? Yes, this is Sam speaking. I am fine, thank you very much for calling me today.')).pcm;
@@ -553,6 +555,8 @@ describe('SIP calls over a network that loses and reorders RTP, and cold transfe
 describe('warm transfer with a briefing over the trunk: the flow agent consults the human on baresip', () => {
   const CUSTOMER = '+14155550166';
   const HUMAN = '+14155550177';
+  /** A human whose phone rings until they reject the call, or Dialer gives up. */
+  const RINGING = '+14155550188';
   let baresip: Baresip;
   let ai: OpenAIServer;
   /** Resolves each time the briefing (with its question) has been synthesised for the human's leg. */
@@ -566,7 +570,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const words = (await speechClip('customer-late', 'Hello? This is Sam. Thank you.')).pcm;
     const speech = new Int16Array(15 * RATE_HZ + words.length);
     speech.set(words, 15 * RATE_HZ);
-    baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN], speech, sampleRateHz: RATE_HZ });
+    baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN], ringing: [RINGING], speech, sampleRateHz: RATE_HZ });
     ai = await startOpenAIServer();
     // The LLM answers after a second: baresip names its recordings by the second a call started, and the human's must not share the customer's.
     ai.pace.firstTokenMs = 1100;
@@ -603,24 +607,39 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     await ai?.close();
   });
 
-  /**
-   * A lead's call whose agent transfers warm at once; the human presses `key` while the briefing
-   * plays.
-   */
-  async function warmCall(key: string, untilSaid?: string, human = HUMAN): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
+  interface WarmCall {
+    /** The key the human presses while the briefing plays. */
+    key?: string;
+    /** The customer hangs up once the agent said this to them. */
+    untilSaid?: string;
+    human?: string;
+    /** How long the human's phone (and the customer's) may ring. */
+    ringTimeoutSeconds?: number;
+    /** The human's phone rejects the call while it rings (486 Busy Here). */
+    rejectWhileRinging?: boolean;
+  }
+
+  /** A lead's call whose agent transfers warm at once. */
+  async function warmCall({ key = '1', untilSaid, human = HUMAN, ringTimeoutSeconds, rejectWhileRinging }: WarmCall = {}): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
     ai.chat.length = 0;
     ai.chat.push({ tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'How can I help you?' }, { text: 'Goodbye.' });
     const recordings = new Map<string, Buffer>();
     let said: (() => void) | undefined;
     const saidIt = new Promise<void>((resolve) => (said = resolve));
-    const driver = driverFor(baresip, agent, recordings, {}, {}, { liveTranscript: () => (line) => void (line.content === untilSaid && said?.()) });
+    const driver = driverFor(baresip, agent, recordings, {}, {}, { liveTranscript: () => (line) => void (line.content === untilSaid && said?.()), ...(ringTimeoutSeconds ? { ringTimeoutSeconds } : {}) });
+    const from = baresip.output().length;
     try {
       const briefing = briefed();
       const calling = dial(driver, CUSTOMER, { customer_name: 'Sam', order_id: 'A-42', human_number: human });
+      if (rejectWhileRinging) {
+        await baresip.waitFor(new RegExp(`sip:\\${human}@127\\.0\\.0\\.1: Incoming call`), 30_000, from);
+        await baresip.command('uafind', `sip:${human}@127.0.0.1`);
+        await baresip.command('hangup');
+      }
       // (A call that ends without a briefing fails on its record below.)
       if (await Promise.race([briefing.then(() => true), calling.then(() => false)])) {
         // The human's phone presses the key: their account is made baresip's current one first.
-        await baresip.command('uafind', `sip:${HUMAN}@127.0.0.1`);
+        await baresip.command('uafind', `sip:${human}@127.0.0.1`);
         await baresip.command('sndcode', key);
       }
       // The customer hangs up once the agent said `untilSaid` to them.
@@ -641,7 +660,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   }
 
   it('the human hears the briefing, presses 1, and only then hears the customer; the lead is TRANSFERRED', async () => {
-    const { result, recordings } = await warmCall('1');
+    const { result, recordings } = await warmCall({ key: '1' });
     assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
     if (result.end.kind !== 'completed') return;
     const meta = result.end.metaData as any;
@@ -666,7 +685,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   });
 
   it('a human who presses 2 is hung up; the customer is told and the agent keeps the call', async () => {
-    const { result } = await warmCall('2', 'My colleague is busy, so I will help you myself.');
+    const { result } = await warmCall({ key: '2', untilSaid: 'My colleague is busy, so I will help you myself.' });
     assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
     if (result.end.kind !== 'completed') return;
     const meta = result.end.metaData as any;
@@ -684,7 +703,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   });
 
   it('a human the trunk cannot reach: the customer is told, the agent ends the call, and the callback is scheduled', async () => {
-    const { result } = await warmCall('1', undefined, '+14155550111');
+    const { result } = await warmCall({ human: '+14155550111' });
     assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
     if (result.end.kind !== 'completed') return;
     const meta = result.end.metaData as any;
@@ -696,5 +715,33 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     assert.ok(meta.callback?.at && meta.callback.at === warm.callback_at, JSON.stringify(meta.callback));
     assert.ok(meta.transcription.some((t: any) => t.content === 'We will call you back. Goodbye.'));
     assert.equal(meta.sip_ended_by, 'agent');
+  });
+  it('a human whose phone rings on: Dialer cancels at the ring timeout, the customer is told, and the callback is scheduled', async () => {
+    const { result } = await warmCall({ human: RINGING, ringTimeoutSeconds: 3 });
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    const [warm] = meta.warm_transfers;
+    assert.equal(warm.decision, 'no_answer', JSON.stringify(warm));
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'no_answer']);
+    // The human's leg was cancelled: its INVITE ended 487 Request Terminated.
+    assert.deepEqual(meta.transfer_events.map((e: any) => [e.event, e.status]), [['dial', undefined], ['failed', '487']]);
+    assert.match(meta.transfer_events[1].reason, /no answer/);
+    assert.ok(meta.callback?.at && meta.callback.at === warm.callback_at, JSON.stringify(meta.callback));
+    assert.ok(meta.transcription.some((t: any) => t.content === 'We will call you back. Goodbye.'));
+    assert.equal(meta.sip_ended_by, 'agent');
+  });
+
+  it('a human who rejects the ringing call (486 Busy Here): the customer is told, and the callback is scheduled', async () => {
+    const { result } = await warmCall({ human: RINGING, rejectWhileRinging: true });
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    const [warm] = meta.warm_transfers;
+    assert.equal(warm.decision, 'busy', JSON.stringify(warm));
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'busy']);
+    assert.deepEqual(meta.transfer_events.map((e: any) => [e.event, e.status]), [['dial', undefined], ['failed', '486']]);
+    assert.ok(meta.callback?.at && meta.callback.at === warm.callback_at, JSON.stringify(meta.callback));
+    assert.ok(meta.transcription.some((t: any) => t.content === 'We will call you back. Goodbye.'));
   });
 });

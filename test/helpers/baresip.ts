@@ -58,6 +58,8 @@ export interface BaresipOptions {
   user: string;
   /** More users it answers for (accounts of their own, answermode=auto), e.g. the human of a transfer. */
   others?: string[];
+  /** Users whose calls ring until told (answermode=manual): `hangup` after `uafind` rejects one busy (486). */
+  ringing?: string[];
   speech: Int16Array;
   sampleRateHz: number;
   /**
@@ -85,8 +87,11 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
   await writeFile(wav, encodeWav(options.speech, options.sampleRateHz));
   const identity = path.join(dir, 'identity.pem');
   if (options.tlsIdentity) await writeFile(identity, options.tlsIdentity);
-  const account = (user: string) => `<sip:${user}@127.0.0.1>;regint=0;answermode=auto;audio_codecs=PCMU,PCMA\n`;
-  await writeFile(path.join(dir, 'accounts'), [options.user, ...(options.others ?? [])].map(account).join(''));
+  const account = (user: string, answermode = 'auto') => `<sip:${user}@127.0.0.1>;regint=0;answermode=${answermode};audio_codecs=PCMU,PCMA\n`;
+  await writeFile(
+    path.join(dir, 'accounts'),
+    [options.user, ...(options.others ?? [])].map((user) => account(user)).join('') + (options.ringing ?? []).map((user) => account(user, 'manual')).join(''),
+  );
   await writeFile(
     path.join(dir, 'config'),
     [
