@@ -365,6 +365,8 @@ describe('warm transfer by bridging: baresip answers as both the customer and th
   const HUMAN = '+14155550177';
   /** A human whose phone rings until they reject the call, or Dialer gives up. */
   const RINGING = '+14155550188';
+  /** A human who answers by voice: quiet while the briefing plays, then "Yes", then their name. */
+  const SPEAKING = '+14155550199';
   let baresip: Baresip;
   before(async () => {
     const speech = (await speechClip('callee', 'Hello? Yes, this is Sam speaking. I am fine, thank you very much for calling me today.')).pcm;
@@ -557,6 +559,8 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   const HUMAN = '+14155550177';
   /** A human whose phone rings until they reject the call, or Dialer gives up. */
   const RINGING = '+14155550188';
+  /** A human who answers by voice: quiet while the briefing plays, then "Yes", then their name. */
+  const SPEAKING = '+14155550199';
   let baresip: Baresip;
   let ai: OpenAIServer;
   /** Resolves each time the briefing (with its question) has been synthesised for the human's leg. */
@@ -570,7 +574,12 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const words = (await speechClip('customer-late', 'Hello? This is Sam. Thank you.')).pcm;
     const speech = new Int16Array(15 * RATE_HZ + words.length);
     speech.set(words, 15 * RATE_HZ);
-    baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN], ringing: [RINGING], speech, sampleRateHz: RATE_HZ });
+    const yes = (await speechClip('human-yes', 'Yes, put them through.')).pcm;
+    const bob = (await speechClip('human-bob', 'Bob here. How can I help?')).pcm;
+    const human = new Int16Array(22 * RATE_HZ);
+    human.set(yes, 10 * RATE_HZ);
+    human.set(bob, 13 * RATE_HZ);
+    baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN, SPEAKING], ringing: [RINGING], voices: { [SPEAKING]: human }, speech, sampleRateHz: RATE_HZ });
     ai = await startOpenAIServer();
     // The LLM answers after a second: baresip names its recordings by the second a call started, and the human's must not share the customer's.
     ai.pace.firstTokenMs = 1100;
@@ -608,7 +617,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   });
 
   interface WarmCall {
-    /** The key the human presses while the briefing plays. */
+    /** The key the human presses while the briefing plays (none: the human decides by what they say, or does not). */
     key?: string;
     /** The customer hangs up once the agent said this to them. */
     untilSaid?: string;
@@ -620,9 +629,12 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   }
 
   /** A lead's call whose agent transfers warm at once. */
-  async function warmCall({ key = '1', untilSaid, human = HUMAN, ringTimeoutSeconds, rejectWhileRinging }: WarmCall = {}): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
+  async function warmCall({ key, untilSaid, human = HUMAN, ringTimeoutSeconds, rejectWhileRinging }: WarmCall = {}): Promise<{ result: CallResult; recordings: Map<string, Buffer> }> {
     ai.chat.length = 0;
     ai.chat.push({ tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'How can I help you?' }, { text: 'Goodbye.' });
+    ai.transcripts.length = 0;
+    ai.transcriptionRequests.length = 0;
+    if (human === SPEAKING) ai.transcripts.push('Yes, put them through.');
     const recordings = new Map<string, Buffer>();
     let said: (() => void) | undefined;
     const saidIt = new Promise<void>((resolve) => (said = resolve));
@@ -637,7 +649,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
         await baresip.command('hangup');
       }
       // (A call that ends without a briefing fails on its record below.)
-      if (await Promise.race([briefing.then(() => true), calling.then(() => false)])) {
+      if (key && (await Promise.race([briefing.then(() => true), calling.then(() => false)]))) {
         // The human's phone presses the key: their account is made baresip's current one first.
         await baresip.command('uafind', `sip:${human}@127.0.0.1`);
         await baresip.command('sndcode', key);
@@ -682,6 +694,30 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     assert.ok(loudSeconds(human.subarray(bridgedAt)) >= 0.5, `the human heard ${loudSeconds(human.subarray(bridgedAt))} s of the customer`);
     // Dialer's recording holds the hold message, and the customer and the human after it.
     assert.ok(loudSeconds(decodeWav(recordings.get(result.callId!)!).pcm) >= 1);
+  });
+
+  it('a human who says "yes" after the briefing is put through: their words are the decision, and then they hear the customer', async () => {
+    const from = baresip.output().length;
+    const { result } = await warmCall({ human: SPEAKING });
+    assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
+    if (result.end.kind !== 'completed') return;
+    const meta = result.end.metaData as any;
+    assert.equal(result.end.outcome, 'TRANSFERRED', JSON.stringify(meta));
+    assert.equal(meta.transferred_to, SPEAKING);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual({ decision: warm.decision, via: warm.via, heard: warm.heard }, { decision: 'accepted', via: 'voice', heard: 'Yes, put them through.' });
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'accepted', 'bridged']);
+    // The human's words went to the speech-to-text: one segment, about as long as their "yes".
+    assert.equal(ai.transcriptionRequests.length, 1, JSON.stringify(ai.transcriptionRequests));
+    assert.ok(ai.transcriptionRequests[0]!.seconds < 5, JSON.stringify(ai.transcriptionRequests));
+    await baresip.waitFor(/terminated[\s\S]*terminated/, 15_000, from);
+    // (baresip keeps every call's sound: the human's, begun after the customer's, is the latest.)
+    const human = (await heard()).at(-1);
+    assert.ok(human, baresip.output());
+    const at = (event: string) => Date.parse(warm.events.find((e: any) => e.event === event).at);
+    const bridgedAt = Math.round(((at('bridged') - at('answered')) / 1000) * RATE_HZ);
+    assert.ok(loudSeconds(human.subarray(0, bridgedAt)) >= 2, `the human heard ${loudSeconds(human.subarray(0, bridgedAt))} s of briefing`);
+    assert.ok(loudSeconds(human.subarray(bridgedAt)) >= 0.5, `the human heard ${loudSeconds(human.subarray(bridgedAt))} s of the customer`);
   });
 
   it('a human who presses 2 is hung up; the customer is told and the agent keeps the call', async () => {

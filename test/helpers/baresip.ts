@@ -61,6 +61,8 @@ export interface BaresipOptions {
   /** Users whose calls ring until told (answermode=manual): `hangup` after `uafind` rejects one busy (486). */
   ringing?: string[];
   speech: Int16Array;
+  /** Users (of `others`) who speak their own words rather than `speech` (the account's own aufile source). */
+  voices?: Record<string, Int16Array>;
   sampleRateHz: number;
   /**
    * Also SIP over TCP (the same port) and TLS (the port after it), with this PEM (key and
@@ -87,7 +89,9 @@ async function startOnce(options: BaresipOptions): Promise<Baresip> {
   await writeFile(wav, encodeWav(options.speech, options.sampleRateHz));
   const identity = path.join(dir, 'identity.pem');
   if (options.tlsIdentity) await writeFile(identity, options.tlsIdentity);
-  const account = (user: string, answermode = 'auto') => `<sip:${user}@127.0.0.1>;regint=0;answermode=${answermode};audio_codecs=PCMU,PCMA\n`;
+  for (const [user, pcm] of Object.entries(options.voices ?? {})) await writeFile(path.join(dir, `voice-${user}.wav`), encodeWav(pcm, options.sampleRateHz));
+  const account = (user: string, answermode = 'auto') =>
+    `<sip:${user}@127.0.0.1>;regint=0;answermode=${answermode};audio_codecs=PCMU,PCMA${options.voices?.[user] ? `;audio_source=aufile,${path.join(dir, `voice-${user}.wav`)}` : ''}\n`;
   await writeFile(
     path.join(dir, 'accounts'),
     [options.user, ...(options.others ?? [])].map((user) => account(user)).join('') + (options.ringing ?? []).map((user) => account(user, 'manual')).join(''),
