@@ -88,7 +88,7 @@ export function chooseAgent(config: Config, db: Db, outbound: OutboundClient, lo
   };
   const chat = new ConversationAgent({ services: chosen.services, ...flowParts });
   // A realtime model carries the flows when one is configured; the chat pipeline takes the calls it cannot.
-  const agent = voice.realtime ? new RealtimeAgent({ model: createRealtimeModel(voice.realtime), services: chosen.services, analysisLlm: chosen.services.llm, fallback: chat, ...flowParts }) : chat;
+  const agent = voice.realtime ? new RealtimeAgent({ model: createRealtimeModel(voice.realtime), services: chosen.services, chatLlm: chosen.services.llm, fallback: chat, ...flowParts }) : chat;
   return { agent, services: chosen.services };
 }
 

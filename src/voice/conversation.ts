@@ -9,9 +9,9 @@ import type { OutboundFetch } from '../lib/outbound/index.js';
 import type { Flow } from './flow/schema.js';
 import { recordingAt, type CallAgent, type CallContext, type CallIO, type ConversationResult } from './agent.js';
 import { createFlowSession } from './flow/index.js';
-import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from './result.js';
+import { conversationCost, conversationOutcome, flowMetaData, flowVariables, postCallAnalysis, traceScores } from './result.js';
 import { frame, type EndFrame } from './frames.js';
-import { ConversationMetrics, percentile } from './metrics.js';
+import { ConversationMetrics } from './metrics.js';
 import { Pipeline, type FrameProcessor } from './pipeline.js';
 import { RecordPublisher, TranscriptTap } from './observe.js';
 import { ConverseProcessor, VOICEMAIL_PATTERN } from './processors/converse.js';
@@ -300,45 +300,25 @@ export class ConversationAgent implements CallAgent {
     const sentiment = sentimentScore(userWords);
     const minutes = (performance.now() - startedAt) / 60_000;
     const cost = conversationCost(o.pricing ?? DEFAULT_PRICING, { minutes, usage: record.usage, spokenCharacters });
-    const traceScores: Record<string, number> = {
-      interruptions: metrics.interruptions,
-      turns: metrics.turnLatenciesMs.length,
-      media_frames: clock.frames,
-      media_frames_late: clock.late,
-      output_frames: metrics.outputFrames,
-      output_frames_late: metrics.outputFramesLate,
-    };
-    const p50 = percentile(metrics.turnLatenciesMs, 50);
-    const p95 = percentile(metrics.turnLatenciesMs, 95);
-    if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);
-    if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
-    if (sentiment !== undefined) traceScores.sentiment = sentiment;
     return {
       outcome: conversationOutcome(record, endedBy, giveUpOutcome),
       sentiment,
       cost,
-      traceScores,
+      traceScores: traceScores({
+        interruptions: metrics.interruptions,
+        turnLatenciesMs: metrics.turnLatenciesMs,
+        mediaFrames: clock.frames,
+        mediaFramesLate: clock.late,
+        outputFrames: metrics.outputFrames,
+        outputFramesLate: metrics.outputFramesLate,
+        sentiment,
+      }),
       metaData: {
         agent: this.label,
-        transcription: record.transcription,
-        ...(disclosure ? { disclosure: disclosure.record } : {}),
-        node_traversal: record.node_traversal,
-        function_calls: record.function_calls,
-        call_ended_by: endedBy,
-        errors: [...record.errors, ...errors],
-        usage: record.usage,
+        ...flowMetaData(record, { disclosure: disclosure?.record, endedBy, errors, turnLatenciesMs: metrics.turnLatenciesMs, dtmf, analysis, transferredTo }),
         turn_taking: { mode: initial.mode, turns: decisions, barge_ins: bargeIns },
-        turn_latency_ms: metrics.turnLatenciesMs.map(Math.round),
         turn_overhead_ms: metrics.turnOverheadsMs.map((v) => Math.round(v * 10) / 10),
-        ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
-        ...(record.opted_out ? { opted_out: record.opted_out } : {}),
-        ...(record.callback ? { callback: record.callback } : {}),
-        ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
-        ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
         ...(sttFallback ? { stt_fallback: sttFallback } : {}),
-        ...(record.warm_transfers.length ? { warm_transfers: record.warm_transfers } : {}),
-        ...(analysis ? { analysis } : {}),
-        ...(transferredTo ? { transfer_number: transferredTo } : {}),
       },
     };
   }

@@ -13,6 +13,9 @@
  *   Spanish instruction and transcription language, but not the model's voice (the API refuses a
  *   new voice once the model has spoken); the flow's own goodbye is spoken in the voice the
  *   template chose for Spanish; the transcript marks each line's language.
+ * - A warm transfer: the chat LLM writes the briefing from the transcript, the human hears it and
+ *   says yes (heard by the chat pipeline's speech-to-text), and is bridged; the customer, on hold
+ *   meanwhile, speaks, and the model hears none of it (no turn, no reply).
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
  * - The client alone: a telephony call's mu-law bytes are appended as they came (mu-law's negative
@@ -219,6 +222,83 @@ describe('a flow on a realtime model', () => {
     const greeting = events.findIndex((e) => e.type === 'response.create');
     const later = updates.filter((u) => events.indexOf(u) > greeting);
     assert.ok(later.includes(spanish) && later.every((u) => !('voice' in u.session)), JSON.stringify(updates.map((u) => u.session.voice)));
+  });
+
+  it('a warm transfer briefs the human while the customer is on hold (the model hears nothing of them), then bridges them', async () => {
+    const human = '+14155550446';
+    const warmFlow = {
+      initial_node: 'help',
+      nodes: [
+        {
+          node_name: 'help',
+          role_messages: [{ role: 'system', content: 'You help {customer_name} with order {order_id}.' }],
+          task_messages: [{ role: 'system', content: 'Offer help; put them through to a person when they ask.' }],
+          functions: [{ name: 'talk_to_human', description: 'Put the caller through to a person', transfer_to_number: human, warm_transfer: { hold_message: 'One moment.' } }],
+        },
+      ],
+    };
+    const tpl = await admin.post('/templates', { name: 'warm', reseller_id: reseller, flow: warmFlow });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    rt.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] });
+    rt.transcripts.push('A person, please.');
+    // The briefing is the chat LLM's, and the human's words go to the chat pipeline's
+    // speech-to-text: the model is not on the human's call, and would speak what it wrote.
+    ai.chat.length = 0;
+    ai.chat.push({ text: 'Ana wants to speak with a person about her order.' });
+    ai.transcripts.push('Yes, put them through.');
+    const chatRequests = ai.chatRequests.length;
+    const responses = rt.responses.length;
+    const connections = rt.connections;
+    emulator.script(human, {
+      answer: 'answer',
+      steps: [{ waitForAudio: 30_000 }, { say: 'Yes, put them through.', label: 'decision' }, { wait: 300 }, { say: 'Bob here.', label: 'bob' }, { waitForAudio: 20_000 }, { hangup: true }],
+      maxSeconds: 60,
+    });
+    const callee = '+14155550445';
+    emulator.script(callee, {
+      answer: 'answer',
+      // The customer speaks while on hold: nobody should answer that.
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 15_000 }, { wait: 300 }, { say: 'Hello? Are you still there?', label: 'on hold' }, { waitForAudio: 30_000 }, { say: 'Hi Bob.', label: 'ana' }, { wait: 1500 }],
+      maxSeconds: 60,
+    });
+    const lead = await call('rt-warm', callee, 'warm');
+    const meta = lead.metaData;
+    assert.equal(lead.outcome, 'TRANSFERRED', JSON.stringify(meta));
+    assert.equal(meta.call_ended_by, 'transfer');
+    assert.equal(meta.transferred_to, human);
+    assert.deepEqual(meta.errors, []);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual(
+      { briefing: warm.briefing, source: warm.briefing_source, decision: warm.decision, via: warm.via, heard: warm.heard },
+      { briefing: 'Ana wants to speak with a person about her order.', source: 'llm', decision: 'accepted', via: 'voice', heard: 'Yes, put them through.' },
+    );
+    // The chat LLM wrote it from the transcript; the model was asked nothing more.
+    const [briefingRequest, ...more] = ai.chatRequests.slice(chatRequests);
+    assert.equal(more.length, 0);
+    assert.match(briefingRequest!.body.messages[1].content, /Agent: Hello Ana, how can I help you\?\nCustomer: A person, please\./);
+    assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'accepted', 'bridged']);
+    // The customer's words on hold reached nobody: no turn, no reply of the model.
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', 'Hello Ana, how can I help you?'],
+        ['user', 'A person, please.'],
+        ['assistant', 'One moment.'],
+      ],
+    );
+    assert.equal(rt.connections, connections + 1);
+    assert.equal(rt.responses.length - responses, 2, JSON.stringify(rt.responses.slice(responses)));
+    // The human heard the briefing before deciding, and the customer after the bridge; the customer heard the human.
+    const leg = emulator.calls.find((c) => c.to === human)!;
+    const decision = leg.sent.timeline.find((e) => e.label === 'decision')!;
+    const briefed = leg.received.voiced.filter((v) => v.toMs <= decision.fromMs).reduce((ms, v) => ms + v.toMs - v.fromMs, 0);
+    assert.ok(briefed > 2000, `the human heard ${briefed} ms of briefing before deciding`);
+    assert.ok(leg.received.voiced.some((v) => v.fromMs > decision.toMs!), 'the human heard the customer after the bridge');
+    const customer = emulator.calls.find((c) => c.to === callee)!;
+    const bob = leg.sent.timeline.find((e) => e.label === 'bob')!;
+    assert.ok(customer.received.voiced.some((v) => v.fromMs >= bob.fromMs + leg.streamStartedAt! - customer.streamStartedAt! - 100), 'the customer heard the human');
   });
 
   it('ends the call with the error recorded when the model answers a request with an error, or its socket drops', async () => {

@@ -143,6 +143,11 @@ export interface FlowSession {
 
 export interface FlowDeps {
   llm: LLM;
+  /**
+   * Writes the text nobody on the call hears (a warm transfer's briefing) when `llm` speaks
+   * whatever it writes (a realtime model): a chat model. Absent: `llm` writes it, unless it speaks.
+   */
+  writer?: LLM;
   /** Lead payload and call values for `{variable}` substitution (call values such as `call_id`, `from_number`, `to_number` next to the payload fields; the payload wins on a clash). */
   variables: Record<string, unknown>;
   /** HTTP for hooks: the outbound URL policy's fetch (by default the strict one, which allows public addresses only). */

@@ -48,7 +48,7 @@ export async function* warmTransfer(host: WarmHost, to: string, w: WarmCall): As
   yield { type: 'say', text: `${hold} ` };
   const name = deps.variables.customer_name;
   const writing = writeBriefing(w.settings, {
-    llm: deps.llm,
+    llm: deps.writer ?? deps.llm,
     fill: host.fill,
     customerName: typeof name === 'string' && name.trim() ? name.trim() : undefined,
     transcription: record.transcription,

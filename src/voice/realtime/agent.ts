@@ -16,20 +16,26 @@
  * language, marks the transcript and records the switches as on the chat pipeline; the brain
  * sends the language with the session's config, so a switch updates the session's instructions
  * (the language line), its transcription language and, where the provider can, its voice.
+ *
+ * Warm transfer (a function's `warm_transfer`, where the transport can call a second leg): as on
+ * the chat pipeline (warm-transfer.ts), the flow's hold message is spoken by the TTS, the human is
+ * called, briefed by the TTS and heard by the speech-to-text. The customer is on hold meanwhile:
+ * their audio does not reach the model, which would otherwise answer it over the hold. The human
+ * who accepts is bridged and the session closes; a decline gives the call back to the model.
  */
 import { DEFAULT_PRICING } from '../../config/voice.js';
 import type { CallAgent, CallContext, CallIO, ConversationResult } from '../agent.js';
 import { createFlowSession } from '../flow/index.js';
 import type { Flow } from '../flow/schema.js';
 import { servicesOf, voiceOf, type FlowParts, type VoiceServices } from '../conversation.js';
-import type { AgentAction } from '../flow/types.js';
+import type { AgentAction, WarmTransferRun } from '../flow/types.js';
 import { keypressText, VOICEMAIL_PATTERN } from '../processors/converse.js';
 import { RecordPublisher } from '../observe.js';
-import { conversationCost, conversationOutcome, flowVariables, postCallAnalysis } from '../result.js';
+import { conversationCost, conversationOutcome, flowMetaData, flowVariables, postCallAnalysis, traceScores } from '../result.js';
 import { sentimentScore } from '../sentiment.js';
 import { speakDisclosure } from '../disclosure.js';
+import { consultHuman } from '../warm-transfer.js';
 import { MediaClock } from '../media-clock.js';
-import { percentile } from '../metrics.js';
 import type { LLM, RealtimeEvent, RealtimeModel, RealtimeSession } from '../services.js';
 import { RealtimeBrain } from './brain.js';
 import { Playout } from './playout.js';
@@ -44,8 +50,8 @@ export interface RealtimeAgentOptions extends FlowParts {
   /** Their voices (`tts`, `voices`, `choose`) speak the flow's own lines (tts_say, the disclosure, an apology). */
   services: VoiceServices;
   temperature?: number;
-  /** Runs the template's post-call analysis (the chat LLM); none: the analysis is skipped. */
-  analysisLlm?: LLM;
+  /** The chat LLM: runs the template's post-call analysis and writes a warm transfer's briefing; none: the analysis is skipped and the briefing is the template's or the fixed sentence. */
+  chatLlm?: LLM;
   /** Takes a call the realtime model cannot (it does not connect, a machine to leave a message on). */
   fallback?: CallAgent;
 }
@@ -88,6 +94,8 @@ export class RealtimeAgent implements CallAgent {
     // The template's languages: a switch changes the session's instructions, transcription language and (where it can) voice.
     const languages = template.agent?.languages ?? [];
     let session: ReturnType<typeof createFlowSession> | undefined;
+    /** A warm transfer is consulting the human: the customer's audio is not the model's. */
+    let onHold = false;
     const brain = new RealtimeBrain(o.model.label, o.model.model, {
       ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       onDelivered: (responseId) => turnLines.push({ responseId }),
@@ -120,6 +128,7 @@ export class RealtimeAgent implements CallAgent {
 
     session = createFlowSession(flow, {
       llm: brain,
+      ...(o.chatLlm ? { writer: o.chatLlm } : {}),
       variables: flowVariables(context),
       ...(o.hookFetch ? { fetch: o.hookFetch } : {}),
       ...(context.optOut ? { optOut: true } : {}),
@@ -128,6 +137,18 @@ export class RealtimeAgent implements CallAgent {
       ...(context.timeZone ? { timeZone: context.timeZone } : {}),
       ...(o.searchKnowledge && context.templateId ? { searchKnowledge: (query: string) => o.searchKnowledge!(context.templateId!, query) } : {}),
       ...(languages.length ? { languages } : {}),
+      ...(io.consult
+        ? {
+            warmTransfer: async (warm: WarmTransferRun) => {
+              onHold = true;
+              try {
+                return await consultHuman(io, { tts: voiceOf(voices, session?.languages?.current), stt: voices.stt }, warm);
+              } finally {
+                onHold = false;
+              }
+            },
+          }
+        : {}),
     });
 
     let endedBy: EndedBy | undefined;
@@ -179,7 +200,11 @@ export class RealtimeAgent implements CallAgent {
               ended = true;
               await drained();
               if (action.type === 'end') finish('agent');
-              else {
+              else if (action.bridged) {
+                // A warm transfer's human accepted: the calls are joined already.
+                transferredTo = action.to;
+                finish('transfer');
+              } else {
                 try {
                   await io.transfer(action.to);
                   transferredTo = action.to;
@@ -322,7 +347,7 @@ export class RealtimeAgent implements CallAgent {
     const clock = new MediaClock(io.sampleRateHz);
     io.onAudio((pcm, timestampMs, mulaw) => {
       clock.arrived(pcm.length, timestampMs);
-      rt.appendAudio(pcm, mulaw);
+      if (!onHold) rt.appendAudio(pcm, mulaw);
     });
     io.onDtmf((digit) => {
       dtmf.push(digit);
@@ -347,46 +372,19 @@ export class RealtimeAgent implements CallAgent {
     if (endedBy !== 'customer' && endedBy !== 'transfer' && !io.signal.aborted) io.hangup();
 
     const record = session.record;
-    const analysis = o.analysisLlm ? await postCallAnalysis(o.analysisLlm, flow, record, errors, o.analysisTimeoutMs) : undefined;
+    const analysis = o.chatLlm ? await postCallAnalysis(o.chatLlm, flow, record, errors, o.analysisTimeoutMs) : undefined;
     const sentiment = sentimentScore(record.transcription.filter((t) => t.role === 'user').map((t) => t.content));
     const minutes = (performance.now() - startedAt) / 60_000;
-    const traceScores: Record<string, number> = {
-      interruptions,
-      turns: turnLatenciesMs.length,
-      media_frames: clock.frames,
-      media_frames_late: clock.late,
-      output_frames: playout.outputFrames,
-      output_frames_late: playout.outputFramesLate,
-    };
-    const p50 = percentile(turnLatenciesMs, 50);
-    const p95 = percentile(turnLatenciesMs, 95);
-    if (p50 !== undefined) traceScores.turn_latency_p50_ms = Math.round(p50);
-    if (p95 !== undefined) traceScores.turn_latency_p95_ms = Math.round(p95);
-    if (sentiment !== undefined) traceScores.sentiment = sentiment;
     playout.close();
     return {
       outcome: conversationOutcome(record, endedBy, giveUpOutcome),
       sentiment,
       cost: conversationCost(o.pricing ?? DEFAULT_PRICING, { minutes, usage: record.usage, spokenCharacters, realtime: true }),
-      traceScores,
+      traceScores: traceScores({ interruptions, turnLatenciesMs, mediaFrames: clock.frames, mediaFramesLate: clock.late, outputFrames: playout.outputFrames, outputFramesLate: playout.outputFramesLate, sentiment }),
       metaData: {
         agent: this.label,
         realtime: { model: o.model.model, truncations },
-        transcription: record.transcription,
-        ...(disclosure ? { disclosure: disclosure.record } : {}),
-        node_traversal: record.node_traversal,
-        function_calls: record.function_calls,
-        call_ended_by: endedBy,
-        errors: [...record.errors, ...errors],
-        usage: record.usage,
-        turn_latency_ms: turnLatenciesMs.map(Math.round),
-        ...(dtmf.length ? { dtmf: dtmf.join('') } : {}),
-        ...(record.opted_out ? { opted_out: record.opted_out } : {}),
-        ...(record.callback ? { callback: record.callback } : {}),
-        ...(record.knowledge.length ? { knowledge: record.knowledge } : {}),
-        ...(record.language_switches.length ? { language_switches: record.language_switches } : {}),
-        ...(analysis ? { analysis } : {}),
-        ...(transferredTo ? { transfer_number: transferredTo } : {}),
+        ...flowMetaData(record, { disclosure: disclosure?.record, endedBy, errors, turnLatenciesMs, dtmf, analysis, transferredTo }),
       },
     };
   }
