@@ -90,6 +90,12 @@ export interface LLM {
   chat(request: ChatRequest): AsyncIterable<LlmEvent>;
   /** Opens (or keeps open) the connection ahead of a request (TCP, TLS, HTTP keep-alive), so the reply does not wait for it. Never throws. */
   warm?(): Promise<void>;
+  /**
+   * The conversation moved on without a request (a warm transfer's result and what the caller was
+   * told): a model that keeps the conversation itself (a realtime session) takes it in now, before
+   * it answers the caller's next turn on its own. Never throws.
+   */
+  sync?(messages: ChatMessage[]): void;
 }
 
 // ---------------------------------------------------------------------------------------------

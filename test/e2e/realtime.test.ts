@@ -15,7 +15,9 @@
  *   template chose for Spanish; the transcript marks each line's language.
  * - A warm transfer: the chat LLM writes the briefing from the transcript, the human hears it and
  *   says yes (heard by the chat pipeline's speech-to-text), and is bridged; the customer, on hold
- *   meanwhile, speaks, and the model hears none of it (no turn, no reply).
+ *   meanwhile, speaks, and the model hears none of it (no turn, no reply). A human who declines
+ *   gives the call back to the model, which is told so (and what the customer heard) before it
+ *   answers the customer's next turn.
  * - An `error` event answering a request, and a socket dropped mid-call: the call ends with the
  *   error recorded, after an apology, never a dead call.
  * - The client alone: a telephony call's mu-law bytes are appended as they came (mu-law's negative
@@ -299,6 +301,58 @@ describe('a flow on a realtime model', () => {
     const customer = emulator.calls.find((c) => c.to === callee)!;
     const bob = leg.sent.timeline.find((e) => e.label === 'bob')!;
     assert.ok(customer.received.voiced.some((v) => v.fromMs >= bob.fromMs + leg.streamStartedAt! - customer.streamStartedAt! - 100), 'the customer heard the human');
+  });
+
+  it('a human who declines hands the call back to the model: the customer is told, the model hears them again and knows the human declined', async () => {
+    const human = '+14155550448';
+    const tpl = await admin.post('/templates', {
+      name: 'warm-declined',
+      reseller_id: reseller,
+      flow: {
+        initial_node: 'help',
+        nodes: [{ node_name: 'help', task_messages: [{ role: 'system', content: 'Put them through to a person when they ask.' }], functions: [{ name: 'talk_to_human', transfer_to_number: human, warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' } }] }],
+      },
+    });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    rt.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
+    rt.transcripts.push('A person, please.', 'Then you change the address.');
+    const received = rt.received.length;
+    emulator.script(human, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { dtmf: '2' }, { wait: 5000 }], maxSeconds: 30 });
+    const callee = '+14155550447';
+    emulator.script(callee, {
+      answer: 'answer',
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { hangup: true }],
+      maxSeconds: 60,
+    });
+    const lead = await call('rt-warm-declined', callee, 'warm-declined');
+    const meta = lead.metaData;
+    assert.notEqual(lead.outcome, 'TRANSFERRED', JSON.stringify(meta));
+    assert.equal(meta.call_ended_by, 'customer');
+    assert.deepEqual(meta.errors, []);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual({ briefing: warm.briefing, source: warm.briefing_source, decision: warm.decision, via: warm.via }, { briefing: 'Ana asks about order A-42.', source: 'template', decision: 'declined', via: 'key' });
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', 'Hello Ana, how can I help you?'],
+        ['user', 'A person, please.'],
+        ['assistant', 'One moment.'],
+        ['assistant', 'My colleague is busy, so I will help you myself.'],
+        ['user', 'Then you change the address.'],
+        ['assistant', 'Of course. What is the new address?'],
+      ],
+    );
+    // The model was told the human declined (the function's output) and what the customer heard,
+    // before it answered the customer's next turn by itself.
+    const items = rt.received.slice(received).filter((r) => r.event.type === 'conversation.item.create');
+    const output = items.find((r) => r.event.item.type === 'function_call_output');
+    assert.equal(JSON.parse(output!.event.item.output).transfer, 'declined', JSON.stringify(items));
+    const told = items.find((r) => r.event.item.role === 'assistant');
+    assert.equal(told?.event.item.content[0].text, 'My colleague is busy, so I will help you myself.');
+    const reply = rt.responses.at(-1)!;
+    assert.ok(output!.at <= reply.createdAt && told!.at <= reply.createdAt, `told at ${output!.at} and ${told!.at}, the reply began at ${reply.createdAt}`);
   });
 
   it('ends the call with the error recorded when the model answers a request with an error, or its socket drops', async () => {

@@ -53,8 +53,8 @@ export interface RealtimeServer {
   transcripts: string[];
   /** When `replies` is empty (benchmarks): `n` counts the connection's responses so far. */
   respond?: (n: number) => RealtimeReply;
-  /** Client events as received (audio appends left out), with the connection's number. */
-  received: Array<{ connection: number; event: any }>;
+  /** Client events as received (audio appends left out), with the connection's number and the time they came (epoch ms). */
+  received: Array<{ connection: number; event: any; at: number }>;
   /** Audio appended, in ms, per connection. */
   audioMs: number[];
   /** Set: the appended audio's bytes as they came (base64-decoded), per connection; off for benchmarks. */
@@ -266,7 +266,7 @@ function serve(ws: WebSocket, state: RealtimeServer, connection: number): void {
       pending = joined.slice(at);
       return;
     }
-    state.received.push({ connection, event });
+    state.received.push({ connection, event, at: Date.now() });
     switch (event.type) {
       case 'session.update':
         if (spoke && event.session?.voice !== undefined) {

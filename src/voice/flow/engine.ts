@@ -239,6 +239,8 @@ export class FlowEngine implements FlowSession {
     const host: WarmHost = { node: this.node.node_name, record: this.record, deps: this.deps, fill: (text) => this.fill(text, w.args), say: (text) => this.say(text), end: () => this.end(), transfer: () => this.transfer(to, true) };
     if (toolCallId) host.toolResult = (result) => this.context.push({ role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(result) });
     yield* warmTransfer(host, to, w);
+    // A model that keeps the conversation itself learns the outcome now, not at the caller's next turn.
+    if (!this.ended) this.deps.llm.sync?.(this.messages());
   }
 
   /**
@@ -279,12 +281,17 @@ export class FlowEngine implements FlowSession {
     }
   }
 
+  /** What the LLM is given: the node's role messages, the language line, the conversation. */
+  private messages(): ChatMessage[] {
+    return [...this.roleMessages, ...this.languages.instruction(), ...this.context];
+  }
+
   /** One LLM reply, its text streamed as `say` actions. Undefined when it failed or was aborted. */
   private async *generate(signal: AbortSignal, withTools = true): AsyncGenerator<AgentAction, { text: string; calls: ToolCall[] } | undefined> {
     let text = '';
     const calls: ToolCall[] = [];
     let kept = false;
-    const messages = [...this.roleMessages, ...this.languages.instruction(), ...this.context];
+    const messages = this.messages();
     // The span of the request (a Langfuse generation), when the turn is traced.
     const span = startLlmSpan(this.deps, this.node.node_name, messages, this.tools);
     const asked = performance.now();

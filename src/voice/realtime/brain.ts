@@ -182,6 +182,10 @@ export class RealtimeBrain implements LLM {
     yield { type: 'done', finishReason: response.done!.status, ...(response.done!.usage ? { usage: response.done!.usage } : {}) };
   }
 
+  sync(messages: ChatMessage[]): void {
+    if (this.session && !this.failure) this.mirror(messages, this.session);
+  }
+
   /** Sends what the model does not hold yet. System messages become the session's instructions. */
   private mirror(messages: ChatMessage[], session: RealtimeSession): void {
     for (const m of messages) {
