@@ -365,7 +365,7 @@ describe('warm transfer by bridging: baresip answers as both the customer and th
   const HUMAN = '+14155550177';
   /** A human whose phone rings until they reject the call, or Dialer gives up. */
   const RINGING = '+14155550188';
-  /** A human who answers by voice: quiet while the briefing plays, then "Yes", then their name. */
+  /** A human who answers by voice: "Yes", six seconds into their call. */
   const SPEAKING = '+14155550199';
   let baresip: Baresip;
   before(async () => {
@@ -559,7 +559,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
   const HUMAN = '+14155550177';
   /** A human whose phone rings until they reject the call, or Dialer gives up. */
   const RINGING = '+14155550188';
-  /** A human who answers by voice: quiet while the briefing plays, then "Yes", then their name. */
+  /** A human who answers by voice: "Yes", six seconds into their call. */
   const SPEAKING = '+14155550199';
   let baresip: Baresip;
   let ai: OpenAIServer;
@@ -574,11 +574,11 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const words = (await speechClip('customer-late', 'Hello? This is Sam. Thank you.')).pcm;
     const speech = new Int16Array(15 * RATE_HZ + words.length);
     speech.set(words, 15 * RATE_HZ);
+    // The human says yes six seconds in, while the briefing may still play (they may decide then),
+    // so they are put through well before the customer speaks.
     const yes = (await speechClip('human-yes', 'Yes, put them through.')).pcm;
-    const bob = (await speechClip('human-bob', 'Bob here. How can I help?')).pcm;
     const human = new Int16Array(22 * RATE_HZ);
-    human.set(yes, 10 * RATE_HZ);
-    human.set(bob, 13 * RATE_HZ);
+    human.set(yes, 6 * RATE_HZ);
     baresip = await startBaresip({ user: CUSTOMER, others: [HUMAN, SPEAKING], ringing: [RINGING], voices: { [SPEAKING]: human }, speech, sampleRateHz: RATE_HZ });
     ai = await startOpenAIServer();
     // The LLM answers after a second: baresip names its recordings by the second a call started, and the human's must not share the customer's.
@@ -696,7 +696,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     assert.ok(loudSeconds(decodeWav(recordings.get(result.callId!)!).pcm) >= 1);
   });
 
-  it('a human who says "yes" after the briefing is put through: their words are the decision, and then they hear the customer', async () => {
+  it('a human who says "yes" is put through: their words are the decision, and then they hear the customer', async () => {
     const from = baresip.output().length;
     const { result } = await warmCall({ human: SPEAKING });
     assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
@@ -707,9 +707,8 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     const [warm] = meta.warm_transfers;
     assert.deepEqual({ decision: warm.decision, via: warm.via, heard: warm.heard }, { decision: 'accepted', via: 'voice', heard: 'Yes, put them through.' });
     assert.deepEqual(warm.events.map((e: any) => e.event), ['dial', 'answered', 'briefed', 'accepted', 'bridged']);
-    // The human's words went to the speech-to-text: one segment, about as long as their "yes".
-    assert.equal(ai.transcriptionRequests.length, 1, JSON.stringify(ai.transcriptionRequests));
-    assert.ok(ai.transcriptionRequests[0]!.seconds < 5, JSON.stringify(ai.transcriptionRequests));
+    // The human's words went to the speech-to-text: a segment about as long as their "yes".
+    assert.ok(ai.transcriptionRequests.length === 1 && ai.transcriptionRequests[0]!.seconds < 5, JSON.stringify(ai.transcriptionRequests));
     await baresip.waitFor(/terminated[\s\S]*terminated/, 15_000, from);
     // (baresip keeps every call's sound: the human's, begun after the customer's, is the latest.)
     const human = (await heard()).at(-1);
@@ -753,7 +752,7 @@ describe('warm transfer with a briefing over the trunk: the flow agent consults 
     assert.equal(meta.sip_ended_by, 'agent');
   });
   it('a human whose phone rings on: Dialer cancels at the ring timeout, the customer is told, and the callback is scheduled', async () => {
-    const { result } = await warmCall({ human: RINGING, ringTimeoutSeconds: 3 });
+    const { result } = await warmCall({ human: RINGING, ringTimeoutSeconds: 5 });
     assert.equal(result.end.kind, 'completed', JSON.stringify(result.end));
     if (result.end.kind !== 'completed') return;
     const meta = result.end.metaData as any;
