@@ -7,7 +7,8 @@
  * node's session, told the conversation so far; the caller's barge-in over the greeting (Gemini's
  * `interrupted`) keeps in the transcript what they heard of it; both sides' words reach the record.
  * A call whose template speaks two languages switches to Spanish on switch_language: the next
- * session's setup has the Spanish instruction, language code and voice.
+ * session's setup has the Spanish instruction, language code and voice. A warm transfer the human
+ * declines puts the customer on hold (Gemini hears nothing of them) and gives the call back to it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -145,5 +146,53 @@ describe('a flow on Gemini Live', () => {
     assert.ok(spanish, JSON.stringify(setups.map((s) => s.systemInstruction)));
     assert.deepEqual(speech(spanish), ['es-ES', 'Kore']);
     assert.ok(setups.slice(0, setups.indexOf(spanish)).every((s) => speech(s)[0] === 'en-US'), JSON.stringify(setups.map(speech)));
+  });
+
+  it('a warm transfer the human declines: the customer is on hold meanwhile, then the model takes the call again', async () => {
+    const human = '+14155550454';
+    const tpl = await admin.post('/templates', {
+      name: 'warm-declined',
+      reseller_id: reseller,
+      flow: {
+        initial_node: 'help',
+        nodes: [{ node_name: 'help', task_messages: [{ role: 'system', content: 'Put them through to a person when they ask.' }], functions: [{ name: 'talk_to_human', transfer_to_number: human, warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' } }] }],
+      },
+    });
+    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
+    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
+    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    live.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
+    live.transcripts.push('A person, please.', 'Then you change the address.');
+    const replies = live.responses.length;
+    emulator.script(human, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { dtmf: '2' }, { wait: 5000 }], maxSeconds: 30 });
+    const callee = '+14155550453';
+    emulator.script(callee, {
+      answer: 'answer',
+      // The customer speaks on hold: Gemini hears none of it. (They hang up once Gemini's reply is
+      // over: its turn, and with it the customer's words, is complete only then.)
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 15_000 }, { wait: 300 }, { say: 'Hello?' }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { wait: 2000 }, { hangup: true }],
+      maxSeconds: 60,
+    });
+    const pushed = await admin.post('/leads', { request_id: 'gemini-warm-declined', template: 'warm-declined', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
+    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
+    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
+    const meta = lead.metaData;
+    assert.equal(meta.call_ended_by, 'customer', JSON.stringify(meta));
+    assert.deepEqual(meta.errors, []);
+    const [warm] = meta.warm_transfers;
+    assert.deepEqual({ briefing: warm.briefing, decision: warm.decision, via: warm.via }, { briefing: 'Ana asks about order A-42.', decision: 'declined', via: 'key' });
+    assert.deepEqual(
+      meta.transcription.map((t: any) => [t.role, t.content]),
+      [
+        ['assistant', 'Hello Ana, how can I help you?'],
+        ['user', 'A person, please.'],
+        ['assistant', 'One moment.'],
+        ['assistant', 'My colleague is busy, so I will help you myself.'],
+        ['user', 'Then you change the address.'],
+        ['assistant', 'Of course. What is the new address?'],
+      ],
+    );
+    // Three replies: the greeting, the function call, the answer after the decline (none to "Hello?" on hold).
+    assert.equal(live.responses.length - replies, 3, JSON.stringify(live.responses.slice(replies)));
   });
 });

@@ -323,7 +323,7 @@ describe('a flow on a realtime model', () => {
     const callee = '+14155550447';
     emulator.script(callee, {
       answer: 'answer',
-      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { hangup: true }],
+      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { wait: 1000 }, { hangup: true }],
       maxSeconds: 60,
     });
     const lead = await call('rt-warm-declined', callee, 'warm-declined');
