@@ -18,7 +18,8 @@
  *   `inlineData` `audio/pcm;rate=24000` in 100 ms pieces (faster than real time) with
  *   `outputTranscription` words, then `generationComplete`; `turnComplete` once that audio would
  *   have played out, as the service waits for the playback; function calls as
- *   `toolCall.functionCalls` (the model then waits for their `toolResponse`); `usageMetadata` with
+ *   `toolCall.functionCalls` (the model then waits for their `toolResponse`; the caller speaking
+ *   first cancels them, `toolCallCancellation`, as for a blocking call); `usageMetadata` with
  *   `turnComplete`, `toolCall` and `interrupted`; or the socket closed
  *   with 1011 (`error`) or dropped (`drop`).
  *
@@ -114,6 +115,8 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
   /** The reply in its turn (until `turnComplete`), which the caller's speech interrupts. */
   let current: { interrupted: boolean; done: boolean; usage: () => Record<string, unknown> } | undefined;
   let replies = 0;
+  /** Function calls waiting for their `toolResponse` (blocking: the caller's next turn cancels them). */
+  const waiting = new Set<string>();
 
   const frameHeard = (loud: boolean) => {
     if (loud) {
@@ -121,6 +124,10 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
       quietMs = 0;
       if (!speaking && speechMs >= START_MS) {
         speaking = true;
+        if (waiting.size) {
+          send({ toolCallCancellation: { ids: [...waiting] } });
+          waiting.clear();
+        }
         if (current && !current.done) {
           current.interrupted = true;
           send({ serverContent: { interrupted: true }, usageMetadata: current.usage() });
@@ -183,7 +190,9 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
     if (reply.tools?.length) {
       turn.done = true;
       log.status = 'tool_call';
-      return send({ toolCall: { functionCalls: reply.tools.map((t) => ({ id: `function-call-${++ids}`, name: t.name, args: t.arguments })) }, usageMetadata: usage() });
+      const functionCalls = reply.tools.map((t) => ({ id: `function-call-${++ids}`, name: t.name, args: t.arguments }));
+      for (const call of functionCalls) waiting.add(call.id);
+      return send({ toolCall: { functionCalls }, usageMetadata: usage() });
     }
     turn.done = true;
     log.status = 'completed';
@@ -224,7 +233,10 @@ function serve(ws: WebSocket, state: GeminiLiveServer, connection: number, keyVa
       if (message.clientContent.turnComplete) void respond();
       return;
     }
-    if (message.toolResponse) return void respond();
+    if (message.toolResponse) {
+      for (const r of message.toolResponse.functionResponses ?? []) waiting.delete(r.id);
+      return void respond();
+    }
     return shut(1007, 'Request contains an invalid argument.');
   });
 }
