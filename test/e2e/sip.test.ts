@@ -363,10 +363,6 @@ describe('SIP trunk calls against baresip', () => {
 
 describe('warm transfer by bridging: baresip answers as both the customer and the human', () => {
   const HUMAN = '+14155550177';
-  /** A human whose phone rings until they reject the call, or Dialer gives up. */
-  const RINGING = '+14155550188';
-  /** A human who answers by voice: "Yes", six seconds into their call. */
-  const SPEAKING = '+14155550199';
   let baresip: Baresip;
   before(async () => {
     const speech = (await speechClip('callee', 'Hello? Yes, this is Sam speaking. I am fine, thank you very much for calling me today.')).pcm;
