@@ -16,9 +16,8 @@ import type { Emulator } from '../../src/emulator/index.js';
 import type { Client } from '../helpers/app.js';
 import { startGeminiLiveServer, type GeminiLiveServer } from '../helpers/gemini-live-server.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
-import { settledLead } from '../helpers/leads.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { confirmReseller, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { addTemplate, callAna, confirmReseller, DECLINED, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
 import { serveOnEmulator, type OnEmulator } from '../helpers/serve.js';
 
 
@@ -66,9 +65,7 @@ describe('a flow on Gemini Live', () => {
       steps: [{ waitForSpeech: { speakingMs: 1500, timeoutMs: 15_000 } }, { say: 'Yes, please confirm it.' }, { waitForAudio: 15_000 }, { say: 'Tuesday.' }, { waitForAudio: 15_000 }],
       maxSeconds: 45,
     });
-    const pushed = await admin.post('/leads', { request_id: 'gemini-flow', template: 'confirm', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
-    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
+    const lead = await callAna(admin, reseller, 'gemini-flow', callee, 'confirm');
     const meta = lead.metaData;
     assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
     assert.deepEqual([meta.agent, meta.realtime.model], ['realtime', 'gemini-3.8-live']);
@@ -111,19 +108,14 @@ describe('a flow on Gemini Live', () => {
   });
 
   it('switches to Spanish on switch_language: the next session speaks Spanish in the language\'s voice', async () => {
-    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: LANGUAGES });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    await addTemplate(admin, reseller, 'languages', languageFlow, LANGUAGES);
     const S = LANGUAGE_SCRIPT;
     live.replies.push(S.greeting, S.spanish, S.confirmed);
     live.transcripts.push('En español, por favor.');
     const received = live.received.length;
     const callee = '+14155550452';
     emulator.script(callee, { answer: 'answer', steps: [{ waitForAudio: 15_000 }, { say: 'En español, por favor.' }, { waitForAudio: 15_000 }], maxSeconds: 45 });
-    const pushed = await admin.post('/leads', { request_id: 'gemini-languages', template: 'languages', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
-    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
+    const lead = await callAna(admin, reseller, 'gemini-languages', callee, 'languages');
     const meta = lead.metaData;
     assert.equal(lead.status, 'FINISHED', JSON.stringify(meta));
     assert.deepEqual(meta.errors, []);
@@ -150,48 +142,20 @@ describe('a flow on Gemini Live', () => {
 
   it('a warm transfer the human declines: the customer is on hold meanwhile, then the model takes the call again', async () => {
     const human = '+14155550454';
-    const tpl = await admin.post('/templates', {
-      name: 'warm-declined',
-      reseller_id: reseller,
-      flow: {
-        initial_node: 'help',
-        nodes: [{ node_name: 'help', task_messages: [{ role: 'system', content: 'Put them through to a person when they ask.' }], functions: [{ name: 'talk_to_human', transfer_to_number: human, warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' } }] }],
-      },
-    });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-    live.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
-    live.transcripts.push('A person, please.', 'Then you change the address.');
+    await addTemplate(admin, reseller, 'warm-declined', DECLINED.flow(human));
+    live.replies.push(...DECLINED.replies);
+    live.transcripts.push(...DECLINED.transcripts);
     const replies = live.responses.length;
-    emulator.script(human, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { dtmf: '2' }, { wait: 5000 }], maxSeconds: 30 });
+    emulator.script(human, DECLINED.human);
     const callee = '+14155550453';
-    emulator.script(callee, {
-      answer: 'answer',
-      // The customer speaks on hold: Gemini hears none of it. (They hang up once Gemini's reply is
-      // over: its turn, and with it the customer's words, is complete only then.)
-      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 15_000 }, { wait: 300 }, { say: 'Hello?' }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { wait: 2000 }, { hangup: true }],
-      maxSeconds: 60,
-    });
-    const pushed = await admin.post('/leads', { request_id: 'gemini-warm-declined', template: 'warm-declined', reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
-    assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-    const lead = await settledLead(admin, pushed.body.lead_call_tracker_id);
+    emulator.script(callee, DECLINED.customer);
+    const lead = await callAna(admin, reseller, 'gemini-warm-declined', callee, 'warm-declined');
     const meta = lead.metaData;
     assert.equal(meta.call_ended_by, 'customer', JSON.stringify(meta));
     assert.deepEqual(meta.errors, []);
     const [warm] = meta.warm_transfers;
     assert.deepEqual({ briefing: warm.briefing, decision: warm.decision, via: warm.via }, { briefing: 'Ana asks about order A-42.', decision: 'declined', via: 'key' });
-    assert.deepEqual(
-      meta.transcription.map((t: any) => [t.role, t.content]),
-      [
-        ['assistant', 'Hello Ana, how can I help you?'],
-        ['user', 'A person, please.'],
-        ['assistant', 'One moment.'],
-        ['assistant', 'My colleague is busy, so I will help you myself.'],
-        ['user', 'Then you change the address.'],
-        ['assistant', 'Of course. What is the new address?'],
-      ],
-    );
+    assert.deepEqual(meta.transcription.map((t: any) => [t.role, t.content]), DECLINED.transcription);
     // Three replies: the greeting, the function call, the answer after the decline (none to "Hello?" on hold).
     assert.equal(live.responses.length - replies, 3, JSON.stringify(live.responses.slice(replies)));
   });

@@ -34,10 +34,9 @@ import { APOLOGY } from '../../src/voice/flow/engine.js';
 import type { Client } from '../helpers/app.js';
 import { startOpenAIServer, type OpenAIServer } from '../helpers/openai-server.js';
 import { startRealtimeServer, type RealtimeServer } from '../helpers/realtime-server.js';
-import { settledLead } from '../helpers/leads.js';
 import { freePort } from '../helpers/net.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
-import { confirmReseller, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
+import { addTemplate, callAna, confirmReseller, DECLINED, flow, GREETING, LANGUAGE_SCRIPT, LANGUAGES, languageFlow, onChat, SCRIPT } from '../helpers/realtime-flow.js';
 import { serveOnEmulator, type OnEmulator } from '../helpers/serve.js';
 
 
@@ -73,11 +72,7 @@ after(async () => {
 });
 
 /** Pushes a lead for `callee` and waits for the call's end. */
-async function call(requestId: string, callee: string, template = 'confirm'): Promise<any> {
-  const pushed = await admin.post('/leads', { request_id: requestId, template, reseller_id: reseller, payload: { customer_mobile_number: callee, customer_name: 'Ana', order_id: 'A-42' } });
-  assert.equal(pushed.status, 201, JSON.stringify(pushed.body));
-  return settledLead(admin, pushed.body.lead_call_tracker_id);
-}
+const call = (requestId: string, callee: string, template = 'confirm') => callAna(admin, reseller, requestId, callee, template);
 
 describe('a flow on a realtime model', () => {
   it('runs the three-node flow as the chat LLM does; a barge-in truncates the greeting at what was heard', async () => {
@@ -163,10 +158,7 @@ describe('a flow on a realtime model', () => {
   });
 
   it("switches language mid-call on switch_language: instructions and transcription language follow, the model's voice stays, the flow's own lines take the language's; an undeclared one is refused", async () => {
-    const tpl = await admin.post('/templates', { name: 'languages', reseller_id: reseller, flow: languageFlow, agent: { ...LANGUAGES, language_voices: { 'es-ES': 'openai:coral' } } });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    await addTemplate(admin, reseller, 'languages', languageFlow, { ...LANGUAGES, language_voices: { 'es-ES': 'openai:coral' } });
     const S = LANGUAGE_SCRIPT;
     rt.replies.push(S.greeting, S.french, S.refused, S.spanish, S.confirmed);
     rt.transcripts.push('En français ?', 'En español, por favor.');
@@ -239,10 +231,7 @@ describe('a flow on a realtime model', () => {
         },
       ],
     };
-    const tpl = await admin.post('/templates', { name: 'warm', reseller_id: reseller, flow: warmFlow });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
+    await addTemplate(admin, reseller, 'warm', warmFlow);
     rt.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] });
     rt.transcripts.push('A person, please.');
     // The briefing is the chat LLM's, and the human's words go to the chat pipeline's
@@ -305,27 +294,14 @@ describe('a flow on a realtime model', () => {
 
   it('a human who declines hands the call back to the model: the customer is told, the model hears them again and knows the human declined', async () => {
     const human = '+14155550448';
-    const tpl = await admin.post('/templates', {
-      name: 'warm-declined',
-      reseller_id: reseller,
-      flow: {
-        initial_node: 'help',
-        nodes: [{ node_name: 'help', task_messages: [{ role: 'system', content: 'Put them through to a person when they ask.' }], functions: [{ name: 'talk_to_human', transfer_to_number: human, warm_transfer: { briefing: '{customer_name} asks about order {order_id}.', hold_message: 'One moment.', declined_message: 'My colleague is busy, so I will help you myself.' } }] }],
-      },
-    });
-    assert.equal(tpl.status, 200, JSON.stringify(tpl.body));
-    const cfg = await admin.post('/configurations', { reseller_id: reseller, template: tpl.body.id, calling_provider: 'PROVIDER_A', call_start_time: '00:00', call_end_time: '00:00' });
-    assert.equal(cfg.status, 200, JSON.stringify(cfg.body));
-    rt.replies.push({ text: 'Hello Ana, how can I help you?' }, { tools: [{ name: 'talk_to_human', arguments: {} }] }, { text: 'Of course. What is the new address?' });
-    rt.transcripts.push('A person, please.', 'Then you change the address.');
+    await addTemplate(admin, reseller, 'warm-declined', DECLINED.flow(human));
+    rt.replies.push(...DECLINED.replies);
+    rt.transcripts.push(...DECLINED.transcripts);
     const received = rt.received.length;
-    emulator.script(human, { answer: 'answer', steps: [{ waitForAudio: 30_000 }, { dtmf: '2' }, { wait: 5000 }], maxSeconds: 30 });
+    const responses = rt.responses.length;
+    emulator.script(human, DECLINED.human);
     const callee = '+14155550447';
-    emulator.script(callee, {
-      answer: 'answer',
-      steps: [{ waitForAudio: 15_000 }, { say: 'A person, please.' }, { waitForAudio: 30_000 }, { waitForAudio: 30_000 }, { say: 'Then you change the address.' }, { waitForAudio: 15_000 }, { wait: 1000 }, { hangup: true }],
-      maxSeconds: 60,
-    });
+    emulator.script(callee, DECLINED.customer);
     const lead = await call('rt-warm-declined', callee, 'warm-declined');
     const meta = lead.metaData;
     assert.notEqual(lead.outcome, 'TRANSFERRED', JSON.stringify(meta));
@@ -333,17 +309,9 @@ describe('a flow on a realtime model', () => {
     assert.deepEqual(meta.errors, []);
     const [warm] = meta.warm_transfers;
     assert.deepEqual({ briefing: warm.briefing, source: warm.briefing_source, decision: warm.decision, via: warm.via }, { briefing: 'Ana asks about order A-42.', source: 'template', decision: 'declined', via: 'key' });
-    assert.deepEqual(
-      meta.transcription.map((t: any) => [t.role, t.content]),
-      [
-        ['assistant', 'Hello Ana, how can I help you?'],
-        ['user', 'A person, please.'],
-        ['assistant', 'One moment.'],
-        ['assistant', 'My colleague is busy, so I will help you myself.'],
-        ['user', 'Then you change the address.'],
-        ['assistant', 'Of course. What is the new address?'],
-      ],
-    );
+    // The customer's "Hello?" on hold reached nobody: no turn, no reply.
+    assert.deepEqual(meta.transcription.map((t: any) => [t.role, t.content]), DECLINED.transcription);
+    assert.equal(rt.responses.length - responses, 3, JSON.stringify(rt.responses.slice(responses)));
     // The model was told the human declined (the function's output) and what the customer heard,
     // before it answered the customer's next turn by itself.
     const items = rt.received.slice(received).filter((r) => r.event.type === 'conversation.item.create');
